@@ -1,0 +1,20 @@
+#!/bin/sh
+# Make sure the build and test dependencies are installed.  As root on Debian,
+# install what is missing; otherwise print the exact command and fail.
+PKGS="build-essential pkg-config libgsl-dev libopenblas-dev bats bats-assert bats-support"
+missing=""
+for p in $PKGS; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" ||
+        missing="$missing $p"
+done
+[ -z "$missing" ] && exit 0
+if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    echo "installing:$missing" >&2
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq >&2 && apt-get install -y -qq $missing >&2 && exit 0
+    echo "deps: apt-get install failed" >&2
+    exit 1
+fi
+echo "missing packages:$missing" >&2
+echo "install them with:  sudo apt-get install$missing" >&2
+exit 1

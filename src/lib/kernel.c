@@ -1,0 +1,458 @@
+#include "kernel.h"
+
+#include <ctype.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <gsl/gsl_math.h>
+
+#include "err.h"
+
+typedef enum { T_ARD, T_SE, T_LINEAR, T_NN, T_BIAS, T_JITTER } term_type;
+
+typedef struct {
+    term_type type;
+    size_t *cols;   /* input columns this term reads (0-based) */
+    size_t ncols;
+    int all_cols;   /* no '@' in the spec: every column */
+    size_t offset;  /* first hyperparameter of the term in theta */
+    size_t nparams;
+} term;
+
+struct gpc_kernel {
+    size_t dim, nterms, nparams;
+    term terms[GPC_KERNEL_MAX_TERMS];
+    double *theta;
+    double *etheta; /* exp(theta), kept in step with theta */
+    char (*names)[GPC_NAME_MAX];
+    char spec[1024];
+};
+
+static const char *const type_names[] = {"ard", "se", "linear", "nn", "bias", "jitter"};
+#define N_TYPES (sizeof type_names / sizeof type_names[0])
+
+/* ---- parsing ----------------------------------------------------------- */
+
+static size_t term_nparams(term_type t, size_t ncols)
+{
+    switch (t) {
+    case T_ARD: return 1 + ncols;
+    case T_SE: return 2;
+    case T_LINEAR: return 1;
+    case T_NN: return 3;
+    default: return 1; /* bias, jitter */
+    }
+}
+
+/* Parse "1-3,5" into a sorted-as-given list of 0-based columns. */
+static int parse_cols(const char *s, size_t dim, size_t **cols, size_t *ncols)
+{
+    size_t cap = 8, n = 0;
+    size_t *c = malloc(cap * sizeof *c);
+    const char *p = s;
+    while (*p) {
+        char *end;
+        long a = strtol(p, &end, 10), b;
+        if (end == p)
+            goto bad;
+        b = a;
+        if (*end == '-') {
+            p = end + 1;
+            b = strtol(p, &end, 10);
+            if (end == p)
+                goto bad;
+        }
+        if (a < 1 || b < a || (size_t)b > dim) {
+            free(c);
+            return gpc_fail(GPC_EUSAGE, "kernel columns '%s': columns run from 1 to %zu", s, dim);
+        }
+        for (long j = a; j <= b; j++) {
+            if (n == cap)
+                c = realloc(c, (cap *= 2) * sizeof *c);
+            c[n++] = (size_t)(j - 1);
+        }
+        p = end;
+        if (*p == ',')
+            p++;
+        else if (*p)
+            goto bad;
+    }
+    if (n == 0)
+        goto bad;
+    *cols = c;
+    *ncols = n;
+    return GPC_OK;
+bad:
+    free(c);
+    return gpc_fail(GPC_EUSAGE, "kernel columns '%s': expected a list like 1-3,5", s);
+}
+
+static int parse_term(const char *text, size_t dim, term *t)
+{
+    char name[64];
+    const char *at = strchr(text, '@');
+    size_t len = at ? (size_t)(at - text) : strlen(text);
+    if (len == 0 || len >= sizeof name)
+        return gpc_fail(GPC_EUSAGE, "kernel spec: empty or overlong term '%s'", text);
+    memcpy(name, text, len);
+    name[len] = '\0';
+    size_t i;
+    for (i = 0; i < N_TYPES && strcmp(name, type_names[i]) != 0; i++)
+        ;
+    if (i == N_TYPES)
+        return gpc_fail(GPC_EUSAGE,
+                        "unknown kernel term '%s' (use ard, se, linear, nn, bias, jitter)", name);
+    t->type = (term_type)i;
+    t->all_cols = at == NULL;
+    if (at) {
+        int rc = parse_cols(at + 1, dim, &t->cols, &t->ncols);
+        if (rc)
+            return rc;
+    } else {
+        t->ncols = dim;
+        t->cols = malloc((dim ? dim : 1) * sizeof *t->cols);
+        for (size_t j = 0; j < dim; j++)
+            t->cols[j] = j;
+    }
+    t->nparams = term_nparams(t->type, t->ncols);
+    return GPC_OK;
+}
+
+static void term_local_name(const term *t, size_t p, char *buf, size_t size)
+{
+    static const char *const nn_names[] = {"log_v0", "log_s0", "log_s"};
+    switch (t->type) {
+    case T_ARD:
+        if (p == 0)
+            snprintf(buf, size, "log_v0");
+        else
+            snprintf(buf, size, "log_w%zu", t->cols[p - 1] + 1);
+        break;
+    case T_SE: snprintf(buf, size, p == 0 ? "log_v0" : "log_w"); break;
+    case T_LINEAR: snprintf(buf, size, "log_v"); break;
+    case T_NN: snprintf(buf, size, "%s", nn_names[p]); break;
+    case T_BIAS: snprintf(buf, size, "log_bias"); break;
+    case T_JITTER: snprintf(buf, size, "log_jitter"); break;
+    }
+}
+
+/* Names are the terms' own unless two terms would share one; then every name
+ * of the clashing terms gets the prefix "t<k>.". */
+static void assign_names(gpc_kernel *k)
+{
+    char na[32], nb[32];
+    int clash[GPC_KERNEL_MAX_TERMS] = {0};
+    for (size_t a = 0; a < k->nterms; a++)
+        for (size_t b = a + 1; b < k->nterms; b++)
+            for (size_t p = 0; p < k->terms[a].nparams; p++)
+                for (size_t q = 0; q < k->terms[b].nparams; q++) {
+                    term_local_name(&k->terms[a], p, na, sizeof na);
+                    term_local_name(&k->terms[b], q, nb, sizeof nb);
+                    if (strcmp(na, nb) == 0)
+                        clash[a] = clash[b] = 1;
+                }
+    for (size_t t = 0; t < k->nterms; t++)
+        for (size_t p = 0; p < k->terms[t].nparams; p++) {
+            char buf[32];
+            term_local_name(&k->terms[t], p, buf, sizeof buf);
+            if (clash[t])
+                snprintf(k->names[k->terms[t].offset + p], GPC_NAME_MAX, "t%zu.%s", t + 1, buf);
+            else
+                snprintf(k->names[k->terms[t].offset + p], GPC_NAME_MAX, "%s", buf);
+        }
+}
+
+static void canonical_spec(gpc_kernel *k, const char *given)
+{
+    /* The given spec without blanks is already canonical. */
+    size_t j = 0;
+    for (const char *p = given; *p && j + 1 < sizeof k->spec; p++)
+        if (!isspace((unsigned char)*p))
+            k->spec[j++] = *p;
+    k->spec[j] = '\0';
+}
+
+int gpc_kernel_parse(const char *spec, size_t dim, gpc_kernel **out)
+{
+    gpc_kernel *k = calloc(1, sizeof *k);
+    k->dim = dim;
+    canonical_spec(k, spec);
+    if (k->spec[0] == '\0') {
+        free(k);
+        return gpc_fail(GPC_EUSAGE, "empty kernel spec (try ard)");
+    }
+    char *copy = strdup(k->spec), *save = NULL;
+    int rc = GPC_OK;
+    for (char *tok = strtok_r(copy, "+", &save); tok; tok = strtok_r(NULL, "+", &save)) {
+        if (k->nterms == GPC_KERNEL_MAX_TERMS) {
+            rc = gpc_fail(GPC_EUSAGE, "kernel spec: more than %d terms", GPC_KERNEL_MAX_TERMS);
+            break;
+        }
+        term *t = &k->terms[k->nterms];
+        if ((rc = parse_term(tok, dim, t)) != GPC_OK)
+            break;
+        t->offset = k->nparams;
+        k->nparams += t->nparams;
+        k->nterms++;
+    }
+    free(copy);
+    if (rc == GPC_OK && k->nterms == 0)
+        rc = gpc_fail(GPC_EUSAGE, "kernel spec '%s' has no terms", spec);
+    if (rc) {
+        gpc_kernel_free(k);
+        return rc;
+    }
+    k->theta = calloc(k->nparams, sizeof *k->theta);
+    k->etheta = calloc(k->nparams, sizeof *k->etheta);
+    k->names = calloc(k->nparams, sizeof *k->names);
+    assign_names(k);
+    double *th0 = malloc(k->nparams * sizeof *th0);
+    gpc_kernel_default_params(k, th0);
+    gpc_kernel_set_params(k, th0);
+    free(th0);
+    *out = k;
+    return GPC_OK;
+}
+
+void gpc_kernel_free(gpc_kernel *k)
+{
+    if (!k)
+        return;
+    for (size_t t = 0; t < k->nterms; t++)
+        free(k->terms[t].cols);
+    free(k->theta);
+    free(k->etheta);
+    free(k->names);
+    free(k);
+}
+
+gpc_kernel *gpc_kernel_clone(const gpc_kernel *k)
+{
+    gpc_kernel *c;
+    if (gpc_kernel_parse(k->spec, k->dim, &c) != GPC_OK)
+        return NULL;
+    gpc_kernel_set_params(c, k->theta);
+    return c;
+}
+
+const char *gpc_kernel_spec(const gpc_kernel *k) { return k->spec; }
+size_t gpc_kernel_dim(const gpc_kernel *k) { return k->dim; }
+size_t gpc_kernel_nparams(const gpc_kernel *k) { return k->nparams; }
+const char *gpc_kernel_param_name(const gpc_kernel *k, size_t j) { return k->names[j]; }
+const double *gpc_kernel_params(const gpc_kernel *k) { return k->theta; }
+
+long gpc_kernel_param_index(const gpc_kernel *k, const char *name)
+{
+    for (size_t j = 0; j < k->nparams; j++)
+        if (strcmp(k->names[j], name) == 0)
+            return (long)j;
+    return -1;
+}
+
+void gpc_kernel_set_params(gpc_kernel *k, const double *theta)
+{
+    memcpy(k->theta, theta, k->nparams * sizeof *theta);
+    for (size_t j = 0; j < k->nparams; j++)
+        k->etheta[j] = exp(theta[j]);
+}
+
+void gpc_kernel_default_params(const gpc_kernel *k, double *theta)
+{
+    for (size_t t = 0; t < k->nterms; t++) {
+        const term *tm = &k->terms[t];
+        double *th = theta + tm->offset;
+        switch (tm->type) {
+        case T_ARD:
+        case T_SE:
+            th[0] = 0.0;
+            for (size_t p = 1; p < tm->nparams; p++)
+                th[p] = -2.0;
+            break;
+        case T_LINEAR: th[0] = 0.0; break;
+        case T_NN: th[0] = th[1] = th[2] = 0.0; break;
+        case T_BIAS: th[0] = -3.0; break;
+        case T_JITTER: th[0] = -6.0; break;
+        }
+    }
+}
+
+/* ---- evaluation -------------------------------------------------------- */
+
+/* Value of one term at a pair of rows (xa, xb); `same` says the pair is one
+ * training case with itself (only jitter cares).  If g is not NULL it gets the
+ * derivatives with respect to the term's log hyperparameters. */
+static double term_pair(const term *t, const double *eth, const double *xa, const double *xb,
+                        int same, double *g)
+{
+    switch (t->type) {
+    case T_ARD: {
+        double q = 0.0;
+        for (size_t l = 0; l < t->ncols; l++) {
+            double d = xa[t->cols[l]] - xb[t->cols[l]];
+            q += eth[1 + l] * d * d;
+        }
+        double kv = eth[0] * exp(-0.5 * q);
+        if (g) {
+            g[0] = kv;
+            for (size_t l = 0; l < t->ncols; l++) {
+                double d = xa[t->cols[l]] - xb[t->cols[l]];
+                g[1 + l] = -0.5 * kv * eth[1 + l] * d * d;
+            }
+        }
+        return kv;
+    }
+    case T_SE: {
+        double q = 0.0;
+        for (size_t l = 0; l < t->ncols; l++) {
+            double d = xa[t->cols[l]] - xb[t->cols[l]];
+            q += d * d;
+        }
+        double w = eth[1], kv = eth[0] * exp(-0.5 * w * q);
+        if (g) {
+            g[0] = kv;
+            g[1] = -0.5 * kv * w * q;
+        }
+        return kv;
+    }
+    case T_LINEAR: {
+        double dot = 0.0;
+        for (size_t l = 0; l < t->ncols; l++)
+            dot += xa[t->cols[l]] * xb[t->cols[l]];
+        double kv = eth[0] * dot;
+        if (g)
+            g[0] = kv;
+        return kv;
+    }
+    case T_NN: {
+        double dab = 0.0, daa = 0.0, dbb = 0.0;
+        for (size_t l = 0; l < t->ncols; l++) {
+            double a = xa[t->cols[l]], b = xb[t->cols[l]];
+            dab += a * b;
+            daa += a * a;
+            dbb += b * b;
+        }
+        double v0 = eth[0], s0 = eth[1], s = eth[2];
+        double uab = s0 + s * dab, uaa = s0 + s * daa, ubb = s0 + s * dbb;
+        double ea = 1.0 + 2.0 * uaa, eb = 1.0 + 2.0 * ubb;
+        double rho = 2.0 * uab / sqrt(ea * eb);
+        double kv = v0 * M_2_PI * asin(rho);
+        if (g) {
+            double dk_drho = v0 * M_2_PI / sqrt(1.0 - rho * rho);
+            /* d rho = 2 du_ab / sqrt(ea eb) - rho (du_aa / ea + du_bb / eb) */
+            double drho_s0 = 2.0 * s0 / sqrt(ea * eb) - rho * (s0 / ea + s0 / eb);
+            double drho_s = 2.0 * s * dab / sqrt(ea * eb) - rho * (s * daa / ea + s * dbb / eb);
+            g[0] = kv;
+            g[1] = dk_drho * drho_s0;
+            g[2] = dk_drho * drho_s;
+        }
+        return kv;
+    }
+    case T_BIAS: {
+        double kv = eth[0];
+        if (g)
+            g[0] = kv;
+        return kv;
+    }
+    case T_JITTER: {
+        double kv = same ? eth[0] : 0.0;
+        if (g)
+            g[0] = kv;
+        return kv;
+    }
+    }
+    return 0.0;
+}
+
+static double kernel_pair(const gpc_kernel *k, const double *xa, const double *xb, int same)
+{
+    double sum = 0.0;
+    for (size_t t = 0; t < k->nterms; t++)
+        sum += term_pair(&k->terms[t], k->etheta + k->terms[t].offset, xa, xb, same, NULL);
+    return sum;
+}
+
+/* All derivatives of k(xa, xb) with respect to theta, into g[nparams]. */
+static void kernel_pair_grad(const gpc_kernel *k, const double *xa, const double *xb, int same,
+                             double *g)
+{
+    for (size_t t = 0; t < k->nterms; t++) {
+        const term *tm = &k->terms[t];
+        term_pair(tm, k->etheta + tm->offset, xa, xb, same, g + tm->offset);
+    }
+}
+
+static const double *row(const gsl_matrix *X, size_t i) { return X->data + i * X->tda; }
+
+void gpc_kernel_matrix(const gpc_kernel *k, const gsl_matrix *X, gsl_matrix *K)
+{
+    size_t n = X->size1;
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = 0; j <= i; j++) {
+            double v = kernel_pair(k, row(X, i), row(X, j), i == j);
+            gsl_matrix_set(K, i, j, v);
+            gsl_matrix_set(K, j, i, v);
+        }
+}
+
+void gpc_kernel_cross(const gpc_kernel *k, const gsl_matrix *X, const gsl_matrix *Xs,
+                      gsl_matrix *Ks)
+{
+    for (size_t i = 0; i < X->size1; i++)
+        for (size_t j = 0; j < Xs->size1; j++)
+            gsl_matrix_set(Ks, i, j, kernel_pair(k, row(X, i), row(Xs, j), 0));
+}
+
+void gpc_kernel_diag(const gpc_kernel *k, const gsl_matrix *Xs, gsl_vector *d)
+{
+    for (size_t i = 0; i < Xs->size1; i++)
+        gsl_vector_set(d, i, kernel_pair(k, row(Xs, i), row(Xs, i), 1));
+}
+
+void gpc_kernel_grad_matrix(const gpc_kernel *k, const gsl_matrix *X, size_t j, gsl_matrix *dK)
+{
+    double *g = malloc(k->nparams * sizeof *g);
+    for (size_t a = 0; a < X->size1; a++)
+        for (size_t b = 0; b <= a; b++) {
+            kernel_pair_grad(k, row(X, a), row(X, b), a == b, g);
+            gsl_matrix_set(dK, a, b, g[j]);
+            gsl_matrix_set(dK, b, a, g[j]);
+        }
+    free(g);
+}
+
+void gpc_kernel_grad_contract(const gpc_kernel *k, const gsl_matrix *X, const gsl_vector *u,
+                              double alpha, const gsl_matrix *R, double beta,
+                              const gsl_vector *v, double *s, gsl_matrix *B)
+{
+    size_t n = X->size1, p = k->nparams;
+    double *g = malloc(p * sizeof *g);
+    for (size_t j = 0; j < p; j++)
+        s[j] = 0.0;
+    gsl_matrix_set_zero(B);
+    for (size_t a = 0; a < n; a++) {
+        double ua = gsl_vector_get(u, a), va = gsl_vector_get(v, a);
+        double *Ba = B->data + a * B->tda;
+        for (size_t b = 0; b <= a; b++) {
+            kernel_pair_grad(k, row(X, a), row(X, b), a == b, g);
+            double m = alpha * ua * gsl_vector_get(u, b) + beta * gsl_matrix_get(R, a, b);
+            double vb = gsl_vector_get(v, b);
+            double *Bb = B->data + b * B->tda;
+            if (a == b) {
+                for (size_t j = 0; j < p; j++) {
+                    s[j] += g[j] * m;
+                    Ba[j] += g[j] * va;
+                }
+            } else {
+                /* the pair stands for both (a,b) and (b,a) */
+                for (size_t j = 0; j < p; j++) {
+                    s[j] += 2.0 * g[j] * m;
+                    Ba[j] += g[j] * vb;
+                    Bb[j] += g[j] * va;
+                }
+            }
+        }
+    }
+    free(g);
+}

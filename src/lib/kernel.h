@@ -1,0 +1,76 @@
+/* kernel — covariance functions named by spec strings, with hyperparameters in
+ * log space and analytic gradients.
+ *
+ * A spec is a sum of terms joined by '+', each optionally restricted to a
+ * subset of input columns with '@' (1-based, commas and ranges):
+ *
+ *   ard            v0 exp(-1/2 sum_l w_l (x_l - x'_l)^2)   log_v0, log_w<l>...
+ *   se             v0 exp(-1/2 w |x - x'|^2)               log_v0, log_w
+ *   linear         v x.x'                                  log_v
+ *   nn             v0 (2/pi) asin(2 u(x,x') /
+ *                    sqrt((1 + 2 u(x,x)) (1 + 2 u(x',x'))))
+ *                  with u(x,x') = s0 + s x.x'              log_v0, log_s0, log_s
+ *                  (the infinite-network kernel of Williams 1998)
+ *   bias           b (a constant)                          log_bias
+ *   jitter         j delta(x, x') (same training case)     log_jitter
+ *
+ * e.g. "ard+bias+jitter" or "ard@1-3+se@4,5".  Names get a "t<k>." prefix
+ * (k = term number) only where two terms would share a name.  theta holds the
+ * log hyperparameters, so every one of them is unconstrained. */
+#ifndef GPC_KERNEL_H
+#define GPC_KERNEL_H
+
+#include <stddef.h>
+#include <gsl/gsl_matrix.h>
+#include <gsl/gsl_vector.h>
+
+#define GPC_KERNEL_MAX_TERMS 16
+#define GPC_NAME_MAX 48
+
+typedef struct gpc_kernel gpc_kernel;
+
+/* Parse spec for inputs of dimension dim.  Errors (GPC_EUSAGE, message set):
+ * unknown term, bad or out-of-range column list, empty spec. */
+int gpc_kernel_parse(const char *spec, size_t dim, gpc_kernel **out);
+void gpc_kernel_free(gpc_kernel *k);
+gpc_kernel *gpc_kernel_clone(const gpc_kernel *k);
+
+/* The canonical spec string (as it would be parsed back). */
+const char *gpc_kernel_spec(const gpc_kernel *k);
+size_t gpc_kernel_dim(const gpc_kernel *k);
+size_t gpc_kernel_nparams(const gpc_kernel *k);
+const char *gpc_kernel_param_name(const gpc_kernel *k, size_t j);
+/* Index of a parameter by name, or -1. */
+long gpc_kernel_param_index(const gpc_kernel *k, const char *name);
+
+/* Current log hyperparameters (length nparams). */
+const double *gpc_kernel_params(const gpc_kernel *k);
+void gpc_kernel_set_params(gpc_kernel *k, const double *theta);
+/* Starting values: log v0 = 0, log w = -2 (Barber & Williams' initial state),
+ * log v = 0, log s0 = log s = 0, log bias = -3, log jitter = -6. */
+void gpc_kernel_default_params(const gpc_kernel *k, double *theta);
+
+/* K(X, X) (n x n, jitter on the diagonal), K(X, Xs) (n x m, no jitter), and
+ * the diagonal k(x, x) for each row of Xs (with jitter: the latent variance of
+ * a new case). */
+void gpc_kernel_matrix(const gpc_kernel *k, const gsl_matrix *X, gsl_matrix *K);
+void gpc_kernel_cross(const gpc_kernel *k, const gsl_matrix *X, const gsl_matrix *Xs,
+                      gsl_matrix *Ks);
+void gpc_kernel_diag(const gpc_kernel *k, const gsl_matrix *Xs, gsl_vector *d);
+
+/* dK(X, X) / d theta_j as an explicit n x n matrix (for tests and gpc-kernel). */
+void gpc_kernel_grad_matrix(const gpc_kernel *k, const gsl_matrix *X, size_t j,
+                            gsl_matrix *dK);
+
+/* Gradient contractions for all hyperparameters in one pass over the pairs,
+ * without forming any dK_j: for every j,
+ *     s[j]       = sum_{i,k} dK_j[i,k] (alpha u_i u_k + beta R[i,k])
+ *     col j of B = dK_j v                           (B is n x nparams)
+ * R is symmetric and only its lower triangle is read.  This is what the
+ * evidence gradients need (1/2 u'dK u - 1/2 tr(R dK) and dK v), at
+ * O(n^2 nparams) time and no extra n x n storage. */
+void gpc_kernel_grad_contract(const gpc_kernel *k, const gsl_matrix *X, const gsl_vector *u,
+                              double alpha, const gsl_matrix *R, double beta,
+                              const gsl_vector *v, double *s, gsl_matrix *B);
+
+#endif

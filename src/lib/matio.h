@@ -1,0 +1,60 @@
+/* matio — matrices and labels in and out, text or NumPy .npy.
+ *
+ * Readers detect the format from the first bytes ("\x93NUMPY" is .npy, anything
+ * else is text), work on pipes in one pass, and report errors with the file
+ * name and, for text, the line number.  The name "-" (or NULL) is standard
+ * input / output and is reported as "<stdin>" / "<stdout>".
+ *
+ * Text: one row per line, numbers separated by blanks or tabs, '#' starts a
+ * comment, blank lines are skipped; written with %.17g in the C locale, so a
+ * round trip is exact.  Binary: .npy version 1.0 (read 1.0, 2.0 and 3.0),
+ * little-endian float64 ('<f8'), C order, 1-D (read as one column) or 2-D. */
+#ifndef GPC_MATIO_H
+#define GPC_MATIO_H
+
+#include <stdio.h>
+#include <gsl/gsl_matrix.h>
+#include <gsl/gsl_vector.h>
+
+typedef enum { GPC_FMT_TEXT = 0, GPC_FMT_NPY = 1 } gpc_format;
+
+/* Where each row of a matrix came from, for messages about a row. */
+typedef struct {
+    char name[256];  /* file name as given, or "<stdin>" */
+    size_t *line;    /* line[i]: 1-based source line of row i; NULL for .npy */
+    size_t rows;
+} gpc_source;
+
+/* Parse "text" or "npy" (also "txt"); GPC_EUSAGE on anything else. */
+int gpc_format_parse(const char *s, gpc_format *fmt);
+
+/* Read a whole matrix.  Errors (GPC_EINPUT, message set): missing or unreadable
+ * file, empty input, ragged rows, non-numeric tokens, NaN or Inf, truncated or
+ * unsupported .npy.  On success *out is a new matrix; if src is not NULL it is
+ * filled (free with gpc_source_free). */
+int gpc_matrix_read(const char *path, gsl_matrix **out, gpc_source *src);
+int gpc_matrix_read_stream(FILE *f, const char *name, gsl_matrix **out, gpc_source *src);
+void gpc_source_free(gpc_source *src);
+/* "train.txt:17" or "train.npy: row 17" (1-based), for messages about row i. */
+const char *gpc_source_where(const gpc_source *src, size_t i, char *buf, size_t size);
+
+/* Binary labels, one per line: -1/+1, or 0/1 (mapped to -1/+1).  Mixing the two
+ * codings or any other value is an error naming the line.  Also accepts a
+ * single-column .npy. */
+int gpc_labels_read_binary(const char *path, gsl_vector **out);
+
+/* Write m to f; returns GPC_EINPUT with a message on a write error. */
+int gpc_matrix_write(FILE *f, const char *name, const gsl_matrix *m, gpc_format fmt);
+
+/* Output files that appear whole or not at all: gpc_output_open writes to a
+ * temporary file beside path (or to stdout for "-"/NULL); gpc_output_commit
+ * flushes, checks for write errors and renames it into place.  Temporary files
+ * still open when gpc_die runs are removed. */
+typedef struct gpc_output gpc_output;
+int gpc_output_open(const char *path, gpc_output **out);
+FILE *gpc_output_file(gpc_output *o);
+const char *gpc_output_name(const gpc_output *o);
+int gpc_output_commit(gpc_output *o);  /* frees o */
+void gpc_output_abort(gpc_output *o);  /* removes the temporary file, frees o */
+
+#endif
