@@ -1,0 +1,123 @@
+/* gpc-evidence — the Laplace approximation to the log marginal likelihood
+ * and its gradient with respect to the log hyperparameters, at one
+ * hyperparameter vector or at every row of a grid of them. */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "err.h"
+#include "evidence.h"
+#include "matio.h"
+
+static void usage(void)
+{
+    printf("Usage: %s [OPTION]... X Y\n"
+           "Print the approximate log evidence log q(Y | X, theta) of a binary GP\n"
+           "classifier and its gradient with respect to the log hyperparameters theta:\n"
+           "one row per hyperparameter vector, log evidence first, then the gradient in\n"
+           "the kernel's parameter order (see gpc-kernel --list).\n"
+           "\n"
+           "  -k, --kernel=SPEC        covariance function (default ard)\n"
+           "  -l, --likelihood=NAME    logistic (default) or probit\n"
+           "  -p, --params=LIST        hyperparameters: name=value,... or all values\n"
+           "  -H, --params-file=FILE   hyperparameters from 'name value' lines\n"
+           "  -g, --grid=FILE          a matrix with one hyperparameter vector per row;\n"
+           "                           one output row each\n"
+           "  -n, --no-gradient        print the log evidence only\n"
+           "  -o, --output=FILE        write here (default: standard output)\n"
+           "  -F, --format=FMT         output format: text (default) or npy\n"
+           "  -q, --quiet              no progress lines\n"
+           "  -v, --verbose            more messages\n"
+           "  -h, --help               show this help and exit\n"
+           "  -V, --version            show the version and exit\n"
+           "\n"
+           "Exit status: 0 success, 1 numerical failure, 2 usage error, 3 input or output\n"
+           "error.\n",
+           gpc_progname());
+    exit(0);
+}
+
+static const struct option long_options[] = {
+    {"kernel", required_argument, NULL, 'k'},     {"likelihood", required_argument, NULL, 'l'},
+    {"params", required_argument, NULL, 'p'},     {"params-file", required_argument, NULL, 'H'},
+    {"grid", required_argument, NULL, 'g'},       {"no-gradient", no_argument, NULL, 'n'},
+    {"output", required_argument, NULL, 'o'},     {"format", required_argument, NULL, 'F'},
+    {"verbose", no_argument, NULL, 'v'},          {"quiet", no_argument, NULL, 'q'},
+    {"help", no_argument, NULL, 'h'},             {"version", no_argument, NULL, 'V'},
+    {NULL, 0, NULL, 0}};
+
+int main(int argc, char **argv)
+{
+    const char *kspec = "ard", *likname = "logistic", *params = NULL, *params_file = NULL;
+    const char *grid_path = NULL, *out = "-";
+    int no_grad = 0, c;
+    gpc_format fmt = GPC_FMT_TEXT;
+    gpc_cli_init(argc, argv);
+    while ((c = getopt_long(argc, argv, "k:l:p:H:g:no:F:vqhV", long_options, NULL)) != -1) {
+        if (gpc_cli_common(c, optarg, &fmt))
+            continue;
+        switch (c) {
+        case 'k': kspec = optarg; break;
+        case 'l': likname = optarg; break;
+        case 'p': params = optarg; break;
+        case 'H': params_file = optarg; break;
+        case 'g': grid_path = optarg; break;
+        case 'n': no_grad = 1; break;
+        case 'o': out = optarg; break;
+        case 'h': usage();
+        }
+    }
+    if (argc - optind != 2)
+        gpc_cli_usage("expected two files, the inputs X and the labels Y");
+    if (grid_path && (params || params_file))
+        gpc_cli_usage("give hyperparameters either with --grid or with --params/--params-file");
+    const char *xpath = argv[optind], *ypath = argv[optind + 1];
+    gpc_lik lik;
+    if (gpc_lik_parse(likname, &lik) != GPC_OK)
+        gpc_cli_usage("%s", gpc_errmsg());
+
+    gsl_matrix *X = gpc_cli_read_matrix(xpath, 0, NULL);
+    gsl_vector *y;
+    gpc_cli_check(gpc_labels_read_binary(ypath, &y));
+    if (y->size != X->size1)
+        gpc_die(GPC_EINPUT, "%s has %zu labels but %s has %zu rows; they must match", ypath,
+                y->size, xpath, X->size1);
+    gpc_kernel *k;
+    if (gpc_kernel_parse(kspec, X->size2, &k) != GPC_OK)
+        gpc_cli_usage("%s", gpc_errmsg());
+    size_t p = gpc_kernel_nparams(k);
+    if (params_file)
+        gpc_cli_params_file(k, params_file);
+    if (params)
+        gpc_cli_params(k, params);
+    gsl_matrix *grid;
+    if (grid_path) {
+        grid = gpc_cli_read_matrix(grid_path, p, "the kernel's hyperparameter vector");
+    } else {
+        grid = gsl_matrix_alloc(1, p);
+        memcpy(grid->data, gpc_kernel_params(k), p * sizeof(double));
+    }
+
+    gpc_evidence *ev = gpc_evidence_alloc(k, X, y, lik);
+    gsl_matrix *res = gsl_matrix_alloc(grid->size1, no_grad ? 1 : 1 + p);
+    for (size_t r = 0; r < grid->size1; r++) {
+        double *row = res->data + r * res->tda;
+        int st = gpc_evidence_eval(ev, grid->data + r * grid->tda, &row[0],
+                                   no_grad ? NULL : row + 1);
+        if (st != GPC_OK && grid_path)
+            gpc_die(st, "%s: row %zu: %s", grid_path, r + 1, gpc_errmsg());
+        gpc_cli_check(st);
+        if (grid->size1 > 1 && (r + 1) % 100 == 0)
+            gpc_info(1, "%zu of %zu hyperparameter vectors", r + 1, grid->size1);
+    }
+    gpc_cli_write_matrix(out, res, fmt);
+    gpc_evidence_free(ev);
+    gpc_kernel_free(k);
+    gsl_matrix_free(grid);
+    gsl_matrix_free(res);
+    gsl_matrix_free(X);
+    gsl_vector_free(y);
+    return 0;
+}

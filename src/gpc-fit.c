@@ -1,0 +1,175 @@
+/* gpc-fit — fit a binary GP classifier (Laplace approximation), choosing the
+ * kernel hyperparameters by type-II maximum likelihood, by MAP under Gaussian
+ * priors on their logs, or keeping them as given; writes a model file. */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "err.h"
+#include "evidence.h"
+#include "matio.h"
+#include "model.h"
+#include "optimize.h"
+
+static void usage(void)
+{
+    printf("Usage: %s [OPTION]... X Y\n"
+           "Fit a binary Gaussian process classifier to inputs X (one case per row) and\n"
+           "labels Y (-1/+1 or 0/1, one per line) and write the model.\n"
+           "\n"
+           "  -k, --kernel=SPEC        covariance function (default ard), e.g. 'ard+bias'\n"
+           "  -l, --likelihood=NAME    logistic (default) or probit\n"
+           "  -p, --params=LIST        starting hyperparameters: name=value,... or all values\n"
+           "  -H, --params-file=FILE   starting hyperparameters from 'name value' lines\n"
+           "  -O, --optimize=HOW       ml (type-II maximum likelihood, default), map (maximum\n"
+           "                           a posteriori under the prior) or none (keep them)\n"
+           "      --prior-mean=M       mean of the Gaussian prior on each log\n"
+           "                           hyperparameter (default -3)\n"
+           "      --prior-sd=S         its standard deviation (default 3)\n"
+           "  -r, --restarts=N         further optimiser starts from perturbed points (default 0)\n"
+           "  -S, --seed=N             seed for the perturbations (default 1)\n"
+           "      --max-iter=N         optimiser iterations per start (default 500)\n"
+           "  -m, --model=FILE         write the model here (default: standard output)\n"
+           "  -P, --params-out=FILE    also write the fitted hyperparameters as 'name value'\n"
+           "  -v, --verbose            a progress line for every optimiser iteration\n"
+           "  -q, --quiet              no progress lines\n"
+           "  -h, --help               show this help and exit\n"
+           "  -V, --version            show the version and exit\n"
+           "\n"
+           "FILE, X or Y '-' is standard input or output.  Exit status: 0 success,\n"
+           "1 numerical failure, 2 usage error, 3 input or output error.\n",
+           gpc_progname());
+    exit(0);
+}
+
+enum { OPT_PRIOR_MEAN = 256, OPT_PRIOR_SD, OPT_MAX_ITER };
+
+static const struct option long_options[] = {
+    {"kernel", required_argument, NULL, 'k'},
+    {"likelihood", required_argument, NULL, 'l'},
+    {"params", required_argument, NULL, 'p'},
+    {"params-file", required_argument, NULL, 'H'},
+    {"optimize", required_argument, NULL, 'O'},
+    {"prior-mean", required_argument, NULL, OPT_PRIOR_MEAN},
+    {"prior-sd", required_argument, NULL, OPT_PRIOR_SD},
+    {"restarts", required_argument, NULL, 'r'},
+    {"seed", required_argument, NULL, 'S'},
+    {"max-iter", required_argument, NULL, OPT_MAX_ITER},
+    {"model", required_argument, NULL, 'm'},
+    {"params-out", required_argument, NULL, 'P'},
+    {"verbose", no_argument, NULL, 'v'},
+    {"quiet", no_argument, NULL, 'q'},
+    {"help", no_argument, NULL, 'h'},
+    {"version", no_argument, NULL, 'V'},
+    {NULL, 0, NULL, 0}};
+
+typedef struct {
+    const char *kernel, *lik, *params, *params_file, *how, *model, *params_out;
+    gpc_optimize_opts opt;
+} options;
+
+static void parse_options(int argc, char **argv, options *o)
+{
+    int c;
+    gpc_format unused;
+    gpc_optimize_defaults(&o->opt);
+    while ((c = getopt_long(argc, argv, "k:l:p:H:O:r:S:m:P:vqhV", long_options, NULL)) != -1) {
+        if (gpc_cli_common(c, optarg, &unused))
+            continue;
+        switch (c) {
+        case 'k': o->kernel = optarg; break;
+        case 'l': o->lik = optarg; break;
+        case 'p': o->params = optarg; break;
+        case 'H': o->params_file = optarg; break;
+        case 'O': o->how = optarg; break;
+        case OPT_PRIOR_MEAN: o->opt.prior_mean = gpc_cli_double("--prior-mean", optarg); break;
+        case OPT_PRIOR_SD: o->opt.prior_sd = gpc_cli_double("--prior-sd", optarg); break;
+        case 'r': o->opt.restarts = (int)gpc_cli_long("--restarts", optarg, 0, 10000); break;
+        case 'S': o->opt.seed = (unsigned long)gpc_cli_long("--seed", optarg, 0, 4294967295L); break;
+        case OPT_MAX_ITER:
+            o->opt.max_iter = (int)gpc_cli_long("--max-iter", optarg, 0, 1000000);
+            break;
+        case 'm': o->model = optarg; break;
+        case 'P': o->params_out = optarg; break;
+        case 'h': usage();
+        }
+    }
+    if (argc - optind != 2)
+        gpc_cli_usage("expected two files, the inputs X and the labels Y");
+    if (strcmp(o->how, "ml") && strcmp(o->how, "map") && strcmp(o->how, "none"))
+        gpc_cli_usage("--optimize: '%s' is not ml, map or none", o->how);
+    if (o->opt.prior_sd <= 0)
+        gpc_cli_usage("--prior-sd must be positive");
+    o->opt.use_prior = strcmp(o->how, "map") == 0;
+}
+
+int main(int argc, char **argv)
+{
+    options o = {"ard", "logistic", NULL, NULL, "ml", "-", NULL, {0}};
+    gpc_cli_init(argc, argv);
+    parse_options(argc, argv, &o);
+    const char *xpath = argv[optind], *ypath = argv[optind + 1];
+
+    gpc_lik lik;
+    if (gpc_lik_parse(o.lik, &lik) != GPC_OK)
+        gpc_cli_usage("%s", gpc_errmsg());
+    gsl_matrix *X = gpc_cli_read_matrix(xpath, 0, NULL);
+    gsl_vector *y;
+    gpc_cli_check(gpc_labels_read_binary(ypath, &y));
+    if (y->size != X->size1)
+        gpc_die(GPC_EINPUT, "%s has %zu labels but %s has %zu rows; they must match",
+                ypath, y->size, xpath, X->size1);
+    gpc_kernel *k;
+    if (gpc_kernel_parse(o.kernel, X->size2, &k) != GPC_OK)
+        gpc_cli_usage("%s", gpc_errmsg());
+    if (o.params_file)
+        gpc_cli_params_file(k, o.params_file);
+    if (o.params)
+        gpc_cli_params(k, o.params);
+
+    size_t p = gpc_kernel_nparams(k);
+    double *theta = malloc(p * sizeof *theta);
+    memcpy(theta, gpc_kernel_params(k), p * sizeof *theta);
+    gpc_evidence *ev = gpc_evidence_alloc(k, X, y, lik);
+    if (strcmp(o.how, "none") != 0) {
+        gpc_optimize_result res;
+        gpc_info(1, "fitting %zu hyperparameters of '%s' to %zu cases (%s)", p,
+                 gpc_kernel_spec(k), X->size1, o.opt.use_prior ? "MAP" : "type-II ML");
+        gpc_cli_check(gpc_optimize(gpc_evidence_eval, ev, p, theta, &o.opt, &res));
+        if (!res.converged)
+            gpc_warn("the optimiser stopped before the gradient test was met "
+                     "(max |gradient| %.3g); the result may be short of the optimum",
+                     res.grad_norm);
+    }
+    double logz;
+    gpc_cli_check(gpc_evidence_eval(ev, theta, &logz, NULL));
+    gpc_kernel_set_params(k, theta);
+
+    gpc_model m = {"laplace", lik, k, "", logz, X, y, ev->laplace->f};
+    if (o.opt.use_prior)
+        snprintf(m.fit, sizeof m.fit, "map normal %.17g %.17g", o.opt.prior_mean,
+                 o.opt.prior_sd);
+    else
+        snprintf(m.fit, sizeof m.fit, "%s", o.how);
+    gpc_info(1, "log evidence %.10g, %d Newton iterations at the mode", logz,
+             ev->laplace->iterations);
+    gpc_output *out;
+    gpc_cli_check(gpc_output_open(o.model, &out));
+    int st = gpc_model_write(gpc_output_file(out), gpc_output_name(out), &m);
+    if (st != GPC_OK) {
+        gpc_output_abort(out);
+        gpc_die_last(st);
+    }
+    gpc_cli_check(gpc_output_commit(out));
+    if (o.params_out)
+        gpc_cli_params_write(k, o.params_out);
+
+    gpc_evidence_free(ev);
+    gpc_kernel_free(k);
+    gsl_matrix_free(X);
+    gsl_vector_free(y);
+    free(theta);
+    return 0;
+}

@@ -1,0 +1,141 @@
+/* gpc-kernel — covariance matrices K(X, X), cross-covariances K(X, XS),
+ * diagonals and hyperparameter derivatives for a kernel spec. */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <gsl/gsl_errno.h>
+#include <gsl/gsl_linalg.h>
+
+#include "cli.h"
+#include "err.h"
+#include "kernel.h"
+#include "matio.h"
+
+static void usage(void)
+{
+    printf("Usage: %s [OPTION]... X [XS]\n"
+           "Write the covariance matrix K(X, X) of the rows of X (jitter included), or\n"
+           "with XS the cross-covariance K(X, XS) (no jitter).\n"
+           "\n"
+           "  -k, --kernel=SPEC        covariance function (default ard); terms ard, se,\n"
+           "                           linear, nn, bias, jitter joined by '+', each\n"
+           "                           optionally on columns: 'ard@1-3+linear@4'\n"
+           "  -p, --params=LIST        hyperparameters: name=value,... or all values\n"
+           "  -H, --params-file=FILE   hyperparameters from 'name value' lines\n"
+           "  -d, --diag               only the diagonal k(x, x) of each row, as a column\n"
+           "  -g, --grad=NAME          dK(X, X) / d NAME instead of K\n"
+           "  -C, --cholesky           the lower Cholesky factor L of K(X, X), K = L L'\n"
+           "                           (e.g. to draw from the prior); fails with status 1\n"
+           "                           if K is not positive definite\n"
+           "  -L, --list               list the hyperparameters and their values, and exit\n"
+           "  -o, --output=FILE        write here (default: standard output)\n"
+           "  -F, --format=FMT         output format: text (default) or npy\n"
+           "  -q, --quiet              no messages except errors\n"
+           "  -v, --verbose            more messages\n"
+           "  -h, --help               show this help and exit\n"
+           "  -V, --version            show the version and exit\n"
+           "\n"
+           "Exit status: 0 success, 1 K not positive definite (--cholesky), 2 usage\n"
+           "error, 3 input or output error.\n",
+           gpc_progname());
+    exit(0);
+}
+
+/* Replace K by its lower Cholesky factor (zeros above the diagonal). */
+static void cholesky_lower(gsl_matrix *K, const char *kspec)
+{
+    if (gsl_linalg_cholesky_decomp1(K) != GSL_SUCCESS)
+        gpc_die(GPC_ENUM, "K is not positive definite (e.g. repeated rows without a jitter "
+                "term); try '-k %s+jitter'", kspec);
+    for (size_t i = 0; i < K->size1; i++)
+        for (size_t j = i + 1; j < K->size2; j++)
+            gsl_matrix_set(K, i, j, 0.0);
+}
+
+static const struct option long_options[] = {
+    {"kernel", required_argument, NULL, 'k'}, {"params", required_argument, NULL, 'p'},
+    {"params-file", required_argument, NULL, 'H'}, {"diag", no_argument, NULL, 'd'},
+    {"grad", required_argument, NULL, 'g'},   {"list", no_argument, NULL, 'L'},
+    {"cholesky", no_argument, NULL, 'C'},
+    {"output", required_argument, NULL, 'o'}, {"format", required_argument, NULL, 'F'},
+    {"verbose", no_argument, NULL, 'v'},      {"quiet", no_argument, NULL, 'q'},
+    {"help", no_argument, NULL, 'h'},         {"version", no_argument, NULL, 'V'},
+    {NULL, 0, NULL, 0}};
+
+int main(int argc, char **argv)
+{
+    const char *kspec = "ard", *params = NULL, *params_file = NULL, *grad = NULL, *out = "-";
+    int diag = 0, list = 0, chol = 0, c;
+    gpc_format fmt = GPC_FMT_TEXT;
+    gpc_cli_init(argc, argv);
+    while ((c = getopt_long(argc, argv, "k:p:H:dg:CLo:F:vqhV", long_options, NULL)) != -1) {
+        if (gpc_cli_common(c, optarg, &fmt))
+            continue;
+        switch (c) {
+        case 'k': kspec = optarg; break;
+        case 'p': params = optarg; break;
+        case 'H': params_file = optarg; break;
+        case 'd': diag = 1; break;
+        case 'g': grad = optarg; break;
+        case 'L': list = 1; break;
+        case 'C': chol = 1; break;
+        case 'o': out = optarg; break;
+        case 'h': usage();
+        }
+    }
+    int nfiles = argc - optind;
+    if (nfiles < 1 || nfiles > 2)
+        gpc_cli_usage("expected the inputs X and optionally XS");
+    if ((diag || grad || chol) && nfiles == 2)
+        gpc_cli_usage("--diag, --grad and --cholesky take only X");
+    if (diag + !!grad + chol > 1)
+        gpc_cli_usage("--diag, --grad and --cholesky cannot be combined");
+    const char *xpath = argv[optind];
+    if (nfiles == 2 && strcmp(xpath, "-") == 0 && strcmp(argv[optind + 1], "-") == 0)
+        gpc_cli_usage("X and XS cannot both be standard input");
+
+    gsl_matrix *X = gpc_cli_read_matrix(xpath, 0, NULL);
+    gpc_kernel *k;
+    if (gpc_kernel_parse(kspec, X->size2, &k) != GPC_OK)
+        gpc_cli_usage("%s", gpc_errmsg());
+    if (params_file)
+        gpc_cli_params_file(k, params_file);
+    if (params)
+        gpc_cli_params(k, params);
+    if (list) {
+        gpc_cli_params_write(k, out);
+        return 0;
+    }
+    long j = grad ? gpc_kernel_param_index(k, grad) : -1;
+    if (grad && j < 0)
+        gpc_cli_usage("--grad: kernel '%s' has no hyperparameter '%s' (see --list)",
+                      gpc_kernel_spec(k), grad);
+
+    size_t n = X->size1;
+    gsl_matrix *res;
+    if (nfiles == 2) {
+        gsl_matrix *Xs = gpc_cli_read_matrix(argv[optind + 1], X->size2, xpath);
+        res = gsl_matrix_alloc(n, Xs->size1);
+        gpc_kernel_cross(k, X, Xs, res);
+        gsl_matrix_free(Xs);
+    } else if (diag) {
+        res = gsl_matrix_alloc(n, 1);
+        gsl_vector_view d = gsl_matrix_column(res, 0);
+        gpc_kernel_diag(k, X, &d.vector);
+    } else {
+        res = gsl_matrix_alloc(n, n);
+        if (grad)
+            gpc_kernel_grad_matrix(k, X, (size_t)j, res);
+        else
+            gpc_kernel_matrix(k, X, res);
+        if (chol)
+            cholesky_lower(res, kspec);
+    }
+    gpc_cli_write_matrix(out, res, fmt);
+    gsl_matrix_free(res);
+    gsl_matrix_free(X);
+    gpc_kernel_free(k);
+    return 0;
+}

@@ -1,0 +1,88 @@
+/* gpc-score — test error and mean log predictive probability of binary
+ * predictions against the true labels. */
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "err.h"
+#include "matio.h"
+
+static void usage(void)
+{
+    printf("Usage: %s [OPTION]... PRED Y\n"
+           "Compare predictions PRED (as written by gpc-predict; column 1 is p(y=+1|x))\n"
+           "with the true labels Y (-1/+1 or 0/1) and print one line:\n"
+           "  errors E of N (R%%), mean log predictive probability M\n"
+           "A case counts as an error when p(y=+1|x) >= 1/2 and y = -1 or p < 1/2 and\n"
+           "y = +1.  M is the mean over cases of log p(y_i | x_i) (natural log).\n"
+           "\n"
+           "  -c, --column=N    read p(y=+1|x) from column N of PRED (default 1)\n"
+           "  -t, --table       print 'errors cases rate mlpp' as numbers instead\n"
+           "  -q, --quiet       no messages except errors\n"
+           "  -v, --verbose     more messages\n"
+           "  -h, --help        show this help and exit\n"
+           "  -V, --version     show the version and exit\n"
+           "\n"
+           "Exit status: 0 success, 2 usage error, 3 input or output error.\n",
+           gpc_progname());
+    exit(0);
+}
+
+static const struct option long_options[] = {
+    {"column", required_argument, NULL, 'c'}, {"table", no_argument, NULL, 't'},
+    {"verbose", no_argument, NULL, 'v'},      {"quiet", no_argument, NULL, 'q'},
+    {"help", no_argument, NULL, 'h'},         {"version", no_argument, NULL, 'V'},
+    {NULL, 0, NULL, 0}};
+
+int main(int argc, char **argv)
+{
+    long col = 1;
+    int table = 0, c;
+    gpc_format unused;
+    gpc_cli_init(argc, argv);
+    while ((c = getopt_long(argc, argv, "c:tvqhV", long_options, NULL)) != -1) {
+        if (gpc_cli_common(c, optarg, &unused))
+            continue;
+        switch (c) {
+        case 'c': col = gpc_cli_long("--column", optarg, 1, 1000000); break;
+        case 't': table = 1; break;
+        case 'h': usage();
+        }
+    }
+    if (argc - optind != 2)
+        gpc_cli_usage("expected two files, the predictions and the labels");
+    const char *ppath = argv[optind], *ypath = argv[optind + 1];
+    if (strcmp(ppath, "-") == 0 && strcmp(ypath, "-") == 0)
+        gpc_cli_usage("the predictions and the labels cannot both be standard input");
+    gsl_matrix *P = gpc_cli_read_matrix(ppath, 0, NULL);
+    gsl_vector *y;
+    gpc_cli_check(gpc_labels_read_binary(ypath, &y));
+    if ((size_t)col > P->size2)
+        gpc_die(GPC_EINPUT, "%s has %zu columns, no column %ld", ppath, P->size2, col);
+    if (y->size != P->size1)
+        gpc_die(GPC_EINPUT, "%s has %zu labels but %s has %zu rows; they must match", ypath,
+                y->size, ppath, P->size1);
+    size_t n = P->size1, errors = 0;
+    double sum_log = 0.0;
+    for (size_t i = 0; i < n; i++) {
+        double p = gsl_matrix_get(P, i, (size_t)col - 1), yi = gsl_vector_get(y, i);
+        if (p < 0.0 || p > 1.0)
+            gpc_die(GPC_EINPUT, "%s: row %zu: %g is not a probability", ppath, i + 1, p);
+        errors += (p >= 0.5) != (yi > 0);
+        sum_log += log(yi > 0 ? p : 1.0 - p);
+    }
+    double rate = (double)errors / n, mlpp = sum_log / n;
+    if (table)
+        printf("%zu %zu %.17g %.17g\n", errors, n, rate, mlpp);
+    else
+        printf("errors %zu of %zu (%.1f%%), mean log predictive probability %.4f\n", errors, n,
+               100.0 * rate, mlpp);
+    if (fflush(stdout) != 0 || ferror(stdout))
+        gpc_die(GPC_EINPUT, "<stdout>: write error");
+    gsl_matrix_free(P);
+    gsl_vector_free(y);
+    return 0;
+}

@@ -1,0 +1,199 @@
+#include "cli.h"
+
+#include <errno.h>
+#include <locale.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "err.h"
+
+#ifndef GPC_VERSION
+#define GPC_VERSION "unknown"
+#endif
+
+void gpc_cli_init(int argc, char **argv)
+{
+    (void)argc;
+    gpc_set_progname(argv[0]);
+    setlocale(LC_ALL, "C");
+    gpc_gsl_quiet();
+}
+
+void gpc_cli_version(void)
+{
+    printf("%s (gpc) %s\n", gpc_progname(), GPC_VERSION);
+    if (fflush(stdout) != 0 || ferror(stdout))
+        gpc_die(GPC_EINPUT, "<stdout>: write error: %s", strerror(errno));
+    exit(0);
+}
+
+void gpc_cli_usage(const char *fmt, ...)
+{
+    va_list ap;
+    fprintf(stderr, "%s: ", gpc_progname());
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "\nTry '%s --help' for more information.\n", gpc_progname());
+    exit(GPC_EUSAGE);
+}
+
+int gpc_cli_common(int c, const char *arg, gpc_format *fmt)
+{
+    switch (c) {
+    case 'v': gpc_verbosity = 2; return 1;
+    case 'q': gpc_verbosity = 0; return 1;
+    case 'V': gpc_cli_version();
+    case 'F':
+        if (gpc_format_parse(arg, fmt) != GPC_OK)
+            gpc_cli_usage("%s", gpc_errmsg());
+        return 1;
+    case '?': /* getopt has already said what is wrong */
+        fprintf(stderr, "Try '%s --help' for more information.\n", gpc_progname());
+        exit(GPC_EUSAGE);
+    default: return 0;
+    }
+}
+
+double gpc_cli_double(const char *opt, const char *arg)
+{
+    char *end;
+    errno = 0;
+    double x = strtod(arg, &end);
+    if (end == arg || *end || errno == ERANGE || !isfinite(x))
+        gpc_cli_usage("option %s: '%s' is not a finite number", opt, arg);
+    return x;
+}
+
+long gpc_cli_long(const char *opt, const char *arg, long min, long max)
+{
+    char *end;
+    errno = 0;
+    long x = strtol(arg, &end, 10);
+    if (end == arg || *end || errno == ERANGE || x < min || x > max)
+        gpc_cli_usage("option %s: '%s' is not a whole number from %ld to %ld", opt, arg, min,
+                      max);
+    return x;
+}
+
+/* Set one "name=value" pair; returns 0 for an unknown name. */
+static int set_named(gpc_kernel *k, double *theta, const char *item)
+{
+    const char *eq = strchr(item, '=');
+    char name[GPC_NAME_MAX + 8];
+    snprintf(name, sizeof name, "%.*s", (int)(eq - item), item);
+    long j = gpc_kernel_param_index(k, name);
+    if (j < 0)
+        return 0;
+    theta[j] = gpc_cli_double(name, eq + 1);
+    return 1;
+}
+
+static void list_names(const gpc_kernel *k, char *buf, size_t size)
+{
+    buf[0] = '\0';
+    for (size_t j = 0; j < gpc_kernel_nparams(k); j++) {
+        size_t len = strlen(buf);
+        snprintf(buf + len, size - len, "%s%s", j ? " " : "", gpc_kernel_param_name(k, j));
+    }
+}
+
+void gpc_cli_params(gpc_kernel *k, const char *arg)
+{
+    size_t p = gpc_kernel_nparams(k), count = 0;
+    double *theta = malloc(p * sizeof *theta);
+    memcpy(theta, gpc_kernel_params(k), p * sizeof *theta);
+    char *copy = strdup(arg), *save = NULL, names[1024];
+    int named = strchr(arg, '=') != NULL;
+    for (char *item = strtok_r(copy, ",", &save); item; item = strtok_r(NULL, ",", &save)) {
+        if (named != (strchr(item, '=') != NULL))
+            gpc_cli_usage("hyperparameters '%s': give all as name=value or all as values", arg);
+        if (named && !set_named(k, theta, item)) {
+            list_names(k, names, sizeof names);
+            gpc_cli_usage("unknown hyperparameter in '%s'; kernel '%s' has: %s", item,
+                          gpc_kernel_spec(k), names);
+        }
+        if (!named && count < p)
+            theta[count] = gpc_cli_double("--params", item);
+        count++;
+    }
+    if (!named && count != p) {
+        list_names(k, names, sizeof names);
+        gpc_cli_usage("kernel '%s' has %zu hyperparameters (%s), %zu given", gpc_kernel_spec(k),
+                      p, names, count);
+    }
+    gpc_kernel_set_params(k, theta);
+    free(copy);
+    free(theta);
+}
+
+void gpc_cli_params_file(gpc_kernel *k, const char *path)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        gpc_die(GPC_EINPUT, "%s: cannot open: %s", path, strerror(errno));
+    size_t p = gpc_kernel_nparams(k), line = 0;
+    double *theta = malloc(p * sizeof *theta);
+    memcpy(theta, gpc_kernel_params(k), p * sizeof *theta);
+    char *buf = NULL, name[256], rest[2];
+    size_t cap = 0;
+    double x;
+    while (getline(&buf, &cap, f) >= 0) {
+        line++;
+        buf[strcspn(buf, "#\r\n")] = '\0';
+        if (buf[strspn(buf, " \t")] == '\0')
+            continue;
+        if (sscanf(buf, "%255s %lf %1s", name, &x, rest) != 2 || !isfinite(x))
+            gpc_die(GPC_EINPUT, "%s:%zu: expected 'name value'", path, line);
+        long j = gpc_kernel_param_index(k, name);
+        if (j < 0)
+            gpc_die(GPC_EINPUT, "%s:%zu: kernel '%s' has no hyperparameter '%s'", path, line,
+                    gpc_kernel_spec(k), name);
+        theta[j] = x;
+    }
+    fclose(f);
+    free(buf);
+    gpc_kernel_set_params(k, theta);
+    free(theta);
+}
+
+void gpc_cli_params_write(const gpc_kernel *k, const char *path)
+{
+    gpc_output *o;
+    gpc_cli_check(gpc_output_open(path, &o));
+    FILE *f = gpc_output_file(o);
+    for (size_t j = 0; j < gpc_kernel_nparams(k); j++)
+        fprintf(f, "%s %.17g\n", gpc_kernel_param_name(k, j), gpc_kernel_params(k)[j]);
+    gpc_cli_check(gpc_output_commit(o));
+}
+
+void gpc_cli_check(int status)
+{
+    if (status != GPC_OK)
+        gpc_die_last(status);
+}
+
+void gpc_cli_write_matrix(const char *path, const gsl_matrix *m, gpc_format fmt)
+{
+    gpc_output *o;
+    gpc_cli_check(gpc_output_open(path, &o));
+    int st = gpc_matrix_write(gpc_output_file(o), gpc_output_name(o), m, fmt);
+    if (st != GPC_OK) {
+        gpc_output_abort(o);
+        gpc_die_last(st);
+    }
+    gpc_cli_check(gpc_output_commit(o));
+}
+
+gsl_matrix *gpc_cli_read_matrix(const char *path, size_t expect_cols, const char *what)
+{
+    gsl_matrix *m;
+    gpc_cli_check(gpc_matrix_read(path, &m, NULL));
+    if (expect_cols && m->size2 != expect_cols)
+        gpc_die(GPC_EINPUT, "%s: has %zu columns, but %s has %zu", path ? path : "<stdin>",
+                m->size2, what, expect_cols);
+    return m;
+}

@@ -1,0 +1,47 @@
+/* cli — what every tool main shares: start-up, the common options, number
+ * and hyperparameter arguments, and writing a matrix output whole or not at
+ * all. */
+#ifndef GPC_CLI_H
+#define GPC_CLI_H
+
+#include <gsl/gsl_matrix.h>
+
+#include "kernel.h"
+#include "matio.h"
+
+/* Set the program name, the C locale and a non-aborting GSL error handler. */
+void gpc_cli_init(int argc, char **argv);
+
+/* "gpc-fit (gpc) 0.1.0" and exit 0. */
+_Noreturn void gpc_cli_version(void);
+/* "prog: message" plus "Try 'prog --help'." and exit 2. */
+_Noreturn void gpc_cli_usage(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Handle -v, -q, -V and -F; returns 1 if c was one of them. */
+int gpc_cli_common(int c, const char *arg, gpc_format *fmt);
+
+/* Whole-argument numbers, or a usage error naming the option. */
+double gpc_cli_double(const char *opt, const char *arg);
+long gpc_cli_long(const char *opt, const char *arg, long min, long max);
+
+/* Set hyperparameters from "name=value,name=value" (others keep their
+ * values) or from a list of exactly nparams numbers "v1,v2,...".  Usage
+ * error on unknown names or a wrong count. */
+void gpc_cli_params(gpc_kernel *k, const char *arg);
+/* Set hyperparameters from a file of "name value" lines ('#' comments), as
+ * gpc-fit --params-out writes them. */
+void gpc_cli_params_file(gpc_kernel *k, const char *path);
+/* Write "name value" lines. */
+void gpc_cli_params_write(const gpc_kernel *k, const char *path);
+
+/* Die with the matching status after a failed library call. */
+void gpc_cli_check(int status);
+
+/* Write m to path ("-" = stdout) in fmt, atomically; dies on error. */
+void gpc_cli_write_matrix(const char *path, const gsl_matrix *m, gpc_format fmt);
+
+/* Read a matrix or die; with expect_cols > 0 also check its width, naming
+ * what the width should match ("the model's inputs"). */
+gsl_matrix *gpc_cli_read_matrix(const char *path, size_t expect_cols, const char *what);
+
+#endif

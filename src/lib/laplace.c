@@ -1,0 +1,282 @@
+#include "laplace.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+#include <gsl/gsl_blas.h>
+#include <gsl/gsl_errno.h>
+#include <gsl/gsl_linalg.h>
+
+#include "err.h"
+
+#define MAX_NEWTON 200
+#define MAX_HALVINGS 40
+/* A full Newton step that raises Psi by less than this (relative) ends the
+ * search: convergence is quadratic, so the mode is then good to about the
+ * square root of it in f and to rounding in the evidence. */
+#define PSI_RTOL 1e-12
+
+gpc_laplace *gpc_laplace_alloc(size_t n, size_t nparams, gpc_lik lik)
+{
+    gpc_laplace *w = calloc(1, sizeof *w);
+    w->n = n;
+    w->lik = lik;
+    w->K = gsl_matrix_alloc(n, n);
+    w->L = gsl_matrix_alloc(n, n);
+    w->f = gsl_vector_calloc(n);
+    w->a = gsl_vector_calloc(n);
+    w->d1 = gsl_vector_alloc(n);
+    w->W = gsl_vector_alloc(n);
+    w->d3 = gsl_vector_alloc(n);
+    w->sW = gsl_vector_alloc(n);
+    w->t1 = gsl_vector_alloc(n);
+    w->t2 = gsl_vector_alloc(n);
+    w->t3 = gsl_vector_alloc(n);
+    w->t4 = gsl_vector_alloc(n);
+    w->Bg = gsl_matrix_alloc(n, nparams > 0 ? nparams : 1);
+    return w;
+}
+
+void gpc_laplace_free(gpc_laplace *w)
+{
+    if (!w)
+        return;
+    gsl_matrix_free(w->K);
+    gsl_matrix_free(w->L);
+    gsl_vector *v[] = {w->f, w->a, w->d1, w->W, w->d3, w->sW, w->t1, w->t2, w->t3, w->t4};
+    for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
+        gsl_vector_free(v[i]);
+    gsl_matrix_free(w->Bg);
+    free(w);
+}
+
+/* sum_i log p(y_i | f_i); with derivs, also d1, W, d3 and sW at f. */
+static double log_lik(gpc_laplace *w, const gsl_vector *y, const gsl_vector *f, int derivs)
+{
+    double sum = 0.0;
+    for (size_t i = 0; i < w->n; i++) {
+        double d1, d2, d3;
+        double yi = gsl_vector_get(y, i), fi = gsl_vector_get(f, i);
+        if (!derivs) {
+            sum += gpc_lik_logp(w->lik, yi, fi, NULL, NULL, NULL);
+            continue;
+        }
+        sum += gpc_lik_logp(w->lik, yi, fi, &d1, &d2, &d3);
+        double Wi = d2 < 0.0 ? -d2 : 0.0; /* both likelihoods are log-concave */
+        gsl_vector_set(w->d1, i, d1);
+        gsl_vector_set(w->W, i, Wi);
+        gsl_vector_set(w->d3, i, d3);
+        gsl_vector_set(w->sW, i, sqrt(Wi));
+    }
+    return sum;
+}
+
+static double dot(const gsl_vector *x, const gsl_vector *y)
+{
+    double r;
+    gsl_blas_ddot(x, y, &r);
+    return r;
+}
+
+/* L = chol(I + sW K sW), lower triangle.  The one O(n^3) step of a Newton
+ * iteration. */
+static int factor_B(gpc_laplace *w)
+{
+    size_t n = w->n;
+    for (size_t i = 0; i < n; i++) {
+        double si = gsl_vector_get(w->sW, i);
+        const double *Ki = w->K->data + i * w->K->tda;
+        double *Li = w->L->data + i * w->L->tda;
+        for (size_t j = 0; j <= i; j++)
+            Li[j] = si * Ki[j] * gsl_vector_get(w->sW, j);
+        Li[i] += 1.0;
+    }
+    w->n_chol++;
+    if (gsl_linalg_cholesky_decomp1(w->L) != GSL_SUCCESS)
+        return gpc_fail(GPC_ENUM,
+                        "B = I + W^1/2 K W^1/2 is not positive definite: the kernel matrix "
+                        "is far from positive semi-definite; try adding a jitter term "
+                        "(e.g. -k 'ard+jitter') or smaller hyperparameters");
+    return GPC_OK;
+}
+
+static double half_log_det_B(const gpc_laplace *w)
+{
+    double s = 0.0;
+    for (size_t i = 0; i < w->n; i++)
+        s += log(gsl_matrix_get(w->L, i, i));
+    return s;
+}
+
+/* Start from the warm state a if it is at least as good as f = 0. */
+static void start_point(gpc_laplace *w, const gsl_vector *y)
+{
+    if (w->has_mode) {
+        gsl_blas_dsymv(CblasLower, 1.0, w->K, w->a, 0.0, w->f);
+        w->psi = log_lik(w, y, w->f, 1) - 0.5 * dot(w->a, w->f);
+        gsl_vector_set_zero(w->t1);
+        if (w->psi >= log_lik(w, y, w->t1, 0))
+            return;
+    }
+    gsl_vector_set_zero(w->a);
+    gsl_vector_set_zero(w->f);
+    w->psi = log_lik(w, y, w->f, 1);
+}
+
+/* Newton direction from the factor L at f (Algorithm 3.1, lines 5-8):
+ * b = W f + d1, a_new = b - sW L'^-1 L^-1 sW K b.  Leaves da = a_new - a in
+ * t3 and K da in t4. */
+static void newton_direction(gpc_laplace *w)
+{
+    gsl_vector *b = w->t1, *c = w->t2, *da = w->t3, *Kda = w->t4;
+    gsl_vector_memcpy(b, w->W);
+    gsl_vector_mul(b, w->f);
+    gsl_vector_add(b, w->d1);
+    gsl_blas_dsymv(CblasLower, 1.0, w->K, b, 0.0, c);
+    gsl_vector_mul(c, w->sW);
+    gsl_blas_dtrsv(CblasLower, CblasNoTrans, CblasNonUnit, w->L, c);
+    gsl_blas_dtrsv(CblasLower, CblasTrans, CblasNonUnit, w->L, c);
+    gsl_vector_mul(c, w->sW);
+    gsl_vector_memcpy(da, b);
+    gsl_vector_sub(da, c);
+    gsl_vector_sub(da, w->a);
+    gsl_blas_dsymv(CblasLower, 1.0, w->K, da, 0.0, Kda);
+}
+
+/* Move along (da, K da) with step halving until Psi does not fall.  Returns
+ * 1 when the search has converged: a full step gained less than the
+ * tolerance, or no step length gains anything. */
+static int line_search(gpc_laplace *w, const gsl_vector *y)
+{
+    gsl_vector *ft = w->t1, *at = w->t2;
+    double tol = PSI_RTOL * fmax(1.0, fabs(w->psi));
+    for (int h = 0; h < MAX_HALVINGS; h++) {
+        double t = ldexp(1.0, -h);
+        gsl_vector_memcpy(ft, w->f);
+        gsl_blas_daxpy(t, w->t4, ft);
+        gsl_vector_memcpy(at, w->a);
+        gsl_blas_daxpy(t, w->t3, at);
+        double psi_t = log_lik(w, y, ft, 0) - 0.5 * dot(at, ft);
+        if (psi_t >= w->psi - tol) {
+            double gain = psi_t - w->psi;
+            gsl_vector_memcpy(w->f, ft);
+            gsl_vector_memcpy(w->a, at);
+            w->psi = log_lik(w, y, w->f, 1) - 0.5 * dot(w->a, w->f);
+            return h == 0 && gain < tol;
+        }
+    }
+    return 1;
+}
+
+int gpc_laplace_mode(gpc_laplace *w, const gsl_vector *y)
+{
+    int converged = 0, status;
+    w->chol_valid = 0;
+    start_point(w, y);
+    for (w->iterations = 0;; w->iterations++) {
+        if ((status = factor_B(w)) != GPC_OK)
+            return status;
+        if (converged)
+            break;
+        if (w->iterations == MAX_NEWTON)
+            return gpc_fail(GPC_ENUM,
+                            "Newton's method for the Laplace mode did not converge in %d "
+                            "iterations; try other hyperparameters",
+                            MAX_NEWTON);
+        newton_direction(w);
+        converged = line_search(w, y);
+    }
+    w->log_evidence = w->psi - half_log_det_B(w);
+    w->chol_valid = 1;
+    w->has_mode = 1;
+    return GPC_OK;
+}
+
+int gpc_laplace_set_mode(gpc_laplace *w, const gsl_vector *y, const gsl_vector *f)
+{
+    int status;
+    gsl_vector_memcpy(w->f, f);
+    double ll = log_lik(w, y, w->f, 1);
+    gsl_vector_memcpy(w->a, w->d1); /* at the mode, K^-1 f = grad log p(y|f) */
+    w->psi = ll - 0.5 * dot(w->a, w->f);
+    w->chol_valid = 0;
+    if ((status = factor_B(w)) != GPC_OK)
+        return status;
+    w->log_evidence = w->psi - half_log_det_B(w);
+    w->chol_valid = 1;
+    w->has_mode = 1;
+    return GPC_OK;
+}
+
+/* Turn L into R = sW B^-1 sW (both triangles) and return in s2 the
+ * derivative of the log evidence with respect to the mode.  Only -1/2 log|B|
+ * depends on f at the mode, through W_ii, and d log|I + K W| / d W_ii =
+ * Sigma_ii with Sigma = (K^-1 + W)^-1, while d W_ii / d f_i = -d3_i; so
+ * s2 = +1/2 diag(Sigma) d3.  Uses sW Sigma sW = I - B^-1, which is exact and
+ * needs no further O(n^3) work; where W underflows, Sigma_ii -> K_ii. */
+static void posterior_terms(gpc_laplace *w, gsl_vector *s2)
+{
+    size_t n = w->n;
+    gsl_linalg_cholesky_invert(w->L);
+    w->n_inverse++;
+    w->chol_valid = 0;
+    for (size_t i = 0; i < n; i++) {
+        double Wi = gsl_vector_get(w->W, i);
+        double binv = gsl_matrix_get(w->L, i, i);
+        double sigma = Wi > 1e-300 ? (1.0 - binv) / Wi : gsl_matrix_get(w->K, i, i);
+        gsl_vector_set(s2, i, 0.5 * sigma * gsl_vector_get(w->d3, i));
+    }
+    for (size_t i = 0; i < n; i++) {
+        double si = gsl_vector_get(w->sW, i);
+        double *Ri = w->L->data + i * w->L->tda;
+        for (size_t j = 0; j < n; j++)
+            Ri[j] *= si * gsl_vector_get(w->sW, j);
+    }
+}
+
+/* Algorithm 5.1: explicit part 1/2 a' dK a - 1/2 tr(R dK), and implicit
+ * part s2' (I + K W)^-1 dK d1 for every hyperparameter.  The implicit part
+ * is folded into one vector z = s2 - R K s2, since
+ * s2' (b - K R b) = (s2 - R K s2)' b for b = dK d1. */
+static void evidence_gradient(gpc_laplace *w, const gpc_kernel *k, const gsl_matrix *X,
+                              double *grad)
+{
+    gsl_vector *s2 = w->t1, *Ks2 = w->t2, *z = w->t3;
+    posterior_terms(w, s2);
+    gpc_kernel_grad_contract(k, X, w->a, 0.5, w->L, -0.5, w->d1, grad, w->Bg);
+    gsl_blas_dsymv(CblasLower, 1.0, w->K, s2, 0.0, Ks2);
+    gsl_vector_memcpy(z, s2);
+    gsl_blas_dsymv(CblasLower, -1.0, w->L, Ks2, 1.0, z);
+    gsl_vector_view g = gsl_vector_view_array(grad, gpc_kernel_nparams(k));
+    gsl_blas_dgemv(CblasTrans, 1.0, w->Bg, z, 1.0, &g.vector);
+}
+
+int gpc_laplace_evidence(gpc_laplace *w, const gpc_kernel *k, const gsl_matrix *X,
+                         const gsl_vector *y, double *log_evidence, double *grad)
+{
+    int status;
+    gpc_kernel_matrix(k, X, w->K);
+    if ((status = gpc_laplace_mode(w, y)) != GPC_OK)
+        return status;
+    *log_evidence = w->log_evidence;
+    if (grad)
+        evidence_gradient(w, k, X, grad);
+    return GPC_OK;
+}
+
+void gpc_laplace_predict(const gpc_laplace *w, gsl_matrix *Ks, const gsl_vector *kss,
+                         gsl_vector *mean, gsl_vector *var)
+{
+    gsl_blas_dgemv(CblasTrans, 1.0, Ks, w->d1, 0.0, mean);
+    for (size_t i = 0; i < w->n; i++) {
+        gsl_vector_view r = gsl_matrix_row(Ks, i);
+        gsl_vector_scale(&r.vector, gsl_vector_get(w->sW, i));
+    }
+    /* V = L^-1 sW Ks; var = kss - column sums of V^2 */
+    gsl_blas_dtrsm(CblasLeft, CblasLower, CblasNoTrans, CblasNonUnit, 1.0, w->L, Ks);
+    for (size_t j = 0; j < Ks->size2; j++) {
+        gsl_vector_view c = gsl_matrix_column(Ks, j);
+        double v = gsl_vector_get(kss, j) - dot(&c.vector, &c.vector);
+        gsl_vector_set(var, j, v > 0.0 ? v : 0.0);
+    }
+}

@@ -1,0 +1,54 @@
+/* model — a fitted classifier and its versioned, self-describing text file.
+ *
+ *   gpc-model 1
+ *   method laplace
+ *   likelihood logistic
+ *   kernel ard+bias
+ *   dim 7
+ *   hyperparameters 9
+ *   log_v0 1.2345
+ *   ...                     (one "name value" line per hyperparameter)
+ *   fit ml | map normal -3 3 | none
+ *   log_evidence -93.1
+ *   training 200
+ *   # y f x1 ... xd
+ *   -1 -0.53 0.12 ...       (one line per training case: label, latent mode, inputs)
+ *
+ * Numbers are written with %.17g, so a model read back predicts exactly what
+ * the fitted one did. */
+#ifndef GPC_MODEL_H
+#define GPC_MODEL_H
+
+#include <stdio.h>
+
+#include <gsl/gsl_matrix.h>
+#include <gsl/gsl_vector.h>
+
+#include "kernel.h"
+#include "lik.h"
+
+#define GPC_MODEL_VERSION 1
+
+typedef struct {
+    char method[32];       /* "laplace" */
+    gpc_lik lik;
+    gpc_kernel *kernel;    /* with the fitted hyperparameters */
+    char fit[64];          /* how they were chosen: "ml", "map normal -3 3", "none" */
+    double log_evidence;
+    gsl_matrix *X;         /* training inputs, n x dim */
+    gsl_vector *y;         /* labels -1/+1 */
+    gsl_vector *f;         /* latent mode */
+} gpc_model;
+
+void gpc_model_free(gpc_model *m);
+int gpc_model_write(FILE *out, const char *name, const gpc_model *m);
+/* Read a model; errors (GPC_EINPUT) name the file and line. */
+int gpc_model_read(const char *path, gpc_model **out);
+
+/* Latent mean and variance and p(y = +1 | x) (averaged over the latent
+ * Gaussian) for every row of Xs; NULL outputs are skipped.  Xs must have
+ * dim columns (the caller checks, to name the file). */
+int gpc_model_predict(const gpc_model *m, const gsl_matrix *Xs, gsl_vector *mean,
+                      gsl_vector *var, gsl_vector *prob);
+
+#endif

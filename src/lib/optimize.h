@@ -1,0 +1,47 @@
+/* optimize — maximise an approximate log evidence over log hyperparameters,
+ * optionally plus independent Gaussian log priors (MAP), with GSL's BFGS on
+ * the analytic gradient and random restarts. */
+#ifndef GPC_OPTIMIZE_H
+#define GPC_OPTIMIZE_H
+
+#include <stddef.h>
+
+/* The objective: log evidence at theta and its gradient (both written);
+ * returns GPC_OK or an error status (message set).  */
+typedef int (*gpc_objective)(void *ctx, const double *theta, double *value, double *grad);
+
+typedef struct {
+    int use_prior;          /* add sum_j log N(theta_j | prior_mean, prior_sd^2) */
+    double prior_mean, prior_sd;
+    int max_iter;           /* BFGS iterations per start */
+    double gtol;            /* converged when max |gradient| < gtol */
+    int restarts;           /* further starts from perturbed points */
+    double restart_sd;      /* sd of the perturbation of the first start */
+    unsigned long seed;     /* for the perturbations */
+    const char *label;      /* "log evidence" or similar, for progress lines */
+} gpc_optimize_opts;
+
+/* Defaults: no prior, 500 iterations, gtol 1e-5, no restarts, restart_sd 1, seed 1. */
+void gpc_optimize_defaults(gpc_optimize_opts *o);
+
+/* Log of the prior density at theta (0 without a prior); adds its gradient
+ * to grad if not NULL. */
+double gpc_optimize_log_prior(const gpc_optimize_opts *o, size_t p, const double *theta,
+                              double *grad);
+
+typedef struct {
+    double value;       /* objective at theta: log evidence (+ log prior) */
+    double evidence;    /* log evidence at theta */
+    int iterations;     /* BFGS iterations over all starts */
+    int evaluations;
+    int converged;      /* the best start met the gradient test */
+    double grad_norm;   /* max |gradient| of the objective at theta */
+} gpc_optimize_result;
+
+/* Maximise from theta (in/out: start, then the best point found).  Progress
+ * goes to standard error through gpc_info.  Fails only when no start could
+ * be evaluated at all. */
+int gpc_optimize(gpc_objective fn, void *ctx, size_t p, double *theta,
+                 const gpc_optimize_opts *o, gpc_optimize_result *res);
+
+#endif

@@ -1,0 +1,319 @@
+/* Laplace approximation: the mode is a fixed point, the evidence matches a
+ * naive dense implementation and a one-point problem solved by hand, the
+ * gradient matches central differences, predictions match the dense formula. */
+#include <math.h>
+#include <stdlib.h>
+
+#include <gsl/gsl_blas.h>
+#include <gsl/gsl_linalg.h>
+#include <gsl/gsl_permutation.h>
+#include <gsl/gsl_rng.h>
+
+#include "err.h"
+#include "kernel.h"
+#include "laplace.h"
+#include "lik.h"
+#include "tap.h"
+
+/* A small problem: n points in d dims, labels from a noisy linear rule. */
+static void make_problem(gsl_rng *r, size_t n, size_t d, gsl_matrix **X, gsl_vector **y)
+{
+    *X = gsl_matrix_alloc(n, d);
+    *y = gsl_vector_alloc(n);
+    for (size_t i = 0; i < n; i++) {
+        double s = 0.0;
+        for (size_t l = 0; l < d; l++) {
+            double x = 2.0 * gsl_rng_uniform(r) - 1.0;
+            gsl_matrix_set(*X, i, l, x);
+            s += (l + 1.0) * x;
+        }
+        s += 0.5 * (gsl_rng_uniform(r) - 0.5);
+        gsl_vector_set(*y, i, s > 0 ? 1.0 : -1.0);
+    }
+}
+
+static double max_abs(const gsl_vector *v)
+{
+    double m = 0.0;
+    for (size_t i = 0; i < v->size; i++)
+        m = fmax(m, fabs(gsl_vector_get(v, i)));
+    return m;
+}
+
+/* log|A| of a general matrix by LU (A is destroyed). */
+static double log_det(gsl_matrix *A)
+{
+    gsl_permutation *p = gsl_permutation_alloc(A->size1);
+    int sign;
+    gsl_linalg_LU_decomp(A, p, &sign);
+    double ld = gsl_linalg_LU_lndet(A);
+    gsl_permutation_free(p);
+    return ld;
+}
+
+/* Naive reference: Newton f <- (K^-1 + W)^-1 (W f + d1) written as
+ * f <- K (I + W K)^-1 (W f + d1) with an LU solve, 100 iterations, then
+ * log Z = log p(y|f) - 1/2 f' K^-1 f - 1/2 log|I + K W|. */
+static double naive_evidence(gpc_lik lik, const gsl_matrix *K, const gsl_vector *y,
+                             gsl_vector *f)
+{
+    size_t n = K->size1;
+    gsl_matrix *A = gsl_matrix_alloc(n, n);
+    gsl_vector *b = gsl_vector_alloc(n), *x = gsl_vector_alloc(n), *W = gsl_vector_alloc(n);
+    gsl_permutation *p = gsl_permutation_alloc(n);
+    double ll = 0.0;
+    gsl_vector_set_zero(f);
+    for (int it = 0; it < 100; it++) {
+        ll = 0.0;
+        for (size_t i = 0; i < n; i++) {
+            double d1, d2, fi = gsl_vector_get(f, i);
+            ll += gpc_lik_logp(lik, gsl_vector_get(y, i), fi, &d1, &d2, NULL);
+            gsl_vector_set(W, i, -d2);
+            gsl_vector_set(b, i, -d2 * fi + d1);
+        }
+        for (size_t i = 0; i < n; i++)
+            for (size_t j = 0; j < n; j++)
+                gsl_matrix_set(A, i, j, (i == j) + gsl_vector_get(W, i) * gsl_matrix_get(K, i, j));
+        int sign;
+        gsl_linalg_LU_decomp(A, p, &sign);
+        gsl_linalg_LU_solve(A, p, b, x); /* x = (I + W K)^-1 b = K^-1 f_new */
+        gsl_blas_dgemv(CblasNoTrans, 1.0, K, x, 0.0, f);
+    }
+    /* at the fixed point K^-1 f = x from the last solve, up to convergence */
+    double quad;
+    gsl_blas_ddot(f, x, &quad);
+    ll = 0.0;
+    for (size_t i = 0; i < n; i++) {
+        double d2;
+        ll += gpc_lik_logp(lik, gsl_vector_get(y, i), gsl_vector_get(f, i), NULL, &d2, NULL);
+        gsl_vector_set(W, i, -d2);
+    }
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = 0; j < n; j++)
+            gsl_matrix_set(A, i, j, (i == j) + gsl_matrix_get(K, i, j) * gsl_vector_get(W, j));
+    double z = ll - 0.5 * quad - 0.5 * log_det(A);
+    gsl_matrix_free(A);
+    gsl_vector_free(b);
+    gsl_vector_free(x);
+    gsl_vector_free(W);
+    gsl_permutation_free(p);
+    return z;
+}
+
+static void test_against_naive(gsl_rng *r, gpc_lik lik, const char *spec)
+{
+    gsl_matrix *X;
+    gsl_vector *y;
+    size_t n = 25, d = 3;
+    make_problem(r, n, d, &X, &y);
+    gpc_kernel *k;
+    gpc_kernel_parse(spec, d, &k);
+    size_t p = gpc_kernel_nparams(k);
+    double *theta = malloc(p * sizeof *theta);
+    for (size_t j = 0; j < p; j++)
+        theta[j] = 1.5 * gsl_rng_uniform(r) - 0.5;
+    gpc_kernel_set_params(k, theta);
+    gpc_laplace *w = gpc_laplace_alloc(n, p, lik);
+    double logz;
+    int st = gpc_laplace_evidence(w, k, X, y, &logz, NULL);
+    TEST_OK(st == GPC_OK, "%s %s: mode found", gpc_lik_name(lik), spec);
+
+    /* fixed point f = K grad log p(y|f) */
+    gsl_vector *Kd1 = gsl_vector_alloc(n);
+    gsl_blas_dgemv(CblasNoTrans, 1.0, w->K, w->d1, 0.0, Kd1);
+    gsl_vector_sub(Kd1, w->f);
+    TEST_CLOSE(max_abs(Kd1), 0.0, 0, 1e-10 * (1 + max_abs(w->f)),
+               "%s %s: mode satisfies f = K grad log p", gpc_lik_name(lik), spec);
+
+    gsl_vector *fn = gsl_vector_alloc(n);
+    double zn = naive_evidence(lik, w->K, y, fn);
+    TEST_CLOSE(logz, zn, 1e-11, 0, "%s %s: log evidence equals the dense formula",
+               gpc_lik_name(lik), spec);
+    gsl_vector_sub(fn, w->f);
+    TEST_CLOSE(max_abs(fn), 0, 0, 1e-9, "%s %s: mode equals the dense Newton mode",
+               gpc_lik_name(lik), spec);
+
+    /* gradient against central differences of the evidence */
+    double *g = malloc(p * sizeof *g);
+    gpc_laplace_evidence(w, k, X, y, &logz, g);
+    for (size_t j = 0; j < p; j++) {
+        double h = 1e-5, zp, zm, t0 = theta[j];
+        theta[j] = t0 + h;
+        gpc_kernel_set_params(k, theta);
+        gpc_laplace_evidence(w, k, X, y, &zp, NULL);
+        theta[j] = t0 - h;
+        gpc_kernel_set_params(k, theta);
+        gpc_laplace_evidence(w, k, X, y, &zm, NULL);
+        theta[j] = t0;
+        gpc_kernel_set_params(k, theta);
+        double fd = (zp - zm) / (2 * h);
+        TEST_CLOSE(g[j], fd, 1e-6, 1e-8, "%s %s: d logZ / d %s against central differences",
+                   gpc_lik_name(lik), spec, gpc_kernel_param_name(k, j));
+    }
+
+    /* predictions: latent variance k** - k*' (K + W^-1)^-1 k*, computed densely
+     * as k** - k*' W^1/2 B^-1 W^1/2 k* with B from scratch */
+    gpc_laplace_evidence(w, k, X, y, &logz, NULL);
+    size_t m = 4;
+    gsl_matrix *Xs, *Ks = gsl_matrix_alloc(n, m), *Ks2 = gsl_matrix_alloc(n, m);
+    gsl_vector *ys, *kss = gsl_vector_alloc(m), *mu = gsl_vector_alloc(m), *var = gsl_vector_alloc(m);
+    make_problem(r, m, d, &Xs, &ys);
+    gpc_kernel_cross(k, X, Xs, Ks);
+    gsl_matrix_memcpy(Ks2, Ks);
+    gpc_kernel_diag(k, Xs, kss);
+    gpc_laplace_predict(w, Ks, kss, mu, var);
+    gsl_matrix *B = gsl_matrix_alloc(n, n);
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = 0; j < n; j++)
+            gsl_matrix_set(B, i, j, (i == j) + gsl_matrix_get(w->K, i, j) *
+                                                   gsl_vector_get(w->sW, i) *
+                                                   gsl_vector_get(w->sW, j));
+    gsl_linalg_cholesky_decomp1(B);
+    for (size_t c = 0; c < m; c++) {
+        gsl_vector *v = gsl_vector_alloc(n);
+        double mean = 0.0;
+        for (size_t i = 0; i < n; i++) {
+            double kc = gsl_matrix_get(Ks2, i, c);
+            mean += kc * gsl_vector_get(w->d1, i);
+            gsl_vector_set(v, i, kc * gsl_vector_get(w->sW, i));
+        }
+        gsl_vector *u = gsl_vector_alloc(n);
+        gsl_linalg_cholesky_solve(B, v, u);
+        double q;
+        gsl_blas_ddot(v, u, &q);
+        TEST_CLOSE(gsl_vector_get(mu, c), mean, 1e-12, 1e-14, "%s %s: latent mean %zu",
+                   gpc_lik_name(lik), spec, c);
+        TEST_CLOSE(gsl_vector_get(var, c), gsl_vector_get(kss, c) - q, 1e-10, 1e-13,
+                   "%s %s: latent variance %zu", gpc_lik_name(lik), spec, c);
+        gsl_vector_free(v);
+        gsl_vector_free(u);
+    }
+    gsl_matrix_free(B);
+    gsl_matrix_free(Xs);
+    gsl_matrix_free(Ks);
+    gsl_matrix_free(Ks2);
+    gsl_vector_free(ys);
+    gsl_vector_free(kss);
+    gsl_vector_free(mu);
+    gsl_vector_free(var);
+    gsl_vector_free(fn);
+    gsl_vector_free(Kd1);
+    free(g);
+    free(theta);
+    gpc_laplace_free(w);
+    gpc_kernel_free(k);
+    gsl_matrix_free(X);
+    gsl_vector_free(y);
+}
+
+/* One training point: the mode solves f = k d/df log p(y|f) (found here by
+ * bisection) and log Z = log p(y|f) - f^2/(2k) - 1/2 log(1 + k W). */
+static void test_one_point(gpc_lik lik, double y, double kval)
+{
+    double lo = -50, hi = 50;
+    for (int it = 0; it < 200; it++) {
+        double mid = 0.5 * (lo + hi), d1;
+        gpc_lik_logp(lik, y, mid, &d1, NULL, NULL);
+        if (d1 - mid / kval > 0)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    double f = 0.5 * (lo + hi), d2;
+    double lp = gpc_lik_logp(lik, y, f, NULL, &d2, NULL);
+    double want = lp - f * f / (2 * kval) - 0.5 * log1p(-kval * d2);
+
+    gpc_kernel *k;
+    gpc_kernel_parse("bias", 1, &k);
+    double th = log(kval);
+    gpc_kernel_set_params(k, &th);
+    gsl_matrix *X = gsl_matrix_calloc(1, 1);
+    gsl_vector *yv = gsl_vector_alloc(1);
+    gsl_vector_set(yv, 0, y);
+    gpc_laplace *w = gpc_laplace_alloc(1, 1, lik);
+    double logz;
+    gpc_laplace_evidence(w, k, X, yv, &logz, NULL);
+    TEST_CLOSE(logz, want, 1e-12, 1e-14, "%s one point y=%g k=%g: log evidence",
+               gpc_lik_name(lik), y, kval);
+    TEST_CLOSE(gsl_vector_get(w->f, 0), f, 1e-10, 1e-12, "%s one point y=%g k=%g: mode",
+               gpc_lik_name(lik), y, kval);
+    gpc_laplace_free(w);
+    gpc_kernel_free(k);
+    gsl_matrix_free(X);
+    gsl_vector_free(yv);
+}
+
+/* A warm start from another mode converges to the same answer. */
+static void test_warm_start(gsl_rng *r)
+{
+    gsl_matrix *X;
+    gsl_vector *y;
+    make_problem(r, 30, 2, &X, &y);
+    gpc_kernel *k;
+    gpc_kernel_parse("ard+bias", 2, &k);
+    double th[4] = {1.0, 0.5, -0.5, -2.0}, z1, z2, z3;
+    gpc_kernel_set_params(k, th);
+    gpc_laplace *cold = gpc_laplace_alloc(30, 4, GPC_LIK_LOGISTIC);
+    gpc_laplace *warm = gpc_laplace_alloc(30, 4, GPC_LIK_LOGISTIC);
+    gpc_laplace_evidence(cold, k, X, y, &z1, NULL);
+    th[0] = 2.0;
+    gpc_kernel_set_params(k, th);
+    gpc_laplace_evidence(warm, k, X, y, &z2, NULL);
+    th[0] = 1.0;
+    gpc_kernel_set_params(k, th);
+    gpc_laplace_evidence(warm, k, X, y, &z3, NULL);
+    TEST_CLOSE(z3, z1, 1e-12, 0, "warm start reaches the cold-start evidence");
+    TEST_OK(warm->iterations <= cold->iterations, "warm start needs no more iterations (%d vs %d)",
+            warm->iterations, cold->iterations);
+    TEST_OK(cold->n_chol == (unsigned long)cold->iterations + 1,
+            "one Cholesky per Newton iteration plus one at the mode (%lu, %d)", cold->n_chol,
+            cold->iterations);
+    gpc_laplace_free(cold);
+    gpc_laplace_free(warm);
+    gpc_kernel_free(k);
+    gsl_matrix_free(X);
+    gsl_vector_free(y);
+}
+
+/* Hyperparameters that make the latent scale huge (strongly separable data)
+ * still converge thanks to step halving. */
+static void test_large_scale(gsl_rng *r)
+{
+    gsl_matrix *X;
+    gsl_vector *y;
+    make_problem(r, 40, 2, &X, &y);
+    gpc_kernel *k;
+    gpc_kernel_parse("ard", 2, &k);
+    double th[3] = {12.0, 3.0, 3.0}, z;
+    gpc_kernel_set_params(k, th);
+    for (int l = 0; l < 2; l++) {
+        gpc_laplace *w = gpc_laplace_alloc(40, 3, (gpc_lik)l);
+        int st = gpc_laplace_evidence(w, k, X, y, &z, NULL);
+        TEST_OK(st == GPC_OK && isfinite(z), "%s: converges with log v0 = 12 (z = %g, %d iterations)",
+                gpc_lik_name((gpc_lik)l), z, w->iterations);
+        gpc_laplace_free(w);
+    }
+    gpc_kernel_free(k);
+    gsl_matrix_free(X);
+    gsl_vector_free(y);
+}
+
+int main(void)
+{
+    gpc_gsl_quiet();
+    gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+    gsl_rng_set(r, 7);
+    const char *specs[] = {"ard", "ard+bias+jitter", "nn+linear", "se+bias"};
+    for (int l = 0; l < 2; l++)
+        for (size_t s = 0; s < sizeof specs / sizeof specs[0]; s++)
+            test_against_naive(r, (gpc_lik)l, specs[s]);
+    for (int l = 0; l < 2; l++) {
+        test_one_point((gpc_lik)l, 1.0, 0.3);
+        test_one_point((gpc_lik)l, -1.0, 7.0);
+        test_one_point((gpc_lik)l, 1.0, 400.0);
+    }
+    test_warm_start(r);
+    test_large_scale(r);
+    gsl_rng_free(r);
+    return tap_done();
+}
