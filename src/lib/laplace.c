@@ -83,12 +83,12 @@ static double dot(const gsl_vector *x, const gsl_vector *y)
 static int factor_B(gpc_laplace *w)
 {
     size_t n = w->n;
+    const double *sw = w->sW->data; /* allocated by us: stride 1 */
     for (size_t i = 0; i < n; i++) {
-        double si = gsl_vector_get(w->sW, i);
         const double *Ki = w->K->data + i * w->K->tda;
         double *Li = w->L->data + i * w->L->tda;
         for (size_t j = 0; j <= i; j++)
-            Li[j] = si * Ki[j] * gsl_vector_get(w->sW, j);
+            Li[j] = sw[i] * Ki[j] * sw[j];
         Li[i] += 1.0;
     }
     w->n_chol++;
@@ -226,11 +226,11 @@ static void posterior_terms(gpc_laplace *w, gsl_vector *s2)
         double sigma = Wi > 1e-300 ? (1.0 - binv) / Wi : gsl_matrix_get(w->K, i, i);
         gsl_vector_set(s2, i, 0.5 * sigma * gsl_vector_get(w->d3, i));
     }
+    const double *sw = w->sW->data;
     for (size_t i = 0; i < n; i++) {
-        double si = gsl_vector_get(w->sW, i);
         double *Ri = w->L->data + i * w->L->tda;
         for (size_t j = 0; j < n; j++)
-            Ri[j] *= si * gsl_vector_get(w->sW, j);
+            Ri[j] *= sw[i] * sw[j];
     }
 }
 

@@ -1,0 +1,785 @@
+#include "matio.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "err.h"
+
+/* ---- names and small helpers ------------------------------------------- */
+
+static int is_std(const char *name) { return !name || strcmp(name, "-") == 0; }
+
+static const char *in_name(const char *name) { return is_std(name) ? "<stdin>" : name; }
+
+static int out_of_memory(const char *name)
+{
+    return gpc_fail(GPC_EINPUT, "%s: out of memory", name);
+}
+
+/* err is an errno value; 0 means the stream failed without saying why. */
+static int write_error(const char *name, int err)
+{
+    return gpc_fail(GPC_EINPUT, "%s: write error: %s", name, strerror(err ? err : EIO));
+}
+
+/* Room for need elements of size bytes at p, doubling the capacity; returns the
+ * (possibly moved) array, or NULL with p still valid when memory runs out. */
+static void *grow(void *p, size_t *cap, size_t need, size_t size)
+{
+    if (need <= *cap)
+        return p;
+    size_t n = *cap ? *cap : 1024;
+    while (n < need) {
+        if (n > SIZE_MAX / 2 / size)
+            return NULL;
+        n *= 2;
+    }
+    void *q = realloc(p, n * size);
+    if (q)
+        *cap = n;
+    return q;
+}
+
+static uint64_t get_le(const unsigned char *p, int nbytes)
+{
+    uint64_t x = 0;
+    for (int k = nbytes - 1; k >= 0; k--)
+        x = x << 8 | p[k];
+    return x;
+}
+
+static void put_le(unsigned char *p, uint64_t x, int nbytes)
+{
+    for (int k = 0; k < nbytes; k++, x >>= 8)
+        p[k] = (unsigned char)(x & 0xff);
+}
+
+/* ---- reading the stream -------------------------------------------------- */
+
+/* The whole stream in memory, NUL-terminated so strtod cannot run past the
+ * last token.  Reading everything first is what lets pipes work in one pass:
+ * the format is decided from the first bytes without putting them back. */
+static int slurp(FILE *f, const char *name, char **out, size_t *len)
+{
+    char *buf = NULL;
+    size_t cap = 0, n = 0;
+    for (;;) {
+        char *b = grow(buf, &cap, n + 65536, 1);
+        if (!b) {
+            free(buf);
+            return out_of_memory(name);
+        }
+        buf = b;
+        size_t want = cap - n - 1, got = fread(buf + n, 1, want, f);
+        n += got;
+        if (got < want) /* fread only stops short at end of file or on an error */
+            break;
+    }
+    if (ferror(f)) {
+        int err = errno;
+        free(buf);
+        return gpc_fail(GPC_EINPUT, "%s: read error: %s", name, strerror(err ? err : EIO));
+    }
+    buf[n] = '\0';
+    *out = buf;
+    *len = n;
+    return GPC_OK;
+}
+
+static int empty_input(const char *name)
+{
+    return gpc_fail(GPC_EINPUT, "%s: empty input, no rows", name);
+}
+
+/* ---- text ------------------------------------------------------------------ */
+
+typedef struct {
+    const char *name;
+    double *val; /* row-major values so far */
+    size_t nval, capval;
+    size_t *line; /* source line of each row */
+    size_t rows, caprows;
+    size_t cols; /* set by the first row */
+} text_rows;
+
+/* '\r' counts as a blank so CRLF files read like LF files. */
+static int is_blank(char c) { return c == ' ' || c == '\t' || c == '\r'; }
+
+static int push_value(text_rows *t, double x)
+{
+    double *v = grow(t->val, &t->capval, t->nval + 1, sizeof *v);
+    if (!v)
+        return out_of_memory(t->name);
+    t->val = v;
+    t->val[t->nval++] = x;
+    return GPC_OK;
+}
+
+static int push_row(text_rows *t, size_t lineno)
+{
+    size_t *l = grow(t->line, &t->caprows, t->rows + 1, sizeof *l);
+    if (!l)
+        return out_of_memory(t->name);
+    t->line = l;
+    t->line[t->rows++] = lineno;
+    return GPC_OK;
+}
+
+/* The token [tok, end) as a finite double.  strtod also takes "inf", "nan" and
+ * overflows such as 1e999 to infinity; all of these are rejected, since no
+ * model can use them.  Underflow to a subnormal or zero is accepted. */
+static int text_number(const char *name, size_t lineno, const char *tok, const char *end,
+                       double *x)
+{
+    char *stop;
+    int shown = end - tok > 64 ? 64 : (int)(end - tok);
+    *x = strtod(tok, &stop);
+    if (stop != end)
+        return gpc_fail(GPC_EINPUT, "%s:%zu: '%.*s' is not a number", name, lineno, shown, tok);
+    if (!isfinite(*x))
+        return gpc_fail(GPC_EINPUT, "%s:%zu: non-finite value '%.*s'", name, lineno, shown, tok);
+    return GPC_OK;
+}
+
+/* One line [p, eol): its numbers become a row, unless it has none. */
+static int text_line(text_rows *t, const char *p, const char *eol, size_t lineno)
+{
+    size_t found = 0;
+    for (;;) {
+        while (p < eol && is_blank(*p))
+            p++;
+        if (p == eol || *p == '#')
+            break;
+        const char *tok = p;
+        while (p < eol && !is_blank(*p) && *p != '#')
+            p++;
+        double x;
+        int st = text_number(t->name, lineno, tok, p, &x);
+        if (st == GPC_OK)
+            st = push_value(t, x);
+        if (st != GPC_OK)
+            return st;
+        found++;
+    }
+    if (found == 0)
+        return GPC_OK;
+    if (t->rows == 0)
+        t->cols = found;
+    else if (found != t->cols)
+        return gpc_fail(GPC_EINPUT, "%s:%zu: expected %zu columns, found %zu", t->name, lineno,
+                        t->cols, found);
+    return push_row(t, lineno);
+}
+
+static int text_matrix(text_rows *t, gsl_matrix **out)
+{
+    if (t->rows == 0)
+        return empty_input(t->name);
+    gsl_matrix *m = gsl_matrix_alloc(t->rows, t->cols);
+    if (!m)
+        return out_of_memory(t->name);
+    memcpy(m->data, t->val, t->nval * sizeof *t->val); /* fresh matrix: tda == cols */
+    *out = m;
+    return GPC_OK;
+}
+
+static int read_text(const char *buf, size_t len, const char *name, gsl_matrix **out,
+                     gpc_source *src)
+{
+    text_rows t = {.name = name};
+    const char *p = buf, *end = buf + len;
+    int st = GPC_OK;
+    for (size_t lineno = 1; p < end && st == GPC_OK; lineno++) {
+        const char *eol = memchr(p, '\n', (size_t)(end - p));
+        if (!eol)
+            eol = end;
+        st = text_line(&t, p, eol, lineno);
+        p = eol < end ? eol + 1 : end;
+    }
+    if (st == GPC_OK)
+        st = text_matrix(&t, out);
+    free(t.val);
+    if (st != GPC_OK) {
+        free(t.line);
+        return st;
+    }
+    src->line = t.line;
+    src->rows = t.rows;
+    return GPC_OK;
+}
+
+/* ---- .npy ------------------------------------------------------------------ */
+
+static const char NPY_MAGIC[6] = "\x93NUMPY";
+
+typedef struct {
+    char descr[16];
+    int fortran;
+    int ndim;
+    size_t dims[2]; /* the first two dimensions */
+} npy_header;
+
+/* A cursor over the header, a Python dict literal such as
+ * {'descr': '<f8', 'fortran_order': False, 'shape': (3, 2), } */
+typedef struct {
+    const char *p, *end;
+} cursor;
+
+static void skip_space(cursor *c)
+{
+    while (c->p < c->end && isspace((unsigned char)*c->p))
+        c->p++;
+}
+
+static int eat(cursor *c, char ch)
+{
+    skip_space(c);
+    if (c->p == c->end || *c->p != ch)
+        return 0;
+    c->p++;
+    return 1;
+}
+
+static int eat_word(cursor *c, const char *w)
+{
+    size_t n = strlen(w);
+    skip_space(c);
+    if ((size_t)(c->end - c->p) < n || memcmp(c->p, w, n) != 0)
+        return 0;
+    c->p += n;
+    return 1;
+}
+
+/* A quoted string without escapes (all numpy writes for keys and simple dtypes). */
+static int read_string(cursor *c, char *out, size_t size)
+{
+    skip_space(c);
+    if (c->p == c->end || (*c->p != '\'' && *c->p != '"'))
+        return 0;
+    char quote = *c->p++;
+    size_t n = 0;
+    for (; c->p < c->end && *c->p != quote; c->p++) {
+        if (n + 1 >= size)
+            return 0;
+        out[n++] = *c->p;
+    }
+    if (c->p == c->end)
+        return 0;
+    c->p++;
+    out[n] = '\0';
+    return 1;
+}
+
+static int read_size(cursor *c, size_t *v)
+{
+    skip_space(c);
+    if (c->p == c->end || !isdigit((unsigned char)*c->p))
+        return 0;
+    size_t x = 0;
+    for (; c->p < c->end && isdigit((unsigned char)*c->p); c->p++) {
+        size_t d = (size_t)(*c->p - '0');
+        if (x > (SIZE_MAX - d) / 10)
+            return 0;
+        x = 10 * x + d;
+    }
+    if (c->p < c->end && *c->p == 'L') /* Python 2 wrote longs as 3L */
+        c->p++;
+    *v = x;
+    return 1;
+}
+
+/* (n,), (n, m), () or longer tuples; the caller checks the dimension. */
+static int read_shape(cursor *c, npy_header *h)
+{
+    if (!eat(c, '('))
+        return 0;
+    h->ndim = 0;
+    while (!eat(c, ')')) {
+        size_t d;
+        if (!read_size(c, &d))
+            return 0;
+        if (h->ndim < 2)
+            h->dims[h->ndim] = d;
+        h->ndim++;
+        if (!eat(c, ','))
+            return eat(c, ')');
+    }
+    return 1;
+}
+
+static int bad_header(const char *name, const char *why)
+{
+    return gpc_fail(GPC_EINPUT, "%s: bad .npy header: %s", name, why);
+}
+
+/* One "key: value" entry; seen collects a bit per key. */
+static int read_entry(cursor *c, const char *name, npy_header *h, int *seen)
+{
+    char key[32];
+    if (!read_string(c, key, sizeof key) || !eat(c, ':'))
+        return bad_header(name, "expected a quoted key and ':'");
+    if (strcmp(key, "descr") == 0) {
+        if (!read_string(c, h->descr, sizeof h->descr))
+            return gpc_fail(GPC_EINPUT, "%s: unsupported dtype (not a simple type); need "
+                            "float64 '<f8', save arr.astype('<f8')", name);
+        *seen |= 1;
+    } else if (strcmp(key, "fortran_order") == 0) {
+        if (eat_word(c, "True"))
+            h->fortran = 1;
+        else if (eat_word(c, "False"))
+            h->fortran = 0;
+        else
+            return bad_header(name, "'fortran_order' is not True or False");
+        *seen |= 2;
+    } else if (strcmp(key, "shape") == 0) {
+        if (!read_shape(c, h))
+            return bad_header(name, "'shape' is not a tuple of integers");
+        *seen |= 4;
+    } else {
+        return gpc_fail(GPC_EINPUT, "%s: bad .npy header: unknown key '%s'", name, key);
+    }
+    return GPC_OK;
+}
+
+static int read_dict(cursor *c, const char *name, npy_header *h)
+{
+    int seen = 0;
+    if (!eat(c, '{'))
+        return bad_header(name, "expected '{'");
+    while (!eat(c, '}')) {
+        int st = read_entry(c, name, h, &seen);
+        if (st != GPC_OK)
+            return st;
+        if (!eat(c, ',')) {
+            if (!eat(c, '}'))
+                return bad_header(name, "expected ',' or '}'");
+            break;
+        }
+    }
+    if (seen != 7)
+        return bad_header(name, "needs 'descr', 'fortran_order' and 'shape'");
+    return GPC_OK;
+}
+
+/* Magic, version and header length; *data is where the values start. */
+static int npy_header_read(const unsigned char *b, size_t len, const char *name, npy_header *h,
+                           size_t *data)
+{
+    if (len < 8)
+        return gpc_fail(GPC_EINPUT, "%s: truncated .npy header", name);
+    /* Versions 2.0 and 3.0 differ from 1.0 only in a 4-byte header length. */
+    int nbytes = b[6] == 1 ? 2 : b[6] == 2 || b[6] == 3 ? 4 : 0;
+    if (!nbytes)
+        return gpc_fail(GPC_EINPUT, "%s: unsupported .npy version %d.%d", name, b[6], b[7]);
+    size_t start = 8 + (size_t)nbytes;
+    if (len < start || get_le(b + 8, nbytes) > len - start)
+        return gpc_fail(GPC_EINPUT, "%s: truncated .npy header", name);
+    size_t hlen = (size_t)get_le(b + 8, nbytes);
+    cursor c = {(const char *)b + start, (const char *)b + start + hlen};
+    int st = read_dict(&c, name, h);
+    *data = start + hlen;
+    return st;
+}
+
+static int npy_check(const npy_header *h, const char *name)
+{
+    if (strcmp(h->descr, "<f8") != 0)
+        return gpc_fail(GPC_EINPUT, "%s: unsupported dtype '%s'; need little-endian float64 "
+                        "'<f8', save arr.astype('<f8')", name, h->descr);
+    if (h->fortran)
+        return gpc_fail(GPC_EINPUT, "%s: Fortran-order array not supported; save "
+                        "np.ascontiguousarray(arr)", name);
+    if (h->ndim != 1 && h->ndim != 2)
+        return gpc_fail(GPC_EINPUT, "%s: array has %d dimensions; need 1 or 2", name, h->ndim);
+    if (h->dims[0] == 0)
+        return empty_input(name);
+    if (h->ndim == 2 && h->dims[1] == 0)
+        return gpc_fail(GPC_EINPUT, "%s: empty input, no columns", name);
+    return GPC_OK;
+}
+
+/* Values decoded from little-endian bytes whatever the host order. */
+static int npy_values(const unsigned char *b, size_t len, const gpc_source *src, size_t rows,
+                      size_t cols, gsl_matrix **out)
+{
+    if (cols > SIZE_MAX / 8 / rows)
+        return gpc_fail(GPC_EINPUT, "%s: .npy shape too large", src->name);
+    size_t want = rows * cols, have = len / 8;
+    if (have < want) /* extra bytes after the data are ignored, as numpy does */
+        return gpc_fail(GPC_EINPUT, "%s: truncated .npy: expected %zu values, found %zu",
+                        src->name, want, have);
+    gsl_matrix *m = gsl_matrix_alloc(rows, cols);
+    if (!m)
+        return out_of_memory(src->name);
+    for (size_t k = 0; k < want; k++) {
+        uint64_t bits = get_le(b + 8 * k, 8);
+        memcpy(&m->data[k], &bits, sizeof bits);
+        if (!isfinite(m->data[k])) {
+            char where[300];
+            gsl_matrix_free(m);
+            return gpc_fail(GPC_EINPUT, "%s: non-finite value",
+                            gpc_source_where(src, k / cols, where, sizeof where));
+        }
+    }
+    *out = m;
+    return GPC_OK;
+}
+
+static int read_npy(const unsigned char *b, size_t len, const char *name, gsl_matrix **out,
+                    gpc_source *src)
+{
+    npy_header h = {.ndim = 0};
+    size_t data = 0;
+    int st = npy_header_read(b, len, name, &h, &data);
+    if (st == GPC_OK)
+        st = npy_check(&h, name);
+    if (st != GPC_OK)
+        return st;
+    size_t rows = h.dims[0], cols = h.ndim == 2 ? h.dims[1] : 1;
+    src->rows = rows;
+    return npy_values(b + data, len - data, src, rows, cols, out);
+}
+
+/* ---- public reading API -------------------------------------------------- */
+
+int gpc_format_parse(const char *s, gpc_format *fmt)
+{
+    if (s && (strcmp(s, "text") == 0 || strcmp(s, "txt") == 0))
+        *fmt = GPC_FMT_TEXT;
+    else if (s && strcmp(s, "npy") == 0)
+        *fmt = GPC_FMT_NPY;
+    else
+        return gpc_fail(GPC_EUSAGE, "unknown format '%s' (use text or npy)", s ? s : "");
+    return GPC_OK;
+}
+
+static void reset(gsl_matrix **out, gpc_source *src)
+{
+    *out = NULL;
+    if (src)
+        *src = (gpc_source){.line = NULL};
+}
+
+int gpc_matrix_read_stream(FILE *f, const char *name, gsl_matrix **out, gpc_source *src)
+{
+    reset(out, src);
+    name = in_name(name);
+    char *buf = NULL;
+    size_t len = 0;
+    int st = slurp(f, name, &buf, &len);
+    if (st != GPC_OK)
+        return st;
+    gpc_source s = {.line = NULL};
+    snprintf(s.name, sizeof s.name, "%s", name);
+    if (len >= sizeof NPY_MAGIC && memcmp(buf, NPY_MAGIC, sizeof NPY_MAGIC) == 0)
+        st = read_npy((const unsigned char *)buf, len, name, out, &s);
+    else
+        st = read_text(buf, len, name, out, &s);
+    free(buf);
+    if (st == GPC_OK && src)
+        *src = s;
+    else
+        gpc_source_free(&s);
+    return st;
+}
+
+int gpc_matrix_read(const char *path, gsl_matrix **out, gpc_source *src)
+{
+    reset(out, src);
+    if (is_std(path))
+        return gpc_matrix_read_stream(stdin, path, out, src);
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return gpc_fail(GPC_EINPUT, "%s: cannot open: %s", path, strerror(errno));
+    int st = gpc_matrix_read_stream(f, path, out, src);
+    fclose(f);
+    return st;
+}
+
+void gpc_source_free(gpc_source *src)
+{
+    if (!src)
+        return;
+    free(src->line);
+    src->line = NULL;
+    src->rows = 0;
+}
+
+const char *gpc_source_where(const gpc_source *src, size_t i, char *buf, size_t size)
+{
+    if (!src)
+        snprintf(buf, size, "row %zu", i + 1);
+    else if (src->line && i < src->rows)
+        snprintf(buf, size, "%s:%zu", src->name, src->line[i]);
+    else
+        snprintf(buf, size, "%s: row %zu", src->name, i + 1);
+    return buf;
+}
+
+/* ---- labels ---------------------------------------------------------------- */
+
+enum { CODING_NONE, CODING_PM, CODING_01 };
+
+/* Labels of the 0/1 or -1/+1 coding, decided by the first 0 or -1 (a file of
+ * only 1s is valid either way and means +1). */
+static int label_coding(const gsl_matrix *m, const gpc_source *src, int *coding)
+{
+    char where[300], first[300];
+    size_t decided = 0;
+    *coding = CODING_NONE;
+    for (size_t i = 0; i < m->size1; i++) {
+        double y = gsl_matrix_get(m, i, 0);
+        if (y == 1)
+            continue;
+        if (y != -1 && y != 0)
+            return gpc_fail(GPC_EINPUT, "%s: label %g is not -1/+1 or 0/1",
+                            gpc_source_where(src, i, where, sizeof where), y);
+        int c = y == -1 ? CODING_PM : CODING_01;
+        if (*coding == CODING_NONE) {
+            *coding = c;
+            decided = i;
+        } else if (c != *coding) {
+            return gpc_fail(GPC_EINPUT, "%s: label %g mixes 0/1 and -1/+1 codings (%s has %g)",
+                            gpc_source_where(src, i, where, sizeof where), y,
+                            gpc_source_where(src, decided, first, sizeof first),
+                            gsl_matrix_get(m, decided, 0));
+        }
+    }
+    return GPC_OK;
+}
+
+static int labels_from(const gsl_matrix *m, const gpc_source *src, gsl_vector **out)
+{
+    char where[300];
+    if (m->size2 != 1)
+        return gpc_fail(GPC_EINPUT, "%s: labels must be one column, found %zu",
+                        src->line ? gpc_source_where(src, 0, where, sizeof where) : src->name,
+                        m->size2);
+    int coding;
+    int st = label_coding(m, src, &coding);
+    if (st != GPC_OK)
+        return st;
+    gsl_vector *y = gsl_vector_alloc(m->size1);
+    if (!y)
+        return out_of_memory(src->name);
+    for (size_t i = 0; i < m->size1; i++) {
+        double v = gsl_matrix_get(m, i, 0);
+        gsl_vector_set(y, i, coding == CODING_01 && v == 0 ? -1.0 : v);
+    }
+    *out = y;
+    return GPC_OK;
+}
+
+int gpc_labels_read_binary(const char *path, gsl_vector **out)
+{
+    gsl_matrix *m;
+    gpc_source src;
+    *out = NULL;
+    int st = gpc_matrix_read(path, &m, &src);
+    if (st != GPC_OK)
+        return st;
+    st = labels_from(m, &src, out);
+    gsl_matrix_free(m);
+    gpc_source_free(&src);
+    return st;
+}
+
+/* ---- writing ----------------------------------------------------------------- */
+
+static void write_text(FILE *f, const gsl_matrix *m)
+{
+    for (size_t i = 0; i < m->size1 && !ferror(f); i++) {
+        for (size_t j = 0; j < m->size2; j++)
+            fprintf(f, j ? " %.17g" : "%.17g", gsl_matrix_get(m, i, j));
+        fputc('\n', f);
+    }
+}
+
+/* Version 1.0 header padded with spaces to a '\n' so that the data starts at a
+ * multiple of 64 bytes, as numpy itself writes it. */
+static void write_npy_header(FILE *f, const gsl_matrix *m)
+{
+    char dict[128];
+    int n = snprintf(dict, sizeof dict, "{'descr': '<f8', 'fortran_order': False, "
+                     "'shape': (%zu, %zu), }", m->size1, m->size2);
+    size_t hlen = (size_t)n + 1;
+    hlen += (64 - (10 + hlen) % 64) % 64;
+    unsigned char pre[10] = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0};
+    put_le(pre + 8, hlen, 2);
+    fwrite(pre, 1, sizeof pre, f);
+    fprintf(f, "%s%*s\n", dict, (int)(hlen - 1 - (size_t)n), "");
+}
+
+static void write_npy(FILE *f, const gsl_matrix *m)
+{
+    unsigned char chunk[8 * 512];
+    size_t used = 0;
+    write_npy_header(f, m);
+    for (size_t i = 0; i < m->size1 && !ferror(f); i++) {
+        for (size_t j = 0; j < m->size2; j++) {
+            double x = gsl_matrix_get(m, i, j);
+            uint64_t bits;
+            memcpy(&bits, &x, sizeof bits);
+            put_le(chunk + used, bits, 8);
+            used += 8;
+            if (used == sizeof chunk) {
+                fwrite(chunk, 1, used, f);
+                used = 0;
+            }
+        }
+    }
+    fwrite(chunk, 1, used, f);
+}
+
+int gpc_matrix_write(FILE *f, const char *name, const gsl_matrix *m, gpc_format fmt)
+{
+    name = is_std(name) ? "<stdout>" : name;
+    errno = 0;
+    if (fmt == GPC_FMT_NPY)
+        write_npy(f, m);
+    else
+        write_text(f, m);
+    /* Flushing here reports a full disk against this file, while errno still
+     * says why. */
+    if (fflush(f) != 0 || ferror(f))
+        return write_error(name, errno);
+    return GPC_OK;
+}
+
+/* ---- outputs that appear whole or not at all --------------------------------- */
+
+struct gpc_output {
+    FILE *f;
+    char *path;       /* NULL for stdout */
+    char *tmp;        /* temporary file beside path; NULL for stdout */
+    gpc_output *next; /* in the list of live temporaries */
+};
+
+/* Temporaries not yet committed or aborted, removed if the program dies. */
+static gpc_output *live;
+
+static void remove_live(void)
+{
+    for (gpc_output *o = live; o; o = o->next)
+        unlink(o->tmp);
+}
+
+static void track(gpc_output *o)
+{
+    static int hooked;
+    if (!hooked) {
+        gpc_on_die(remove_live);
+        hooked = 1;
+    }
+    o->next = live;
+    live = o;
+}
+
+static void output_free(gpc_output *o)
+{
+    for (gpc_output **pp = &live; *pp; pp = &(*pp)->next)
+        if (*pp == o) {
+            *pp = o->next;
+            break;
+        }
+    free(o->path);
+    free(o->tmp);
+    free(o);
+}
+
+/* POSIX can only read the umask by setting it. */
+static mode_t current_umask(void)
+{
+    mode_t mask = umask(0);
+    umask(mask);
+    return mask;
+}
+
+int gpc_output_open(const char *path, gpc_output **out)
+{
+    *out = NULL;
+    gpc_output *o = calloc(1, sizeof *o);
+    if (!o)
+        return out_of_memory(is_std(path) ? "<stdout>" : path);
+    if (is_std(path)) {
+        o->f = stdout;
+        *out = o;
+        return GPC_OK;
+    }
+    size_t n = strlen(path) + sizeof ".tmpXXXXXX";
+    o->path = strdup(path);
+    o->tmp = malloc(n);
+    if (!o->path || !o->tmp) {
+        output_free(o);
+        return out_of_memory(path);
+    }
+    snprintf(o->tmp, n, "%s.tmpXXXXXX", path);
+    int fd = mkstemp(o->tmp);
+    if (fd < 0 || !(o->f = fdopen(fd, "wb"))) {
+        int err = errno;
+        if (fd >= 0) {
+            close(fd);
+            unlink(o->tmp);
+        }
+        output_free(o);
+        return gpc_fail(GPC_EINPUT, "%s: cannot create: %s", path, strerror(err));
+    }
+    track(o);
+    *out = o;
+    return GPC_OK;
+}
+
+FILE *gpc_output_file(gpc_output *o) { return o->f; }
+
+const char *gpc_output_name(const gpc_output *o) { return o->path ? o->path : "<stdout>"; }
+
+/* Close the temporary (mkstemp made it 0600; give it the mode a plain fopen
+ * would) and rename it into place, or remove it on any error. */
+static int commit_file(gpc_output *o, int failed, int err)
+{
+    (void)fchmod(fileno(o->f), 0666 & ~current_umask()); /* best effort */
+    if (fclose(o->f) != 0 && !failed) {
+        failed = 1;
+        err = errno;
+    }
+    int st = GPC_OK;
+    if (failed)
+        st = write_error(o->path, err);
+    else if (rename(o->tmp, o->path) != 0)
+        st = gpc_fail(GPC_EINPUT, "%s: cannot rename %s into place: %s", o->path, o->tmp,
+                      strerror(errno));
+    if (st != GPC_OK)
+        unlink(o->tmp);
+    return st;
+}
+
+int gpc_output_commit(gpc_output *o)
+{
+    errno = 0;
+    int failed = fflush(o->f) != 0 || ferror(o->f);
+    int err = errno;
+    int st = GPC_OK;
+    if (o->tmp)
+        st = commit_file(o, failed, err);
+    else if (failed)
+        st = write_error("<stdout>", err);
+    output_free(o);
+    return st;
+}
+
+void gpc_output_abort(gpc_output *o)
+{
+    if (!o)
+        return;
+    if (o->tmp) {
+        fclose(o->f);
+        unlink(o->tmp);
+    }
+    output_free(o);
+}
