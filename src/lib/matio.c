@@ -216,10 +216,10 @@ static int read_text(const char *buf, size_t len, const char *name, gsl_matrix *
 
 /* ---- .npy ------------------------------------------------------------------ */
 
-static const char NPY_MAGIC[6] = "\x93NUMPY";
+static const char NPY_MAGIC[6] = "\x93NUMPY"; /* six bytes, no NUL */
 
 typedef struct {
-    char descr[16];
+    char descr[64];
     int fortran;
     int ndim;
     size_t dims[2]; /* the first two dimensions */

@@ -1,0 +1,645 @@
+/* test_matio — matrix and label files, text and .npy, and atomic outputs.
+ *
+ * The .npy files read here are built byte by byte in this file (own header
+ * padding, own little-endian encoding), so reading is not only checked against
+ * the library's own writer.  Files live in a fresh mkdtemp directory that is
+ * emptied and removed at the end. */
+#include <dirent.h>
+#include <fcntl.h>
+#include <float.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "err.h"
+#include "matio.h"
+#include "tap.h"
+
+static char dir[] = "/tmp/gpc_test_matio_XXXXXX";
+
+/* dir/name, in one of a few rotating buffers so two can be used at once. */
+static const char *P(const char *name)
+{
+    static char buf[4][512];
+    static int k;
+    k = (k + 1) % 4;
+    snprintf(buf[k], sizeof buf[k], "%s/%s", dir, name);
+    return buf[k];
+}
+
+static void put_bytes(const char *name, const void *data, size_t len)
+{
+    FILE *f = fopen(P(name), "wb");
+    if (!f || fwrite(data, 1, len, f) != len || fclose(f) != 0) {
+        perror(P(name));
+        exit(99);
+    }
+}
+
+static void put_text(const char *name, const char *text) { put_bytes(name, text, strlen(text)); }
+
+static int exists(const char *path) { return access(path, F_OK) == 0; }
+
+/* Contents of a whole file (at most size - 1 bytes), NUL-terminated; length returned. */
+static size_t slurp_file(const char *path, char *buf, size_t size)
+{
+    FILE *f = fopen(path, "rb");
+    size_t n = f ? fread(buf, 1, size - 1, f) : 0;
+    if (f)
+        fclose(f);
+    buf[n] = '\0';
+    return n;
+}
+
+static int same_bits(double a, double b) { return memcmp(&a, &b, sizeof a) == 0; }
+
+/* A .npy image: version major.0, dict padded as numpy does, then n doubles
+ * encoded little-endian by hand.  Returns its length. */
+static size_t npy_image(unsigned char *out, int major, const char *dict, const double *v, size_t n)
+{
+    size_t lenbytes = major == 1 ? 2 : 4, pre = 8 + lenbytes;
+    size_t hlen = strlen(dict) + 1;
+    while ((pre + hlen) % 64)
+        hlen++;
+    memcpy(out, "\x93NUMPY", 6);
+    out[6] = (unsigned char)major;
+    out[7] = 0;
+    for (size_t k = 0; k < lenbytes; k++)
+        out[8 + k] = (unsigned char)(hlen >> (8 * k));
+    memset(out + pre, ' ', hlen);
+    memcpy(out + pre, dict, strlen(dict));
+    out[pre + hlen - 1] = '\n';
+    unsigned char *d = out + pre + hlen;
+    for (size_t i = 0; i < n; i++) {
+        uint64_t bits;
+        memcpy(&bits, &v[i], 8);
+        for (int k = 0; k < 8; k++)
+            *d++ = (unsigned char)(bits >> (8 * k));
+    }
+    return (size_t)(d - out);
+}
+
+static void put_npy(const char *name, int major, const char *dict, const double *v, size_t n)
+{
+    static unsigned char img[8192];
+    put_bytes(name, img, npy_image(img, major, dict, v, n));
+}
+
+/* Reading name fails with GPC_EINPUT, a one-line message containing want, no matrix. */
+static void expect_fail(const char *name, const char *want)
+{
+    gsl_matrix *m = (gsl_matrix *)&m; /* must be reset to NULL */
+    int st = gpc_matrix_read(P(name), &m, NULL);
+    const char *msg = gpc_errmsg();
+    TEST_OK(st == GPC_EINPUT && !m && strstr(msg, want) && !strchr(msg, '\n'),
+            "%s fails with '%s' (got %d: %s)", name, want, st, msg);
+}
+
+static void expect_label_fail(const char *name, const char *want)
+{
+    gsl_vector *y = (gsl_vector *)&y;
+    int st = gpc_labels_read_binary(P(name), &y);
+    TEST_OK(st == GPC_EINPUT && !y && strstr(gpc_errmsg(), want),
+            "labels %s fail with '%s' (got %d: %s)", name, want, st, gpc_errmsg());
+}
+
+static int matrix_is(const gsl_matrix *m, size_t rows, size_t cols, const double *want)
+{
+    if (!m || m->size1 != rows || m->size2 != cols)
+        return 0;
+    for (size_t i = 0; i < rows; i++)
+        for (size_t j = 0; j < cols; j++)
+            if (!same_bits(gsl_matrix_get(m, i, j), want[i * cols + j]))
+                return 0;
+    return 1;
+}
+
+static gsl_matrix *matrix_of(size_t rows, size_t cols, const double *v)
+{
+    gsl_matrix *m = gsl_matrix_alloc(rows, cols);
+    for (size_t k = 0; k < rows * cols; k++)
+        m->data[k] = v[k];
+    return m;
+}
+
+/* ---- formats and round trips ------------------------------------------------ */
+
+static void test_format_parse(void)
+{
+    gpc_format f = GPC_FMT_NPY;
+    TEST_OK(gpc_format_parse("text", &f) == GPC_OK && f == GPC_FMT_TEXT, "format 'text'");
+    f = GPC_FMT_NPY;
+    TEST_OK(gpc_format_parse("txt", &f) == GPC_OK && f == GPC_FMT_TEXT, "format 'txt'");
+    TEST_OK(gpc_format_parse("npy", &f) == GPC_OK && f == GPC_FMT_NPY, "format 'npy'");
+    TEST_OK(gpc_format_parse("csv", &f) == GPC_EUSAGE && strstr(gpc_errmsg(), "csv"),
+            "format 'csv' is a usage error: %s", gpc_errmsg());
+}
+
+static const double AWKWARD[] = {1.0 / 3, 1e-300, -0.0, 5e-324, 1.7976931348623157e308,
+                                 3.141592653589793, -2.5e-310, 123456789012345678.0};
+
+/* Write then read back through a stdio tmpfile; exact to the bit. */
+static void round_trip(gpc_format fmt, const char *what)
+{
+    gsl_matrix *m = matrix_of(2, 4, AWKWARD), *back = NULL;
+    FILE *f = tmpfile();
+    int st = gpc_matrix_write(f, "rt", m, fmt);
+    rewind(f);
+    int st2 = gpc_matrix_read_stream(f, "rt", &back, NULL);
+    TEST_OK(st == GPC_OK && st2 == GPC_OK, "%s round trip reads back (%s)", what,
+            st || st2 ? gpc_errmsg() : "ok");
+    TEST_OK(matrix_is(back, 2, 4, AWKWARD), "%s round trip is exact, -0 included", what);
+    fclose(f);
+    gsl_matrix_free(m);
+    gsl_matrix_free(back);
+}
+
+static void test_text_layout(void)
+{
+    const double v[] = {1, 0.5, -2, 3, 1e-300, 0.1};
+    gsl_matrix *m = matrix_of(2, 3, v);
+    FILE *f = tmpfile();
+    gpc_matrix_write(f, "layout", m, GPC_FMT_TEXT);
+    rewind(f);
+    char buf[256];
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    buf[n] = '\0';
+    TEST_OK(strcmp(buf, "1 0.5 -2\n3 1e-300 0.10000000000000001\n") == 0,
+            "text layout: %%.17g, single spaces, no trailing blanks");
+    fclose(f);
+
+    /* A view with tda != cols writes only its own elements. */
+    gsl_matrix_const_view sub = gsl_matrix_const_submatrix(m, 0, 1, 2, 2);
+    f = tmpfile();
+    gpc_matrix_write(f, "sub", &sub.matrix, GPC_FMT_NPY);
+    rewind(f);
+    gsl_matrix *back = NULL;
+    gpc_matrix_read_stream(f, "sub", &back, NULL);
+    const double want[] = {0.5, -2, 1e-300, 0.1};
+    TEST_OK(matrix_is(back, 2, 2, want), "submatrix view written by its own rows");
+    fclose(f);
+    gsl_matrix_free(back);
+    gsl_matrix_free(m);
+}
+
+static void test_npy_header_written(void)
+{
+    gsl_matrix *m = matrix_of(2, 4, AWKWARD);
+    FILE *f = tmpfile();
+    gpc_matrix_write(f, "hdr", m, GPC_FMT_NPY);
+    rewind(f);
+    unsigned char b[512];
+    size_t n = fread(b, 1, sizeof b, f);
+    fclose(f);
+    size_t hlen = (size_t)b[8] | (size_t)b[9] << 8, total = 10 + hlen;
+    TEST_OK(n >= 10 && memcmp(b, "\x93NUMPY\x01\x00", 8) == 0, "npy starts with magic, v1.0");
+    TEST_OK(total % 64 == 0 && total < n && b[total - 1] == '\n',
+            "npy header length %zu is a multiple of 64 and ends in newline", total);
+    char dict[256]; /* up to the closing brace, to keep the TAP line one line */
+    snprintf(dict, sizeof dict, "%.*s", (int)hlen, (const char *)b + 10);
+    if (strchr(dict, '}'))
+        strchr(dict, '}')[1] = '\0';
+    TEST_OK(strstr(dict, "'descr': '<f8'") && strstr(dict, "'fortran_order': False") &&
+                strstr(dict, "'shape': (2, 4)"),
+            "npy header dict: %s", dict);
+    TEST_OK(n == total + 8 * 8, "npy holds exactly 8 values after the header (%zu bytes)", n);
+    uint64_t bits = 0;
+    for (int k = 7; k >= 0; k--)
+        bits = bits << 8 | b[total + 8 + (size_t)k]; /* second value, 1e-300 */
+    double x;
+    memcpy(&x, &bits, 8);
+    TEST_OK(same_bits(x, 1e-300), "npy data is little-endian");
+    gsl_matrix_free(m);
+}
+
+/* ---- reading --------------------------------------------------------------------- */
+
+static void test_read_text_layout(void)
+{
+    put_text("f.txt", "# header\n\n1\t2 3\r\n   # only comment\n4 5\t6 # trailing\r\n\n7 8e0 -9.5");
+    gsl_matrix *m;
+    gpc_source src;
+    int st = gpc_matrix_read(P("f.txt"), &m, &src);
+    const double want[] = {1, 2, 3, 4, 5, 6, 7, 8, -9.5};
+    TEST_OK(st == GPC_OK && matrix_is(m, 3, 3, want),
+            "text with comments, blank lines, tabs, CRLF, no final newline (%s)",
+            st ? gpc_errmsg() : "ok");
+    TEST_OK(st == GPC_OK && src.rows == 3 && src.line && src.line[0] == 3 && src.line[1] == 5 &&
+                src.line[2] == 7,
+            "source lines of the rows are 3, 5, 7");
+    char where[600], want_where[600];
+    snprintf(want_where, sizeof want_where, "%s:5", P("f.txt"));
+    TEST_OK(st == GPC_OK && strcmp(gpc_source_where(&src, 1, where, sizeof where), want_where) == 0,
+            "where of text row 1 is '%s'", where);
+    if (st == GPC_OK) {
+        gsl_matrix_free(m);
+        gpc_source_free(&src);
+    }
+}
+
+static void test_read_npy(void)
+{
+    const double v[] = {1.5, -2, 3e-310, 4, 5, 6};
+    gsl_matrix *m;
+    gpc_source src;
+
+    put_npy("one.npy", 1, "{'descr': '<f8', 'fortran_order': False, 'shape': (3,), }", v, 3);
+    int st = gpc_matrix_read(P("one.npy"), &m, &src);
+    TEST_OK(st == GPC_OK && matrix_is(m, 3, 1, v), "1-D npy reads as one column (%s)",
+            st ? gpc_errmsg() : "ok");
+    char where[600], want[600];
+    snprintf(want, sizeof want, "%s: row 17", P("one.npy"));
+    TEST_OK(st == GPC_OK && !src.line && src.rows == 3 &&
+                strcmp(gpc_source_where(&src, 16, where, sizeof where), want) == 0,
+            "where of npy row 16 is '%s'", where);
+    if (st == GPC_OK) {
+        gsl_matrix_free(m);
+        gpc_source_free(&src);
+    }
+
+    const struct {
+        int major;
+        const char *dict;
+    } ok[] = {
+        {2, "{'descr': '<f8', 'fortran_order': False, 'shape': (2, 3), }"},
+        {3, "{\"shape\": (2,3), \"fortran_order\": False, \"descr\": \"<f8\"}"},
+        {1, "{'descr': '<f8', 'fortran_order': False, 'shape': (2L, 3L)}"},
+    };
+    for (size_t k = 0; k < sizeof ok / sizeof *ok; k++) {
+        put_npy("v.npy", ok[k].major, ok[k].dict, v, 6);
+        st = gpc_matrix_read(P("v.npy"), &m, NULL);
+        TEST_OK(st == GPC_OK && matrix_is(m, 2, 3, v), "npy v%d.0 %s (%s)", ok[k].major,
+                ok[k].dict, st ? gpc_errmsg() : "ok");
+        if (st == GPC_OK)
+            gsl_matrix_free(m);
+    }
+}
+
+/* Feed bytes through a pipe, as from a shell: nothing can be sought back. */
+static FILE *pipe_with(const void *data, size_t len)
+{
+    int fd[2];
+    if (pipe(fd) != 0 || write(fd[1], data, len) != (ssize_t)len)
+        exit(99);
+    close(fd[1]);
+    return fdopen(fd[0], "rb");
+}
+
+static void test_pipes(void)
+{
+    const double v[] = {1, 2, 3, 4};
+    unsigned char img[512];
+    size_t n = npy_image(img, 1, "{'descr': '<f8', 'fortran_order': False, 'shape': (2, 2), }",
+                         v, 4);
+    gsl_matrix *m;
+    gpc_source src;
+    FILE *f = pipe_with(img, n);
+    int st = gpc_matrix_read_stream(f, "-", &m, &src);
+    TEST_OK(st == GPC_OK && matrix_is(m, 2, 2, v) && strcmp(src.name, "<stdin>") == 0,
+            "npy from a pipe, named <stdin> (%s)", st ? gpc_errmsg() : "ok");
+    fclose(f);
+    if (st == GPC_OK) {
+        gsl_matrix_free(m);
+        gpc_source_free(&src);
+    }
+
+    f = pipe_with("1 2\n3 4\n", 8);
+    st = gpc_matrix_read_stream(f, NULL, &m, NULL);
+    TEST_OK(st == GPC_OK && matrix_is(m, 2, 2, v), "text from a pipe");
+    fclose(f);
+    if (st == GPC_OK)
+        gsl_matrix_free(m);
+
+    f = pipe_with("1 2\nabc 4\n", 10);
+    st = gpc_matrix_read_stream(f, "-", &m, NULL);
+    TEST_OK(st == GPC_EINPUT && strstr(gpc_errmsg(), "<stdin>:2: 'abc' is not a number"),
+            "errors on standard input name <stdin>: %s", gpc_errmsg());
+    fclose(f);
+
+    /* "-" as a path is standard input itself. */
+    f = pipe_with("5 6\n", 4);
+    int saved = dup(0);
+    dup2(fileno(f), 0);
+    st = gpc_matrix_read("-", &m, NULL);
+    const double w[] = {5, 6};
+    TEST_OK(st == GPC_OK && matrix_is(m, 1, 2, w), "path '-' reads standard input");
+    if (st == GPC_OK)
+        gsl_matrix_free(m);
+    dup2(saved, 0);
+    close(saved);
+    clearerr(stdin);
+    fclose(f);
+}
+
+static void test_text_errors(void)
+{
+    put_text("ragged.txt", "# c\n1 2 3\n4 5\n");
+    expect_fail("ragged.txt", "ragged.txt:3: expected 3 columns, found 2");
+    put_text("word.txt", "1 2\n3 abc\n");
+    expect_fail("word.txt", "word.txt:2: 'abc' is not a number");
+    put_text("suffix.txt", "1.5x 2\n");
+    expect_fail("suffix.txt", "suffix.txt:1: '1.5x' is not a number");
+    put_text("nan.txt", "1 2\r\n3 nan\r\n");
+    expect_fail("nan.txt", "nan.txt:2: non-finite value 'nan'");
+    put_text("NaN.txt", "\n\nNaN 1\n");
+    expect_fail("NaN.txt", "NaN.txt:3: non-finite value 'NaN'");
+    put_text("inf.txt", "inf 1\n");
+    expect_fail("inf.txt", "inf.txt:1: non-finite value 'inf'");
+    put_text("minf.txt", "1 -Infinity\n");
+    expect_fail("minf.txt", "minf.txt:1: non-finite value '-Infinity'");
+    put_text("huge.txt", "1 2\n3 1e999\n");
+    expect_fail("huge.txt", "huge.txt:2: non-finite value '1e999'");
+    put_text("empty.txt", "");
+    expect_fail("empty.txt", "empty.txt: empty input, no rows");
+    put_text("comments.txt", "# nothing\n\n  \t\r\n# here\n");
+    expect_fail("comments.txt", "comments.txt: empty input, no rows");
+    expect_fail("missing.txt", "missing.txt: cannot open: No such file or directory");
+    mkdir(P("adir"), 0700);
+    expect_fail("adir", "adir: read error: Is a directory");
+
+    /* Underflow is not an error: the value is tiny but finite. */
+    put_text("tiny.txt", "1e-400 4.9e-324\n");
+    gsl_matrix *m;
+    int st = gpc_matrix_read(P("tiny.txt"), &m, NULL);
+    TEST_OK(st == GPC_OK && gsl_matrix_get(m, 0, 0) == 0, "underflow 1e-400 reads as 0");
+    TEST_CLOSE(st == GPC_OK ? gsl_matrix_get(m, 0, 1) : NAN, 5e-324, 0, 0,
+               "underflow 4.9e-324 reads as the least subnormal");
+    if (st == GPC_OK)
+        gsl_matrix_free(m);
+}
+
+static void test_npy_errors(void)
+{
+    const double v[] = {1, 2, 3, 4, NAN, 6, 7, 8};
+    put_npy("trunc.npy", 1, "{'descr': '<f8', 'fortran_order': False, 'shape': (2, 3), }", v, 4);
+    expect_fail("trunc.npy", "trunc.npy: truncated .npy: expected 6 values, found 4");
+    put_npy("fortran.npy", 1, "{'descr': '<f8', 'fortran_order': True, 'shape': (2, 2), }", v, 4);
+    expect_fail("fortran.npy", "np.ascontiguousarray");
+    put_npy("f4.npy", 1, "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 2), }", v, 2);
+    expect_fail("f4.npy", "f4.npy: unsupported dtype '<f4'");
+    expect_fail("f4.npy", "arr.astype('<f8')");
+    put_npy("big.npy", 1, "{'descr': '>f8', 'fortran_order': False, 'shape': (2, 2), }", v, 4);
+    expect_fail("big.npy", "unsupported dtype '>f8'");
+    put_npy("rec.npy", 1, "{'descr': [('a', '<f8')], 'fortran_order': False, 'shape': (2,), }",
+            v, 2);
+    expect_fail("rec.npy", "rec.npy: unsupported dtype");
+    put_npy("nanrow.npy", 1, "{'descr': '<f8', 'fortran_order': False, 'shape': (3, 2), }", v, 6);
+    expect_fail("nanrow.npy", "nanrow.npy: row 3: non-finite value");
+    put_npy("zero.npy", 1, "{'descr': '<f8', 'fortran_order': False, 'shape': (0, 3), }", v, 0);
+    expect_fail("zero.npy", "zero.npy: empty input, no rows");
+    put_npy("cube.npy", 1, "{'descr': '<f8', 'fortran_order': False, 'shape': (2, 2, 2), }", v,
+            8);
+    expect_fail("cube.npy", "cube.npy: array has 3 dimensions");
+    put_npy("scalar.npy", 1, "{'descr': '<f8', 'fortran_order': False, 'shape': (), }", v, 1);
+    expect_fail("scalar.npy", "array has 0 dimensions");
+    put_npy("garbage.npy", 1, "not a dict", v, 4);
+    expect_fail("garbage.npy", "garbage.npy: bad .npy header");
+    put_npy("noshape.npy", 1, "{'descr': '<f8', 'fortran_order': False}", v, 4);
+    expect_fail("noshape.npy", "noshape.npy: bad .npy header");
+    put_npy("v4.npy", 4, "{'descr': '<f8', 'fortran_order': False, 'shape': (2,), }", v, 2);
+    expect_fail("v4.npy", "v4.npy: unsupported .npy version 4.0");
+    put_bytes("short.npy", "\x93NUMPY\x01\x00\x76\x00{'descr'", 17);
+    expect_fail("short.npy", "short.npy: truncated .npy header");
+}
+
+/* ---- labels ------------------------------------------------------------------ */
+
+static void expect_labels(const char *name, const double *want, size_t n)
+{
+    gsl_vector *y = NULL;
+    int st = gpc_labels_read_binary(P(name), &y);
+    int same = st == GPC_OK && y->size == n;
+    for (size_t i = 0; same && i < n; i++)
+        same = gsl_vector_get(y, i) == want[i];
+    TEST_OK(same, "labels %s (%s)", name, st ? gpc_errmsg() : "ok");
+    gsl_vector_free(y);
+}
+
+static void test_labels(void)
+{
+    const double pm[] = {-1, 1, 1, -1};
+    put_text("pm.txt", "-1\n1\n+1\n-1.0\n");
+    expect_labels("pm.txt", pm, 4);
+    put_text("zo.txt", "0\n# comment\n1\n1\n0\n");
+    expect_labels("zo.txt", pm, 4);
+    const double ones[] = {1, 1};
+    put_text("ones.txt", "1\n1\n");
+    expect_labels("ones.txt", ones, 2);
+
+    const double zo[] = {0, 1, 1, 0};
+    put_npy("y.npy", 1, "{'descr': '<f8', 'fortran_order': False, 'shape': (4,), }", zo, 4);
+    expect_labels("y.npy", pm, 4);
+    put_npy("y2.npy", 1, "{'descr': '<f8', 'fortran_order': False, 'shape': (2, 2), }", zo, 4);
+    expect_label_fail("y2.npy", "y2.npy: labels must be one column, found 2");
+
+    put_text("bad.txt", "# y\n1\n\n2\n");
+    expect_label_fail("bad.txt", "bad.txt:4: label 2 is not -1/+1 or 0/1");
+    put_text("half.txt", "0.5\n");
+    expect_label_fail("half.txt", "half.txt:1: label 0.5 is not -1/+1 or 0/1");
+    put_text("mix.txt", "1\n0\n1\n-1\n");
+    expect_label_fail("mix.txt", "mix.txt:4: label -1 mixes");
+    put_text("mix2.txt", "-1\n1\n0\n");
+    expect_label_fail("mix2.txt", "mix2.txt:3: label 0 mixes");
+    put_text("two.txt", "# c\n\n1 2\n-1 1\n");
+    expect_label_fail("two.txt", "two.txt:3: labels must be one column, found 2");
+    expect_label_fail("nolabels.txt", "nolabels.txt: cannot open");
+}
+
+/* ---- outputs ----------------------------------------------------------------- */
+
+/* Entries of dir whose names start with prefix. */
+static int count_prefix(const char *prefix)
+{
+    DIR *d = opendir(dir);
+    int n = 0;
+    for (struct dirent *e; d && (e = readdir(d));)
+        n += strncmp(e->d_name, prefix, strlen(prefix)) == 0;
+    if (d)
+        closedir(d);
+    return n;
+}
+
+static void test_output_commit_abort(void)
+{
+    char buf[64];
+    gpc_output *o;
+    int st = gpc_output_open(P("out.txt"), &o);
+    TEST_OK(st == GPC_OK && strcmp(gpc_output_name(o), P("out.txt")) == 0, "output opens");
+    fputs("hello\n", gpc_output_file(o));
+    TEST_OK(!exists(P("out.txt")) && count_prefix("out.txt.tmp") == 1,
+            "before commit only a temporary beside the target exists");
+    st = gpc_output_commit(o);
+    slurp_file(P("out.txt"), buf, sizeof buf);
+    TEST_OK(st == GPC_OK && strcmp(buf, "hello\n") == 0 && count_prefix("out.txt.tmp") == 0,
+            "commit puts the whole file in place, no temporary left");
+
+    /* Under umask 027 a plain fopen gives 0640, not mkstemp's 0600. */
+    mode_t old_mask = umask(027);
+    gpc_output_open(P("out.txt"), &o);
+    fputs("new\n", gpc_output_file(o));
+    st = gpc_output_commit(o);
+    umask(old_mask);
+    slurp_file(P("out.txt"), buf, sizeof buf);
+    TEST_OK(st == GPC_OK && strcmp(buf, "new\n") == 0, "commit replaces an existing file");
+    struct stat sb = {.st_mode = 0};
+    stat(P("out.txt"), &sb);
+    TEST_OK((sb.st_mode & 0777) == 0640, "committed file has mode 0666 & ~umask (%o)",
+            (unsigned)(sb.st_mode & 0777));
+
+    gpc_output_open(P("gone.txt"), &o);
+    fputs("never\n", gpc_output_file(o));
+    gpc_output_abort(o);
+    TEST_OK(!exists(P("gone.txt")) && count_prefix("gone.txt") == 0,
+            "abort leaves neither file nor temporary");
+
+    o = (gpc_output *)&o;
+    st = gpc_output_open(P("no/such/dir.txt"), &o);
+    TEST_OK(st == GPC_EINPUT && !o && strstr(gpc_errmsg(), "dir.txt: cannot create"),
+            "output in a missing directory fails: %s", gpc_errmsg());
+
+    st = gpc_output_open("-", &o);
+    TEST_OK(st == GPC_OK && gpc_output_file(o) == stdout &&
+                strcmp(gpc_output_name(o), "<stdout>") == 0,
+            "output '-' is <stdout>");
+    gpc_output_abort(o);
+    st = gpc_output_open(NULL, &o);
+    TEST_OK(st == GPC_OK && strcmp(gpc_output_name(o), "<stdout>") == 0,
+            "output NULL is <stdout>");
+    gpc_output_abort(o);
+}
+
+static void test_write_errors(void)
+{
+    gsl_matrix *m = matrix_of(2, 4, AWKWARD);
+    FILE *f = fopen("/dev/full", "w");
+    if (!f) {
+        TEST_OK(1, "# skip: no /dev/full");
+        gsl_matrix_free(m);
+        return;
+    }
+    int st = gpc_matrix_write(f, "full.txt", m, GPC_FMT_TEXT);
+    TEST_OK(st == GPC_EINPUT &&
+                strstr(gpc_errmsg(), "full.txt: write error: No space left on device"),
+            "text write to a full disk fails: %s", gpc_errmsg());
+    clearerr(f);
+    st = gpc_matrix_write(f, "full.npy", m, GPC_FMT_NPY);
+    TEST_OK(st == GPC_EINPUT &&
+                strstr(gpc_errmsg(), "full.npy: write error: No space left on device"),
+            "npy write to a full disk fails: %s", gpc_errmsg());
+    fclose(f);
+    gsl_matrix_free(m);
+}
+
+/* Run fn in a child with fd 1 or 2 replaced by a device; its exit status. */
+static int in_child(int (*fn)(void), int fd, const char *device)
+{
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0) {
+        int dev = open(device, O_WRONLY);
+        dup2(dev, fd);
+        _exit(fn());
+    }
+    int status;
+    waitpid(pid, &status, 0);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+static int commit_to_full_stdout(void)
+{
+    gpc_output *o;
+    gpc_output_open("-", &o);
+    fputs("data\n", gpc_output_file(o));
+    int st = gpc_output_commit(o);
+    return st == GPC_EINPUT && strstr(gpc_errmsg(), "<stdout>: write error: No space left")
+               ? 0
+               : 1;
+}
+
+static int die_with_open_output(void)
+{
+    gpc_output *o;
+    gpc_output_open(P("dying.txt"), &o);
+    fputs("half\n", gpc_output_file(o));
+    gpc_die(GPC_EINPUT, "dying on purpose");
+}
+
+static void test_output_failures(void)
+{
+    TEST_OK(in_child(commit_to_full_stdout, 1, "/dev/full") == 0,
+            "commit of '-' with stdout on /dev/full reports the write error");
+    int status = in_child(die_with_open_output, 2, "/dev/null");
+    TEST_OK(status == GPC_EINPUT && !exists(P("dying.txt")) && count_prefix("dying.txt") == 0,
+            "gpc_die removes open temporaries (status %d)", status);
+}
+
+/* ---- a larger file -------------------------------------------------------------- */
+
+/* 4000 x 8 random values written with %.17g read back exactly (reading
+ * speed is measured by the benchmarks, not here). */
+static void test_large(void)
+{
+    FILE *f = fopen(P("big.txt"), "w");
+    double *v = malloc(4000 * 8 * sizeof *v);
+    srand(7);
+    for (int i = 0; i < 4000 * 8; i++) {
+        v[i] = rand() / (double)RAND_MAX - 0.5;
+        fprintf(f, "%.17g%c", v[i], i % 8 < 7 ? ' ' : '\n');
+    }
+    fclose(f);
+    gsl_matrix *m;
+    int st = gpc_matrix_read(P("big.txt"), &m, NULL), same = 0;
+    if (st == GPC_OK && m->size1 == 4000 && m->size2 == 8)
+        same = memcmp(m->data, v, 4000 * 8 * sizeof *v) == 0;
+    TEST_OK(same, "4000x8 text matrix reads back exactly");
+    if (st == GPC_OK)
+        gsl_matrix_free(m);
+    free(v);
+}
+
+/* ---- main ----------------------------------------------------------------------- */
+
+static void remove_dir(void)
+{
+    DIR *d = opendir(dir);
+    for (struct dirent *e; d && (e = readdir(d));)
+        if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0) {
+            const char *p = P(e->d_name);
+            if (unlink(p) != 0)
+                rmdir(p);
+        }
+    if (d)
+        closedir(d);
+    TEST_OK(rmdir(dir) == 0, "test directory removed, nothing left behind");
+}
+
+int main(void)
+{
+    if (!mkdtemp(dir)) {
+        perror("mkdtemp");
+        return 99;
+    }
+    test_format_parse();
+    round_trip(GPC_FMT_TEXT, "text");
+    round_trip(GPC_FMT_NPY, "npy");
+    test_text_layout();
+    test_npy_header_written();
+    test_read_text_layout();
+    test_read_npy();
+    test_pipes();
+    test_text_errors();
+    test_npy_errors();
+    test_labels();
+    test_output_commit_abort();
+    test_write_errors();
+    test_output_failures();
+    test_large();
+    remove_dir();
+    return tap_done();
+}
