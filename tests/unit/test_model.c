@@ -1,0 +1,159 @@
+/* Model files: a written model reads back exactly and predicts exactly as
+ * the fitted state did; predictions do not depend on how test cases are
+ * blocked; malformed files are refused with file and line. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <gsl/gsl_rng.h>
+
+#include "err.h"
+#include "evidence.h"
+#include "model.h"
+#include "tap.h"
+
+static char dir[] = "/tmp/gpc-test-model-XXXXXX";
+
+static const char *path(const char *name)
+{
+    static char buf[4][256];
+    static int k;
+    k = (k + 1) % 4;
+    snprintf(buf[k], sizeof buf[k], "%s/%s", dir, name);
+    return buf[k];
+}
+
+static gpc_model *fitted_model(gsl_rng *r, size_t n, size_t d)
+{
+    gpc_model *m = calloc(1, sizeof *m);
+    m->X = gsl_matrix_alloc(n, d);
+    m->y = gsl_vector_alloc(n);
+    for (size_t i = 0; i < n; i++) {
+        double s = 0;
+        for (size_t l = 0; l < d; l++) {
+            double x = gsl_rng_uniform(r) * 4 - 2;
+            gsl_matrix_set(m->X, i, l, x);
+            s += sin(x);
+        }
+        gsl_vector_set(m->y, i, s > 0 ? 1 : -1);
+    }
+    gpc_kernel_parse("ard+bias", d, &m->kernel);
+    double th[4] = {1.0, -0.5, 0.2, -2.0};
+    gpc_kernel_set_params(m->kernel, th);
+    strcpy(m->method, "laplace");
+    strcpy(m->fit, "none");
+    m->lik = GPC_LIK_PROBIT;
+    gpc_evidence *e = gpc_evidence_alloc(m->kernel, m->X, m->y, m->lik);
+    gpc_evidence_eval(e, th, &m->log_evidence, NULL);
+    m->f = gsl_vector_alloc(n);
+    gsl_vector_memcpy(m->f, e->laplace->f);
+    gpc_evidence_free(e);
+    return m;
+}
+
+static void write_file(const char *p, const char *text)
+{
+    FILE *f = fopen(p, "w");
+    fputs(text, f);
+    fclose(f);
+}
+
+static void expect_error(const char *name, const char *text, const char *msg)
+{
+    gpc_model *m = NULL;
+    write_file(path(name), text);
+    int st = gpc_model_read(path(name), &m);
+    TEST_OK(st == GPC_EINPUT && strstr(gpc_errmsg(), msg) != NULL, "%s refused: %s", name,
+            gpc_errmsg());
+}
+
+int main(void)
+{
+    gpc_gsl_quiet();
+    if (!mkdtemp(dir))
+        return 99;
+    gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+    gsl_rng_set(r, 3);
+    gpc_model *m = fitted_model(r, 40, 2);
+
+    FILE *f = fopen(path("m.txt"), "w");
+    TEST_OK(gpc_model_write(f, "m.txt", m) == GPC_OK, "model written");
+    fclose(f);
+    gpc_model *b = NULL;
+    int st = gpc_model_read(path("m.txt"), &b);
+    TEST_OK(st == GPC_OK, "model read back (%s)", st ? gpc_errmsg() : "ok");
+    if (st != GPC_OK)
+        return tap_done();
+    TEST_OK(strcmp(gpc_kernel_spec(b->kernel), "ard+bias") == 0, "kernel spec");
+    TEST_OK(memcmp(gpc_kernel_params(b->kernel), gpc_kernel_params(m->kernel),
+                   4 * sizeof(double)) == 0, "hyperparameters exact");
+    TEST_OK(b->lik == GPC_LIK_PROBIT && b->log_evidence == m->log_evidence &&
+                strcmp(b->fit, "none") == 0, "likelihood, evidence and fit exact");
+    TEST_OK(gsl_matrix_equal(b->X, m->X) && gsl_vector_equal(b->y, m->y) &&
+                gsl_vector_equal(b->f, m->f), "training inputs, labels and mode exact");
+
+    /* predictions: blocks of 512 do not change anything, and p is the
+     * probit average of the latent Gaussian */
+    size_t ns = 700;
+    gsl_matrix *Xs = gsl_matrix_alloc(ns, 2);
+    for (size_t i = 0; i < ns * 2; i++)
+        Xs->data[i] = gsl_rng_uniform(r) * 6 - 3;
+    gsl_vector *mu = gsl_vector_alloc(ns), *var = gsl_vector_alloc(ns), *p = gsl_vector_alloc(ns);
+    gpc_model_predict(b, Xs, mu, var, p);
+    gsl_vector *mu1 = gsl_vector_alloc(1), *var1 = gsl_vector_alloc(1), *p1 = gsl_vector_alloc(1);
+    int inside = 1, agree = 1;
+    for (size_t i = 0; i < ns; i++) {
+        double pi = gsl_vector_get(p, i);
+        inside &= pi >= 0 && pi <= 1 && gsl_vector_get(var, i) >= 0;
+        agree &= fabs(pi - gpc_lik_predict(GPC_LIK_PROBIT, gsl_vector_get(mu, i),
+                                           gsl_vector_get(var, i))) < 1e-15;
+    }
+    TEST_OK(inside, "probabilities in [0,1], variances >= 0");
+    TEST_OK(agree, "p = Phi(mean / sqrt(1 + var))");
+    for (size_t i = 510; i < 515; i++) {
+        gsl_matrix_view row = gsl_matrix_submatrix(Xs, i, 0, 1, 2);
+        gpc_model_predict(m, &row.matrix, mu1, var1, p1);
+        TEST_CLOSE(gsl_vector_get(mu1, 0), gsl_vector_get(mu, i), 1e-13, 1e-15,
+                   "case %zu alone: same latent mean", i);
+        TEST_CLOSE(gsl_vector_get(var1, 0), gsl_vector_get(var, i), 1e-12, 1e-15,
+                   "case %zu alone: same latent variance", i);
+    }
+
+    expect_error("empty.txt", "", "not a gpc model file");
+    expect_error("other.txt", "1 2 3\n", ":1: not a gpc model file");
+    expect_error("v9.txt", "gpc-model 9\n", "version 9 is not supported");
+    expect_error("badlik.txt",
+                 "gpc-model 1\nmethod laplace\nlikelihood tanh\n", "badlik.txt:3:");
+    expect_error("short.txt",
+                 "gpc-model 1\nmethod laplace\nlikelihood probit\nkernel bias\ndim 1\n"
+                 "hyperparameters 1\nlog_bias 0\nfit none\nlog_evidence -1\ntraining 2\n"
+                 "1 0.5 0\n",
+                 "truncated: 1 of 2");
+    expect_error("badlabel.txt",
+                 "gpc-model 1\nmethod laplace\nlikelihood probit\nkernel bias\ndim 1\n"
+                 "hyperparameters 1\nlog_bias 0\nfit none\nlog_evidence -1\ntraining 1\n"
+                 "2 0.5 0\n",
+                 "badlabel.txt:11: label must be -1 or 1");
+    expect_error("wrongname.txt",
+                 "gpc-model 1\nmethod laplace\nlikelihood probit\nkernel bias\ndim 1\n"
+                 "hyperparameters 1\nlog_v0 0\n",
+                 "wrongname.txt:7: expected 'log_bias");
+
+    gpc_model_free(m);
+    gpc_model_free(b);
+    gsl_matrix_free(Xs);
+    gsl_vector_free(mu);
+    gsl_vector_free(var);
+    gsl_vector_free(p);
+    gsl_vector_free(mu1);
+    gsl_vector_free(var1);
+    gsl_vector_free(p1);
+    gsl_rng_free(r);
+    const char *names[] = {"m.txt", "empty.txt", "other.txt", "v9.txt", "badlik.txt",
+                           "short.txt", "badlabel.txt", "wrongname.txt"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        unlink(path(names[i]));
+    rmdir(dir);
+    return tap_done();
+}
