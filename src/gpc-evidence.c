@@ -71,6 +71,8 @@ int main(int argc, char **argv)
     }
     if (argc - optind != 2)
         gpc_cli_usage("expected two files, the inputs X and the labels Y");
+    if (strcmp(argv[optind], "-") == 0 && strcmp(argv[optind + 1], "-") == 0)
+        gpc_cli_usage("X and Y cannot both be standard input");
     if (grid_path && (params || params_file))
         gpc_cli_usage("give hyperparameters either with --grid or with --params/--params-file");
     const char *xpath = argv[optind], *ypath = argv[optind + 1];

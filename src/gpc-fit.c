@@ -28,7 +28,7 @@ static void usage(void)
            "      --prior-mean=M       mean of the Gaussian prior on each log\n"
            "                           hyperparameter (default -3)\n"
            "      --prior-sd=S         its standard deviation (default 3)\n"
-           "  -r, --restarts=N         further optimiser starts from perturbed points (default 0)\n"
+           "  -R, --restarts=N         further optimiser starts from perturbed points (default 0)\n"
            "  -S, --seed=N             seed for the perturbations (default 1)\n"
            "      --max-iter=N         optimiser iterations per start (default 500)\n"
            "  -m, --model=FILE         write the model here (default: standard output)\n"
@@ -54,7 +54,7 @@ static const struct option long_options[] = {
     {"optimize", required_argument, NULL, 'O'},
     {"prior-mean", required_argument, NULL, OPT_PRIOR_MEAN},
     {"prior-sd", required_argument, NULL, OPT_PRIOR_SD},
-    {"restarts", required_argument, NULL, 'r'},
+    {"restarts", required_argument, NULL, 'R'},
     {"seed", required_argument, NULL, 'S'},
     {"max-iter", required_argument, NULL, OPT_MAX_ITER},
     {"model", required_argument, NULL, 'm'},
@@ -75,7 +75,7 @@ static void parse_options(int argc, char **argv, options *o)
     int c;
     gpc_format unused;
     gpc_optimize_defaults(&o->opt);
-    while ((c = getopt_long(argc, argv, "k:l:p:H:O:r:S:m:P:vqhV", long_options, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "k:l:p:H:O:R:S:m:P:vqhV", long_options, NULL)) != -1) {
         if (gpc_cli_common(c, optarg, &unused))
             continue;
         switch (c) {
@@ -86,7 +86,7 @@ static void parse_options(int argc, char **argv, options *o)
         case 'O': o->how = optarg; break;
         case OPT_PRIOR_MEAN: o->opt.prior_mean = gpc_cli_double("--prior-mean", optarg); break;
         case OPT_PRIOR_SD: o->opt.prior_sd = gpc_cli_double("--prior-sd", optarg); break;
-        case 'r': o->opt.restarts = (int)gpc_cli_long("--restarts", optarg, 0, 10000); break;
+        case 'R': o->opt.restarts = (int)gpc_cli_long("--restarts", optarg, 0, 10000); break;
         case 'S': o->opt.seed = (unsigned long)gpc_cli_long("--seed", optarg, 0, 4294967295L); break;
         case OPT_MAX_ITER:
             o->opt.max_iter = (int)gpc_cli_long("--max-iter", optarg, 0, 1000000);
@@ -98,6 +98,8 @@ static void parse_options(int argc, char **argv, options *o)
     }
     if (argc - optind != 2)
         gpc_cli_usage("expected two files, the inputs X and the labels Y");
+    if (strcmp(argv[optind], "-") == 0 && strcmp(argv[optind + 1], "-") == 0)
+        gpc_cli_usage("X and Y cannot both be standard input");
     if (strcmp(o->how, "ml") && strcmp(o->how, "map") && strcmp(o->how, "none"))
         gpc_cli_usage("--optimize: '%s' is not ml, map or none", o->how);
     if (o->opt.prior_sd <= 0)

@@ -25,7 +25,7 @@ static void usage(void)
            "  -p, --params=LIST        hyperparameters: name=value,... or all values\n"
            "  -H, --params-file=FILE   hyperparameters from 'name value' lines\n"
            "  -d, --diag               only the diagonal k(x, x) of each row, as a column\n"
-           "  -g, --grad=NAME          dK(X, X) / d NAME instead of K\n"
+           "  -D, --grad=NAME          dK(X, X) / d NAME instead of K\n"
            "  -C, --cholesky           the lower Cholesky factor L of K(X, X), K = L L'\n"
            "                           (e.g. to draw from the prior); fails with status 1\n"
            "                           if K is not positive definite\n"
@@ -48,7 +48,7 @@ static void cholesky_lower(gsl_matrix *K, const char *kspec)
 {
     if (gsl_linalg_cholesky_decomp1(K) != GSL_SUCCESS)
         gpc_die(GPC_ENUM, "K is not positive definite (e.g. repeated rows without a jitter "
-                "term); try '-k %s+jitter'", kspec);
+                "term); try '-k %s+jitter' or a larger log_jitter", kspec);
     for (size_t i = 0; i < K->size1; i++)
         for (size_t j = i + 1; j < K->size2; j++)
             gsl_matrix_set(K, i, j, 0.0);
@@ -57,7 +57,7 @@ static void cholesky_lower(gsl_matrix *K, const char *kspec)
 static const struct option long_options[] = {
     {"kernel", required_argument, NULL, 'k'}, {"params", required_argument, NULL, 'p'},
     {"params-file", required_argument, NULL, 'H'}, {"diag", no_argument, NULL, 'd'},
-    {"grad", required_argument, NULL, 'g'},   {"list", no_argument, NULL, 'L'},
+    {"grad", required_argument, NULL, 'D'},   {"list", no_argument, NULL, 'L'},
     {"cholesky", no_argument, NULL, 'C'},
     {"output", required_argument, NULL, 'o'}, {"format", required_argument, NULL, 'F'},
     {"verbose", no_argument, NULL, 'v'},      {"quiet", no_argument, NULL, 'q'},
@@ -70,7 +70,7 @@ int main(int argc, char **argv)
     int diag = 0, list = 0, chol = 0, c;
     gpc_format fmt = GPC_FMT_TEXT;
     gpc_cli_init(argc, argv);
-    while ((c = getopt_long(argc, argv, "k:p:H:dg:CLo:F:vqhV", long_options, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "k:p:H:dD:CLo:F:vqhV", long_options, NULL)) != -1) {
         if (gpc_cli_common(c, optarg, &fmt))
             continue;
         switch (c) {
@@ -78,7 +78,7 @@ int main(int argc, char **argv)
         case 'p': params = optarg; break;
         case 'H': params_file = optarg; break;
         case 'd': diag = 1; break;
-        case 'g': grad = optarg; break;
+        case 'D': grad = optarg; break;
         case 'L': list = 1; break;
         case 'C': chol = 1; break;
         case 'o': out = optarg; break;
@@ -88,10 +88,10 @@ int main(int argc, char **argv)
     int nfiles = argc - optind;
     if (nfiles < 1 || nfiles > 2)
         gpc_cli_usage("expected the inputs X and optionally XS");
-    if ((diag || grad || chol) && nfiles == 2)
-        gpc_cli_usage("--diag, --grad and --cholesky take only X");
-    if (diag + !!grad + chol > 1)
-        gpc_cli_usage("--diag, --grad and --cholesky cannot be combined");
+    if ((diag || grad || chol || list) && nfiles == 2)
+        gpc_cli_usage("--diag, --grad, --cholesky and --list take only X");
+    if (diag + !!grad + chol + list > 1)
+        gpc_cli_usage("--diag, --grad, --cholesky and --list cannot be combined");
     const char *xpath = argv[optind];
     if (nfiles == 2 && strcmp(xpath, "-") == 0 && strcmp(argv[optind + 1], "-") == 0)
         gpc_cli_usage("X and XS cannot both be standard input");

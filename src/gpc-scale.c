@@ -83,6 +83,8 @@ int main(int argc, char **argv)
     const char *xpath = optind < argc ? argv[optind] : "-";
     if (restore && strcmp(restore, "-") == 0 && strcmp(xpath, "-") == 0)
         gpc_cli_usage("the statistics and the inputs cannot both be standard input");
+    if (save && strcmp(save, "-") == 0 && strcmp(out, "-") == 0)
+        gpc_cli_usage("--save - needs the output elsewhere (-o FILE)");
 
     gsl_matrix *X = gpc_cli_read_matrix(xpath, 0, NULL), *stats;
     if (restore) {
@@ -96,7 +98,8 @@ int main(int argc, char **argv)
     }
     for (size_t l = 0; l < X->size2; l++) {
         double mean = gsl_matrix_get(stats, 0, l), sd = gsl_matrix_get(stats, 1, l);
-        if (!(sd > 0.0)) {
+        /* a constant column's computed sd is rounding noise, not a scale */
+        if (!(sd > 1e-12 * fabs(mean))) {
             if (!restore)
                 gpc_info(1, "column %zu is constant: centred, not scaled", l + 1);
             sd = 1.0;

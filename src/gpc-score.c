@@ -19,7 +19,7 @@ static void usage(void)
            "A case counts as an error when p(y=+1|x) >= 1/2 and y = -1 or p < 1/2 and\n"
            "y = +1.  M is the mean over cases of log p(y_i | x_i) (natural log).\n"
            "\n"
-           "  -c, --column=N    read p(y=+1|x) from column N of PRED (default 1)\n"
+           "      --column=N    read p(y=+1|x) from column N of PRED (default 1)\n"
            "  -t, --table       print 'errors cases rate mlpp' as numbers instead\n"
            "  -q, --quiet       no messages except errors\n"
            "  -v, --verbose     more messages\n"
@@ -31,8 +31,10 @@ static void usage(void)
     exit(0);
 }
 
+enum { OPT_COLUMN = 256 };
+
 static const struct option long_options[] = {
-    {"column", required_argument, NULL, 'c'}, {"table", no_argument, NULL, 't'},
+    {"column", required_argument, NULL, OPT_COLUMN}, {"table", no_argument, NULL, 't'},
     {"verbose", no_argument, NULL, 'v'},      {"quiet", no_argument, NULL, 'q'},
     {"help", no_argument, NULL, 'h'},         {"version", no_argument, NULL, 'V'},
     {NULL, 0, NULL, 0}};
@@ -43,11 +45,11 @@ int main(int argc, char **argv)
     int table = 0, c;
     gpc_format unused;
     gpc_cli_init(argc, argv);
-    while ((c = getopt_long(argc, argv, "c:tvqhV", long_options, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "tvqhV", long_options, NULL)) != -1) {
         if (gpc_cli_common(c, optarg, &unused))
             continue;
         switch (c) {
-        case 'c': col = gpc_cli_long("--column", optarg, 1, 1000000); break;
+        case OPT_COLUMN: col = gpc_cli_long("--column", optarg, 1, 1000000); break;
         case 't': table = 1; break;
         case 'h': usage();
         }

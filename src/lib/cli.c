@@ -132,9 +132,12 @@ void gpc_cli_params(gpc_kernel *k, const char *arg)
 
 void gpc_cli_params_file(gpc_kernel *k, const char *path)
 {
-    FILE *f = fopen(path, "r");
+    int is_stdin = strcmp(path, "-") == 0;
+    FILE *f = is_stdin ? stdin : fopen(path, "r");
     if (!f)
         gpc_die(GPC_EINPUT, "%s: cannot open: %s", path, strerror(errno));
+    if (is_stdin)
+        path = "<stdin>";
     size_t p = gpc_kernel_nparams(k), line = 0;
     double *theta = malloc(p * sizeof *theta);
     memcpy(theta, gpc_kernel_params(k), p * sizeof *theta);
@@ -154,7 +157,8 @@ void gpc_cli_params_file(gpc_kernel *k, const char *path)
                     gpc_kernel_spec(k), name);
         theta[j] = x;
     }
-    fclose(f);
+    if (!is_stdin)
+        fclose(f);
     free(buf);
     gpc_kernel_set_params(k, theta);
     free(theta);

@@ -95,8 +95,8 @@ static int factor_B(gpc_laplace *w)
     if (gsl_linalg_cholesky_decomp1(w->L) != GSL_SUCCESS)
         return gpc_fail(GPC_ENUM,
                         "B = I + W^1/2 K W^1/2 is not positive definite: the kernel matrix "
-                        "is far from positive semi-definite; try adding a jitter term "
-                        "(e.g. -k 'ard+jitter') or smaller hyperparameters");
+                        "is far from positive semi-definite; add a jitter term to the "
+                        "kernel (e.g. 'ard+jitter') or try other hyperparameters");
     return GPC_OK;
 }
 
