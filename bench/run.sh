@@ -10,7 +10,8 @@ report=bench/out/report.txt
     echo "# $(grep -m1 'model name' /proc/cpuinfo 2>/dev/null | sed 's/.*: //')"
     for n in 1000 4000; do
         echo "## evidence + gradient, ARD SE, logistic, n = $n, d = 8"
-        build/bench-laplace "$n" 8 3
+        build/bench-laplace "$n" 8 5
+        build/bench-laplace "$n" 8 0
     done
 } | tee "$report"
 echo "report written to $report"

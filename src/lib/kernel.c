@@ -385,23 +385,30 @@ static void kernel_pair_grad(const gpc_kernel *k, const double *xa, const double
 
 static const double *row(const gsl_matrix *X, size_t i) { return X->data + i * X->tda; }
 
+/* The O(n^2) loops below run their rows in parallel.  Every entry is computed
+ * by one thread from the same operands, so results do not depend on the
+ * number of threads. */
 void gpc_kernel_matrix(const gpc_kernel *k, const gsl_matrix *X, gsl_matrix *K)
 {
     size_t n = X->size1;
-    for (size_t i = 0; i < n; i++)
+#pragma omp parallel for schedule(dynamic, 16)
+    for (size_t i = 0; i < n; i++) {
+        double *Ki = K->data + i * K->tda;
         for (size_t j = 0; j <= i; j++) {
             double v = kernel_pair(k, row(X, i), row(X, j), i == j);
-            gsl_matrix_set(K, i, j, v);
-            gsl_matrix_set(K, j, i, v);
+            Ki[j] = v;
+            K->data[j * K->tda + i] = v;
         }
+    }
 }
 
 void gpc_kernel_cross(const gpc_kernel *k, const gsl_matrix *X, const gsl_matrix *Xs,
                       gsl_matrix *Ks)
 {
+#pragma omp parallel for schedule(static)
     for (size_t i = 0; i < X->size1; i++)
         for (size_t j = 0; j < Xs->size1; j++)
-            gsl_matrix_set(Ks, i, j, kernel_pair(k, row(X, i), row(Xs, j), 0));
+            Ks->data[i * Ks->tda + j] = kernel_pair(k, row(X, i), row(Xs, j), 0);
 }
 
 void gpc_kernel_diag(const gpc_kernel *k, const gsl_matrix *Xs, gsl_vector *d)
@@ -422,37 +429,75 @@ void gpc_kernel_grad_matrix(const gpc_kernel *k, const gsl_matrix *X, size_t j, 
     free(g);
 }
 
-void gpc_kernel_grad_contract(const gpc_kernel *k, const gsl_matrix *X, const gsl_vector *u,
-                              double alpha, const gsl_matrix *R, double beta,
-                              const gsl_vector *v, double *s, gsl_matrix *B)
+/* Rows are split into a fixed number of blocks, whatever the number of
+ * threads; each block accumulates into its own buffers, which are then added
+ * in block order, so the sums are the same on any machine. */
+#define CONTRACT_BLOCKS 16
+
+/* First row of block b of nb, balancing the triangle's a + 1 pairs per row. */
+static size_t block_start(size_t n, size_t b, size_t nb)
 {
-    size_t n = X->size1, p = k->nparams;
+    return b >= nb ? n : (size_t)(n * sqrt((double)b / nb));
+}
+
+static void contract_rows(const gpc_kernel *k, const gsl_matrix *X, const double *u,
+                          double alpha, const gsl_matrix *R, double beta, const double *v,
+                          size_t lo, size_t hi, double *s, double *B)
+{
+    size_t p = k->nparams;
     double *g = malloc(p * sizeof *g);
-    for (size_t j = 0; j < p; j++)
-        s[j] = 0.0;
-    gsl_matrix_set_zero(B);
-    for (size_t a = 0; a < n; a++) {
-        double ua = gsl_vector_get(u, a), va = gsl_vector_get(v, a);
-        double *Ba = B->data + a * B->tda;
+    for (size_t a = lo; a < hi; a++) {
+        const double *Ra = R->data + a * R->tda;
+        double *Ba = B + a * p;
         for (size_t b = 0; b <= a; b++) {
             kernel_pair_grad(k, row(X, a), row(X, b), a == b, g);
-            double m = alpha * ua * gsl_vector_get(u, b) + beta * gsl_matrix_get(R, a, b);
-            double vb = gsl_vector_get(v, b);
-            double *Bb = B->data + b * B->tda;
+            double m = alpha * u[a] * u[b] + beta * Ra[b];
+            double *Bb = B + b * p;
             if (a == b) {
                 for (size_t j = 0; j < p; j++) {
                     s[j] += g[j] * m;
-                    Ba[j] += g[j] * va;
+                    Ba[j] += g[j] * v[a];
                 }
-            } else {
-                /* the pair stands for both (a,b) and (b,a) */
+            } else { /* the pair stands for both (a,b) and (b,a) */
                 for (size_t j = 0; j < p; j++) {
                     s[j] += 2.0 * g[j] * m;
-                    Ba[j] += g[j] * vb;
-                    Bb[j] += g[j] * va;
+                    Ba[j] += g[j] * v[b];
+                    Bb[j] += g[j] * v[a];
                 }
             }
         }
     }
     free(g);
+}
+
+void gpc_kernel_grad_contract(const gpc_kernel *k, const gsl_matrix *X, const gsl_vector *u,
+                              double alpha, const gsl_matrix *R, double beta,
+                              const gsl_vector *v, double *s, gsl_matrix *B)
+{
+    size_t n = X->size1, p = k->nparams, nb = n < 4 * CONTRACT_BLOCKS ? 1 : CONTRACT_BLOCKS;
+    double *ub = malloc(2 * n * sizeof *ub), *vb = ub + n;
+    for (size_t i = 0; i < n; i++) {
+        ub[i] = gsl_vector_get(u, i);
+        vb[i] = gsl_vector_get(v, i);
+    }
+    double *sbuf = calloc(nb * p, sizeof *sbuf), *Bbuf = calloc(nb * n * p, sizeof *Bbuf);
+#pragma omp parallel for schedule(dynamic, 1)
+    for (size_t b = 0; b < nb; b++)
+        contract_rows(k, X, ub, alpha, R, beta, vb, block_start(n, b, nb),
+                      block_start(n, b + 1, nb), sbuf + b * p, Bbuf + b * n * p);
+    for (size_t j = 0; j < p; j++) {
+        s[j] = 0.0;
+        for (size_t b = 0; b < nb; b++)
+            s[j] += sbuf[b * p + j];
+    }
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = 0; j < p; j++) {
+            double sum = 0.0;
+            for (size_t b = 0; b < nb; b++)
+                sum += Bbuf[(b * n + i) * p + j];
+            gsl_matrix_set(B, i, j, sum);
+        }
+    free(ub);
+    free(sbuf);
+    free(Bbuf);
 }

@@ -84,6 +84,7 @@ static int factor_B(gpc_laplace *w)
 {
     size_t n = w->n;
     const double *sw = w->sW->data; /* allocated by us: stride 1 */
+#pragma omp parallel for schedule(static)
     for (size_t i = 0; i < n; i++) {
         const double *Ki = w->K->data + i * w->K->tda;
         double *Li = w->L->data + i * w->L->tda;
@@ -227,6 +228,7 @@ static void posterior_terms(gpc_laplace *w, gsl_vector *s2)
         gsl_vector_set(s2, i, 0.5 * sigma * gsl_vector_get(w->d3, i));
     }
     const double *sw = w->sW->data;
+#pragma omp parallel for schedule(static)
     for (size_t i = 0; i < n; i++) {
         double *Ri = w->L->data + i * w->L->tda;
         for (size_t j = 0; j < n; j++)
