@@ -84,8 +84,8 @@ int main(int argc, char **argv)
     gsl_vector *y;
     gpc_cli_check(gpc_labels_read_binary(ypath, &y));
     if (y->size != X->size1)
-        gpc_die(GPC_EINPUT, "%s has %zu labels but %s has %zu rows; they must match", ypath,
-                y->size, xpath, X->size1);
+        gpc_die(GPC_EINPUT, "%s has %zu labels but %s has %zu rows; they must match",
+                gpc_cli_name(ypath), y->size, gpc_cli_name(xpath), X->size1);
     gpc_kernel *k;
     if (gpc_kernel_parse(kspec, X->size2, &k) != GPC_OK)
         gpc_cli_usage("%s", gpc_errmsg());

@@ -1,6 +1,7 @@
 /* gpc-kernel — covariance matrices K(X, X), cross-covariances K(X, XS),
  * diagonals and hyperparameter derivatives for a kernel spec. */
 #include <getopt.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -133,6 +134,10 @@ int main(int argc, char **argv)
         if (chol)
             cholesky_lower(res, kspec);
     }
+    for (size_t i = 0; i < res->size1 * res->size2; i++)
+        if (!isfinite(res->data[i]))
+            gpc_die(GPC_ENUM, "kernel values overflow: the hyperparameters are too large "
+                    "(their logs should stay well below 700)");
     gpc_cli_write_matrix(out, res, fmt);
     gsl_matrix_free(res);
     gsl_matrix_free(X);

@@ -91,8 +91,13 @@ int main(int argc, char **argv)
         stats = gpc_cli_read_matrix(restore, 0, NULL);
         if (stats->size1 != 2 || stats->size2 != X->size2)
             gpc_die(GPC_EINPUT, "%s: expected 2 rows of %zu statistics (means, standard "
-                    "deviations) for %s, found %zu x %zu", restore, X->size2, xpath,
+                    "deviations) for %s, found %zu x %zu", gpc_cli_name(restore), X->size2,
+                    gpc_cli_name(xpath),
                     stats->size1, stats->size2);
+        for (size_t l = 0; l < X->size2; l++)
+            if (gsl_matrix_get(stats, 1, l) < 0.0)
+                gpc_die(GPC_EINPUT, "%s: standard deviation of column %zu is negative; save "
+                        "statistics with gpc-scale --save", gpc_cli_name(restore), l + 1);
     } else {
         stats = column_stats(X);
     }

@@ -63,16 +63,18 @@ int main(int argc, char **argv)
     gsl_vector *y;
     gpc_cli_check(gpc_labels_read_binary(ypath, &y));
     if ((size_t)col > P->size2)
-        gpc_die(GPC_EINPUT, "%s has %zu columns, no column %ld", ppath, P->size2, col);
+        gpc_die(GPC_EINPUT, "%s has %zu columns, no column %ld", gpc_cli_name(ppath), P->size2,
+                col);
     if (y->size != P->size1)
-        gpc_die(GPC_EINPUT, "%s has %zu labels but %s has %zu rows; they must match", ypath,
-                y->size, ppath, P->size1);
+        gpc_die(GPC_EINPUT, "%s has %zu labels but %s has %zu rows; they must match",
+                gpc_cli_name(ypath), y->size, gpc_cli_name(ppath), P->size1);
     size_t n = P->size1, errors = 0;
     double sum_log = 0.0;
     for (size_t i = 0; i < n; i++) {
         double p = gsl_matrix_get(P, i, (size_t)col - 1), yi = gsl_vector_get(y, i);
         if (p < 0.0 || p > 1.0)
-            gpc_die(GPC_EINPUT, "%s: row %zu: %g is not a probability", ppath, i + 1, p);
+            gpc_die(GPC_EINPUT, "%s: row %zu: %g is not a probability", gpc_cli_name(ppath),
+                    i + 1, p);
         errors += (p >= 0.5) != (yi > 0);
         sum_log += log(yi > 0 ? p : 1.0 - p);
     }

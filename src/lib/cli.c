@@ -174,6 +174,11 @@ void gpc_cli_params_write(const gpc_kernel *k, const char *path)
     gpc_cli_check(gpc_output_commit(o));
 }
 
+const char *gpc_cli_name(const char *path)
+{
+    return !path || strcmp(path, "-") == 0 ? "<stdin>" : path;
+}
+
 void gpc_cli_check(int status)
 {
     if (status != GPC_OK)
@@ -197,7 +202,7 @@ gsl_matrix *gpc_cli_read_matrix(const char *path, size_t expect_cols, const char
     gsl_matrix *m;
     gpc_cli_check(gpc_matrix_read(path, &m, NULL));
     if (expect_cols && m->size2 != expect_cols)
-        gpc_die(GPC_EINPUT, "%s: has %zu columns, but %s has %zu", path ? path : "<stdin>",
+        gpc_die(GPC_EINPUT, "%s: has %zu columns, but %s has %zu", gpc_cli_name(path),
                 m->size2, what, expect_cols);
     return m;
 }

@@ -34,6 +34,9 @@ void gpc_cli_params_file(gpc_kernel *k, const char *path);
 /* Write "name value" lines. */
 void gpc_cli_params_write(const gpc_kernel *k, const char *path);
 
+/* "<stdin>" for "-" or NULL, else path: how messages name a file. */
+const char *gpc_cli_name(const char *path);
+
 /* Die with the matching status after a failed library call. */
 void gpc_cli_check(int status);
 

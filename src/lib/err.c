@@ -16,10 +16,13 @@ int gpc_verbosity = 1;
 
 int gpc_fail(int status, const char *fmt, ...)
 {
+    /* format aside first: the arguments may include gpc_errmsg() itself */
+    char buf[sizeof errmsg];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(errmsg, sizeof errmsg, fmt, ap);
+    vsnprintf(buf, sizeof buf, fmt, ap);
     va_end(ap);
+    memcpy(errmsg, buf, sizeof errmsg);
     return status;
 }
 

@@ -169,10 +169,23 @@ static int line_search(gpc_laplace *w, const gsl_vector *y)
     return 1;
 }
 
+/* Kernel values that overflowed (huge hyperparameters) would turn every
+ * later number into NaN; the diagonal bounds the rest (|K_ij|^2 <= K_ii K_jj). */
+static int check_kernel(const gpc_laplace *w)
+{
+    for (size_t i = 0; i < w->n; i++)
+        if (!isfinite(gsl_matrix_get(w->K, i, i)))
+            return gpc_fail(GPC_ENUM, "the kernel matrix overflows: the hyperparameters are "
+                            "too large (their logs should stay well below 700)");
+    return GPC_OK;
+}
+
 int gpc_laplace_mode(gpc_laplace *w, const gsl_vector *y)
 {
     int converged = 0, status;
     w->chol_valid = 0;
+    if ((status = check_kernel(w)) != GPC_OK)
+        return status;
     start_point(w, y);
     for (w->iterations = 0;; w->iterations++) {
         if ((status = factor_B(w)) != GPC_OK)
@@ -263,6 +276,12 @@ int gpc_laplace_evidence(gpc_laplace *w, const gpc_kernel *k, const gsl_matrix *
     *log_evidence = w->log_evidence;
     if (grad)
         evidence_gradient(w, k, X, grad);
+    int finite = isfinite(*log_evidence);
+    for (size_t j = 0; grad && j < gpc_kernel_nparams(k); j++)
+        finite &= isfinite(grad[j]);
+    if (!finite)
+        return gpc_fail(GPC_ENUM, "the log evidence or its gradient is not finite at these "
+                        "hyperparameters; try values of moderate size");
     return GPC_OK;
 }
 
