@@ -9,6 +9,7 @@
 #include <gsl/gsl_math.h>
 
 #include "err.h"
+#include "parallel.h"
 
 typedef enum { T_ARD, T_SE, T_LINEAR, T_NN, T_BIAS, T_JITTER } term_type;
 
@@ -391,7 +392,7 @@ static const double *row(const gsl_matrix *X, size_t i) { return X->data + i * X
 void gpc_kernel_matrix(const gpc_kernel *k, const gsl_matrix *X, gsl_matrix *K)
 {
     size_t n = X->size1;
-#pragma omp parallel for schedule(dynamic, 16)
+#pragma omp parallel for schedule(dynamic, 16) if (n >= GPC_PARALLEL_MIN_ROWS)
     for (size_t i = 0; i < n; i++) {
         double *Ki = K->data + i * K->tda;
         for (size_t j = 0; j <= i; j++) {
@@ -405,7 +406,7 @@ void gpc_kernel_matrix(const gpc_kernel *k, const gsl_matrix *X, gsl_matrix *K)
 void gpc_kernel_cross(const gpc_kernel *k, const gsl_matrix *X, const gsl_matrix *Xs,
                       gsl_matrix *Ks)
 {
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (X->size1 >= GPC_PARALLEL_MIN_ROWS)
     for (size_t i = 0; i < X->size1; i++)
         for (size_t j = 0; j < Xs->size1; j++)
             Ks->data[i * Ks->tda + j] = kernel_pair(k, row(X, i), row(Xs, j), 0);
@@ -481,7 +482,7 @@ void gpc_kernel_grad_contract(const gpc_kernel *k, const gsl_matrix *X, const gs
         vb[i] = gsl_vector_get(v, i);
     }
     double *sbuf = calloc(nb * p, sizeof *sbuf), *Bbuf = calloc(nb * n * p, sizeof *Bbuf);
-#pragma omp parallel for schedule(dynamic, 1)
+#pragma omp parallel for schedule(dynamic, 1) if (n >= GPC_PARALLEL_MIN_ROWS)
     for (size_t b = 0; b < nb; b++)
         contract_rows(k, X, ub, alpha, R, beta, vb, block_start(n, b, nb),
                       block_start(n, b + 1, nb), sbuf + b * p, Bbuf + b * n * p);

@@ -8,6 +8,7 @@
 #include <gsl/gsl_linalg.h>
 
 #include "err.h"
+#include "parallel.h"
 
 #define MAX_NEWTON 200
 #define MAX_HALVINGS 40
@@ -84,7 +85,7 @@ static int factor_B(gpc_laplace *w)
 {
     size_t n = w->n;
     const double *sw = w->sW->data; /* allocated by us: stride 1 */
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (n >= GPC_PARALLEL_MIN_ROWS)
     for (size_t i = 0; i < n; i++) {
         const double *Ki = w->K->data + i * w->K->tda;
         double *Li = w->L->data + i * w->L->tda;
@@ -241,7 +242,7 @@ static void posterior_terms(gpc_laplace *w, gsl_vector *s2)
         gsl_vector_set(s2, i, 0.5 * sigma * gsl_vector_get(w->d3, i));
     }
     const double *sw = w->sW->data;
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (n >= GPC_PARALLEL_MIN_ROWS)
     for (size_t i = 0; i < n; i++) {
         double *Ri = w->L->data + i * w->L->tda;
         for (size_t j = 0; j < n; j++)
