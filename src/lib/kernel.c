@@ -441,33 +441,87 @@ static size_t block_start(size_t n, size_t b, size_t nb)
     return b >= nb ? n : (size_t)(n * sqrt((double)b / nb));
 }
 
-static void contract_rows(const gpc_kernel *k, const gsl_matrix *X, const double *u,
-                          double alpha, const gsl_matrix *R, double beta, const double *v,
-                          size_t lo, size_t hi, double *s, double *B)
+/* The operands of a contraction, read-only and shared by all blocks. */
+typedef struct {
+    const gpc_kernel *k;
+    const gsl_matrix *X, *R;
+    const double *u, *v;
+    double alpha, beta;
+} contraction;
+
+/* Row a of the contraction for one ARD term, fused: the term's value and its
+ * d + 1 derivatives are formed and used pair by pair without a call per pair.
+ * dK/dlog w_l = -1/2 w_l (x_l - x'_l)^2 k, dK/dlog v0 = k. */
+static void contract_row_ard(const contraction *c, const term *t, size_t a, double *s, double *B)
 {
-    size_t p = k->nparams;
-    double *g = malloc(p * sizeof *g);
-    for (size_t a = lo; a < hi; a++) {
-        const double *Ra = R->data + a * R->tda;
-        double *Ba = B + a * p;
-        for (size_t b = 0; b <= a; b++) {
-            kernel_pair_grad(k, row(X, a), row(X, b), a == b, g);
-            double m = alpha * u[a] * u[b] + beta * Ra[b];
-            double *Bb = B + b * p;
-            if (a == b) {
-                for (size_t j = 0; j < p; j++) {
-                    s[j] += g[j] * m;
-                    Ba[j] += g[j] * v[a];
-                }
-            } else { /* the pair stands for both (a,b) and (b,a) */
-                for (size_t j = 0; j < p; j++) {
-                    s[j] += 2.0 * g[j] * m;
-                    Ba[j] += g[j] * v[b];
-                    Bb[j] += g[j] * v[a];
-                }
-            }
+    size_t p = c->k->nparams, m = t->ncols, o = t->offset;
+    const double *eth = c->k->etheta + o, *xa = row(c->X, a);
+    const double *Ra = c->R->data + a * c->R->tda;
+    double hw[m], dd[m], sl[m + 1];
+    for (size_t l = 0; l < m; l++)
+        hw[l] = -0.5 * eth[1 + l];
+    for (size_t l = 0; l <= m; l++)
+        sl[l] = 0.0;
+    double *Ba = B + a * p + o;
+    for (size_t b = 0; b <= a; b++) {
+        const double *xb = row(c->X, b);
+        double q = 0.0;
+        for (size_t l = 0; l < m; l++) {
+            double d = xa[t->cols[l]] - xb[t->cols[l]];
+            dd[l] = d * d;
+            q += eth[1 + l] * dd[l];
+        }
+        double kv = eth[0] * exp(-0.5 * q);
+        double w2 = a == b ? 1.0 : 2.0; /* an off-diagonal pair stands for two */
+        double mk = w2 * (c->alpha * c->u[a] * c->u[b] + c->beta * Ra[b]) * kv;
+        double *Bb = B + b * p + o;
+        double kvb = kv * c->v[b], kva = a == b ? 0.0 : kv * c->v[a];
+        sl[0] += mk;
+        Ba[0] += kvb;
+        Bb[0] += kva;
+        for (size_t l = 0; l < m; l++) {
+            double e = hw[l] * dd[l];
+            sl[1 + l] += mk * e;
+            Ba[1 + l] += kvb * e;
+            Bb[1 + l] += kva * e;
         }
     }
+    for (size_t l = 0; l <= m; l++)
+        s[o + l] += sl[l];
+}
+
+/* Row a for any other term, through the generic pair derivatives. */
+static void contract_row_term(const contraction *c, const term *t, size_t a, double *g,
+                              double *s, double *B)
+{
+    size_t p = c->k->nparams, o = t->offset, np = t->nparams;
+    const double *Ra = c->R->data + a * c->R->tda;
+    double *Ba = B + a * p + o;
+    for (size_t b = 0; b <= a; b++) {
+        term_pair(t, c->k->etheta + o, row(c->X, a), row(c->X, b), a == b, g);
+        double w2 = a == b ? 1.0 : 2.0;
+        double mm = w2 * (c->alpha * c->u[a] * c->u[b] + c->beta * Ra[b]);
+        double *Bb = B + b * p + o;
+        double vb = c->v[b], va = a == b ? 0.0 : c->v[a];
+        for (size_t j = 0; j < np; j++) {
+            s[o + j] += g[j] * mm;
+            Ba[j] += g[j] * vb;
+            Bb[j] += g[j] * va;
+        }
+    }
+}
+
+static void contract_rows(const contraction *c, size_t lo, size_t hi, double *s, double *B)
+{
+    double *g = malloc(c->k->nparams * sizeof *g);
+    for (size_t a = lo; a < hi; a++)
+        for (size_t ti = 0; ti < c->k->nterms; ti++) {
+            const term *t = &c->k->terms[ti];
+            if (t->type == T_ARD)
+                contract_row_ard(c, t, a, s, B);
+            else
+                contract_row_term(c, t, a, g, s, B);
+        }
     free(g);
 }
 
@@ -482,10 +536,11 @@ void gpc_kernel_grad_contract(const gpc_kernel *k, const gsl_matrix *X, const gs
         vb[i] = gsl_vector_get(v, i);
     }
     double *sbuf = calloc(nb * p, sizeof *sbuf), *Bbuf = calloc(nb * n * p, sizeof *Bbuf);
+    contraction c = {k, X, R, ub, vb, alpha, beta};
 #pragma omp parallel for schedule(dynamic, 1) if (n >= GPC_PARALLEL_MIN_ROWS)
     for (size_t b = 0; b < nb; b++)
-        contract_rows(k, X, ub, alpha, R, beta, vb, block_start(n, b, nb),
-                      block_start(n, b + 1, nb), sbuf + b * p, Bbuf + b * n * p);
+        contract_rows(&c, block_start(n, b, nb), block_start(n, b + 1, nb), sbuf + b * p,
+                      Bbuf + b * n * p);
     for (size_t j = 0; j < p; j++) {
         s[j] = 0.0;
         for (size_t b = 0; b < nb; b++)

@@ -79,6 +79,15 @@ static double dot(const gsl_vector *x, const gsl_vector *y)
     return r;
 }
 
+/* LAPACK's Cholesky factorisation and inverse from the factor, as OpenBLAS
+ * provides them.  GSL's gsl_linalg_cholesky_decomp1 and _invert do the same
+ * work but then also fill the upper triangle, an extra pass over n^2 numbers
+ * that nothing here reads.  Row-major lower is column-major upper, hence "U". */
+void dpotrf_(const char *uplo, const int *n, double *a, const int *lda, int *info,
+             size_t uplo_len);
+void dpotri_(const char *uplo, const int *n, double *a, const int *lda, int *info,
+             size_t uplo_len);
+
 /* L = chol(I + sW K sW), lower triangle.  The one O(n^3) step of a Newton
  * iteration. */
 static int factor_B(gpc_laplace *w)
@@ -93,8 +102,10 @@ static int factor_B(gpc_laplace *w)
             Li[j] = sw[i] * Ki[j] * sw[j];
         Li[i] += 1.0;
     }
+    int nn = (int)n, lda = (int)w->L->tda, info;
+    dpotrf_("U", &nn, w->L->data, &lda, &info, 1);
     w->n_chol++;
-    if (gsl_linalg_cholesky_decomp1(w->L) != GSL_SUCCESS)
+    if (info != 0)
         return gpc_fail(GPC_ENUM,
                         "B = I + W^1/2 K W^1/2 is not positive definite: the kernel matrix "
                         "is far from positive semi-definite; add a jitter term to the "
@@ -223,17 +234,24 @@ int gpc_laplace_set_mode(gpc_laplace *w, const gsl_vector *y, const gsl_vector *
     return GPC_OK;
 }
 
-/* Turn L into R = sW B^-1 sW (both triangles) and return in s2 the
+/* Turn L into R = sW B^-1 sW (lower triangle) and return in s2 the
  * derivative of the log evidence with respect to the mode.  Only -1/2 log|B|
  * depends on f at the mode, through W_ii, and d log|I + K W| / d W_ii =
  * Sigma_ii with Sigma = (K^-1 + W)^-1, while d W_ii / d f_i = -d3_i; so
  * s2 = +1/2 diag(Sigma) d3.  Uses sW Sigma sW = I - B^-1, which is exact and
  * needs no further O(n^3) work; where W underflows, Sigma_ii -> K_ii. */
+/* Replace the lower factor L of B by the lower triangle of B^-1. */
+static void invert_B(gpc_laplace *w)
+{
+    int n = (int)w->n, lda = (int)w->L->tda, info;
+    dpotri_("U", &n, w->L->data, &lda, &info, 1);
+    w->n_inverse++;
+}
+
 static void posterior_terms(gpc_laplace *w, gsl_vector *s2)
 {
     size_t n = w->n;
-    gsl_linalg_cholesky_invert(w->L);
-    w->n_inverse++;
+    invert_B(w);
     w->chol_valid = 0;
     for (size_t i = 0; i < n; i++) {
         double Wi = gsl_vector_get(w->W, i);
@@ -245,7 +263,7 @@ static void posterior_terms(gpc_laplace *w, gsl_vector *s2)
 #pragma omp parallel for schedule(static) if (n >= GPC_PARALLEL_MIN_ROWS)
     for (size_t i = 0; i < n; i++) {
         double *Ri = w->L->data + i * w->L->tda;
-        for (size_t j = 0; j < n; j++)
+        for (size_t j = 0; j <= i; j++)
             Ri[j] *= sw[i] * sw[j];
     }
 }
