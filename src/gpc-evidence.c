@@ -40,13 +40,15 @@ static void usage(void)
 }
 
 static const struct option long_options[] = {
-    {"kernel", required_argument, NULL, 'k'},     {"likelihood", required_argument, NULL, 'l'},
-    {"params", required_argument, NULL, 'p'},     {"params-file", required_argument, NULL, 'H'},
-    {"grid", required_argument, NULL, 'g'},       {"no-gradient", no_argument, NULL, 'n'},
-    {"output", required_argument, NULL, 'o'},     {"format", required_argument, NULL, 'F'},
-    {"verbose", no_argument, NULL, 'v'},          {"quiet", no_argument, NULL, 'q'},
-    {"help", no_argument, NULL, 'h'},             {"version", no_argument, NULL, 'V'},
-    {NULL, 0, NULL, 0}};
+    {"kernel", required_argument, NULL, 'k'},
+    {"likelihood", required_argument, NULL, 'l'},
+    {"params", required_argument, NULL, 'p'},
+    {"params-file", required_argument, NULL, 'H'},
+    {"grid", required_argument, NULL, 'g'},
+    {"no-gradient", no_argument, NULL, 'n'},
+    {"output", required_argument, NULL, 'o'},
+    {"format", required_argument, NULL, 'F'},
+    GPC_CLI_COMMON_OPTIONS};
 
 int main(int argc, char **argv)
 {
@@ -69,31 +71,14 @@ int main(int argc, char **argv)
         case 'h': usage();
         }
     }
-    if (argc - optind != 2)
-        gpc_cli_usage("expected two files, the inputs X and the labels Y");
-    if (strcmp(argv[optind], "-") == 0 && strcmp(argv[optind + 1], "-") == 0)
-        gpc_cli_usage("X and Y cannot both be standard input");
     if (grid_path && (params || params_file))
         gpc_cli_usage("give hyperparameters either with --grid or with --params/--params-file");
-    const char *xpath = argv[optind], *ypath = argv[optind + 1];
-    gpc_lik lik;
-    if (gpc_lik_parse(likname, &lik) != GPC_OK)
-        gpc_cli_usage("%s", gpc_errmsg());
-
-    gsl_matrix *X = gpc_cli_read_matrix(xpath, 0, NULL);
+    gpc_lik lik = gpc_cli_lik(likname);
+    gsl_matrix *X;
     gsl_vector *y;
-    gpc_cli_check(gpc_labels_read_binary(ypath, &y));
-    if (y->size != X->size1)
-        gpc_die(GPC_EINPUT, "%s has %zu labels but %s has %zu rows; they must match",
-                gpc_cli_name(ypath), y->size, gpc_cli_name(xpath), X->size1);
-    gpc_kernel *k;
-    if (gpc_kernel_parse(kspec, X->size2, &k) != GPC_OK)
-        gpc_cli_usage("%s", gpc_errmsg());
+    gpc_cli_read_training(argc, argv, &X, &y);
+    gpc_kernel *k = gpc_cli_kernel(kspec, X->size2, params_file, params);
     size_t p = gpc_kernel_nparams(k);
-    if (params_file)
-        gpc_cli_params_file(k, params_file);
-    if (params)
-        gpc_cli_params(k, params);
     gsl_matrix *grid;
     if (grid_path) {
         grid = gpc_cli_read_matrix(grid_path, p, "the kernel's hyperparameter vector");

@@ -59,11 +59,7 @@ static const struct option long_options[] = {
     {"max-iter", required_argument, NULL, OPT_MAX_ITER},
     {"model", required_argument, NULL, 'm'},
     {"params-out", required_argument, NULL, 'P'},
-    {"verbose", no_argument, NULL, 'v'},
-    {"quiet", no_argument, NULL, 'q'},
-    {"help", no_argument, NULL, 'h'},
-    {"version", no_argument, NULL, 'V'},
-    {NULL, 0, NULL, 0}};
+    GPC_CLI_COMMON_OPTIONS};
 
 typedef struct {
     const char *kernel, *lik, *params, *params_file, *how, *model, *params_out;
@@ -96,10 +92,6 @@ static void parse_options(int argc, char **argv, options *o)
         case 'h': usage();
         }
     }
-    if (argc - optind != 2)
-        gpc_cli_usage("expected two files, the inputs X and the labels Y");
-    if (strcmp(argv[optind], "-") == 0 && strcmp(argv[optind + 1], "-") == 0)
-        gpc_cli_usage("X and Y cannot both be standard input");
     if (strcmp(o->how, "ml") && strcmp(o->how, "map") && strcmp(o->how, "none"))
         gpc_cli_usage("--optimize: '%s' is not ml, map or none", o->how);
     if (o->opt.prior_sd <= 0)
@@ -112,24 +104,11 @@ int main(int argc, char **argv)
     options o = {"ard", "logistic", NULL, NULL, "ml", "-", NULL, {0}};
     gpc_cli_init(argc, argv);
     parse_options(argc, argv, &o);
-    const char *xpath = argv[optind], *ypath = argv[optind + 1];
-
-    gpc_lik lik;
-    if (gpc_lik_parse(o.lik, &lik) != GPC_OK)
-        gpc_cli_usage("%s", gpc_errmsg());
-    gsl_matrix *X = gpc_cli_read_matrix(xpath, 0, NULL);
+    gpc_lik lik = gpc_cli_lik(o.lik);
+    gsl_matrix *X;
     gsl_vector *y;
-    gpc_cli_check(gpc_labels_read_binary(ypath, &y));
-    if (y->size != X->size1)
-        gpc_die(GPC_EINPUT, "%s has %zu labels but %s has %zu rows; they must match",
-                gpc_cli_name(ypath), y->size, gpc_cli_name(xpath), X->size1);
-    gpc_kernel *k;
-    if (gpc_kernel_parse(o.kernel, X->size2, &k) != GPC_OK)
-        gpc_cli_usage("%s", gpc_errmsg());
-    if (o.params_file)
-        gpc_cli_params_file(k, o.params_file);
-    if (o.params)
-        gpc_cli_params(k, o.params);
+    gpc_cli_read_training(argc, argv, &X, &y);
+    gpc_kernel *k = gpc_cli_kernel(o.kernel, X->size2, o.params_file, o.params);
 
     size_t p = gpc_kernel_nparams(k);
     double *theta = malloc(p * sizeof *theta);

@@ -56,14 +56,16 @@ static void cholesky_lower(gsl_matrix *K, const char *kspec)
 }
 
 static const struct option long_options[] = {
-    {"kernel", required_argument, NULL, 'k'}, {"params", required_argument, NULL, 'p'},
-    {"params-file", required_argument, NULL, 'H'}, {"diag", no_argument, NULL, 'd'},
-    {"grad", required_argument, NULL, 'D'},   {"list", no_argument, NULL, 'L'},
+    {"kernel", required_argument, NULL, 'k'},
+    {"params", required_argument, NULL, 'p'},
+    {"params-file", required_argument, NULL, 'H'},
+    {"diag", no_argument, NULL, 'd'},
+    {"grad", required_argument, NULL, 'D'},
+    {"list", no_argument, NULL, 'L'},
     {"cholesky", no_argument, NULL, 'C'},
-    {"output", required_argument, NULL, 'o'}, {"format", required_argument, NULL, 'F'},
-    {"verbose", no_argument, NULL, 'v'},      {"quiet", no_argument, NULL, 'q'},
-    {"help", no_argument, NULL, 'h'},         {"version", no_argument, NULL, 'V'},
-    {NULL, 0, NULL, 0}};
+    {"output", required_argument, NULL, 'o'},
+    {"format", required_argument, NULL, 'F'},
+    GPC_CLI_COMMON_OPTIONS};
 
 int main(int argc, char **argv)
 {
@@ -98,13 +100,7 @@ int main(int argc, char **argv)
         gpc_cli_usage("X and XS cannot both be standard input");
 
     gsl_matrix *X = gpc_cli_read_matrix(xpath, 0, NULL);
-    gpc_kernel *k;
-    if (gpc_kernel_parse(kspec, X->size2, &k) != GPC_OK)
-        gpc_cli_usage("%s", gpc_errmsg());
-    if (params_file)
-        gpc_cli_params_file(k, params_file);
-    if (params)
-        gpc_cli_params(k, params);
+    gpc_kernel *k = gpc_cli_kernel(kspec, X->size2, params_file, params);
     if (list) {
         gpc_cli_params_write(k, out);
         return 0;

@@ -39,11 +39,12 @@ static void usage(void)
 enum { OPT_PLUGIN = 256 };
 
 static const struct option long_options[] = {
-    {"model", required_argument, NULL, 'm'},  {"columns", required_argument, NULL, 'c'},
-    {"plugin", no_argument, NULL, OPT_PLUGIN}, {"output", required_argument, NULL, 'o'},
-    {"format", required_argument, NULL, 'F'}, {"verbose", no_argument, NULL, 'v'},
-    {"quiet", no_argument, NULL, 'q'},        {"help", no_argument, NULL, 'h'},
-    {"version", no_argument, NULL, 'V'},      {NULL, 0, NULL, 0}};
+    {"model", required_argument, NULL, 'm'},
+    {"columns", required_argument, NULL, 'c'},
+    {"plugin", no_argument, NULL, OPT_PLUGIN},
+    {"output", required_argument, NULL, 'o'},
+    {"format", required_argument, NULL, 'F'},
+    GPC_CLI_COMMON_OPTIONS};
 
 typedef enum { COL_P, COL_PLUGIN, COL_MEAN, COL_VAR, COL_LABEL } column;
 static const char *const column_names[] = {"p", "plugin", "mean", "var", "label"};

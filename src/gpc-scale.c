@@ -34,11 +34,11 @@ static void usage(void)
 }
 
 static const struct option long_options[] = {
-    {"save", required_argument, NULL, 's'},   {"restore", required_argument, NULL, 'r'},
-    {"output", required_argument, NULL, 'o'}, {"format", required_argument, NULL, 'F'},
-    {"verbose", no_argument, NULL, 'v'},      {"quiet", no_argument, NULL, 'q'},
-    {"help", no_argument, NULL, 'h'},         {"version", no_argument, NULL, 'V'},
-    {NULL, 0, NULL, 0}};
+    {"save", required_argument, NULL, 's'},
+    {"restore", required_argument, NULL, 'r'},
+    {"output", required_argument, NULL, 'o'},
+    {"format", required_argument, NULL, 'F'},
+    GPC_CLI_COMMON_OPTIONS};
 
 /* Means (row 0) and sample standard deviations (row 1) of the columns. */
 static gsl_matrix *column_stats(const gsl_matrix *X)

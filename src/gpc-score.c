@@ -34,10 +34,9 @@ static void usage(void)
 enum { OPT_COLUMN = 256 };
 
 static const struct option long_options[] = {
-    {"column", required_argument, NULL, OPT_COLUMN}, {"table", no_argument, NULL, 't'},
-    {"verbose", no_argument, NULL, 'v'},      {"quiet", no_argument, NULL, 'q'},
-    {"help", no_argument, NULL, 'h'},         {"version", no_argument, NULL, 'V'},
-    {NULL, 0, NULL, 0}};
+    {"column", required_argument, NULL, OPT_COLUMN},
+    {"table", no_argument, NULL, 't'},
+    GPC_CLI_COMMON_OPTIONS};
 
 int main(int argc, char **argv)
 {

@@ -1,6 +1,7 @@
 #include "cli.h"
 
 #include <errno.h>
+#include <getopt.h>
 #include <locale.h>
 #include <math.h>
 #include <stdarg.h>
@@ -177,6 +178,41 @@ void gpc_cli_params_write(const gpc_kernel *k, const char *path)
 const char *gpc_cli_name(const char *path)
 {
     return !path || strcmp(path, "-") == 0 ? "<stdin>" : path;
+}
+
+void gpc_cli_read_training(int argc, char **argv, gsl_matrix **X, gsl_vector **y)
+{
+    if (argc - optind != 2)
+        gpc_cli_usage("expected two files, the inputs X and the labels Y");
+    const char *xpath = argv[optind], *ypath = argv[optind + 1];
+    if (strcmp(xpath, "-") == 0 && strcmp(ypath, "-") == 0)
+        gpc_cli_usage("X and Y cannot both be standard input");
+    *X = gpc_cli_read_matrix(xpath, 0, NULL);
+    gpc_cli_check(gpc_labels_read_binary(ypath, y));
+    if ((*y)->size != (*X)->size1)
+        gpc_die(GPC_EINPUT, "%s has %zu labels but %s has %zu rows; they must match",
+                gpc_cli_name(ypath), (*y)->size, gpc_cli_name(xpath), (*X)->size1);
+}
+
+gpc_lik gpc_cli_lik(const char *name)
+{
+    gpc_lik lik;
+    if (gpc_lik_parse(name, &lik) != GPC_OK)
+        gpc_cli_usage("%s", gpc_errmsg());
+    return lik;
+}
+
+gpc_kernel *gpc_cli_kernel(const char *spec, size_t dim, const char *params_file,
+                           const char *params)
+{
+    gpc_kernel *k;
+    if (gpc_kernel_parse(spec, dim, &k) != GPC_OK)
+        gpc_cli_usage("%s", gpc_errmsg());
+    if (params_file)
+        gpc_cli_params_file(k, params_file);
+    if (params)
+        gpc_cli_params(k, params);
+    return k;
 }
 
 void gpc_cli_check(int status)

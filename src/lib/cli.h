@@ -4,10 +4,18 @@
 #ifndef GPC_CLI_H
 #define GPC_CLI_H
 
+#include <getopt.h>
+
 #include <gsl/gsl_matrix.h>
 
 #include "kernel.h"
+#include "lik.h"
 #include "matio.h"
+
+/* The options every tool has, to end its getopt_long table with. */
+#define GPC_CLI_COMMON_OPTIONS                                                              \
+    {"verbose", no_argument, NULL, 'v'}, {"quiet", no_argument, NULL, 'q'},                  \
+    {"help", no_argument, NULL, 'h'}, {"version", no_argument, NULL, 'V'}, {NULL, 0, NULL, 0}
 
 /* Set the program name, the C locale and a non-aborting GSL error handler. */
 void gpc_cli_init(int argc, char **argv);
@@ -36,6 +44,19 @@ void gpc_cli_params_write(const gpc_kernel *k, const char *path);
 
 /* "<stdin>" for "-" or NULL, else path: how messages name a file. */
 const char *gpc_cli_name(const char *path);
+
+/* The training set named by the two remaining arguments, inputs X and
+ * labels Y: checks their number, that they are not both standard input, and
+ * that their row counts match; dies otherwise. */
+void gpc_cli_read_training(int argc, char **argv, gsl_matrix **X, gsl_vector **y);
+
+/* The likelihood by name, or a usage error. */
+gpc_lik gpc_cli_lik(const char *name);
+
+/* The kernel for spec and inputs of dimension dim, its hyperparameters set
+ * from params_file and then params (either may be NULL); dies on errors. */
+gpc_kernel *gpc_cli_kernel(const char *spec, size_t dim, const char *params_file,
+                           const char *params);
 
 /* Die with the matching status after a failed library call. */
 void gpc_cli_check(int status);
