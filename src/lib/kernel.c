@@ -75,13 +75,20 @@ static int parse_cols(const char *s, size_t dim, size_t **cols, size_t *ncols)
             c[n++] = (size_t)(j - 1);
         }
         p = end;
-        if (*p == ',')
+        if (*p == ',' && p[1] != '\0')
             p++;
         else if (*p)
             goto bad;
     }
     if (n == 0)
         goto bad;
+    for (size_t i = 0; i < n; i++) /* a repeated column would repeat a name */
+        for (size_t j = 0; j < i; j++)
+            if (c[i] == c[j]) {
+                free(c);
+                return gpc_fail(GPC_EUSAGE, "kernel columns '%s': column %zu appears twice", s,
+                                c[i] + 1);
+            }
     *cols = c;
     *ncols = n;
     return GPC_OK;
@@ -183,6 +190,11 @@ int gpc_kernel_parse(const char *spec, size_t dim, gpc_kernel **out)
     if (k->spec[0] == '\0') {
         free(k);
         return gpc_fail(GPC_EUSAGE, "empty kernel spec (try ard)");
+    }
+    size_t len = strlen(k->spec);
+    if (k->spec[0] == '+' || k->spec[len - 1] == '+' || strstr(k->spec, "++")) {
+        free(k);
+        return gpc_fail(GPC_EUSAGE, "kernel spec '%s' has an empty term", spec);
     }
     char *copy = strdup(k->spec), *save = NULL;
     int rc = GPC_OK;
