@@ -13,6 +13,7 @@
 #include "kernel.h"
 #include "laplace.h"
 #include "lik.h"
+#include "matio.h"
 #include "tap.h"
 
 /* A small problem: n points in d dims, labels from a noisy linear rule. */
@@ -298,6 +299,108 @@ static void test_large_scale(gsl_rng *r)
     gsl_vector_free(y);
 }
 
+/* Columns to zero mean and unit sample sd with the statistics of `by`. */
+static void standardise(gsl_matrix *X, const gsl_matrix *by)
+{
+    for (size_t l = 0; l < X->size2; l++) {
+        double m = 0, ss = 0;
+        for (size_t i = 0; i < by->size1; i++)
+            m += gsl_matrix_get(by, i, l) / by->size1;
+        for (size_t i = 0; i < by->size1; i++)
+            ss += pow(gsl_matrix_get(by, i, l) - m, 2);
+        double sd = sqrt(ss / (by->size1 - 1));
+        for (size_t i = 0; i < X->size1; i++)
+            gsl_matrix_set(X, i, l, (gsl_matrix_get(X, i, l) - m) / sd);
+    }
+}
+
+/* Standardised Pima (200 training, 332 test cases) at fixed hyperparameters:
+ * the evidence against the dense reference, the gradient against central
+ * differences, and the test probabilities against the dense latent moments. */
+static void test_pima(void)
+{
+    gsl_matrix *X, *Xs;
+    gsl_vector *y;
+    if (gpc_matrix_read("data/pima/X-train.txt", &X, NULL) != GPC_OK ||
+        gpc_matrix_read("data/pima/X-test.txt", &Xs, NULL) != GPC_OK ||
+        gpc_labels_read_binary("data/pima/y-train.txt", &y) != GPC_OK) {
+        TEST_OK(0, "Pima data readable: %s", gpc_errmsg());
+        return;
+    }
+    standardise(Xs, X);
+    standardise(X, X);
+    size_t n = X->size1, m = Xs->size1;
+    gpc_kernel *k;
+    gpc_kernel_parse("ard", X->size2, &k);
+    double th[8] = {1.5, -3, -2, -4, -3.5, -2.5, -3, -2.5}, g[8], z, zp, zm;
+    gpc_kernel_set_params(k, th);
+    gpc_laplace *w = gpc_laplace_alloc(n, 8, GPC_LIK_LOGISTIC);
+    gpc_laplace_evidence(w, k, X, y, &z, g);
+    gsl_vector *fn = gsl_vector_alloc(n);
+    TEST_CLOSE(z, naive_evidence(GPC_LIK_LOGISTIC, w->K, y, fn), 1e-11, 0,
+               "Pima: log evidence equals the dense formula");
+    double worst = 0;
+    for (size_t j = 0; j < 8; j++) {
+        double h = 1e-5, t0 = th[j];
+        th[j] = t0 + h;
+        gpc_kernel_set_params(k, th);
+        gpc_laplace_evidence(w, k, X, y, &zp, NULL);
+        th[j] = t0 - h;
+        gpc_kernel_set_params(k, th);
+        gpc_laplace_evidence(w, k, X, y, &zm, NULL);
+        th[j] = t0;
+        gpc_kernel_set_params(k, th);
+        worst = fmax(worst, fabs(g[j] - (zp - zm) / (2 * h)) / (1e-3 + fabs(g[j])));
+    }
+    TEST_OK(worst < 1e-6, "Pima: gradient against central differences (worst relative %.2g)",
+            worst);
+
+    /* dense latent moments: mean k*' d1, var k** - k*' (K + W^-1)^-1 k* */
+    gpc_laplace_evidence(w, k, X, y, &z, NULL);
+    gsl_matrix *Ks = gsl_matrix_alloc(n, m), *Ks2 = gsl_matrix_alloc(n, m),
+               *A = gsl_matrix_alloc(n, n);
+    gsl_vector *kss = gsl_vector_alloc(m), *mu = gsl_vector_alloc(m), *var = gsl_vector_alloc(m),
+               *col = gsl_vector_alloc(n), *sol = gsl_vector_alloc(n);
+    gpc_kernel_cross(k, X, Xs, Ks);
+    gsl_matrix_memcpy(Ks2, Ks);
+    gpc_kernel_diag(k, Xs, kss);
+    gpc_laplace_predict(w, Ks, kss, mu, var);
+    gsl_matrix_memcpy(A, w->K);
+    for (size_t i = 0; i < n; i++)
+        gsl_matrix_set(A, i, i, gsl_matrix_get(A, i, i) + 1.0 / gsl_vector_get(w->W, i));
+    gsl_permutation *perm = gsl_permutation_alloc(n);
+    int sign;
+    gsl_linalg_LU_decomp(A, perm, &sign);
+    double worst_p = 0;
+    for (size_t c = 0; c < m; c++) {
+        gsl_matrix_get_col(col, Ks2, c);
+        double mean, q;
+        gsl_blas_ddot(col, w->d1, &mean);
+        gsl_linalg_LU_solve(A, perm, col, sol);
+        gsl_blas_ddot(col, sol, &q);
+        double p_dense = gpc_lik_predict(GPC_LIK_LOGISTIC, mean, gsl_vector_get(kss, c) - q);
+        double p = gpc_lik_predict(GPC_LIK_LOGISTIC, gsl_vector_get(mu, c),
+                                   gsl_vector_get(var, c));
+        worst_p = fmax(worst_p, fabs(p - p_dense));
+    }
+    TEST_CLOSE(worst_p, 0, 0, 1e-10, "Pima: test probabilities equal the dense formula");
+    gsl_permutation_free(perm);
+    gsl_matrix_free(Ks);
+    gsl_matrix_free(Ks2);
+    gsl_matrix_free(A);
+    gsl_vector_free(kss);
+    gsl_vector_free(mu);
+    gsl_vector_free(var);
+    gsl_vector_free(col);
+    gsl_vector_free(sol);
+    gsl_vector_free(fn);
+    gpc_laplace_free(w);
+    gpc_kernel_free(k);
+    gsl_matrix_free(X);
+    gsl_matrix_free(Xs);
+    gsl_vector_free(y);
+}
+
 int main(void)
 {
     gpc_gsl_quiet();
@@ -314,6 +417,7 @@ int main(void)
     }
     test_warm_start(r);
     test_large_scale(r);
+    test_pima();
     gsl_rng_free(r);
     return tap_done();
 }
