@@ -1,6 +1,11 @@
 #include "evidence.h"
 
+#include <math.h>
 #include <stdlib.h>
+
+#include <gsl/gsl_math.h>
+
+#include "err.h"
 
 gpc_evidence *gpc_evidence_alloc(const gpc_kernel *k, const gsl_matrix *X, const gsl_vector *y,
                                  gpc_lik lik)
@@ -21,6 +26,35 @@ void gpc_evidence_free(gpc_evidence *e)
     gpc_laplace_free(e->laplace);
     free(e);
 }
+
+void gpc_evidence_forget(gpc_evidence *e) { e->laplace->has_mode = 0; }
+
+double gpc_log_prior_normal(size_t p, const double *theta, double mean, double sd, double *grad)
+{
+    double s = 0.0, var = sd * sd;
+    for (size_t j = 0; j < p; j++) {
+        double d = theta[j] - mean;
+        s += -0.5 * d * d / var - log(sd) - 0.5 * log(2.0 * M_PI);
+        if (grad)
+            grad[j] -= d / var;
+    }
+    return s;
+}
+
+int gpc_posterior_eval(void *ctx, const double *theta, double *U, double *grad, double *aux)
+{
+    gpc_posterior *post = ctx;
+    size_t p = gpc_kernel_nparams(post->evidence->kernel);
+    int st = gpc_evidence_eval(post->evidence, theta, aux, grad);
+    if (st != GPC_OK)
+        return st;
+    *U = -(*aux + gpc_log_prior_normal(p, theta, post->prior_mean, post->prior_sd, grad));
+    for (size_t j = 0; j < p; j++)
+        grad[j] = -grad[j];
+    return GPC_OK;
+}
+
+void gpc_posterior_restart(void *ctx) { gpc_evidence_forget(((gpc_posterior *)ctx)->evidence); }
 
 int gpc_evidence_eval(void *ctx, const double *theta, double *value, double *grad)
 {

@@ -196,6 +196,7 @@ int gpc_laplace_mode(gpc_laplace *w, const gsl_vector *y)
 {
     int converged = 0, status;
     w->chol_valid = 0;
+    gpc_parallel_blas(w->n);
     if ((status = check_kernel(w)) != GPC_OK)
         return status;
     start_point(w, y);
@@ -221,6 +222,7 @@ int gpc_laplace_mode(gpc_laplace *w, const gsl_vector *y)
 int gpc_laplace_set_mode(gpc_laplace *w, const gsl_vector *y, const gsl_vector *f)
 {
     int status;
+    gpc_parallel_blas(w->n);
     gsl_vector_memcpy(w->f, f);
     double ll = log_lik(w, y, w->f, 1);
     gsl_vector_memcpy(w->a, w->d1); /* at the mode, K^-1 f = grad log p(y|f) */

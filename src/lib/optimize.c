@@ -10,6 +10,7 @@
 #include <gsl/gsl_rng.h>
 
 #include "err.h"
+#include "evidence.h"
 
 void gpc_optimize_defaults(gpc_optimize_opts *o)
 {
@@ -28,14 +29,7 @@ double gpc_optimize_log_prior(const gpc_optimize_opts *o, size_t p, const double
 {
     if (!o->use_prior)
         return 0.0;
-    double s = 0.0, var = o->prior_sd * o->prior_sd;
-    for (size_t j = 0; j < p; j++) {
-        double d = theta[j] - o->prior_mean;
-        s += -0.5 * d * d / var - log(o->prior_sd) - 0.5 * log(2.0 * M_PI);
-        if (grad)
-            grad[j] -= d / var;
-    }
-    return s;
+    return gpc_log_prior_normal(p, theta, o->prior_mean, o->prior_sd, grad);
 }
 
 /* GSL minimises; we hand it minus the objective.  GSL asks for f, df and fdf

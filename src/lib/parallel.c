@@ -1,0 +1,13 @@
+#include "parallel.h"
+
+/* OpenBLAS's own thread control (libopenblas exports these). */
+void openblas_set_num_threads(int n);
+int openblas_get_num_threads(void);
+
+void gpc_parallel_blas(size_t n)
+{
+    static int all = 0; /* the number OpenBLAS chose at start-up */
+    if (all == 0)
+        all = openblas_get_num_threads();
+    openblas_set_num_threads(n >= GPC_PARALLEL_MIN_ROWS ? all : 1);
+}

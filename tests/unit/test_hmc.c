@@ -1,0 +1,223 @@
+/* Hybrid Monte Carlo: moments of known targets through the sampler's own
+ * code path, energy error falling as the square of the step size, exact
+ * reproducibility and extension, and a GPC posterior over two hyperparameters
+ * against brute-force quadrature on a grid. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <gsl/gsl_rng.h>
+
+#include "err.h"
+#include "evidence.h"
+#include "hmc.h"
+#include "tap.h"
+
+/* U = sum_j theta_j^2 / (2 s_j^2) + c theta_0^4 / 4 (c = 0: Gaussian). */
+typedef struct {
+    double s[2], c;
+} target;
+
+static int target_eval(void *ctx, const double *th, double *U, double *g, double *aux)
+{
+    const target *t = ctx;
+    *U = t->c * pow(th[0], 4) / 4;
+    for (int j = 0; j < 2; j++) {
+        *U += th[j] * th[j] / (2 * t->s[j] * t->s[j]);
+        g[j] = th[j] / (t->s[j] * t->s[j]);
+    }
+    g[0] += t->c * pow(th[0], 3);
+    *aux = -*U;
+    return GPC_OK;
+}
+
+/* Mean of x[0..n) and its Monte Carlo standard error by 25 batch means. */
+static void batch_mean(const double *x, size_t n, double *mean, double *se)
+{
+    size_t nb = 25, bl = n / nb;
+    double m = 0, bm[25], v = 0;
+    for (size_t b = 0; b < nb; b++) {
+        bm[b] = 0;
+        for (size_t i = b * bl; i < (b + 1) * bl; i++)
+            bm[b] += x[i] / bl;
+        m += bm[b] / nb;
+    }
+    for (size_t b = 0; b < nb; b++)
+        v += (bm[b] - m) * (bm[b] - m) / (nb - 1);
+    *mean = m;
+    *se = sqrt(v / nb);
+}
+
+static void test_gaussian(double persistence)
+{
+    target t = {{1.0, 2.0}, 0.0};
+    gpc_potential U = {target_eval, NULL, &t};
+    gpc_hmc_opts o = {0.3, 7, persistence, 5};
+    gpc_hmc *h = gpc_hmc_alloc(2);
+    double th0[2] = {3.0, -3.0};
+    gpc_hmc_set_state(h, th0, NULL, 0);
+    size_t n = 20000;
+    double *x = malloc(4 * n * sizeof *x);
+    for (size_t i = 0; i < n; i++) {
+        gpc_hmc_iterate(h, &U, &o);
+        x[i] = h->theta[0];
+        x[n + i] = h->theta[1];
+        x[2 * n + i] = h->theta[0] * h->theta[0];
+        x[3 * n + i] = h->theta[1] * h->theta[1];
+    }
+    const double want[4] = {0, 0, 1, 4};
+    const char *what[4] = {"mean theta_0", "mean theta_1", "E theta_0^2", "E theta_1^2"};
+    for (int k = 0; k < 4; k++) {
+        double m, se;
+        batch_mean(x + k * n, n, &m, &se);
+        TEST_CLOSE(m, want[k], 0, 4 * se, "Gaussian target, persistence %g: %s = %.4f +- %.4f",
+                   persistence, what[k], m, se);
+    }
+    TEST_OK(h->n_accepted > (long)n / 2, "Gaussian target: acceptance %.2f",
+            (double)h->n_accepted / n);
+    free(x);
+    gpc_hmc_free(h);
+}
+
+/* The leapfrog energy error over a fixed trajectory length scales as eps^2. */
+static void test_energy_error(void)
+{
+    target t = {{1.0, 0.7}, 0.5};
+    gpc_potential U = {target_eval, NULL, &t};
+    gpc_hmc *h = gpc_hmc_alloc(2);
+    double th0[2] = {0.8, -0.4}, mom[2] = {1.1, 0.6}, dH[3];
+    gpc_hmc_set_state(h, th0, NULL, 0);
+    for (int k = 0; k < 3; k++) {
+        gpc_hmc_opts o = {0.2 / (1 << k), 5 << k, 0.0, 1};
+        gpc_hmc_energy_error(h, &U, &o, mom, &dH[k]);
+    }
+    TEST_CLOSE(dH[0] / dH[1], 4.0, 0.15, 0, "energy error ratio for eps 0.2 -> 0.1: %.3f",
+               dH[0] / dH[1]);
+    TEST_CLOSE(dH[1] / dH[2], 4.0, 0.05, 0, "energy error ratio for eps 0.1 -> 0.05: %.3f",
+               dH[1] / dH[2]);
+    gpc_hmc_free(h);
+}
+
+/* Same seed, same chain; a chain continued from its state after 30
+ * iterations equals one run of 50. */
+static void test_reproducible(double persistence)
+{
+    target t = {{1.0, 2.0}, 0.3};
+    gpc_potential U = {target_eval, NULL, &t};
+    gpc_hmc_opts o = {0.3, 5, persistence, 42};
+    double th0[2] = {1.0, 1.0}, a[50][2], b[50][2];
+    gpc_hmc *h = gpc_hmc_alloc(2);
+    gpc_hmc_set_state(h, th0, NULL, 0);
+    for (int i = 0; i < 50; i++) {
+        gpc_hmc_iterate(h, &U, &o);
+        memcpy(a[i], h->theta, sizeof a[i]);
+    }
+    gpc_hmc *g = gpc_hmc_alloc(2);
+    gpc_hmc_set_state(g, th0, NULL, 0);
+    for (int i = 0; i < 30; i++) {
+        gpc_hmc_iterate(g, &U, &o);
+        memcpy(b[i], g->theta, sizeof b[i]);
+    }
+    gpc_hmc *e = gpc_hmc_alloc(2);
+    gpc_hmc_set_state(e, g->theta, g->mom, g->iteration);
+    for (int i = 30; i < 50; i++) {
+        gpc_hmc_iterate(e, &U, &o);
+        memcpy(b[i], e->theta, sizeof b[i]);
+    }
+    TEST_OK(memcmp(a, b, sizeof a) == 0,
+            "persistence %g: a chain extended after 30 iterations equals one run of 50",
+            persistence);
+    gpc_hmc_opts o2 = o;
+    o2.seed = 43;
+    gpc_hmc_set_state(g, th0, NULL, 0);
+    for (int i = 0; i < 50; i++)
+        gpc_hmc_iterate(g, &U, &o2);
+    TEST_OK(memcmp(g->theta, a[49], sizeof a[49]) != 0, "another seed, another chain");
+    gpc_hmc_free(h);
+    gpc_hmc_free(g);
+    gpc_hmc_free(e);
+}
+
+/* GPC with kernel 'se' (log_v0, log_w) on a small 1-D problem: posterior
+ * means of both under HMC against quadrature of q(y|theta) p(theta) on a
+ * fine grid. */
+static void test_gpc_posterior(void)
+{
+    size_t n = 24;
+    gsl_matrix *X = gsl_matrix_alloc(n, 1);
+    gsl_vector *y = gsl_vector_alloc(n);
+    gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+    gsl_rng_set(r, 9);
+    for (size_t i = 0; i < n; i++) {
+        double x = 4.0 * gsl_rng_uniform(r) - 2.0;
+        gsl_matrix_set(X, i, 0, x);
+        gsl_vector_set(y, i, sin(2 * x) + 0.6 * (gsl_rng_uniform(r) - 0.5) > 0 ? 1 : -1);
+    }
+    gpc_kernel *k;
+    gpc_kernel_parse("se", 1, &k);
+    gpc_evidence *ev = gpc_evidence_alloc(k, X, y, GPC_LIK_LOGISTIC);
+    gpc_posterior post = {ev, 0.0, 1.5};
+    gpc_potential U = {gpc_posterior_eval, gpc_posterior_restart, &post};
+
+    /* quadrature: grid over [-6, 6]^2, step 0.1 (the posterior lies well inside) */
+    double h = 0.1, lo = -6.0, zmax = -HUGE_VAL, s0 = 0, s1 = 0, s2 = 0;
+    int m = 121;
+    double *lz = malloc(m * m * sizeof *lz), g[2], aux;
+    for (int i = 0; i < m; i++)
+        for (int j = 0; j < m; j++) {
+            double th[2] = {lo + i * h, lo + j * h}, u;
+            gpc_posterior_eval(&post, th, &u, g, &aux);
+            lz[i * m + j] = -u;
+            zmax = fmax(zmax, -u);
+        }
+    for (int i = 0; i < m; i++)
+        for (int j = 0; j < m; j++) {
+            double wgt = exp(lz[i * m + j] - zmax);
+            s0 += wgt;
+            s1 += wgt * (lo + i * h);
+            s2 += wgt * (lo + j * h);
+        }
+    double want[2] = {s1 / s0, s2 / s0};
+
+    gpc_hmc *hm = gpc_hmc_alloc(2);
+    double th0[2] = {0.0, 0.0};
+    gpc_hmc_set_state(hm, th0, NULL, 0);
+    gpc_hmc_opts o = {0.3, 10, 0.0, 3};
+    size_t burn = 100, iters = 2500;
+    double *x = malloc(2 * iters * sizeof *x);
+    for (size_t i = 0; i < burn + iters; i++) {
+        gpc_hmc_iterate(hm, &U, &o);
+        if (i >= burn) {
+            x[i - burn] = hm->theta[0];
+            x[iters + i - burn] = hm->theta[1];
+        }
+    }
+    const char *names[2] = {"log_v0", "log_w"};
+    for (int j = 0; j < 2; j++) {
+        double mean, se;
+        batch_mean(x + j * iters, iters, &mean, &se);
+        TEST_CLOSE(mean, want[j], 0, 4 * se + 0.01,
+                   "GPC posterior mean of %s: HMC %.4f +- %.4f, quadrature %.4f", names[j],
+                   mean, se, want[j]);
+    }
+    free(x);
+    free(lz);
+    gpc_hmc_free(hm);
+    gpc_evidence_free(ev);
+    gpc_kernel_free(k);
+    gsl_matrix_free(X);
+    gsl_vector_free(y);
+    gsl_rng_free(r);
+}
+
+int main(void)
+{
+    gpc_gsl_quiet();
+    test_gaussian(0.0);
+    test_gaussian(0.8);
+    test_energy_error();
+    test_reproducible(0.0);
+    test_reproducible(0.8);
+    test_gpc_posterior();
+    return tap_done();
+}
