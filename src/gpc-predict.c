@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "chain.h"
 #include "cli.h"
 #include "err.h"
 #include "matio.h"
@@ -23,6 +24,13 @@ static void usage(void)
            "                        mean), mean, var (latent mean and variance), label\n"
            "                        (+1 if p >= 1/2, else -1); default p,mean,var,label\n"
            "      --plugin          use the plug-in probability for p and label\n"
+           "      --chain=FILE      average over the hyperparameter samples of a chain\n"
+           "                        from gpc-hmc (run on the model's training data):\n"
+           "                        p and plugin are averaged, mean and var are the\n"
+           "                        moments of the latent mixture\n"
+           "  -b, --burn=B          with --chain: samples to discard first (default: the\n"
+           "                        first third)\n"
+           "      --thin=T          with --chain: use every T-th sample (default 1)\n"
            "  -o, --output=FILE     write here (default: standard output)\n"
            "  -F, --format=FMT      output format: text (default) or npy\n"
            "  -q, --quiet           no messages except errors\n"
@@ -36,12 +44,15 @@ static void usage(void)
     exit(0);
 }
 
-enum { OPT_PLUGIN = 256 };
+enum { OPT_PLUGIN = 256, OPT_CHAIN, OPT_THIN };
 
 static const struct option long_options[] = {
     {"model", required_argument, NULL, 'm'},
     {"columns", required_argument, NULL, 'c'},
     {"plugin", no_argument, NULL, OPT_PLUGIN},
+    {"chain", required_argument, NULL, OPT_CHAIN},
+    {"burn", required_argument, NULL, 'b'},
+    {"thin", required_argument, NULL, OPT_THIN},
     {"output", required_argument, NULL, 'o'},
     {"format", required_argument, NULL, 'F'},
     GPC_CLI_COMMON_OPTIONS};
@@ -70,17 +81,86 @@ static size_t parse_columns(const char *list, column *cols)
     return n;
 }
 
+/* Per test case, averaged over the hyperparameter samples used: p, the
+ * plug-in probability, and the latent mixture's first two moments. */
+typedef struct {
+    gsl_vector *p, *plugin, *mean, *second;
+    size_t samples;
+} averages;
+
+static averages averages_alloc(size_t n)
+{
+    averages a = {gsl_vector_calloc(n), gsl_vector_calloc(n), gsl_vector_calloc(n),
+                  gsl_vector_calloc(n), 0};
+    return a;
+}
+
+static void averages_free(averages *a)
+{
+    gsl_vector_free(a->p);
+    gsl_vector_free(a->plugin);
+    gsl_vector_free(a->mean);
+    gsl_vector_free(a->second);
+}
+
+/* Predict with the model's current hyperparameters and mode; add to a. */
+static void accumulate(const gpc_model *m, const gsl_matrix *Xs, averages *a)
+{
+    size_t n = Xs->size1;
+    gsl_vector *mean = gsl_vector_alloc(n), *var = gsl_vector_alloc(n), *p = gsl_vector_alloc(n);
+    gpc_cli_check(gpc_model_predict(m, Xs, mean, var, p));
+    for (size_t i = 0; i < n; i++) {
+        double mu = gsl_vector_get(mean, i), v = gsl_vector_get(var, i);
+        *gsl_vector_ptr(a->p, i) += gsl_vector_get(p, i);
+        *gsl_vector_ptr(a->plugin, i) += exp(gpc_lik_logp(m->lik, 1.0, mu, NULL, NULL, NULL));
+        *gsl_vector_ptr(a->mean, i) += mu;
+        *gsl_vector_ptr(a->second, i) += v + mu * mu;
+    }
+    a->samples++;
+    gsl_vector_free(mean);
+    gsl_vector_free(var);
+    gsl_vector_free(p);
+}
+
+/* The chain's samples after burn-in, every thin-th, refitted and averaged. */
+static void accumulate_chain(gpc_model *m, const char *path, long burn, long thin,
+                             const gsl_matrix *Xs, averages *a)
+{
+    gpc_chain *ch;
+    gpc_cli_check(gpc_chain_read(path, &ch));
+    if (strcmp(ch->set.kernel, gpc_kernel_spec(m->kernel)) != 0 || ch->set.lik != m->lik ||
+        ch->set.dim != m->X->size2 || ch->set.data_hash != gpc_chain_data_hash(m->X, m->y))
+        gpc_die(GPC_EINPUT, "%s: the chain is not for this model (kernel, likelihood or "
+                "training data differ); fit the model on the chain's data with -k '%s'",
+                path, ch->set.kernel);
+    size_t first = burn >= 0 ? (size_t)burn : ch->rows / 3;
+    if (first >= ch->rows)
+        gpc_die(GPC_EINPUT, "%s: no samples left after a burn-in of %zu", path, first);
+    size_t total = (ch->rows - first + (size_t)thin - 1) / (size_t)thin, done = 0;
+    for (size_t r = first; r < ch->rows; r += (size_t)thin) {
+        gpc_cli_check(gpc_model_refit(m, ch->theta + r * ch->p));
+        accumulate(m, Xs, a);
+        if (++done % 20 == 0)
+            gpc_info(1, "%zu of %zu samples", done, total);
+    }
+    gpc_chain_free(ch);
+}
+
 int main(int argc, char **argv)
 {
-    const char *model_path = NULL, *out = "-", *columns = "p,mean,var,label";
+    const char *model_path = NULL, *chain_path = NULL, *out = "-", *columns = "p,mean,var,label";
     int plugin = 0, c;
+    long burn = -1, thin = 1;
     gpc_format fmt = GPC_FMT_TEXT;
     gpc_cli_init(argc, argv);
-    while ((c = getopt_long(argc, argv, "m:c:o:F:vqhV", long_options, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "m:b:c:o:F:vqhV", long_options, NULL)) != -1) {
         if (gpc_cli_common(c, optarg, &fmt))
             continue;
         switch (c) {
         case 'm': model_path = optarg; break;
+        case OPT_CHAIN: chain_path = optarg; break;
+        case 'b': burn = gpc_cli_long("--burn", optarg, 0, 100000000); break;
+        case OPT_THIN: thin = gpc_cli_long("--thin", optarg, 1, 100000000); break;
         case 'c': columns = optarg; break;
         case 'o': out = optarg; break;
         case OPT_PLUGIN: plugin = 1; break;
@@ -91,6 +171,8 @@ int main(int argc, char **argv)
         gpc_cli_usage("a model is required (-m FILE, as written by gpc-fit)");
     if (argc - optind > 1)
         gpc_cli_usage("expected at most one input file");
+    if (!chain_path && (burn >= 0 || thin != 1))
+        gpc_cli_usage("--burn and --thin apply to --chain");
     column cols[MAX_COLUMNS];
     size_t ncols = parse_columns(columns, cols);
     const char *xpath = optind < argc ? argv[optind] : "-";
@@ -101,21 +183,24 @@ int main(int argc, char **argv)
     gpc_cli_check(gpc_model_read(model_path, &m));
     gsl_matrix *Xs = gpc_cli_read_matrix(xpath, m->X->size2, "the model's inputs");
     size_t n = Xs->size1;
-    gsl_vector *mean = gsl_vector_alloc(n), *var = gsl_vector_alloc(n), *p = gsl_vector_alloc(n);
-    gpc_cli_check(gpc_model_predict(m, Xs, mean, var, p));
+    averages a = averages_alloc(n);
+    if (chain_path)
+        accumulate_chain(m, chain_path, burn, thin, Xs, &a);
+    else
+        accumulate(m, Xs, &a);
 
     gsl_matrix *res = gsl_matrix_alloc(n, ncols);
+    double k = 1.0 / (double)a.samples;
     for (size_t i = 0; i < n; i++) {
-        double mu = gsl_vector_get(mean, i);
-        double pl = exp(gpc_lik_logp(m->lik, 1.0, mu, NULL, NULL, NULL));
-        double pi = plugin ? pl : gsl_vector_get(p, i);
+        double mu = k * gsl_vector_get(a.mean, i), pl = k * gsl_vector_get(a.plugin, i);
+        double pi = plugin ? pl : k * gsl_vector_get(a.p, i);
         for (size_t j = 0; j < ncols; j++) {
             double v = 0.0;
             switch (cols[j]) {
             case COL_P: v = pi; break;
             case COL_PLUGIN: v = pl; break;
             case COL_MEAN: v = mu; break;
-            case COL_VAR: v = gsl_vector_get(var, i); break;
+            case COL_VAR: v = fmax(0.0, k * gsl_vector_get(a.second, i) - mu * mu); break;
             case COL_LABEL: v = pi >= 0.5 ? 1.0 : -1.0; break;
             }
             gsl_matrix_set(res, i, j, v);
@@ -124,9 +209,7 @@ int main(int argc, char **argv)
     gpc_cli_write_matrix(out, res, fmt);
     gsl_matrix_free(res);
     gsl_matrix_free(Xs);
-    gsl_vector_free(mean);
-    gsl_vector_free(var);
-    gsl_vector_free(p);
+    averages_free(&a);
     gpc_model_free(m);
     return 0;
 }

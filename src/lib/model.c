@@ -223,6 +223,17 @@ int gpc_model_read(const char *path, gpc_model **out)
     return GPC_OK;
 }
 
+int gpc_model_refit(gpc_model *m, const double *theta)
+{
+    gpc_kernel_set_params(m->kernel, theta);
+    gpc_laplace *w = gpc_laplace_alloc(m->X->size1, 0, m->lik);
+    int st = gpc_laplace_evidence(w, m->kernel, m->X, m->y, &m->log_evidence, NULL);
+    if (st == GPC_OK)
+        gsl_vector_memcpy(m->f, w->f);
+    gpc_laplace_free(w);
+    return st;
+}
+
 /* ---- prediction -------------------------------------------------------- */
 
 #define PREDICT_BLOCK 512 /* test cases per block: bounds the n x m workspace */

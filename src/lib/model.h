@@ -51,4 +51,8 @@ int gpc_model_read(const char *path, gpc_model **out);
 int gpc_model_predict(const gpc_model *m, const gsl_matrix *Xs, gsl_vector *mean,
                       gsl_vector *var, gsl_vector *prob);
 
+/* Set the hyperparameters to theta and find the latent mode there afresh
+ * (updating f and log_evidence), e.g. for each sample of a chain. */
+int gpc_model_refit(gpc_model *m, const double *theta);
+
 #endif
