@@ -401,17 +401,40 @@ static const double *row(const gsl_matrix *X, size_t i) { return X->data + i * X
 /* The O(n^2) loops below run their rows in parallel.  Every entry is computed
  * by one thread from the same operands, so results do not depend on the
  * number of threads. */
+/* Add one term's values k(x_i, x_j), j <= i, to Ki[0..i].  The ARD term,
+ * the common case, has its own loop without a call per pair. */
+static void add_term_row(const gpc_kernel *k, const term *t, const gsl_matrix *X, size_t i,
+                         double *Ki)
+{
+    const double *eth = k->etheta + t->offset, *xi = row(X, i);
+    if (t->type != T_ARD) {
+        for (size_t j = 0; j <= i; j++)
+            Ki[j] += term_pair(t, eth, xi, row(X, j), i == j, NULL);
+        return;
+    }
+    for (size_t j = 0; j <= i; j++) {
+        const double *xj = row(X, j);
+        double q = 0.0;
+        for (size_t l = 0; l < t->ncols; l++) {
+            double d = xi[t->cols[l]] - xj[t->cols[l]];
+            q += eth[1 + l] * d * d;
+        }
+        Ki[j] += eth[0] * exp(-0.5 * q);
+    }
+}
+
 void gpc_kernel_matrix(const gpc_kernel *k, const gsl_matrix *X, gsl_matrix *K)
 {
     size_t n = X->size1;
 #pragma omp parallel for schedule(dynamic, 16) if (n >= GPC_PARALLEL_MIN_ROWS)
     for (size_t i = 0; i < n; i++) {
         double *Ki = K->data + i * K->tda;
-        for (size_t j = 0; j <= i; j++) {
-            double v = kernel_pair(k, row(X, i), row(X, j), i == j);
-            Ki[j] = v;
-            K->data[j * K->tda + i] = v;
-        }
+        for (size_t j = 0; j <= i; j++)
+            Ki[j] = 0.0;
+        for (size_t t = 0; t < k->nterms; t++)
+            add_term_row(k, &k->terms[t], X, i, Ki);
+        for (size_t j = 0; j < i; j++)
+            K->data[j * K->tda + i] = Ki[j];
     }
 }
 
