@@ -22,7 +22,7 @@ LDLIBS      = $(GSL_LIBDIR) -lgsl $(BLAS_LIBS) -lm
 
 VERSION := $(shell cat VERSION)
 
-TOOLS   = gpc-kernel gpc-fit gpc-predict gpc-evidence gpc-scale gpc-score
+TOOLS   = gpc-kernel gpc-fit gpc-predict gpc-evidence gpc-hmc gpc-scale gpc-score
 LIB_SRC = $(wildcard src/lib/*.c)
 LIB_OBJ = $(LIB_SRC:src/lib/%.c=build/lib/%.o)
 LIB     = build/libgpc.a
@@ -30,7 +30,7 @@ BINS    = $(TOOLS:%=bin/%)
 UNIT_SRC = $(wildcard tests/unit/test_*.c)
 UNIT_BIN = $(UNIT_SRC:tests/unit/%.c=build/tests/%)
 
-.PHONY: all check unit cli demo bench deps install uninstall clean
+.PHONY: all check unit cli demo bench table-bw97 deps install uninstall clean
 all: $(BINS)
 
 build/lib/%.o: src/lib/%.c | build/lib
@@ -57,6 +57,12 @@ demo: deps
 	@$(MAKE) --no-print-directory all
 	@sh scripts/demo.sh
 
+# Barber & Williams (1997), Table 1 by HMC and MAP (about a minute).
+table-bw97: deps
+	@sh scripts/deps.sh gnuplot-nox
+	@$(MAKE) --no-print-directory all
+	@sh repro/table-bw97.sh
+
 bench: deps
 	@$(MAKE) --no-print-directory all build/bench-laplace
 	@sh bench/run.sh
@@ -78,6 +84,6 @@ uninstall:
 	rm -f $(DESTDIR)$(MANDIR)/man5/gpc-formats.5 $(DESTDIR)$(MANDIR)/man7/gpc.7
 
 clean:
-	rm -rf build bin demo-out bench/out
+	rm -rf build bin demo-out bench/out repro/out
 
 -include $(LIB_OBJ:.o=.d) $(TOOLS:%=build/%.d)

@@ -1,7 +1,8 @@
 #!/bin/sh
 # Make sure the build and test dependencies are installed.  As root on Debian,
 # install what is missing; otherwise print the exact command and fail.
-PKGS="build-essential pkg-config libgsl-dev libopenblas-dev bats bats-assert bats-support"
+# Extra packages (e.g. gnuplot-nox for plots) can be named as arguments.
+PKGS="build-essential pkg-config libgsl-dev libopenblas-dev bats bats-assert bats-support $*"
 missing=""
 for p in $PKGS; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" ||

@@ -1,0 +1,300 @@
+/* gpc-hmc — sample the kernel hyperparameters of a binary GP classifier by
+ * Hybrid Monte Carlo on the Laplace approximation to their posterior
+ * (Barber & Williams 1997); write, extend and summarise chain files. */
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "chain.h"
+#include "cli.h"
+#include "diagnose.h"
+#include "err.h"
+#include "evidence.h"
+#include "hmc.h"
+#include "matio.h"
+
+static void usage(void)
+{
+    printf("Usage: %s [OPTION]... X Y\n"
+           "  or:  %s --extend=CHAIN [-n N] [OPTION]... X Y\n"
+           "  or:  %s --summary [--burn=B] CHAIN...\n"
+           "Sample the log hyperparameters of a binary GP classifier (Laplace\n"
+           "approximation) from their posterior by Hybrid Monte Carlo, and write the\n"
+           "chain: one row per iteration.\n"
+           "\n"
+           "  -k, --kernel=SPEC        covariance function (default ard)\n"
+           "  -l, --likelihood=NAME    logistic (default) or probit\n"
+           "  -p, --params=LIST        starting hyperparameters: name=value,... or all\n"
+           "                           values (default: log_v0 0, log_w -2, see gpc-kernel)\n"
+           "  -H, --params-file=FILE   starting hyperparameters from 'name value' lines\n"
+           "  -n, --iterations=N       iterations to run (default 200)\n"
+           "  -e, --step=EPS           leapfrog step size (default 0.1)\n"
+           "  -L, --leapfrog=N         leapfrog steps per iteration (default 20)\n"
+           "  -a, --persistence=A      momentum persistence in [0, 1): 0 (default) draws\n"
+           "                           momenta afresh; A > 0 refreshes them partially\n"
+           "      --prior-mean=M       mean of the Gaussian prior on each log\n"
+           "                           hyperparameter (default -3)\n"
+           "      --prior-sd=S         its standard deviation (default 3)\n"
+           "  -S, --seed=N             random seed (default 1)\n"
+           "  -T, --time-limit=SEC     stop cleanly after the iteration running when SEC\n"
+           "                           seconds have passed; the chain can be extended\n"
+           "  -x, --extend=CHAIN       continue CHAIN by N iterations with its own settings\n"
+           "                           (written back in place unless -o is given)\n"
+           "  -s, --summary            summarise the chains given as arguments\n"
+           "  -b, --burn=B             with --summary: iterations to discard (default: the\n"
+           "                           first third)\n"
+           "  -o, --output=FILE        write the chain here (default: standard output)\n"
+           "  -v, --verbose            a progress line every iteration\n"
+           "  -q, --quiet              no progress lines\n"
+           "  -h, --help               show this help and exit\n"
+           "  -V, --version            show the version and exit\n"
+           "\n"
+           "Exit status: 0 success, 1 numerical failure, 2 usage error, 3 input or output\n"
+           "error.\n",
+           gpc_progname(), gpc_progname(), gpc_progname());
+    exit(0);
+}
+
+enum { OPT_PRIOR_MEAN = 256, OPT_PRIOR_SD };
+
+static const struct option long_options[] = {
+    {"kernel", required_argument, NULL, 'k'},
+    {"likelihood", required_argument, NULL, 'l'},
+    {"params", required_argument, NULL, 'p'},
+    {"params-file", required_argument, NULL, 'H'},
+    {"iterations", required_argument, NULL, 'n'},
+    {"step", required_argument, NULL, 'e'},
+    {"leapfrog", required_argument, NULL, 'L'},
+    {"persistence", required_argument, NULL, 'a'},
+    {"prior-mean", required_argument, NULL, OPT_PRIOR_MEAN},
+    {"prior-sd", required_argument, NULL, OPT_PRIOR_SD},
+    {"seed", required_argument, NULL, 'S'},
+    {"time-limit", required_argument, NULL, 'T'},
+    {"extend", required_argument, NULL, 'x'},
+    {"summary", no_argument, NULL, 's'},
+    {"burn", required_argument, NULL, 'b'},
+    {"output", required_argument, NULL, 'o'},
+    GPC_CLI_COMMON_OPTIONS};
+
+typedef struct {
+    const char *kernel, *lik, *params, *params_file, *extend, *out;
+    long iterations, burn;
+    double time_limit;
+    int summary, settings_given;
+    gpc_chain_settings set;
+} options;
+
+static void parse_options(int argc, char **argv, options *o)
+{
+    int c;
+    gpc_format unused;
+    while ((c = getopt_long(argc, argv, "k:l:p:H:n:e:L:a:S:T:x:sb:o:vqhV", long_options,
+                            NULL)) != -1) {
+        if (gpc_cli_common(c, optarg, &unused))
+            continue;
+        o->settings_given |= strchr("kleLaS", c) != NULL || c == OPT_PRIOR_MEAN ||
+                             c == OPT_PRIOR_SD;
+        switch (c) {
+        case 'k': o->kernel = optarg; break;
+        case 'l': o->lik = optarg; break;
+        case 'p': o->params = optarg; break;
+        case 'H': o->params_file = optarg; break;
+        case 'n': o->iterations = gpc_cli_long("--iterations", optarg, 0, 100000000); break;
+        case 'e': o->set.hmc.step = gpc_cli_double("--step", optarg); break;
+        case 'L': o->set.hmc.leapfrog = (int)gpc_cli_long("--leapfrog", optarg, 1, 100000); break;
+        case 'a': o->set.hmc.persistence = gpc_cli_double("--persistence", optarg); break;
+        case OPT_PRIOR_MEAN: o->set.prior_mean = gpc_cli_double("--prior-mean", optarg); break;
+        case OPT_PRIOR_SD: o->set.prior_sd = gpc_cli_double("--prior-sd", optarg); break;
+        case 'S': o->set.hmc.seed = (unsigned long)gpc_cli_long("--seed", optarg, 0, 4294967295L); break;
+        case 'T': o->time_limit = gpc_cli_double("--time-limit", optarg); break;
+        case 'x': o->extend = optarg; break;
+        case 's': o->summary = 1; break;
+        case 'b': o->burn = gpc_cli_long("--burn", optarg, 0, 100000000); break;
+        case 'o': o->out = optarg; break;
+        case 'h': usage();
+        }
+    }
+    if (!(o->set.hmc.step > 0))
+        gpc_cli_usage("--step must be positive");
+    if (!(o->set.hmc.persistence >= 0 && o->set.hmc.persistence < 1))
+        gpc_cli_usage("--persistence must be in [0, 1)");
+    if (!(o->set.prior_sd > 0))
+        gpc_cli_usage("--prior-sd must be positive");
+    if (o->time_limit < 0)
+        gpc_cli_usage("--time-limit must not be negative");
+    if (o->extend && (o->settings_given || o->params || o->params_file))
+        gpc_cli_usage("--extend takes its settings and state from the chain; give only -n");
+    if (o->summary && o->extend)
+        gpc_cli_usage("--summary and --extend cannot be combined");
+}
+
+static double now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* ---- summary ------------------------------------------------------------ */
+
+static void summarise(int nchains, char **paths, long burn_opt)
+{
+    gpc_chain **c = calloc((size_t)nchains, sizeof *c);
+    for (int i = 0; i < nchains; i++)
+        gpc_cli_check(gpc_chain_read(paths[i], &c[i]));
+    size_t p = c[0]->p, n = c[0]->rows;
+    for (int i = 1; i < nchains; i++) {
+        if (c[i]->p != p || strcmp(c[i]->set.kernel, c[0]->set.kernel) != 0)
+            gpc_die(GPC_EINPUT, "%s: kernel '%s' differs from %s's '%s'", paths[i],
+                    c[i]->set.kernel, paths[0], c[0]->set.kernel);
+        if (c[i]->rows < n)
+            n = c[i]->rows; /* compare chains over their common length */
+    }
+    size_t burn = burn_opt >= 0 ? (size_t)burn_opt : n / 3;
+    if (burn + 4 > n)
+        gpc_die(GPC_EINPUT, "%s: %zu iterations leave too few after a burn-in of %zu",
+                paths[0], n, burn);
+    size_t keep = n - burn, m = (size_t)nchains;
+    long acc = 0;
+    for (size_t i = 0; i < m; i++)
+        for (size_t r = burn; r < n; r++)
+            acc += c[i]->accepted[r];
+    printf("# %zu chain%s, iterations %zu..%zu of each (%zu kept), acceptance rate %.3f\n", m,
+           m > 1 ? "s" : "", burn + 1, n, keep, (double)acc / (double)(m * keep));
+    printf("%-16s %12s %12s %10s %8s\n", "name", "mean", "sd", "ess", "rhat");
+    double *x = malloc(m * keep * sizeof *x);
+    for (size_t j = 0; j <= p; j++) {
+        for (size_t i = 0; i < m; i++)
+            for (size_t r = 0; r < keep; r++)
+                x[i * keep + r] = j < p ? c[i]->theta[(burn + r) * p + j]
+                                        : c[i]->log_evidence[burn + r];
+        double mean, sd;
+        gpc_diag_mean_sd(x, m * keep, &mean, &sd);
+        printf("%-16s %12.6g %12.6g %10.1f %8.4f\n", j < p ? c[0]->names[j] : "log_evidence",
+               mean, sd, gpc_diag_ess_chains(x, m, keep), gpc_diag_split_rhat(x, m, keep));
+    }
+    free(x);
+    for (int i = 0; i < nchains; i++)
+        gpc_chain_free(c[i]);
+    free(c);
+}
+
+/* ---- sampling ----------------------------------------------------------- */
+
+typedef struct {
+    gsl_matrix *X;
+    gsl_vector *y;
+    gpc_kernel *kernel;
+    gpc_hmc *hmc;
+    const gpc_chain *from; /* the chain being extended, or NULL */
+} run_state;
+
+/* A new run: settings from the options, the start from the kernel defaults
+ * and -p/-H. */
+static void start_new(const options *o, int argc, char **argv, run_state *rs,
+                      gpc_chain_settings *set)
+{
+    *set = o->set;
+    set->lik = gpc_cli_lik(o->lik);
+    gpc_cli_read_training(argc, argv, &rs->X, &rs->y);
+    rs->kernel = gpc_cli_kernel(o->kernel, rs->X->size2, o->params_file, o->params);
+    snprintf(set->kernel, sizeof set->kernel, "%s", gpc_kernel_spec(rs->kernel));
+    set->dim = rs->X->size2;
+    set->ntrain = rs->X->size1;
+    set->data_hash = gpc_chain_data_hash(rs->X, rs->y);
+    rs->hmc = gpc_hmc_alloc(gpc_kernel_nparams(rs->kernel));
+    gpc_hmc_set_state(rs->hmc, gpc_kernel_params(rs->kernel), NULL, 0);
+}
+
+/* Continue a chain: settings and the state of its last row. */
+static void start_extend(const options *o, int argc, char **argv, run_state *rs,
+                         gpc_chain_settings *set)
+{
+    gpc_chain *ch;
+    gpc_cli_check(gpc_chain_read(o->extend, &ch));
+    *set = ch->set;
+    gpc_cli_read_training(argc, argv, &rs->X, &rs->y);
+    if (rs->X->size1 != set->ntrain || rs->X->size2 != set->dim ||
+        gpc_chain_data_hash(rs->X, rs->y) != set->data_hash)
+        gpc_die(GPC_EINPUT, "%s: the chain was run on other training data (%zu cases of "
+                "dimension %zu); give the same X and Y", o->extend, set->ntrain, set->dim);
+    if (gpc_kernel_parse(set->kernel, set->dim, &rs->kernel) != GPC_OK)
+        gpc_die(GPC_EINPUT, "%s: %s", o->extend, gpc_errmsg());
+    rs->hmc = gpc_hmc_alloc(ch->p);
+    if (ch->rows == 0) {
+        gpc_die(GPC_EINPUT, "%s: the chain has no rows to continue from", o->extend);
+    }
+    size_t last = ch->rows - 1;
+    gpc_hmc_set_state(rs->hmc, ch->theta + last * ch->p, ch->mom ? ch->mom + last * ch->p : NULL,
+                      ch->iteration[last]);
+    rs->from = ch;
+}
+
+int main(int argc, char **argv)
+{
+    /* Barber & Williams' settings */
+    options o = {.kernel = "ard", .lik = "logistic", .iterations = 200, .burn = -1,
+                 .set = {.prior_mean = -3.0, .prior_sd = 3.0, .hmc = {0.1, 20, 0.0, 1}}};
+    gpc_cli_init(argc, argv);
+    parse_options(argc, argv, &o);
+    if (o.summary) {
+        if (optind >= argc)
+            gpc_cli_usage("--summary needs at least one chain file");
+        summarise(argc - optind, argv + optind, o.burn);
+        return 0;
+    }
+
+    run_state rs = {0};
+    gpc_chain_settings set;
+    if (o.extend)
+        start_extend(&o, argc, argv, &rs, &set);
+    else
+        start_new(&o, argc, argv, &rs, &set);
+    const char *out = o.out ? o.out : o.extend ? o.extend : "-";
+
+    gpc_evidence *ev = gpc_evidence_alloc(rs.kernel, rs.X, rs.y, set.lik);
+    gpc_posterior post = {ev, set.prior_mean, set.prior_sd};
+    gpc_potential U = {gpc_posterior_eval, gpc_posterior_restart, &post};
+    gpc_output *outp;
+    gpc_cli_check(gpc_output_open(out, &outp));
+    FILE *f = gpc_output_file(outp);
+    if (rs.from)
+        fwrite(rs.from->text, 1, rs.from->text_len, f);
+    else
+        gpc_chain_write_header(f, &set, rs.kernel);
+
+    double t0 = now();
+    long done;
+    for (done = 0; done < o.iterations; done++) {
+        if (o.time_limit > 0 && now() - t0 >= o.time_limit) {
+            gpc_info(1, "time limit reached after %ld iterations; extend the chain to go on",
+                     done);
+            break;
+        }
+        int st = gpc_hmc_iterate(rs.hmc, &U, &set.hmc);
+        if (st != GPC_OK) {
+            gpc_output_abort(outp);
+            gpc_die_last(st);
+        }
+        gpc_chain_write_row(f, &set, rs.hmc);
+        gpc_info((rs.hmc->iteration % 10 == 0) ? 1 : 2,
+                 "iteration %ld: log evidence %.6g, acceptance %.2f, %.3f s per leapfrog step",
+                 rs.hmc->iteration, rs.hmc->aux,
+                 (double)rs.hmc->n_accepted / (double)(done + 1),
+                 (now() - t0) / (double)((done + 1) * (set.hmc.leapfrog + 1)));
+    }
+    gpc_cli_check(gpc_output_commit(outp));
+    gpc_info(1, "%ld iterations, acceptance %.2f, %.2f s", done,
+             done ? (double)rs.hmc->n_accepted / (double)done : 0.0, now() - t0);
+
+    gpc_evidence_free(ev);
+    gpc_hmc_free(rs.hmc);
+    gpc_kernel_free(rs.kernel);
+    gpc_chain_free((gpc_chain *)rs.from);
+    gsl_matrix_free(rs.X);
+    gsl_vector_free(rs.y);
+    return 0;
+}
