@@ -53,7 +53,7 @@ if command -v gnuplot >/dev/null 2>&1; then
         cols=$(awk '!/^#/ { for (i = 2; i <= NF; i++) if ($i == "potential") { print i - 1; exit } }' \
             "$out/$d-chain.txt")
         gnuplot <<PLOT
-set terminal pngcairo size 900,500
+set terminal pngcairo size 900,500 noenhanced
 set output "$out/$d-trace.png"
 set title "$d: log hyperparameters along the HMC chain"
 set xlabel "iteration"
