@@ -8,9 +8,9 @@ report=bench/out/report.txt
 {
     echo "# gpc bench, $(date -u +%Y-%m-%dT%H:%M:%SZ), $(nproc) cores"
     echo "# $(grep -m1 'model name' /proc/cpuinfo 2>/dev/null | sed 's/.*: //')"
-    for n in 1000 4000; do
+    for n in 200 1000 4000; do
         echo "## evidence + gradient, ARD SE, logistic, n = $n, d = 8"
-        build/bench-laplace "$n" 8 5
+        build/bench-laplace "$n" 8 "$([ "$n" -le 1000 ] && echo 50 || echo 5)"
         build/bench-laplace "$n" 8 0
     done
 } | tee "$report"
