@@ -40,7 +40,8 @@ static void usage(void)
            "      --prior-sd=S         its standard deviation (default 3)\n"
            "  -S, --seed=N             random seed (default 1)\n"
            "  -T, --time-limit=SEC     stop cleanly after the iteration running when SEC\n"
-           "                           seconds have passed; the chain can be extended\n"
+           "                           seconds have passed (at least one iteration is\n"
+           "                           run); the chain can be extended\n"
            "  -x, --extend=CHAIN       continue CHAIN by N iterations with its own settings\n"
            "                           (written back in place unless -o is given)\n"
            "  -s, --summary            summarise the chains given as arguments\n"
@@ -269,7 +270,8 @@ int main(int argc, char **argv)
     double t0 = now();
     long done;
     for (done = 0; done < o.iterations; done++) {
-        if (o.time_limit > 0 && now() - t0 >= o.time_limit) {
+        /* at least one row, so that the chain can always be extended */
+        if (o.time_limit > 0 && done > 0 && now() - t0 >= o.time_limit) {
             gpc_info(1, "time limit reached after %ld iterations; extend the chain to go on",
                      done);
             break;
