@@ -1,0 +1,184 @@
+#!/usr/bin/env bats
+# gpc-hmc: chains written, extended exactly, summarised; errors and exit codes.
+
+load test_helper
+
+setup() {
+    require_tools gpc-hmc gpc-fit gpc-predict
+    common_setup
+    RUN=(-k se -n 6 -L 5 -q)
+}
+
+# Rows of a chain (lines that are neither '#' lines nor the column line).
+rows() { awk '!/^#/ && !/^iteration/' "$1" | wc -l; }
+
+@test "gpc-hmc --help lists every option and exits 0" {
+    check_help gpc-hmc kernel likelihood params params-file iterations step leapfrog \
+        persistence prior-mean prior-sd seed time-limit extend summary burn output verbose \
+        quiet help version
+    check_help_covers_source gpc-hmc
+}
+
+@test "gpc-hmc --version" {
+    check_version gpc-hmc
+}
+
+@test "gpc-hmc writes the settings, the column line and one row per iteration" {
+    run gpc-hmc "${RUN[@]}" -o out/c.txt Xz.txt y.txt
+    assert_success
+    run head -n 1 out/c.txt
+    assert_output "# gpc-chain 1"
+    run grep -c '^# ' out/c.txt
+    assert_output 11
+    run grep '^iteration' out/c.txt
+    assert_output "iteration log_v0 log_w potential log_evidence accepted step"
+    [ "$(rows out/c.txt)" -eq 6 ]
+    run awk '!/^#/ && !/^iteration/ { print $1 }' out/c.txt
+    assert_output "$(seq 1 6)"
+}
+
+@test "gpc-hmc: -o and standard output give the same chain; same seed, same chain" {
+    gpc-hmc "${RUN[@]}" -o a.txt Xz.txt y.txt
+    gpc-hmc "${RUN[@]}" Xz.txt y.txt > b.txt
+    assert_files_equal a.txt b.txt
+    gpc-hmc "${RUN[@]}" -S 2 -o c.txt Xz.txt y.txt
+    run cmp -s a.txt c.txt
+    assert_failure
+}
+
+@test "gpc-hmc: a chain extended by 4 equals one run of 10, byte for byte" {
+    gpc-hmc -k se -L 5 -q -n 10 -o long.txt Xz.txt y.txt
+    gpc-hmc -k se -L 5 -q -n 6 -o short.txt Xz.txt y.txt
+    run gpc-hmc -q -x short.txt -n 4 Xz.txt y.txt
+    assert_success
+    assert_files_equal long.txt short.txt
+}
+
+@test "gpc-hmc: with persistent momenta the momenta are recorded and extension is exact" {
+    gpc-hmc -k se -L 5 -q -a 0.5 -n 8 -o long.txt Xz.txt y.txt
+    gpc-hmc -k se -L 5 -q -a 0.5 -n 5 -o short.txt Xz.txt y.txt
+    gpc-hmc -q -x short.txt -n 3 -o ext.txt Xz.txt y.txt
+    assert_files_equal long.txt ext.txt
+    run grep '^iteration' long.txt
+    assert_output --partial "step p.log_v0 p.log_w"
+}
+
+@test "gpc-hmc --extend refuses settings options (status 2)" {
+    gpc-hmc "${RUN[@]}" -o c.txt Xz.txt y.txt
+    cp c.txt before.txt
+    run gpc-hmc -x c.txt -e 0.2 -n 2 Xz.txt y.txt
+    assert_failure 2
+    assert_output --partial "--extend takes its settings"
+    assert_files_equal c.txt before.txt
+}
+
+@test "gpc-hmc --extend on other data is status 3 and leaves the chain alone" {
+    gpc-hmc "${RUN[@]}" -o c.txt Xz.txt y.txt
+    cp c.txt before.txt
+    head -n 39 Xz.txt > X39.txt
+    head -n 39 y.txt > y39.txt
+    run gpc-hmc -q -x c.txt -n 2 X39.txt y39.txt
+    assert_failure 3
+    assert_output --partial "c.txt: the chain was run on other training data"
+    assert_files_equal c.txt before.txt
+    assert_no_tmp_files .
+}
+
+@test "gpc-hmc: malformed chains are status 3 with file and line" {
+    gpc-hmc "${RUN[@]}" -o c.txt Xz.txt y.txt
+    sed '1s/.*/# gpc-chain 7/' c.txt > v.txt
+    run gpc-hmc -q -x v.txt -n 1 Xz.txt y.txt
+    assert_failure 3
+    assert_output --partial "v.txt:1: chain file version 7"
+    sed 's/^iteration log_v0/iteration log_v9/' c.txt > cols.txt
+    run gpc-hmc -q -x cols.txt -n 1 Xz.txt y.txt
+    assert_failure 3
+    assert_output --partial "cols.txt:12: expected the columns"
+    sed '14s/^2 [^ ]*/2 abc/' c.txt > num.txt
+    run gpc-hmc -q -x num.txt -n 1 Xz.txt y.txt
+    assert_failure 3
+    assert_output --partial "num.txt:14: expected"
+    sed '14s/^2 /5 /' c.txt > gap.txt
+    run gpc-hmc -q -x gap.txt -n 1 Xz.txt y.txt
+    assert_failure 3
+    assert_output --partial "gap.txt:14: iteration 5 does not follow 1"
+    run gpc-hmc -q -x X.txt -n 1 Xz.txt y.txt
+    assert_failure 3
+    assert_output --partial "X.txt:1: not a gpc chain file"
+}
+
+@test "gpc-hmc --time-limit stops with a chain that can be extended" {
+    run gpc-hmc -k se -L 5 -n 1000 -T 0.000001 -o c.txt Xz.txt y.txt
+    assert_success
+    assert_output --partial "time limit reached after 1 iterations"
+    [ "$(rows c.txt)" -eq 1 ]
+    gpc-hmc -q -x c.txt -n 2 Xz.txt y.txt
+    [ "$(rows c.txt)" -eq 3 ]
+}
+
+@test "gpc-hmc --summary reports acceptance, mean, sd, ess and rhat per hyperparameter" {
+    gpc-hmc -k se -L 5 -q -n 12 -S 1 -o a.txt Xz.txt y.txt
+    gpc-hmc -k se -L 5 -q -n 12 -S 2 -o b.txt Xz.txt y.txt
+    run gpc-hmc --summary a.txt b.txt
+    assert_success
+    assert_line --index 0 --partial "# 2 chains, iterations 5..12 of each (8 kept), acceptance rate"
+    assert_line --index 1 --regexp '^name +mean +sd +ess +rhat$'
+    assert_line --index 2 --regexp '^log_v0 '
+    assert_line --index 3 --regexp '^log_w '
+    assert_line --index 4 --regexp '^log_evidence '
+    run gpc-hmc --summary --burn 10 a.txt
+    assert_failure 3
+    assert_output --partial "too few after a burn-in of 10"
+}
+
+@test "gpc-hmc: bad option values are status 2" {
+    for bad in "-e 0" "-e -1" "-a 1" "-a -0.1" "-T -1" "--prior-sd 0" "-n x" "-L 0"; do
+        run gpc-hmc $bad -o out/c.txt Xz.txt y.txt
+        assert_failure 2
+    done
+    run gpc-hmc --summary
+    assert_failure 2
+    assert_dir_empty out
+}
+
+@test "gpc-hmc: missing files are status 3 and leave no output" {
+    run gpc-hmc "${RUN[@]}" -o out/c.txt nope.txt y.txt
+    assert_failure 3
+    assert_output --partial "nope.txt: cannot open"
+    run gpc-hmc -q -x nope.txt -n 1 Xz.txt y.txt
+    assert_failure 3
+    run gpc-hmc --summary nope.txt
+    assert_failure 3
+    assert_dir_empty out
+}
+
+@test "gpc-predict --chain averages over the samples: probabilities in [0,1]" {
+    gpc-hmc -k se -L 5 -q -n 9 -o c.txt Xz.txt y.txt
+    gpc-fit -q -k se -O none -m m.txt Xz.txt y.txt
+    run gpc-predict -q -m m.txt --chain c.txt --thin 2 -c p,label Xtz.txt
+    assert_success
+    run awk '$1 < 0 || $1 > 1 || ($1 >= 0.5) != ($2 == 1) { bad++ } END { print NR, bad + 0 }' \
+        <<< "$output"
+    assert_output "20 0"
+}
+
+@test "gpc-predict --chain over a one-row chain equals the model at that row" {
+    gpc-hmc -k se -L 5 -q -n 1 -o c.txt Xz.txt y.txt
+    p=$(awk '!/^#/ && !/^iteration/ { printf "log_v0=%s,log_w=%s", $2, $3 }' c.txt)
+    gpc-fit -q -k se -O none -p "$p" -m at.txt Xz.txt y.txt
+    gpc-fit -q -k se -O none -m m.txt Xz.txt y.txt
+    gpc-predict -m at.txt -c p,plugin,mean,var Xtz.txt > one.txt
+    gpc-predict -q -m m.txt --chain c.txt --burn 0 -c p,plugin,mean,var Xtz.txt > avg.txt
+    assert_matrices_close one.txt avg.txt 1e-9
+}
+
+@test "gpc-predict --chain refuses a chain of another kernel (status 3), --burn alone (2)" {
+    gpc-hmc -k se -L 5 -q -n 3 -o c.txt Xz.txt y.txt
+    gpc-fit -q -k ard -O none -m m.txt Xz.txt y.txt
+    run gpc-predict -m m.txt --chain c.txt -o out/p.txt Xtz.txt
+    assert_failure 3
+    assert_output --partial "c.txt: the chain is not for this model"
+    run gpc-predict -m m.txt --burn 1 -o out/p.txt Xtz.txt
+    assert_failure 2
+    assert_dir_empty out
+}
