@@ -1,0 +1,232 @@
+#include "ep.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+#include <gsl/gsl_blas.h>
+#include <gsl/gsl_math.h>
+#include <gsl/gsl_sf_erf.h>
+
+#include "err.h"
+#include "parallel.h"
+
+#define SITE_RTOL 1e-9
+#define EVIDENCE_RTOL 1e-10
+
+/* LAPACK through OpenBLAS, as in laplace.c: row-major lower = column-major upper. */
+void dpotrf_(const char *uplo, const int *n, double *a, const int *lda, int *info,
+             size_t uplo_len);
+void dpotri_(const char *uplo, const int *n, double *a, const int *lda, int *info,
+             size_t uplo_len);
+
+gpc_ep *gpc_ep_alloc(size_t n, size_t nparams)
+{
+    gpc_ep *e = calloc(1, sizeof *e);
+    e->n = n;
+    e->K = gsl_matrix_alloc(n, n);
+    e->Sigma = gsl_matrix_alloc(n, n);
+    e->L = gsl_matrix_alloc(n, n);
+    e->tau = gsl_vector_calloc(n);
+    e->nu = gsl_vector_calloc(n);
+    e->mu = gsl_vector_calloc(n);
+    e->t1 = gsl_vector_alloc(n);
+    e->t2 = gsl_vector_alloc(n);
+    e->Bg = gsl_matrix_alloc(n, nparams > 0 ? nparams : 1);
+    e->damping = 1.0;
+    e->max_sweeps = 200;
+    return e;
+}
+
+void gpc_ep_free(gpc_ep *e)
+{
+    if (!e)
+        return;
+    gsl_matrix_free(e->K);
+    gsl_matrix_free(e->Sigma);
+    gsl_matrix_free(e->L);
+    gsl_vector_free(e->tau);
+    gsl_vector_free(e->nu);
+    gsl_vector_free(e->mu);
+    gsl_vector_free(e->t1);
+    gsl_vector_free(e->t2);
+    gsl_matrix_free(e->Bg);
+    free(e);
+}
+
+/* log Phi(z), accurate far into the lower tail. */
+static double log_Phi(double z) { return gsl_sf_log_erfc(-z / M_SQRT2) - M_LN2; }
+
+void gpc_ep_probit_moments(double y, double m, double v, double *logZ, double *mean,
+                           double *var)
+{
+    double s = sqrt(1.0 + v), z = y * m / s, lp = log_Phi(z);
+    /* N(z) / Phi(z), formed in log space so it stays finite for z << 0 */
+    double r = exp(-0.5 * z * z - 0.5 * log(2.0 * M_PI) - lp);
+    *logZ = lp;
+    *mean = m + y * v * r / s;
+    *var = v - v * v * r * (z + r) / (1.0 + v);
+}
+
+/* L = chol(I + sS K sS) with sS = sqrt(tau) in t1; returns sum log L_ii. */
+static int factor_B(gpc_ep *e, double *half_logdet)
+{
+    size_t n = e->n;
+    double *sS = e->t1->data;
+    for (size_t i = 0; i < n; i++)
+        sS[i] = sqrt(gsl_vector_get(e->tau, i));
+#pragma omp parallel for schedule(static) if (n >= GPC_PARALLEL_MIN_ROWS)
+    for (size_t i = 0; i < n; i++) {
+        const double *Ki = e->K->data + i * e->K->tda;
+        double *Li = e->L->data + i * e->L->tda;
+        for (size_t j = 0; j <= i; j++)
+            Li[j] = sS[i] * Ki[j] * sS[j];
+        Li[i] += 1.0;
+    }
+    int nn = (int)n, lda = (int)e->L->tda, info;
+    dpotrf_("U", &nn, e->L->data, &lda, &info, 1);
+    if (info != 0)
+        return gpc_fail(GPC_ENUM, "EP: B = I + S^1/2 K S^1/2 is not positive definite; "
+                        "add a jitter term to the kernel");
+    *half_logdet = 0.0;
+    for (size_t i = 0; i < n; i++)
+        *half_logdet += log(gsl_matrix_get(e->L, i, i));
+    return GPC_OK;
+}
+
+/* Sigma = K - V'V with V = L^-1 sS K, and mu = Sigma nu, from scratch. */
+static int recompute(gpc_ep *e, double *half_logdet)
+{
+    int st = factor_B(e, half_logdet);
+    if (st != GPC_OK)
+        return st;
+    size_t n = e->n;
+    gsl_matrix *V = e->Sigma;
+    gsl_matrix_memcpy(V, e->K);
+    for (size_t i = 0; i < n; i++) {
+        gsl_vector_view r = gsl_matrix_row(V, i);
+        gsl_vector_scale(&r.vector, gsl_vector_get(e->t1, i));
+    }
+    gsl_blas_dtrsm(CblasLeft, CblasLower, CblasNoTrans, CblasNonUnit, 1.0, e->L, V);
+    gsl_matrix_memcpy(e->L, e->K);
+    gsl_blas_dsyrk(CblasLower, CblasTrans, -1.0, V, 1.0, e->L);
+    /* the new Sigma is in L; V's storage becomes the scratch matrix */
+    e->Sigma = e->L;
+    e->L = V;
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = 0; j < i; j++)
+            gsl_matrix_set(e->Sigma, j, i, gsl_matrix_get(e->Sigma, i, j));
+    gsl_blas_dsymv(CblasLower, 1.0, e->Sigma, e->nu, 0.0, e->mu);
+    return GPC_OK;
+}
+
+/* Cavity of site i from the current Sigma and mu: precision and precision
+ * times mean.  Returns 0 if the cavity is improper. */
+static int cavity(const gpc_ep *e, size_t i, double *tau_c, double *nu_c)
+{
+    double s = gsl_matrix_get(e->Sigma, i, i);
+    *tau_c = 1.0 / s - gsl_vector_get(e->tau, i);
+    *nu_c = gsl_vector_get(e->mu, i) / s - gsl_vector_get(e->nu, i);
+    return *tau_c > 0.0;
+}
+
+/* One sweep of site updates; returns the largest relative site change, or
+ * a negative value if a cavity became improper. */
+static double sweep(gpc_ep *e, const gsl_vector *y)
+{
+    double change = 0.0, d = e->damping;
+    for (size_t i = 0; i < e->n; i++) {
+        double tc, nc, lz, mh, vh;
+        if (!cavity(e, i, &tc, &nc))
+            return -1.0;
+        gpc_ep_probit_moments(gsl_vector_get(y, i), nc / tc, 1.0 / tc, &lz, &mh, &vh);
+        double t_old = gsl_vector_get(e->tau, i), n_old = gsl_vector_get(e->nu, i);
+        double t_new = fmax(0.0, d * (1.0 / vh - tc) + (1.0 - d) * t_old);
+        double n_new = d * (mh / vh - nc) + (1.0 - d) * n_old;
+        change = fmax(change, fabs(t_new - t_old) / (1.0 + fabs(t_new)));
+        change = fmax(change, fabs(n_new - n_old) / (1.0 + fabs(n_new)));
+        double dt = t_new - t_old, sii = gsl_matrix_get(e->Sigma, i, i);
+        gsl_vector_set(e->tau, i, t_new);
+        gsl_vector_set(e->nu, i, n_new);
+        /* Sigma <- Sigma - dt / (1 + dt Sigma_ii) s_i s_i' */
+        gsl_vector_view col = gsl_matrix_column(e->Sigma, i);
+        gsl_vector_memcpy(e->t2, &col.vector);
+        gsl_blas_dger(-dt / (1.0 + dt * sii), e->t2, e->t2, e->Sigma);
+        gsl_blas_dsymv(CblasLower, 1.0, e->Sigma, e->nu, 0.0, e->mu);
+    }
+    return change;
+}
+
+/* The EP log evidence from the recomputed posterior (see ep.h). */
+static double log_evidence(const gpc_ep *e, const gsl_vector *y, double half_logdet)
+{
+    double sum = -half_logdet, q;
+    for (size_t i = 0; i < e->n; i++) {
+        double tc, nc;
+        cavity(e, i, &tc, &nc);
+        double mc = nc / tc, t = gsl_vector_get(e->tau, i), nv = gsl_vector_get(e->nu, i);
+        sum += log_Phi(gsl_vector_get(y, i) * mc / sqrt(1.0 + 1.0 / tc));
+        sum += 0.5 * log1p(t / tc);
+        sum += 0.5 * mc * tc * (t * mc - 2.0 * nv) / (tc + t) - 0.5 * nv * nv / (tc + t);
+    }
+    gsl_blas_ddot(e->nu, e->mu, &q);
+    return sum + 0.5 * q;
+}
+
+int gpc_ep_run(gpc_ep *e, const gsl_vector *y)
+{
+    double hld = 0.0, prev = -HUGE_VAL, change = HUGE_VAL;
+    int st;
+    gpc_parallel_blas(e->n);
+    gsl_vector_set_zero(e->tau);
+    gsl_vector_set_zero(e->nu);
+    if ((st = recompute(e, &hld)) != GPC_OK)
+        return st;
+    for (e->sweeps = 1; e->sweeps <= e->max_sweeps; e->sweeps++) {
+        change = sweep(e, y);
+        if (change < 0.0)
+            break;
+        if ((st = recompute(e, &hld)) != GPC_OK)
+            return st;
+        double z = log_evidence(e, y, hld);
+        int done = change < SITE_RTOL && fabs(z - prev) < EVIDENCE_RTOL * (1.0 + fabs(z));
+        prev = z;
+        if (done && isfinite(z)) {
+            e->log_evidence = z;
+            return GPC_OK;
+        }
+    }
+    return gpc_fail(GPC_ENUM, "EP did not converge: %s after %d sweeps (largest site change "
+                    "%.3g); try damping the updates, e.g. a damping of 0.5",
+                    change < 0.0 ? "a cavity variance became negative" : "still moving",
+                    e->sweeps > e->max_sweeps ? e->max_sweeps : e->sweeps, change);
+}
+
+int gpc_ep_evidence(gpc_ep *e, const gpc_kernel *k, const gsl_matrix *X, const gsl_vector *y,
+                    double *log_evidence, double *grad)
+{
+    gpc_kernel_matrix(k, X, e->K);
+    int st = gpc_ep_run(e, y);
+    if (st != GPC_OK)
+        return st;
+    *log_evidence = e->log_evidence;
+    if (!grad)
+        return GPC_OK;
+    /* R = sS B^-1 sS in L (lower), b = nu - R K nu in t2 */
+    double hld;
+    if ((st = factor_B(e, &hld)) != GPC_OK)
+        return st;
+    int nn = (int)e->n, lda = (int)e->L->tda, info;
+    dpotri_("U", &nn, e->L->data, &lda, &info, 1);
+    for (size_t i = 0; i < e->n; i++)
+        for (size_t j = 0; j <= i; j++)
+            *gsl_matrix_ptr(e->L, i, j) *= gsl_vector_get(e->t1, i) * gsl_vector_get(e->t1, j);
+    gsl_vector *Knu = e->t1, *b = e->t2;
+    gsl_blas_dsymv(CblasLower, 1.0, e->K, e->nu, 0.0, Knu);
+    gsl_vector_memcpy(b, e->nu);
+    gsl_blas_dsymv(CblasLower, -1.0, e->L, Knu, 1.0, b);
+    gpc_kernel_grad_contract(k, X, b, 0.5, e->L, -0.5, b, grad, e->Bg);
+    for (size_t j = 0; j < gpc_kernel_nparams(k); j++)
+        if (!isfinite(grad[j]))
+            return gpc_fail(GPC_ENUM, "EP: the evidence gradient is not finite here");
+    return GPC_OK;
+}

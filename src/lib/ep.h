@@ -1,0 +1,53 @@
+/* ep — expectation propagation for binary GP classification with the probit
+ * likelihood (Minka 2001; Rasmussen & Williams 2006, Algorithms 3.5 and 3.6;
+ * Opper & Winther's adaptive TAP has the same fixed point).
+ *
+ * Each likelihood term is replaced by a Gaussian site N(f_i | nu_i / tau_i,
+ * 1 / tau_i) chosen so that the site's cavity times the true term and times
+ * the site have the same mean and variance.  Sites are updated one after the
+ * other with rank-one updates of the posterior covariance Sigma; after every
+ * sweep Sigma and mu are recomputed from scratch through the Cholesky factor
+ * of B = I + S^1/2 K S^1/2 (S = diag(tau)), so rounding cannot accumulate.
+ * The sweeps stop when no site parameter moves by more than a relative 1e-9
+ * and the log evidence by less than 1e-10 relative. */
+#ifndef GPC_EP_H
+#define GPC_EP_H
+
+#include <gsl/gsl_matrix.h>
+#include <gsl/gsl_vector.h>
+
+#include "kernel.h"
+
+typedef struct {
+    size_t n;
+    gsl_matrix *K, *Sigma, *L; /* L: Cholesky factor of B, then scratch */
+    gsl_vector *tau, *nu;      /* site precisions and precision-times-means */
+    gsl_vector *mu;            /* posterior mean */
+    gsl_vector *t1, *t2;       /* scratch */
+    gsl_matrix *Bg;            /* n x nparams scratch for the gradient contraction */
+    double damping;            /* 1: plain updates; smaller values damp them */
+    int max_sweeps;
+    int sweeps;                /* sweeps of the last run */
+    double log_evidence;
+} gpc_ep;
+
+gpc_ep *gpc_ep_alloc(size_t n, size_t nparams);
+void gpc_ep_free(gpc_ep *e);
+
+/* Moments of the tilted distribution Phi(y f) N(f | m, v): log of its mass,
+ * its mean and variance (the one-site update, exact in closed form). */
+void gpc_ep_probit_moments(double y, double m, double v, double *logZ, double *mean,
+                           double *var);
+
+/* Run EP on w->K (filled by the caller) and labels y from zero sites.
+ * GPC_ENUM with the sweep reached and a damping hint if it does not
+ * converge. */
+int gpc_ep_run(gpc_ep *e, const gsl_vector *y);
+
+/* EP log evidence and, if grad is not NULL, its gradient with respect to the
+ * kernel's log hyperparameters, (1/2) tr((b b' - R) dK) with
+ * R = S^1/2 B^-1 S^1/2 and b = nu - R K nu (R&W eq. 5.27). */
+int gpc_ep_evidence(gpc_ep *e, const gpc_kernel *k, const gsl_matrix *X, const gsl_vector *y,
+                    double *log_evidence, double *grad);
+
+#endif

@@ -1,0 +1,179 @@
+/* EP for probit GPC: the one-site moments against quadrature of the tilted
+ * distribution, the one-point problem (where EP is exact), a two-point problem
+ * against brute-force 2-D integration, the posterior against its dense
+ * formula, and the evidence gradient against central differences. */
+#include <math.h>
+#include <stdlib.h>
+
+#include <gsl/gsl_blas.h>
+#include <gsl/gsl_cdf.h>
+#include <gsl/gsl_linalg.h>
+#include <gsl/gsl_rng.h>
+
+#include "ep.h"
+#include "err.h"
+#include "tap.h"
+
+/* Mass, mean and variance of Phi(y f) N(f | m, v) by the midpoint rule on
+ * m +- 14 sd with 200000 points. */
+static void quad_moments(double y, double m, double v, double *Z, double *mean, double *var)
+{
+    double sd = sqrt(v), lo = m - 14 * sd, h = 28 * sd / 200000, s0 = 0, s1 = 0, s2 = 0;
+    for (int i = 0; i < 200000; i++) {
+        double f = lo + (i + 0.5) * h;
+        double w = gsl_cdf_ugaussian_P(y * f) * exp(-0.5 * (f - m) * (f - m) / v) /
+                   sqrt(2 * M_PI * v) * h;
+        s0 += w;
+        s1 += w * f;
+        s2 += w * f * f;
+    }
+    *Z = s0;
+    *mean = s1 / s0;
+    *var = s2 / s0 - *mean * *mean;
+}
+
+static void test_moments(void)
+{
+    const double cases[][3] = {{1, 0.3, 0.5}, {-1, 0.3, 2.0}, {1, -4.0, 1.0}, {-1, 2.5, 0.1}};
+    for (size_t c = 0; c < 4; c++) {
+        double y = cases[c][0], m = cases[c][1], v = cases[c][2], lz, mh, vh, Z, qm, qv;
+        gpc_ep_probit_moments(y, m, v, &lz, &mh, &vh);
+        quad_moments(y, m, v, &Z, &qm, &qv);
+        TEST_CLOSE(exp(lz), Z, 1e-8, 0, "tilted mass, y %g m %g v %g", y, m, v);
+        TEST_CLOSE(mh, qm, 1e-7, 1e-9, "tilted mean, y %g m %g v %g", y, m, v);
+        TEST_CLOSE(vh, qv, 1e-6, 1e-9, "tilted variance, y %g m %g v %g", y, m, v);
+    }
+}
+
+/* Brute-force log of integral Phi(y1 f1) Phi(y2 f2) N(f | 0, K) on a grid in
+ * the whitened coordinates f = L z. */
+static double two_point_exact(const gsl_matrix *K, const double *y)
+{
+    double l11 = sqrt(gsl_matrix_get(K, 0, 0)), l21 = gsl_matrix_get(K, 1, 0) / l11;
+    double l22 = sqrt(gsl_matrix_get(K, 1, 1) - l21 * l21), h = 0.005, s = 0;
+    for (double z1 = -9; z1 < 9; z1 += h)
+        for (double z2 = -9; z2 < 9; z2 += h) {
+            double a = z1 + h / 2, b = z2 + h / 2, f1 = l11 * a, f2 = l21 * a + l22 * b;
+            s += gsl_cdf_ugaussian_P(y[0] * f1) * gsl_cdf_ugaussian_P(y[1] * f2) *
+                 exp(-0.5 * (a * a + b * b)) / (2 * M_PI) * h * h;
+        }
+    return log(s);
+}
+
+static void test_small_problems(void)
+{
+    /* one point: EP is exact, Z = Phi(0) = 1/2 for any prior variance */
+    gpc_ep *e = gpc_ep_alloc(1, 1);
+    gsl_vector *y1 = gsl_vector_alloc(1);
+    gsl_vector_set(y1, 0, -1.0);
+    gsl_matrix_set(e->K, 0, 0, 3.0);
+    int st = gpc_ep_run(e, y1);
+    TEST_OK(st == GPC_OK, "one point: converges");
+    TEST_CLOSE(e->log_evidence, log(0.5), 1e-12, 0, "one point: log evidence log(1/2)");
+    double lz, mh, vh;
+    gpc_ep_probit_moments(-1.0, 0.0, 3.0, &lz, &mh, &vh);
+    TEST_CLOSE(gsl_vector_get(e->mu, 0), mh, 1e-10, 1e-12, "one point: posterior mean");
+    TEST_CLOSE(gsl_matrix_get(e->Sigma, 0, 0), vh, 1e-10, 0, "one point: posterior variance");
+    gpc_ep_free(e);
+    gsl_vector_free(y1);
+
+    /* two points: EP's evidence is an approximation, close to the truth */
+    e = gpc_ep_alloc(2, 1);
+    double K2[4] = {2.0, 1.2, 1.2, 1.5}, y[2] = {1.0, -1.0};
+    for (int i = 0; i < 4; i++)
+        e->K->data[i] = K2[i];
+    gsl_vector_view yv = gsl_vector_view_array(y, 2);
+    gpc_ep_run(e, &yv.vector);
+    double exact = two_point_exact(e->K, y);
+    TEST_CLOSE(e->log_evidence, exact, 0, 2e-3,
+               "two points: EP log evidence %.6f near the exact %.6f (difference %.2g)",
+               e->log_evidence, exact, e->log_evidence - exact);
+    gpc_ep_free(e);
+}
+
+/* After convergence: Sigma = (K^-1 + S)^-1, mu = Sigma nu, and each site's
+ * tilted moments equal the posterior marginal (the EP fixed point). */
+static void test_fixed_point(gsl_rng *r)
+{
+    size_t n = 30, d = 2;
+    gsl_matrix *X = gsl_matrix_alloc(n, d);
+    gsl_vector *y = gsl_vector_alloc(n);
+    for (size_t i = 0; i < n; i++) {
+        double s = 0;
+        for (size_t l = 0; l < d; l++) {
+            double x = 2 * gsl_rng_uniform(r) - 1;
+            gsl_matrix_set(X, i, l, x);
+            s += x;
+        }
+        gsl_vector_set(y, i, s + 0.3 * (gsl_rng_uniform(r) - 0.5) > 0 ? 1 : -1);
+    }
+    gpc_kernel *k;
+    gpc_kernel_parse("ard+bias", d, &k);
+    double th[4] = {1.0, 0.3, -0.2, -1.0}, z, g[4];
+    gpc_kernel_set_params(k, th);
+    gpc_ep *e = gpc_ep_alloc(n, 4);
+    int st = gpc_ep_evidence(e, k, X, y, &z, NULL);
+    TEST_OK(st == GPC_OK, "30 points: converges in %d sweeps", e->sweeps);
+
+    /* dense posterior: (K^-1 + S)^-1 = K - K (K + S^-1)^-1 K via LU */
+    gsl_matrix *A = gsl_matrix_alloc(n, n), *Kinv = gsl_matrix_alloc(n, n);
+    gsl_permutation *p = gsl_permutation_alloc(n);
+    int sign;
+    gsl_matrix_memcpy(A, e->K);
+    gsl_linalg_LU_decomp(A, p, &sign);
+    gsl_linalg_LU_invert(A, p, Kinv);
+    for (size_t i = 0; i < n; i++)
+        *gsl_matrix_ptr(Kinv, i, i) += gsl_vector_get(e->tau, i);
+    gsl_linalg_LU_decomp(Kinv, p, &sign);
+    gsl_linalg_LU_invert(Kinv, p, A);
+    double worst = 0;
+    for (size_t i = 0; i < n * n; i++)
+        worst = fmax(worst, fabs(A->data[i] - e->Sigma->data[i]));
+    TEST_CLOSE(worst, 0, 0, 1e-9, "Sigma equals (K^-1 + S)^-1");
+    double worst_m = 0, worst_v = 0;
+    for (size_t i = 0; i < n; i++) {
+        double s = gsl_matrix_get(e->Sigma, i, i), tc = 1 / s - gsl_vector_get(e->tau, i);
+        double nc = gsl_vector_get(e->mu, i) / s - gsl_vector_get(e->nu, i), lz, mh, vh;
+        gpc_ep_probit_moments(gsl_vector_get(y, i), nc / tc, 1 / tc, &lz, &mh, &vh);
+        worst_m = fmax(worst_m, fabs(mh - gsl_vector_get(e->mu, i)));
+        worst_v = fmax(worst_v, fabs(vh - s));
+    }
+    TEST_CLOSE(worst_m + worst_v, 0, 0, 1e-7,
+               "fixed point: tilted moments equal the posterior marginals (%.2g, %.2g)", worst_m,
+               worst_v);
+
+    /* gradient against central differences */
+    gpc_ep_evidence(e, k, X, y, &z, g);
+    for (size_t j = 0; j < 4; j++) {
+        double h = 1e-5, t0 = th[j], zp, zm;
+        th[j] = t0 + h;
+        gpc_kernel_set_params(k, th);
+        gpc_ep_evidence(e, k, X, y, &zp, NULL);
+        th[j] = t0 - h;
+        gpc_kernel_set_params(k, th);
+        gpc_ep_evidence(e, k, X, y, &zm, NULL);
+        th[j] = t0;
+        gpc_kernel_set_params(k, th);
+        TEST_CLOSE(g[j], (zp - zm) / (2 * h), 1e-5, 1e-7,
+                   "EP d logZ / d %s against central differences", gpc_kernel_param_name(k, j));
+    }
+    gsl_permutation_free(p);
+    gsl_matrix_free(A);
+    gsl_matrix_free(Kinv);
+    gpc_ep_free(e);
+    gpc_kernel_free(k);
+    gsl_matrix_free(X);
+    gsl_vector_free(y);
+}
+
+int main(void)
+{
+    gpc_gsl_quiet();
+    gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+    gsl_rng_set(r, 5);
+    test_moments();
+    test_small_problems();
+    test_fixed_point(r);
+    gsl_rng_free(r);
+    return tap_done();
+}
