@@ -31,6 +31,7 @@ gpc_ep *gpc_ep_alloc(size_t n, size_t nparams)
     e->mu = gsl_vector_calloc(n);
     e->t1 = gsl_vector_alloc(n);
     e->t2 = gsl_vector_alloc(n);
+    e->b = gsl_vector_alloc(n);
     e->Bg = gsl_matrix_alloc(n, nparams > 0 ? nparams : 1);
     e->damping = 1.0;
     e->max_sweeps = 200;
@@ -49,6 +50,7 @@ void gpc_ep_free(gpc_ep *e)
     gsl_vector_free(e->mu);
     gsl_vector_free(e->t1);
     gsl_vector_free(e->t2);
+    gsl_vector_free(e->b);
     gsl_matrix_free(e->Bg);
     free(e);
 }
@@ -199,6 +201,45 @@ int gpc_ep_run(gpc_ep *e, const gsl_vector *y)
                     "%.3g); try damping the updates, e.g. a damping of 0.5",
                     change < 0.0 ? "a cavity variance became negative" : "still moving",
                     e->sweeps > e->max_sweeps ? e->max_sweeps : e->sweeps, change);
+}
+
+int gpc_ep_set_sites(gpc_ep *e, const gsl_vector *tau, const gsl_vector *nu)
+{
+    double hld;
+    gpc_parallel_blas(e->n);
+    gsl_vector_memcpy(e->tau, tau);
+    gsl_vector_memcpy(e->nu, nu);
+    int st = factor_B(e, &hld);
+    if (st != GPC_OK)
+        return st;
+    /* b = nu - sS L'^-1 L^-1 sS K nu */
+    gsl_vector *c = e->t2;
+    gsl_blas_dsymv(CblasLower, 1.0, e->K, e->nu, 0.0, c);
+    gsl_vector_mul(c, e->t1);
+    gsl_blas_dtrsv(CblasLower, CblasNoTrans, CblasNonUnit, e->L, c);
+    gsl_blas_dtrsv(CblasLower, CblasTrans, CblasNonUnit, e->L, c);
+    gsl_vector_mul(c, e->t1);
+    gsl_vector_memcpy(e->b, e->nu);
+    gsl_vector_sub(e->b, c);
+    return GPC_OK;
+}
+
+void gpc_ep_predict(const gpc_ep *e, gsl_matrix *Ks, const gsl_vector *kss, gsl_vector *mean,
+                    gsl_vector *var)
+{
+    gsl_blas_dgemv(CblasTrans, 1.0, Ks, e->b, 0.0, mean);
+    for (size_t i = 0; i < e->n; i++) {
+        gsl_vector_view r = gsl_matrix_row(Ks, i);
+        gsl_vector_scale(&r.vector, gsl_vector_get(e->t1, i));
+    }
+    gsl_blas_dtrsm(CblasLeft, CblasLower, CblasNoTrans, CblasNonUnit, 1.0, e->L, Ks);
+    for (size_t j = 0; j < Ks->size2; j++) {
+        gsl_vector_view c = gsl_matrix_column(Ks, j);
+        double q;
+        gsl_blas_ddot(&c.vector, &c.vector, &q);
+        double v = gsl_vector_get(kss, j) - q;
+        gsl_vector_set(var, j, v > 0.0 ? v : 0.0);
+    }
 }
 
 int gpc_ep_evidence(gpc_ep *e, const gpc_kernel *k, const gsl_matrix *X, const gsl_vector *y,

@@ -23,7 +23,8 @@ typedef struct {
     gsl_matrix *K, *Sigma, *L; /* L: Cholesky factor of B, then scratch */
     gsl_vector *tau, *nu;      /* site precisions and precision-times-means */
     gsl_vector *mu;            /* posterior mean */
-    gsl_vector *t1, *t2;       /* scratch */
+    gsl_vector *t1, *t2;       /* scratch; after gpc_ep_prepare_predict t1 = S^1/2 */
+    gsl_vector *b;             /* nu - R K nu: predictive means are k*' b */
     gsl_matrix *Bg;            /* n x nparams scratch for the gradient contraction */
     double damping;            /* 1: plain updates; smaller values damp them */
     int max_sweeps;
@@ -49,5 +50,15 @@ int gpc_ep_run(gpc_ep *e, const gsl_vector *y);
  * R = S^1/2 B^-1 S^1/2 and b = nu - R K nu (R&W eq. 5.27). */
 int gpc_ep_evidence(gpc_ep *e, const gpc_kernel *k, const gsl_matrix *X, const gsl_vector *y,
                     double *log_evidence, double *grad);
+
+/* Set the sites (e.g. from a model file) for predictions: factors B and
+ * forms b from w->K, tau and nu. */
+int gpc_ep_set_sites(gpc_ep *e, const gsl_vector *tau, const gsl_vector *nu);
+
+/* Latent mean k*' b and variance k** - |L^-1 S^1/2 k*|^2 at test inputs from
+ * the cross-covariances Ks (n x m, overwritten) and prior variances kss;
+ * needs gpc_ep_set_sites (or a run followed by it). */
+void gpc_ep_predict(const gpc_ep *e, gsl_matrix *Ks, const gsl_vector *kss, gsl_vector *mean,
+                    gsl_vector *var);
 
 #endif

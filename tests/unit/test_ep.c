@@ -142,6 +142,51 @@ static void test_fixed_point(gsl_rng *r)
                "fixed point: tilted moments equal the posterior marginals (%.2g, %.2g)", worst_m,
                worst_v);
 
+    /* predictions from the sites against the dense posterior: mean
+     * k*' K^-1 mu, variance k** - k*' K^-1 k* + k*' K^-1 Sigma K^-1 k* */
+    size_t m = 5;
+    gsl_matrix *Xs = gsl_matrix_alloc(m, d), *Ks = gsl_matrix_alloc(n, m);
+    for (size_t i = 0; i < m * d; i++)
+        Xs->data[i] = 2 * gsl_rng_uniform(r) - 1;
+    gsl_vector *kss = gsl_vector_alloc(m), *pm = gsl_vector_alloc(m), *pv = gsl_vector_alloc(m);
+    gsl_vector *tau = gsl_vector_alloc(n), *nu = gsl_vector_alloc(n);
+    gsl_vector_memcpy(tau, e->tau);
+    gsl_vector_memcpy(nu, e->nu);
+    TEST_OK(gpc_ep_set_sites(e, tau, nu) == GPC_OK, "sites set for prediction");
+    gpc_kernel_cross(k, X, Xs, Ks);
+    gpc_kernel_diag(k, Xs, kss);
+    gsl_matrix *Ks0 = gsl_matrix_alloc(n, m);
+    gsl_matrix_memcpy(Ks0, Ks);
+    gpc_ep_predict(e, Ks, kss, pm, pv);
+    gsl_matrix_memcpy(A, e->K);
+    gsl_linalg_LU_decomp(A, p, &sign);
+    gsl_vector *u = gsl_vector_alloc(n), *w = gsl_vector_alloc(n), *kc = gsl_vector_alloc(n);
+    double worst_pm = 0, worst_pv = 0;
+    for (size_t c = 0; c < m; c++) {
+        gsl_matrix_get_col(kc, Ks0, c);
+        gsl_linalg_LU_solve(A, p, kc, u); /* u = K^-1 k* */
+        double mean, kk, q;
+        gsl_blas_ddot(u, e->mu, &mean);
+        gsl_blas_ddot(u, kc, &kk);
+        gsl_blas_dsymv(CblasLower, 1.0, e->Sigma, u, 0.0, w);
+        gsl_blas_ddot(u, w, &q);
+        worst_pm = fmax(worst_pm, fabs(mean - gsl_vector_get(pm, c)));
+        worst_pv = fmax(worst_pv, fabs(gsl_vector_get(kss, c) - kk + q - gsl_vector_get(pv, c)));
+    }
+    TEST_CLOSE(worst_pm, 0, 0, 1e-8, "predictive means equal the dense formula");
+    TEST_CLOSE(worst_pv, 0, 0, 1e-8, "predictive variances equal the dense formula");
+    gsl_matrix_free(Xs);
+    gsl_matrix_free(Ks);
+    gsl_matrix_free(Ks0);
+    gsl_vector_free(kss);
+    gsl_vector_free(pm);
+    gsl_vector_free(pv);
+    gsl_vector_free(tau);
+    gsl_vector_free(nu);
+    gsl_vector_free(u);
+    gsl_vector_free(w);
+    gsl_vector_free(kc);
+
     /* gradient against central differences */
     gpc_ep_evidence(e, k, X, y, &z, g);
     for (size_t j = 0; j < 4; j++) {
