@@ -20,7 +20,10 @@ static void usage(void)
            "the kernel's parameter order (see gpc-kernel --list).\n"
            "\n"
            "  -k, --kernel=SPEC        covariance function (default ard)\n"
-           "  -l, --likelihood=NAME    logistic (default) or probit\n"
+           "  -l, --likelihood=NAME    logistic (default with laplace) or probit (default\n"
+           "                           with ep)\n"
+           "  -M, --method=NAME        laplace (default) or ep (expectation propagation,\n"
+           "                           probit likelihood)\n"
            "  -p, --params=LIST        hyperparameters: name=value,... or all values\n"
            "  -H, --params-file=FILE   hyperparameters from 'name value' lines\n"
            "  -g, --grid=FILE          a matrix with one hyperparameter vector per row;\n"
@@ -42,6 +45,7 @@ static void usage(void)
 static const struct option long_options[] = {
     {"kernel", required_argument, NULL, 'k'},
     {"likelihood", required_argument, NULL, 'l'},
+    {"method", required_argument, NULL, 'M'},
     {"params", required_argument, NULL, 'p'},
     {"params-file", required_argument, NULL, 'H'},
     {"grid", required_argument, NULL, 'g'},
@@ -52,17 +56,19 @@ static const struct option long_options[] = {
 
 int main(int argc, char **argv)
 {
-    const char *kspec = "ard", *likname = "logistic", *params = NULL, *params_file = NULL;
+    const char *kspec = "ard", *likname = NULL, *mname = "laplace", *params = NULL;
+    const char *params_file = NULL;
     const char *grid_path = NULL, *out = "-";
     int no_grad = 0, c;
     gpc_format fmt = GPC_FMT_TEXT;
     gpc_cli_init(argc, argv);
-    while ((c = getopt_long(argc, argv, "k:l:p:H:g:no:F:vqhV", long_options, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "k:l:M:p:H:g:no:F:vqhV", long_options, NULL)) != -1) {
         if (gpc_cli_common(c, optarg, &fmt))
             continue;
         switch (c) {
         case 'k': kspec = optarg; break;
         case 'l': likname = optarg; break;
+        case 'M': mname = optarg; break;
         case 'p': params = optarg; break;
         case 'H': params_file = optarg; break;
         case 'g': grid_path = optarg; break;
@@ -73,7 +79,9 @@ int main(int argc, char **argv)
     }
     if (grid_path && (params || params_file))
         gpc_cli_usage("give hyperparameters either with --grid or with --params/--params-file");
-    gpc_lik lik = gpc_cli_lik(likname);
+    gpc_method method;
+    gpc_lik lik;
+    gpc_cli_method(mname, likname, &method, &lik);
     gsl_matrix *X;
     gsl_vector *y;
     gpc_cli_read_training(argc, argv, &X, &y);
@@ -87,7 +95,7 @@ int main(int argc, char **argv)
         memcpy(grid->data, gpc_kernel_params(k), p * sizeof(double));
     }
 
-    gpc_evidence *ev = gpc_evidence_alloc(k, X, y, lik);
+    gpc_evidence *ev = gpc_evidence_alloc(k, X, y, lik, method);
     gsl_matrix *res = gsl_matrix_alloc(grid->size1, no_grad ? 1 : 1 + p);
     for (size_t r = 0; r < grid->size1; r++) {
         double *row = res->data + r * res->tda;

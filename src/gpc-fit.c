@@ -20,7 +20,10 @@ static void usage(void)
            "labels Y (-1/+1 or 0/1, one per line) and write the model.\n"
            "\n"
            "  -k, --kernel=SPEC        covariance function (default ard), e.g. 'ard+bias'\n"
-           "  -l, --likelihood=NAME    logistic (default) or probit\n"
+           "  -l, --likelihood=NAME    logistic (default with laplace) or probit (default\n"
+           "                           with ep)\n"
+           "  -M, --method=NAME        laplace (default) or ep (expectation propagation,\n"
+           "                           probit likelihood)\n"
            "  -p, --params=LIST        starting hyperparameters: name=value,... or all values\n"
            "  -H, --params-file=FILE   starting hyperparameters from 'name value' lines\n"
            "  -O, --optimize=HOW       ml (type-II maximum likelihood, default), map (maximum\n"
@@ -49,6 +52,7 @@ enum { OPT_PRIOR_MEAN = 256, OPT_PRIOR_SD, OPT_MAX_ITER };
 static const struct option long_options[] = {
     {"kernel", required_argument, NULL, 'k'},
     {"likelihood", required_argument, NULL, 'l'},
+    {"method", required_argument, NULL, 'M'},
     {"params", required_argument, NULL, 'p'},
     {"params-file", required_argument, NULL, 'H'},
     {"optimize", required_argument, NULL, 'O'},
@@ -62,7 +66,7 @@ static const struct option long_options[] = {
     GPC_CLI_COMMON_OPTIONS};
 
 typedef struct {
-    const char *kernel, *lik, *params, *params_file, *how, *model, *params_out;
+    const char *kernel, *lik, *method, *params, *params_file, *how, *model, *params_out;
     gpc_optimize_opts opt;
 } options;
 
@@ -71,12 +75,13 @@ static void parse_options(int argc, char **argv, options *o)
     int c;
     gpc_format unused;
     gpc_optimize_defaults(&o->opt);
-    while ((c = getopt_long(argc, argv, "k:l:p:H:O:R:S:m:P:vqhV", long_options, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "k:l:M:p:H:O:R:S:m:P:vqhV", long_options, NULL)) != -1) {
         if (gpc_cli_common(c, optarg, &unused))
             continue;
         switch (c) {
         case 'k': o->kernel = optarg; break;
         case 'l': o->lik = optarg; break;
+        case 'M': o->method = optarg; break;
         case 'p': o->params = optarg; break;
         case 'H': o->params_file = optarg; break;
         case 'O': o->how = optarg; break;
@@ -101,10 +106,12 @@ static void parse_options(int argc, char **argv, options *o)
 
 int main(int argc, char **argv)
 {
-    options o = {"ard", "logistic", NULL, NULL, "ml", "-", NULL, {0}};
+    options o = {.kernel = "ard", .method = "laplace", .how = "ml", .model = "-"};
     gpc_cli_init(argc, argv);
     parse_options(argc, argv, &o);
-    gpc_lik lik = gpc_cli_lik(o.lik);
+    gpc_method method;
+    gpc_lik lik;
+    gpc_cli_method(o.method, o.lik, &method, &lik);
     gsl_matrix *X;
     gsl_vector *y;
     gpc_cli_read_training(argc, argv, &X, &y);
@@ -113,7 +120,7 @@ int main(int argc, char **argv)
     size_t p = gpc_kernel_nparams(k);
     double *theta = malloc(p * sizeof *theta);
     memcpy(theta, gpc_kernel_params(k), p * sizeof *theta);
-    gpc_evidence *ev = gpc_evidence_alloc(k, X, y, lik);
+    gpc_evidence *ev = gpc_evidence_alloc(k, X, y, lik, method);
     if (strcmp(o.how, "none") != 0) {
         gpc_optimize_result res;
         gpc_info(1, "fitting %zu hyperparameters of '%s' to %zu cases (%s)", p,
@@ -128,14 +135,24 @@ int main(int argc, char **argv)
     gpc_cli_check(gpc_evidence_eval(ev, theta, &logz, NULL));
     gpc_kernel_set_params(k, theta);
 
-    gpc_model m = {"laplace", lik, k, "", logz, X, y, ev->laplace->f};
+    gpc_model m = {.lik = lik, .kernel = k, .log_evidence = logz, .X = X, .y = y};
+    snprintf(m.method, sizeof m.method, "%s", gpc_method_name(method));
+    if (ev->ep) {
+        m.tau = ev->ep->tau;
+        m.nu = ev->ep->nu;
+    } else {
+        m.f = ev->laplace->f;
+    }
     if (o.opt.use_prior)
         snprintf(m.fit, sizeof m.fit, "map normal %.17g %.17g", o.opt.prior_mean,
                  o.opt.prior_sd);
     else
         snprintf(m.fit, sizeof m.fit, "%s", o.how);
-    gpc_info(1, "log evidence %.10g, %d Newton iterations at the mode", logz,
-             ev->laplace->iterations);
+    if (ev->ep)
+        gpc_info(1, "log evidence %.10g, %d EP sweeps", logz, ev->ep->sweeps);
+    else
+        gpc_info(1, "log evidence %.10g, %d Newton iterations at the mode", logz,
+                 ev->laplace->iterations);
     gpc_output *out;
     gpc_cli_check(gpc_output_open(o.model, &out));
     int st = gpc_model_write(gpc_output_file(out), gpc_output_name(out), &m);

@@ -256,7 +256,7 @@ int main(int argc, char **argv)
         start_new(&o, argc, argv, &rs, &set);
     const char *out = o.out ? o.out : o.extend ? o.extend : "-";
 
-    gpc_evidence *ev = gpc_evidence_alloc(rs.kernel, rs.X, rs.y, set.lik);
+    gpc_evidence *ev = gpc_evidence_alloc(rs.kernel, rs.X, rs.y, set.lik, GPC_METHOD_LAPLACE);
     gpc_posterior post = {ev, set.prior_mean, set.prior_sd};
     gpc_potential U = {gpc_posterior_eval, gpc_posterior_restart, &post};
     gpc_output *outp;

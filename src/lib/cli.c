@@ -202,6 +202,15 @@ gpc_lik gpc_cli_lik(const char *name)
     return lik;
 }
 
+void gpc_cli_method(const char *method_name, const char *lik_name, gpc_method *method,
+                    gpc_lik *lik)
+{
+    int ep = strcmp(method_name, "ep") == 0;
+    *lik = gpc_cli_lik(lik_name ? lik_name : ep ? "probit" : "logistic");
+    if (gpc_method_parse(method_name, *lik, method) != GPC_OK)
+        gpc_cli_usage("%s", gpc_errmsg());
+}
+
 gpc_kernel *gpc_cli_kernel(const char *spec, size_t dim, const char *params_file,
                            const char *params)
 {

@@ -8,6 +8,7 @@
 
 #include <gsl/gsl_matrix.h>
 
+#include "evidence.h"
 #include "kernel.h"
 #include "lik.h"
 #include "matio.h"
@@ -52,6 +53,11 @@ void gpc_cli_read_training(int argc, char **argv, gsl_matrix **X, gsl_vector **y
 
 /* The likelihood by name, or a usage error. */
 gpc_lik gpc_cli_lik(const char *name);
+
+/* The method by name and the likelihood (name NULL: logistic for Laplace,
+ * probit for EP, the one EP implements); usage errors as they arise. */
+void gpc_cli_method(const char *method_name, const char *lik_name, gpc_method *method,
+                    gpc_lik *lik);
 
 /* The kernel for spec and inputs of dimension dim, its hyperparameters set
  * from params_file and then params (either may be NULL); dies on errors. */

@@ -2,19 +2,42 @@
 
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include <gsl/gsl_math.h>
 
 #include "err.h"
 
-gpc_evidence *gpc_evidence_alloc(const gpc_kernel *k, const gsl_matrix *X, const gsl_vector *y,
-                                 gpc_lik lik)
+int gpc_method_parse(const char *name, gpc_lik lik, gpc_method *method)
 {
-    gpc_evidence *e = malloc(sizeof *e);
+    if (strcmp(name, "laplace") == 0)
+        *method = GPC_METHOD_LAPLACE;
+    else if (strcmp(name, "ep") == 0)
+        *method = GPC_METHOD_EP;
+    else
+        return gpc_fail(GPC_EUSAGE, "unknown method '%s' (use laplace or ep)", name);
+    if (*method == GPC_METHOD_EP && lik != GPC_LIK_PROBIT)
+        return gpc_fail(GPC_EUSAGE, "EP is implemented for the probit likelihood; add -l probit");
+    return GPC_OK;
+}
+
+const char *gpc_method_name(gpc_method method)
+{
+    return method == GPC_METHOD_EP ? "ep" : "laplace";
+}
+
+gpc_evidence *gpc_evidence_alloc(const gpc_kernel *k, const gsl_matrix *X, const gsl_vector *y,
+                                 gpc_lik lik, gpc_method method)
+{
+    gpc_evidence *e = calloc(1, sizeof *e);
     e->kernel = gpc_kernel_clone(k);
     e->X = X;
     e->y = y;
-    e->laplace = gpc_laplace_alloc(X->size1, gpc_kernel_nparams(k), lik);
+    e->method = method;
+    if (method == GPC_METHOD_EP)
+        e->ep = gpc_ep_alloc(X->size1, gpc_kernel_nparams(k));
+    else
+        e->laplace = gpc_laplace_alloc(X->size1, gpc_kernel_nparams(k), lik);
     return e;
 }
 
@@ -24,10 +47,16 @@ void gpc_evidence_free(gpc_evidence *e)
         return;
     gpc_kernel_free(e->kernel);
     gpc_laplace_free(e->laplace);
+    gpc_ep_free(e->ep);
     free(e);
 }
 
-void gpc_evidence_forget(gpc_evidence *e) { e->laplace->has_mode = 0; }
+/* EP always starts from empty sites, so only Laplace has state to forget. */
+void gpc_evidence_forget(gpc_evidence *e)
+{
+    if (e->laplace)
+        e->laplace->has_mode = 0;
+}
 
 double gpc_log_prior_normal(size_t p, const double *theta, double mean, double sd, double *grad)
 {
@@ -60,5 +89,7 @@ int gpc_evidence_eval(void *ctx, const double *theta, double *value, double *gra
 {
     gpc_evidence *e = ctx;
     gpc_kernel_set_params(e->kernel, theta);
+    if (e->ep)
+        return gpc_ep_evidence(e->ep, e->kernel, e->X, e->y, value, grad);
     return gpc_laplace_evidence(e->laplace, e->kernel, e->X, e->y, value, grad);
 }

@@ -8,20 +8,34 @@
 #include <gsl/gsl_matrix.h>
 #include <gsl/gsl_vector.h>
 
+#include "ep.h"
 #include "kernel.h"
 #include "laplace.h"
 #include "lik.h"
+
+/* The approximation to the posterior over the latent function. */
+typedef enum {
+    GPC_METHOD_LAPLACE = 0,
+    GPC_METHOD_EP = 1 /* expectation propagation; probit likelihood only */
+} gpc_method;
+
+/* "laplace" or "ep"; GPC_EUSAGE (message set) otherwise, or for EP with a
+ * likelihood other than probit. */
+int gpc_method_parse(const char *name, gpc_lik lik, gpc_method *method);
+const char *gpc_method_name(gpc_method method);
 
 typedef struct {
     gpc_kernel *kernel;     /* owned: its parameters follow each evaluation */
     const gsl_matrix *X;
     const gsl_vector *y;
-    gpc_laplace *laplace;
+    gpc_method method;
+    gpc_laplace *laplace;   /* the workspace of the method in use; the other is NULL */
+    gpc_ep *ep;
 } gpc_evidence;
 
 /* Labels must be -1/+1 and y must have X's row count (the caller checks). */
 gpc_evidence *gpc_evidence_alloc(const gpc_kernel *k, const gsl_matrix *X, const gsl_vector *y,
-                                 gpc_lik lik);
+                                 gpc_lik lik, gpc_method method);
 void gpc_evidence_free(gpc_evidence *e);
 
 /* gpc_objective: log evidence at theta and, if grad is not NULL, its gradient. */

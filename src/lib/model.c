@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "err.h"
+#include "ep.h"
 #include "laplace.h"
 
 void gpc_model_free(gpc_model *m)
@@ -16,6 +17,8 @@ void gpc_model_free(gpc_model *m)
     gsl_matrix_free(m->X);
     gsl_vector_free(m->y);
     gsl_vector_free(m->f);
+    gsl_vector_free(m->tau);
+    gsl_vector_free(m->nu);
     free(m);
 }
 
@@ -28,10 +31,14 @@ int gpc_model_write(FILE *out, const char *name, const gpc_model *m)
     fprintf(out, "hyperparameters %zu\n", p);
     for (size_t j = 0; j < p; j++)
         fprintf(out, "%s %.17g\n", gpc_kernel_param_name(k, j), gpc_kernel_params(k)[j]);
-    fprintf(out, "fit %s\nlog_evidence %.17g\ntraining %zu\n# y f x1..x%zu\n", m->fit,
-            m->log_evidence, n, d);
+    fprintf(out, "fit %s\nlog_evidence %.17g\ntraining %zu\n# y %s x1..x%zu\n", m->fit,
+            m->log_evidence, n, m->tau ? "tau nu" : "f", d);
     for (size_t i = 0; i < n; i++) {
-        fprintf(out, "%g %.17g", gsl_vector_get(m->y, i), gsl_vector_get(m->f, i));
+        fprintf(out, "%g", gsl_vector_get(m->y, i));
+        if (m->tau)
+            fprintf(out, " %.17g %.17g", gsl_vector_get(m->tau, i), gsl_vector_get(m->nu, i));
+        else
+            fprintf(out, " %.17g", gsl_vector_get(m->f, i));
         for (size_t l = 0; l < d; l++)
             fprintf(out, " %.17g", gsl_matrix_get(m->X, i, l));
         fputc('\n', out);
@@ -126,7 +133,7 @@ static int read_header(reader *r, gpc_model *m)
                         "version %d)", r->name, r->line, v, GPC_MODEL_VERSION);
     if ((st = expect_key(r, "method", &v)) != GPC_OK)
         return st;
-    if (strcmp(v, "laplace") != 0)
+    if (strcmp(v, "laplace") != 0 && strcmp(v, "ep") != 0)
         return gpc_fail(GPC_EINPUT, "%s:%zu: unknown method '%s'", r->name, r->line, v);
     snprintf(m->method, sizeof m->method, "%s", v);
     if ((st = expect_key(r, "likelihood", &v)) != GPC_OK)
@@ -172,27 +179,36 @@ static int read_training(reader *r, gpc_model *m)
         return gpc_fail(GPC_EINPUT, "%s:%zu: no training cases", r->name, r->line);
     m->X = gsl_matrix_alloc(n, d);
     m->y = gsl_vector_alloc(n);
-    m->f = gsl_vector_alloc(n);
+    int ep = strcmp(m->method, "ep") == 0;
+    size_t s_cols = ep ? 2 : 1; /* per-case state: f, or the sites tau and nu */
+    gsl_vector *state[2] = {gsl_vector_alloc(n), ep ? gsl_vector_alloc(n) : NULL};
+    if (ep) {
+        m->tau = state[0];
+        m->nu = state[1];
+    } else {
+        m->f = state[0];
+    }
     for (size_t i = 0; i < n; i++) {
         char *s = next_line(r), *e;
         double x;
         if (!s)
             return gpc_fail(GPC_EINPUT, "%s:%zu: model file truncated: %zu of %zu training "
                             "cases", r->name, r->line, i, n);
-        for (size_t c = 0; c < d + 2; c++, s = e) {
+        for (size_t c = 0; c < d + 1 + s_cols; c++, s = e) {
             if ((st = parse_number(r, s, &x, &e)) != GPC_OK)
                 return st;
             if (c == 0 && x != 1.0 && x != -1.0)
                 return gpc_fail(GPC_EINPUT, "%s:%zu: label must be -1 or 1", r->name, r->line);
             if (c == 0)
                 gsl_vector_set(m->y, i, x);
-            else if (c == 1)
-                gsl_vector_set(m->f, i, x);
+            else if (c <= s_cols)
+                gsl_vector_set(state[c - 1], i, x);
             else
-                gsl_matrix_set(m->X, i, c - 2, x);
+                gsl_matrix_set(m->X, i, c - 1 - s_cols, x);
         }
         if (s[strspn(s, " \t")] != '\0')
-            return gpc_fail(GPC_EINPUT, "%s:%zu: expected %zu numbers", r->name, r->line, d + 2);
+            return gpc_fail(GPC_EINPUT, "%s:%zu: expected %zu numbers", r->name, r->line,
+                            d + 1 + s_cols);
     }
     if (next_line(r))
         return gpc_fail(GPC_EINPUT, "%s:%zu: unexpected text after the training cases",
@@ -223,9 +239,23 @@ int gpc_model_read(const char *path, gpc_model **out)
     return GPC_OK;
 }
 
+static int refit_ep(gpc_model *m)
+{
+    gpc_ep *e = gpc_ep_alloc(m->X->size1, 0);
+    int st = gpc_ep_evidence(e, m->kernel, m->X, m->y, &m->log_evidence, NULL);
+    if (st == GPC_OK) {
+        gsl_vector_memcpy(m->tau, e->tau);
+        gsl_vector_memcpy(m->nu, e->nu);
+    }
+    gpc_ep_free(e);
+    return st;
+}
+
 int gpc_model_refit(gpc_model *m, const double *theta)
 {
     gpc_kernel_set_params(m->kernel, theta);
+    if (m->tau)
+        return refit_ep(m);
     gpc_laplace *w = gpc_laplace_alloc(m->X->size1, 0, m->lik);
     int st = gpc_laplace_evidence(w, m->kernel, m->X, m->y, &m->log_evidence, NULL);
     if (st == GPC_OK)
@@ -242,9 +272,18 @@ int gpc_model_predict(const gpc_model *m, const gsl_matrix *Xs, gsl_vector *mean
                       gsl_vector *var, gsl_vector *prob)
 {
     size_t n = m->X->size1, ms = Xs->size1;
-    gpc_laplace *w = gpc_laplace_alloc(n, 0, m->lik);
-    gpc_kernel_matrix(m->kernel, m->X, w->K);
-    int st = gpc_laplace_set_mode(w, m->y, m->f);
+    gpc_laplace *w = NULL;
+    gpc_ep *e = NULL;
+    int st;
+    if (m->tau) {
+        e = gpc_ep_alloc(n, 0);
+        gpc_kernel_matrix(m->kernel, m->X, e->K);
+        st = gpc_ep_set_sites(e, m->tau, m->nu);
+    } else {
+        w = gpc_laplace_alloc(n, 0, m->lik);
+        gpc_kernel_matrix(m->kernel, m->X, w->K);
+        st = gpc_laplace_set_mode(w, m->y, m->f);
+    }
     for (size_t s = 0; st == GPC_OK && s < ms; s += PREDICT_BLOCK) {
         size_t b = ms - s < PREDICT_BLOCK ? ms - s : PREDICT_BLOCK;
         gsl_matrix_const_view xs = gsl_matrix_const_submatrix(Xs, s, 0, b, Xs->size2);
@@ -252,7 +291,10 @@ int gpc_model_predict(const gpc_model *m, const gsl_matrix *Xs, gsl_vector *mean
         gsl_vector *kss = gsl_vector_alloc(b), *mu = gsl_vector_alloc(b), *v = gsl_vector_alloc(b);
         gpc_kernel_cross(m->kernel, m->X, &xs.matrix, Ks);
         gpc_kernel_diag(m->kernel, &xs.matrix, kss);
-        gpc_laplace_predict(w, Ks, kss, mu, v);
+        if (e)
+            gpc_ep_predict(e, Ks, kss, mu, v);
+        else
+            gpc_laplace_predict(w, Ks, kss, mu, v);
         for (size_t i = 0; i < b; i++) {
             double mi = gsl_vector_get(mu, i), vi = gsl_vector_get(v, i);
             if (mean)
@@ -268,5 +310,6 @@ int gpc_model_predict(const gpc_model *m, const gsl_matrix *Xs, gsl_vector *mean
         gsl_vector_free(v);
     }
     gpc_laplace_free(w);
+    gpc_ep_free(e);
     return st;
 }

@@ -14,6 +14,9 @@
  *   # y f x1 ... xd
  *   -1 -0.53 0.12 ...       (one line per training case: label, latent mode, inputs)
  *
+ * With method ep each training line holds the label, the site precision
+ * tau and the site nu (precision times mean), then the inputs.
+ *
  * Numbers are written with %.17g, so a model read back predicts exactly what
  * the fitted one did. */
 #ifndef GPC_MODEL_H
@@ -30,14 +33,15 @@
 #define GPC_MODEL_VERSION 1
 
 typedef struct {
-    char method[32];       /* "laplace" */
+    char method[32];       /* "laplace" or "ep" */
     gpc_lik lik;
     gpc_kernel *kernel;    /* with the fitted hyperparameters */
     char fit[64];          /* how they were chosen: "ml", "map normal -3 3", "none" */
     double log_evidence;
     gsl_matrix *X;         /* training inputs, n x dim */
     gsl_vector *y;         /* labels -1/+1 */
-    gsl_vector *f;         /* latent mode */
+    gsl_vector *f;         /* Laplace: latent mode (else NULL) */
+    gsl_vector *tau, *nu;  /* EP: site parameters (else NULL) */
 } gpc_model;
 
 void gpc_model_free(gpc_model *m);

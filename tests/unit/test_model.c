@@ -44,7 +44,7 @@ static gpc_model *fitted_model(gsl_rng *r, size_t n, size_t d)
     strcpy(m->method, "laplace");
     strcpy(m->fit, "none");
     m->lik = GPC_LIK_PROBIT;
-    gpc_evidence *e = gpc_evidence_alloc(m->kernel, m->X, m->y, m->lik);
+    gpc_evidence *e = gpc_evidence_alloc(m->kernel, m->X, m->y, m->lik, GPC_METHOD_LAPLACE);
     gpc_evidence_eval(e, th, &m->log_evidence, NULL);
     m->f = gsl_vector_alloc(n);
     gsl_vector_memcpy(m->f, e->laplace->f);
