@@ -11,6 +11,10 @@
 #include "parallel.h"
 
 #define SITE_RTOL 1e-9
+/* Rank-one updates held back and applied to Sigma together, as one matrix
+ * product: each site update needs only its own column of Sigma, which is the
+ * stored column corrected by the updates still held back. */
+#define UPDATE_BLOCK 128
 #define EVIDENCE_RTOL 1e-10
 
 /* LAPACK through OpenBLAS, as in laplace.c: row-major lower = column-major upper. */
@@ -32,6 +36,9 @@ gpc_ep *gpc_ep_alloc(size_t n, size_t nparams)
     e->t1 = gsl_vector_alloc(n);
     e->t2 = gsl_vector_alloc(n);
     e->b = gsl_vector_alloc(n);
+    e->U = gsl_matrix_alloc(n, UPDATE_BLOCK);
+    e->W = gsl_matrix_alloc(n, UPDATE_BLOCK);
+    e->c = gsl_vector_alloc(UPDATE_BLOCK > n ? UPDATE_BLOCK : n);
     e->Bg = gsl_matrix_alloc(n, nparams > 0 ? nparams : 1);
     e->damping = 1.0;
     e->max_sweeps = 200;
@@ -51,6 +58,9 @@ void gpc_ep_free(gpc_ep *e)
     gsl_vector_free(e->t1);
     gsl_vector_free(e->t2);
     gsl_vector_free(e->b);
+    gsl_matrix_free(e->U);
+    gsl_matrix_free(e->W);
+    gsl_vector_free(e->c);
     gsl_matrix_free(e->Bg);
     free(e);
 }
@@ -131,29 +141,64 @@ static int cavity(const gpc_ep *e, size_t i, double *tau_c, double *nu_c)
     return *tau_c > 0.0;
 }
 
-/* One sweep of site updates; returns the largest relative site change, or
- * a negative value if a cavity became improper. */
+
+/* Sigma <- Sigma - U diag(c) U' for the first k columns of U. */
+static void apply_updates(gpc_ep *e, size_t k)
+{
+    gsl_matrix_view U = gsl_matrix_submatrix(e->U, 0, 0, e->n, k);
+    gsl_matrix_view W = gsl_matrix_submatrix(e->W, 0, 0, e->n, k);
+    gsl_matrix_memcpy(&W.matrix, &U.matrix);
+    for (size_t j = 0; j < k; j++) {
+        gsl_vector_view col = gsl_matrix_column(&W.matrix, j);
+        gsl_vector_scale(&col.vector, gsl_vector_get(e->c, j));
+    }
+    gsl_blas_dgemm(CblasNoTrans, CblasTrans, -1.0, &W.matrix, &U.matrix, 1.0, e->Sigma);
+}
+
+/* One sweep of sequential site updates (R&W Alg. 3.5, lines 5-16); mu is
+ * kept current in O(n) per site.  Returns the largest relative site change,
+ * or a negative value if a cavity became improper.  Sigma is left stale:
+ * the caller recomputes it from scratch. */
 static double sweep(gpc_ep *e, const gsl_vector *y)
 {
     double change = 0.0, d = e->damping;
+    size_t held = 0;
+    gsl_vector *s = e->t2, *w = e->t1;
     for (size_t i = 0; i < e->n; i++) {
-        double tc, nc, lz, mh, vh;
-        if (!cavity(e, i, &tc, &nc))
+        /* s = column i of the current Sigma */
+        gsl_vector_view row = gsl_matrix_row(e->Sigma, i);
+        gsl_vector_memcpy(s, &row.vector);
+        if (held > 0) {
+            gsl_matrix_view U = gsl_matrix_submatrix(e->U, 0, 0, e->n, held);
+            gsl_vector_view ui = gsl_matrix_subrow(e->U, i, 0, held);
+            gsl_vector_view wv = gsl_vector_subvector(w, 0, held);
+            gsl_vector_view cv = gsl_vector_subvector(e->c, 0, held);
+            gsl_vector_memcpy(&wv.vector, &ui.vector);
+            gsl_vector_mul(&wv.vector, &cv.vector);
+            gsl_blas_dgemv(CblasNoTrans, -1.0, &U.matrix, &wv.vector, 1.0, s);
+        }
+        double sii = gsl_vector_get(s, i), mui = gsl_vector_get(e->mu, i);
+        double t_old = gsl_vector_get(e->tau, i), n_old = gsl_vector_get(e->nu, i);
+        double tc = 1.0 / sii - t_old, nc = mui / sii - n_old, lz, mh, vh;
+        if (!(tc > 0.0))
             return -1.0;
         gpc_ep_probit_moments(gsl_vector_get(y, i), nc / tc, 1.0 / tc, &lz, &mh, &vh);
-        double t_old = gsl_vector_get(e->tau, i), n_old = gsl_vector_get(e->nu, i);
         double t_new = fmax(0.0, d * (1.0 / vh - tc) + (1.0 - d) * t_old);
         double n_new = d * (mh / vh - nc) + (1.0 - d) * n_old;
         change = fmax(change, fabs(t_new - t_old) / (1.0 + fabs(t_new)));
         change = fmax(change, fabs(n_new - n_old) / (1.0 + fabs(n_new)));
-        double dt = t_new - t_old, sii = gsl_matrix_get(e->Sigma, i, i);
+        double dt = t_new - t_old, dn = n_new - n_old, c = dt / (1.0 + dt * sii);
         gsl_vector_set(e->tau, i, t_new);
         gsl_vector_set(e->nu, i, n_new);
-        /* Sigma <- Sigma - dt / (1 + dt Sigma_ii) s_i s_i' */
-        gsl_vector_view col = gsl_matrix_column(e->Sigma, i);
-        gsl_vector_memcpy(e->t2, &col.vector);
-        gsl_blas_dger(-dt / (1.0 + dt * sii), e->t2, e->t2, e->Sigma);
-        gsl_blas_dsymv(CblasLower, 1.0, e->Sigma, e->nu, 0.0, e->mu);
+        /* Sigma' = Sigma - c s s' and mu' = Sigma' nu' = mu + s (dn (1 - c s_ii) - c mu_i) */
+        gsl_blas_daxpy(dn * (1.0 - c * sii) - c * mui, s, e->mu);
+        gsl_vector_view uc = gsl_matrix_column(e->U, held);
+        gsl_vector_memcpy(&uc.vector, s);
+        gsl_vector_set(e->c, held, c);
+        if (++held == UPDATE_BLOCK) {
+            apply_updates(e, held);
+            held = 0;
+        }
     }
     return change;
 }

@@ -26,6 +26,8 @@ typedef struct {
     gsl_vector *t1, *t2;       /* scratch; after gpc_ep_prepare_predict t1 = S^1/2 */
     gsl_vector *b;             /* nu - R K nu: predictive means are k*' b */
     gsl_matrix *Bg;            /* n x nparams scratch for the gradient contraction */
+    gsl_matrix *U, *W;         /* rank-one updates held back within a sweep */
+    gsl_vector *c;
     double damping;            /* 1: plain updates; smaller values damp them */
     int max_sweeps;
     int sweeps;                /* sweeps of the last run */
