@@ -64,10 +64,10 @@ table-bw97: deps
 	@sh repro/table-bw97.sh
 
 bench: deps
-	@$(MAKE) --no-print-directory all build/bench-laplace
+	@$(MAKE) --no-print-directory all build/bench-laplace build/bench-ep
 	@sh bench/run.sh
 
-build/bench-laplace: bench/bench-laplace.c $(LIB) | build/lib
+build/bench-%: bench/bench-%.c $(LIB) | build/lib
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(LIB) $(LDLIBS)
 
 install: all

@@ -13,5 +13,9 @@ report=bench/out/report.txt
         build/bench-laplace "$n" 8 "$([ "$n" -le 1000 ] && echo 50 || echo 5)"
         build/bench-laplace "$n" 8 0
     done
+    for n in 1000 2000; do
+        echo "## EP (probit) to convergence with gradient, ARD SE, n = $n, d = 8"
+        build/bench-ep "$n" 8
+    done
 } | tee "$report"
 echo "report written to $report"
