@@ -24,6 +24,7 @@ static void usage(void)
            "                           with ep)\n"
            "  -M, --method=NAME        laplace (default) or ep (expectation propagation,\n"
            "                           probit likelihood)\n"
+           "      --damping=D          with ep: damped site updates, 0 < D <= 1 (default 1)\n"
            "  -p, --params=LIST        hyperparameters: name=value,... or all values\n"
            "  -H, --params-file=FILE   hyperparameters from 'name value' lines\n"
            "  -g, --grid=FILE          a matrix with one hyperparameter vector per row;\n"
@@ -42,10 +43,13 @@ static void usage(void)
     exit(0);
 }
 
+enum { OPT_DAMPING = 256 };
+
 static const struct option long_options[] = {
     {"kernel", required_argument, NULL, 'k'},
     {"likelihood", required_argument, NULL, 'l'},
     {"method", required_argument, NULL, 'M'},
+    {"damping", required_argument, NULL, OPT_DAMPING},
     {"params", required_argument, NULL, 'p'},
     {"params-file", required_argument, NULL, 'H'},
     {"grid", required_argument, NULL, 'g'},
@@ -60,6 +64,7 @@ int main(int argc, char **argv)
     const char *params_file = NULL;
     const char *grid_path = NULL, *out = "-";
     int no_grad = 0, c;
+    double damping = 1.0;
     gpc_format fmt = GPC_FMT_TEXT;
     gpc_cli_init(argc, argv);
     while ((c = getopt_long(argc, argv, "k:l:M:p:H:g:no:F:vqhV", long_options, NULL)) != -1) {
@@ -69,6 +74,7 @@ int main(int argc, char **argv)
         case 'k': kspec = optarg; break;
         case 'l': likname = optarg; break;
         case 'M': mname = optarg; break;
+        case OPT_DAMPING: damping = gpc_cli_double("--damping", optarg); break;
         case 'p': params = optarg; break;
         case 'H': params_file = optarg; break;
         case 'g': grid_path = optarg; break;
@@ -96,6 +102,7 @@ int main(int argc, char **argv)
     }
 
     gpc_evidence *ev = gpc_evidence_alloc(k, X, y, lik, method);
+    gpc_cli_damping(ev, damping);
     gsl_matrix *res = gsl_matrix_alloc(grid->size1, no_grad ? 1 : 1 + p);
     for (size_t r = 0; r < grid->size1; r++) {
         double *row = res->data + r * res->tda;

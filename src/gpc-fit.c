@@ -24,6 +24,7 @@ static void usage(void)
            "                           with ep)\n"
            "  -M, --method=NAME        laplace (default) or ep (expectation propagation,\n"
            "                           probit likelihood)\n"
+           "      --damping=D          with ep: damped site updates, 0 < D <= 1 (default 1)\n"
            "  -p, --params=LIST        starting hyperparameters: name=value,... or all values\n"
            "  -H, --params-file=FILE   starting hyperparameters from 'name value' lines\n"
            "  -O, --optimize=HOW       ml (type-II maximum likelihood, default), map (maximum\n"
@@ -47,12 +48,13 @@ static void usage(void)
     exit(0);
 }
 
-enum { OPT_PRIOR_MEAN = 256, OPT_PRIOR_SD, OPT_MAX_ITER };
+enum { OPT_PRIOR_MEAN = 256, OPT_PRIOR_SD, OPT_MAX_ITER, OPT_DAMPING };
 
 static const struct option long_options[] = {
     {"kernel", required_argument, NULL, 'k'},
     {"likelihood", required_argument, NULL, 'l'},
     {"method", required_argument, NULL, 'M'},
+    {"damping", required_argument, NULL, OPT_DAMPING},
     {"params", required_argument, NULL, 'p'},
     {"params-file", required_argument, NULL, 'H'},
     {"optimize", required_argument, NULL, 'O'},
@@ -67,6 +69,7 @@ static const struct option long_options[] = {
 
 typedef struct {
     const char *kernel, *lik, *method, *params, *params_file, *how, *model, *params_out;
+    double damping;
     gpc_optimize_opts opt;
 } options;
 
@@ -82,6 +85,7 @@ static void parse_options(int argc, char **argv, options *o)
         case 'k': o->kernel = optarg; break;
         case 'l': o->lik = optarg; break;
         case 'M': o->method = optarg; break;
+        case OPT_DAMPING: o->damping = gpc_cli_double("--damping", optarg); break;
         case 'p': o->params = optarg; break;
         case 'H': o->params_file = optarg; break;
         case 'O': o->how = optarg; break;
@@ -106,7 +110,7 @@ static void parse_options(int argc, char **argv, options *o)
 
 int main(int argc, char **argv)
 {
-    options o = {.kernel = "ard", .method = "laplace", .how = "ml", .model = "-"};
+    options o = {.kernel = "ard", .method = "laplace", .how = "ml", .model = "-", .damping = 1.0};
     gpc_cli_init(argc, argv);
     parse_options(argc, argv, &o);
     gpc_method method;
@@ -121,6 +125,7 @@ int main(int argc, char **argv)
     double *theta = malloc(p * sizeof *theta);
     memcpy(theta, gpc_kernel_params(k), p * sizeof *theta);
     gpc_evidence *ev = gpc_evidence_alloc(k, X, y, lik, method);
+    gpc_cli_damping(ev, o.damping);
     if (strcmp(o.how, "none") != 0) {
         gpc_optimize_result res;
         gpc_info(1, "fitting %zu hyperparameters of '%s' to %zu cases (%s)", p,

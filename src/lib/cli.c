@@ -211,6 +211,16 @@ void gpc_cli_method(const char *method_name, const char *lik_name, gpc_method *m
         gpc_cli_usage("%s", gpc_errmsg());
 }
 
+void gpc_cli_damping(gpc_evidence *ev, double damping)
+{
+    if (!(damping > 0.0 && damping <= 1.0))
+        gpc_cli_usage("--damping must be in (0, 1]");
+    if (!ev->ep && damping != 1.0)
+        gpc_cli_usage("--damping applies to -M ep");
+    if (ev->ep)
+        ev->ep->damping = damping;
+}
+
 gpc_kernel *gpc_cli_kernel(const char *spec, size_t dim, const char *params_file,
                            const char *params)
 {

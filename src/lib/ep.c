@@ -27,6 +27,7 @@ gpc_ep *gpc_ep_alloc(size_t n, size_t nparams)
 {
     gpc_ep *e = calloc(1, sizeof *e);
     e->n = n;
+    e->moments = gpc_ep_probit;
     e->K = gsl_matrix_alloc(n, n);
     e->Sigma = gsl_matrix_alloc(n, n);
     e->L = gsl_matrix_alloc(n, n);
@@ -77,6 +78,13 @@ void gpc_ep_probit_moments(double y, double m, double v, double *logZ, double *m
     *logZ = lp;
     *mean = m + y * v * r / s;
     *var = v - v * v * r * (z + r) / (1.0 + v);
+}
+
+void gpc_ep_probit(const void *ctx, double y, double m, double v, double *logZ, double *mean,
+                   double *var)
+{
+    (void)ctx;
+    gpc_ep_probit_moments(y, m, v, logZ, mean, var);
 }
 
 /* L = chol(I + sS K sS) with sS = sqrt(tau) in t1; returns sum log L_ii. */
@@ -182,7 +190,7 @@ static double sweep(gpc_ep *e, const gsl_vector *y)
         double tc = 1.0 / sii - t_old, nc = mui / sii - n_old, lz, mh, vh;
         if (!(tc > 0.0))
             return -1.0;
-        gpc_ep_probit_moments(gsl_vector_get(y, i), nc / tc, 1.0 / tc, &lz, &mh, &vh);
+        e->moments(e->moments_ctx, gsl_vector_get(y, i), nc / tc, 1.0 / tc, &lz, &mh, &vh);
         double t_new = fmax(0.0, d * (1.0 / vh - tc) + (1.0 - d) * t_old);
         double n_new = d * (mh / vh - nc) + (1.0 - d) * n_old;
         change = fmax(change, fabs(t_new - t_old) / (1.0 + fabs(t_new)));
@@ -211,7 +219,9 @@ static double log_evidence(const gpc_ep *e, const gsl_vector *y, double half_log
         double tc, nc;
         cavity(e, i, &tc, &nc);
         double mc = nc / tc, t = gsl_vector_get(e->tau, i), nv = gsl_vector_get(e->nu, i);
-        sum += log_Phi(gsl_vector_get(y, i) * mc / sqrt(1.0 + 1.0 / tc));
+        double lz, mh, vh;
+        e->moments(e->moments_ctx, gsl_vector_get(y, i), mc, 1.0 / tc, &lz, &mh, &vh);
+        sum += lz;
         sum += 0.5 * log1p(t / tc);
         sum += 0.5 * mc * tc * (t * mc - 2.0 * nv) / (tc + t) - 0.5 * nv * nv / (tc + t);
     }

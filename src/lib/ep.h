@@ -18,8 +18,15 @@
 
 #include "kernel.h"
 
+/* Moments of a site's tilted distribution p(y | f) N(f | m, v): log of its
+ * mass, its mean and its variance.  ctx carries the likelihood's parameters. */
+typedef void (*gpc_ep_moments)(const void *ctx, double y, double m, double v, double *logZ,
+                               double *mean, double *var);
+
 typedef struct {
     size_t n;
+    gpc_ep_moments moments;    /* the likelihood: gpc_ep_probit by default */
+    const void *moments_ctx;
     gsl_matrix *K, *Sigma, *L; /* L: Cholesky factor of B, then scratch */
     gsl_vector *tau, *nu;      /* site precisions and precision-times-means */
     gsl_vector *mu;            /* posterior mean */
@@ -41,6 +48,9 @@ void gpc_ep_free(gpc_ep *e);
  * its mean and variance (the one-site update, exact in closed form). */
 void gpc_ep_probit_moments(double y, double m, double v, double *logZ, double *mean,
                            double *var);
+/* The same as a gpc_ep_moments (ctx unused). */
+void gpc_ep_probit(const void *ctx, double y, double m, double v, double *logZ, double *mean,
+                   double *var);
 
 /* Run EP on w->K (filled by the caller) and labels y from zero sites.
  * GPC_ENUM with the sweep reached and a damping hint if it does not

@@ -58,3 +58,17 @@ setup() {
     assert_output --partial "bad.txt:$((line + 1)): expected"
     assert_dir_empty out
 }
+
+@test "--damping changes the path, not the EP fixed point" {
+    a=$(gpc-evidence -M ep -k se -n Xz.txt y.txt)
+    b=$(gpc-evidence -M ep --damping 0.5 -k se -n Xz.txt y.txt)
+    run awk -v a="$a" -v b="$b" 'BEGIN { d = a - b; if (d < 0) d = -d; print (d < 1e-8) }'
+    assert_output 1
+    run gpc-evidence -M ep --damping 0 Xz.txt y.txt
+    assert_failure 2
+    assert_output --partial "--damping must be in (0, 1]"
+    run gpc-fit --damping 0.5 -m out/m.txt Xz.txt y.txt
+    assert_failure 2
+    assert_output --partial "--damping applies to -M ep"
+    assert_dir_empty out
+}

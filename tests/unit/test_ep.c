@@ -211,6 +211,78 @@ static void test_fixed_point(gsl_rng *r)
     gsl_vector_free(y);
 }
 
+/* A Gaussian likelihood N(y | f, s2): the tilted distribution is Gaussian,
+ * so EP is exact and must give the GP regression posterior and evidence. */
+static void gaussian_moments(const void *ctx, double y, double m, double v, double *logZ,
+                             double *mean, double *var)
+{
+    double s2 = *(const double *)ctx, t = v + s2;
+    *logZ = -0.5 * log(2 * M_PI * t) - 0.5 * (y - m) * (y - m) / t;
+    *mean = m + v * (y - m) / t;
+    *var = v - v * v / t;
+}
+
+static void test_gaussian_exact(gsl_rng *r)
+{
+    size_t n = 15;
+    gsl_matrix *X = gsl_matrix_alloc(n, 1);
+    gsl_vector *y = gsl_vector_alloc(n);
+    for (size_t i = 0; i < n; i++) {
+        double x = 4 * gsl_rng_uniform(r) - 2;
+        gsl_matrix_set(X, i, 0, x);
+        gsl_vector_set(y, i, sin(2 * x) + 0.2 * (gsl_rng_uniform(r) - 0.5));
+    }
+    gpc_kernel *k;
+    gpc_kernel_parse("se", 1, &k);
+    double th[2] = {0.3, 0.5}, s2 = 0.05, z, g[2];
+    gpc_kernel_set_params(k, th);
+    gpc_ep *e = gpc_ep_alloc(n, 2);
+    e->moments = gaussian_moments;
+    e->moments_ctx = &s2;
+    int st = gpc_ep_evidence(e, k, X, y, &z, g);
+    TEST_OK(st == GPC_OK, "Gaussian likelihood: converges (%d sweeps)", e->sweeps);
+    /* exact: log N(y | 0, K + s2 I), mean K (K + s2 I)^-1 y */
+    gsl_matrix *A = gsl_matrix_alloc(n, n);
+    gsl_matrix_memcpy(A, e->K);
+    for (size_t i = 0; i < n; i++)
+        *gsl_matrix_ptr(A, i, i) += s2;
+    gsl_linalg_cholesky_decomp1(A);
+    gsl_vector *alpha = gsl_vector_alloc(n), *mean = gsl_vector_alloc(n);
+    gsl_linalg_cholesky_solve(A, y, alpha);
+    double q, ld = 0;
+    gsl_blas_ddot(y, alpha, &q);
+    for (size_t i = 0; i < n; i++)
+        ld += log(gsl_matrix_get(A, i, i));
+    double want = -0.5 * q - ld - 0.5 * n * log(2 * M_PI);
+    TEST_CLOSE(z, want, 1e-10, 0, "Gaussian likelihood: EP evidence is the exact log N(y|0,K+s2I)");
+    gsl_blas_dgemv(CblasNoTrans, 1.0, e->K, alpha, 0.0, mean);
+    double worst = 0;
+    for (size_t i = 0; i < n; i++)
+        worst = fmax(worst, fabs(gsl_vector_get(mean, i) - gsl_vector_get(e->mu, i)));
+    TEST_CLOSE(worst, 0, 0, 1e-9, "Gaussian likelihood: EP mean is the regression posterior mean");
+    /* gradient of the exact evidence by central differences */
+    for (size_t j = 0; j < 2; j++) {
+        double h = 1e-5, t0 = th[j], zp, zm;
+        th[j] = t0 + h;
+        gpc_kernel_set_params(k, th);
+        gpc_ep_evidence(e, k, X, y, &zp, NULL);
+        th[j] = t0 - h;
+        gpc_kernel_set_params(k, th);
+        gpc_ep_evidence(e, k, X, y, &zm, NULL);
+        th[j] = t0;
+        gpc_kernel_set_params(k, th);
+        TEST_CLOSE(g[j], (zp - zm) / (2 * h), 1e-6, 1e-8,
+                   "Gaussian likelihood: gradient for %s", gpc_kernel_param_name(k, j));
+    }
+    gsl_matrix_free(A);
+    gsl_vector_free(alpha);
+    gsl_vector_free(mean);
+    gpc_ep_free(e);
+    gpc_kernel_free(k);
+    gsl_matrix_free(X);
+    gsl_vector_free(y);
+}
+
 int main(void)
 {
     gpc_gsl_quiet();
@@ -219,6 +291,7 @@ int main(void)
     test_moments();
     test_small_problems();
     test_fixed_point(r);
+    test_gaussian_exact(r);
     gsl_rng_free(r);
     return tap_done();
 }
