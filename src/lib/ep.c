@@ -7,6 +7,7 @@
 #include <gsl/gsl_math.h>
 #include <gsl/gsl_sf_erf.h>
 
+#include "bmatrix.h"
 #include "err.h"
 #include "parallel.h"
 
@@ -16,12 +17,6 @@
  * stored column corrected by the updates still held back. */
 #define UPDATE_BLOCK 128
 #define EVIDENCE_RTOL 1e-10
-
-/* LAPACK through OpenBLAS, as in laplace.c: row-major lower = column-major upper. */
-void dpotrf_(const char *uplo, const int *n, double *a, const int *lda, int *info,
-             size_t uplo_len);
-void dpotri_(const char *uplo, const int *n, double *a, const int *lda, int *info,
-             size_t uplo_len);
 
 gpc_ep *gpc_ep_alloc(size_t n, size_t nparams)
 {
@@ -90,26 +85,13 @@ void gpc_ep_probit(const void *ctx, double y, double m, double v, double *logZ, 
 /* L = chol(I + sS K sS) with sS = sqrt(tau) in t1; returns sum log L_ii. */
 static int factor_B(gpc_ep *e, double *half_logdet)
 {
-    size_t n = e->n;
     double *sS = e->t1->data;
-    for (size_t i = 0; i < n; i++)
+    for (size_t i = 0; i < e->n; i++)
         sS[i] = sqrt(gsl_vector_get(e->tau, i));
-#pragma omp parallel for schedule(static) if (n >= GPC_PARALLEL_MIN_ROWS)
-    for (size_t i = 0; i < n; i++) {
-        const double *Ki = e->K->data + i * e->K->tda;
-        double *Li = e->L->data + i * e->L->tda;
-        for (size_t j = 0; j <= i; j++)
-            Li[j] = sS[i] * Ki[j] * sS[j];
-        Li[i] += 1.0;
-    }
-    int nn = (int)n, lda = (int)e->L->tda, info;
-    dpotrf_("U", &nn, e->L->data, &lda, &info, 1);
-    if (info != 0)
+    if (gpc_bmatrix_factor(e->K, sS, e->L) != 0)
         return gpc_fail(GPC_ENUM, "EP: B = I + S^1/2 K S^1/2 is not positive definite; "
                         "add a jitter term to the kernel");
-    *half_logdet = 0.0;
-    for (size_t i = 0; i < n; i++)
-        *half_logdet += log(gsl_matrix_get(e->L, i, i));
+    *half_logdet = gpc_bmatrix_half_log_det(e->L);
     return GPC_OK;
 }
 
@@ -311,11 +293,8 @@ int gpc_ep_evidence(gpc_ep *e, const gpc_kernel *k, const gsl_matrix *X, const g
     double hld;
     if ((st = factor_B(e, &hld)) != GPC_OK)
         return st;
-    int nn = (int)e->n, lda = (int)e->L->tda, info;
-    dpotri_("U", &nn, e->L->data, &lda, &info, 1);
-    for (size_t i = 0; i < e->n; i++)
-        for (size_t j = 0; j <= i; j++)
-            *gsl_matrix_ptr(e->L, i, j) *= gsl_vector_get(e->t1, i) * gsl_vector_get(e->t1, j);
+    gpc_bmatrix_inverse(e->L);
+    gpc_bmatrix_scale(e->L, e->t1->data);
     gsl_vector *Knu = e->t1, *b = e->t2;
     gsl_blas_dsymv(CblasLower, 1.0, e->K, e->nu, 0.0, Knu);
     gsl_vector_memcpy(b, e->nu);

@@ -7,6 +7,7 @@
 #include <gsl/gsl_errno.h>
 #include <gsl/gsl_linalg.h>
 
+#include "bmatrix.h"
 #include "err.h"
 #include "parallel.h"
 
@@ -79,46 +80,17 @@ static double dot(const gsl_vector *x, const gsl_vector *y)
     return r;
 }
 
-/* LAPACK's Cholesky factorisation and inverse from the factor, as OpenBLAS
- * provides them.  GSL's gsl_linalg_cholesky_decomp1 and _invert do the same
- * work but then also fill the upper triangle, an extra pass over n^2 numbers
- * that nothing here reads.  Row-major lower is column-major upper, hence "U". */
-void dpotrf_(const char *uplo, const int *n, double *a, const int *lda, int *info,
-             size_t uplo_len);
-void dpotri_(const char *uplo, const int *n, double *a, const int *lda, int *info,
-             size_t uplo_len);
-
 /* L = chol(I + sW K sW), lower triangle.  The one O(n^3) step of a Newton
  * iteration. */
 static int factor_B(gpc_laplace *w)
 {
-    size_t n = w->n;
-    const double *sw = w->sW->data; /* allocated by us: stride 1 */
-#pragma omp parallel for schedule(static) if (n >= GPC_PARALLEL_MIN_ROWS)
-    for (size_t i = 0; i < n; i++) {
-        const double *Ki = w->K->data + i * w->K->tda;
-        double *Li = w->L->data + i * w->L->tda;
-        for (size_t j = 0; j <= i; j++)
-            Li[j] = sw[i] * Ki[j] * sw[j];
-        Li[i] += 1.0;
-    }
-    int nn = (int)n, lda = (int)w->L->tda, info;
-    dpotrf_("U", &nn, w->L->data, &lda, &info, 1);
     w->n_chol++;
-    if (info != 0)
+    if (gpc_bmatrix_factor(w->K, w->sW->data, w->L) != 0)
         return gpc_fail(GPC_ENUM,
                         "B = I + W^1/2 K W^1/2 is not positive definite: the kernel matrix "
                         "is far from positive semi-definite; add a jitter term to the "
                         "kernel (e.g. 'ard+jitter') or try other hyperparameters");
     return GPC_OK;
-}
-
-static double half_log_det_B(const gpc_laplace *w)
-{
-    double s = 0.0;
-    for (size_t i = 0; i < w->n; i++)
-        s += log(gsl_matrix_get(w->L, i, i));
-    return s;
 }
 
 /* Start from the warm state a if it is at least as good as f = 0. */
@@ -213,7 +185,7 @@ int gpc_laplace_mode(gpc_laplace *w, const gsl_vector *y)
         newton_direction(w);
         converged = line_search(w, y);
     }
-    w->log_evidence = w->psi - half_log_det_B(w);
+    w->log_evidence = w->psi - gpc_bmatrix_half_log_det(w->L);
     w->chol_valid = 1;
     w->has_mode = 1;
     return GPC_OK;
@@ -230,7 +202,7 @@ int gpc_laplace_set_mode(gpc_laplace *w, const gsl_vector *y, const gsl_vector *
     w->chol_valid = 0;
     if ((status = factor_B(w)) != GPC_OK)
         return status;
-    w->log_evidence = w->psi - half_log_det_B(w);
+    w->log_evidence = w->psi - gpc_bmatrix_half_log_det(w->L);
     w->chol_valid = 1;
     w->has_mode = 1;
     return GPC_OK;
@@ -242,18 +214,11 @@ int gpc_laplace_set_mode(gpc_laplace *w, const gsl_vector *y, const gsl_vector *
  * Sigma_ii with Sigma = (K^-1 + W)^-1, while d W_ii / d f_i = -d3_i; so
  * s2 = +1/2 diag(Sigma) d3.  Uses sW Sigma sW = I - B^-1, which is exact and
  * needs no further O(n^3) work; where W underflows, Sigma_ii -> K_ii. */
-/* Replace the lower factor L of B by the lower triangle of B^-1. */
-static void invert_B(gpc_laplace *w)
-{
-    int n = (int)w->n, lda = (int)w->L->tda, info;
-    dpotri_("U", &n, w->L->data, &lda, &info, 1);
-    w->n_inverse++;
-}
-
 static void posterior_terms(gpc_laplace *w, gsl_vector *s2)
 {
     size_t n = w->n;
-    invert_B(w);
+    gpc_bmatrix_inverse(w->L);
+    w->n_inverse++;
     w->chol_valid = 0;
     for (size_t i = 0; i < n; i++) {
         double Wi = gsl_vector_get(w->W, i);
@@ -261,13 +226,7 @@ static void posterior_terms(gpc_laplace *w, gsl_vector *s2)
         double sigma = Wi > 1e-300 ? (1.0 - binv) / Wi : gsl_matrix_get(w->K, i, i);
         gsl_vector_set(s2, i, 0.5 * sigma * gsl_vector_get(w->d3, i));
     }
-    const double *sw = w->sW->data;
-#pragma omp parallel for schedule(static) if (n >= GPC_PARALLEL_MIN_ROWS)
-    for (size_t i = 0; i < n; i++) {
-        double *Ri = w->L->data + i * w->L->tda;
-        for (size_t j = 0; j <= i; j++)
-            Ri[j] *= sw[i] * sw[j];
-    }
+    gpc_bmatrix_scale(w->L, w->sW->data);
 }
 
 /* Algorithm 5.1: explicit part 1/2 a' dK a - 1/2 tr(R dK), and implicit
