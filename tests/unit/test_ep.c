@@ -4,6 +4,7 @@
  * formula, and the evidence gradient against central differences. */
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include <gsl/gsl_blas.h>
 #include <gsl/gsl_cdf.h>
@@ -89,6 +90,31 @@ static void test_small_problems(void)
                "two points: EP log evidence %.6f near the exact %.6f (difference %.2g)",
                e->log_evidence, exact, e->log_evidence - exact);
     gpc_ep_free(e);
+}
+
+/* The evidence gradient g (at the kernel's parameters) against central
+ * differences of the EP evidence in every log hyperparameter. */
+static void check_gradient(gpc_ep *e, gpc_kernel *k, const gsl_matrix *X, const gsl_vector *y,
+                           const double *g, double rtol, double atol, const char *what)
+{
+    size_t p = gpc_kernel_nparams(k);
+    double *th = malloc(p * sizeof *th);
+    memcpy(th, gpc_kernel_params(k), p * sizeof *th);
+    for (size_t j = 0; j < p; j++) {
+        double h = 1e-5, t0 = th[j], zp, zm;
+        th[j] = t0 + h;
+        gpc_kernel_set_params(k, th);
+        gpc_ep_evidence(e, k, X, y, &zp, NULL);
+        th[j] = t0 - h;
+        gpc_kernel_set_params(k, th);
+        gpc_ep_evidence(e, k, X, y, &zm, NULL);
+        th[j] = t0;
+        gpc_kernel_set_params(k, th);
+        TEST_CLOSE(g[j], (zp - zm) / (2 * h), rtol, atol,
+                   "%s: d logZ / d %s against central differences", what,
+                   gpc_kernel_param_name(k, j));
+    }
+    free(th);
 }
 
 /* After convergence: Sigma = (K^-1 + S)^-1, mu = Sigma nu, and each site's
@@ -187,21 +213,8 @@ static void test_fixed_point(gsl_rng *r)
     gsl_vector_free(w);
     gsl_vector_free(kc);
 
-    /* gradient against central differences */
     gpc_ep_evidence(e, k, X, y, &z, g);
-    for (size_t j = 0; j < 4; j++) {
-        double h = 1e-5, t0 = th[j], zp, zm;
-        th[j] = t0 + h;
-        gpc_kernel_set_params(k, th);
-        gpc_ep_evidence(e, k, X, y, &zp, NULL);
-        th[j] = t0 - h;
-        gpc_kernel_set_params(k, th);
-        gpc_ep_evidence(e, k, X, y, &zm, NULL);
-        th[j] = t0;
-        gpc_kernel_set_params(k, th);
-        TEST_CLOSE(g[j], (zp - zm) / (2 * h), 1e-5, 1e-7,
-                   "EP d logZ / d %s against central differences", gpc_kernel_param_name(k, j));
-    }
+    check_gradient(e, k, X, y, g, 1e-5, 1e-7, "probit");
     gsl_permutation_free(p);
     gsl_matrix_free(A);
     gsl_matrix_free(Kinv);
@@ -260,20 +273,7 @@ static void test_gaussian_exact(gsl_rng *r)
     for (size_t i = 0; i < n; i++)
         worst = fmax(worst, fabs(gsl_vector_get(mean, i) - gsl_vector_get(e->mu, i)));
     TEST_CLOSE(worst, 0, 0, 1e-9, "Gaussian likelihood: EP mean is the regression posterior mean");
-    /* gradient of the exact evidence by central differences */
-    for (size_t j = 0; j < 2; j++) {
-        double h = 1e-5, t0 = th[j], zp, zm;
-        th[j] = t0 + h;
-        gpc_kernel_set_params(k, th);
-        gpc_ep_evidence(e, k, X, y, &zp, NULL);
-        th[j] = t0 - h;
-        gpc_kernel_set_params(k, th);
-        gpc_ep_evidence(e, k, X, y, &zm, NULL);
-        th[j] = t0;
-        gpc_kernel_set_params(k, th);
-        TEST_CLOSE(g[j], (zp - zm) / (2 * h), 1e-6, 1e-8,
-                   "Gaussian likelihood: gradient for %s", gpc_kernel_param_name(k, j));
-    }
+    check_gradient(e, k, X, y, g, 1e-6, 1e-8, "Gaussian likelihood");
     gsl_matrix_free(A);
     gsl_vector_free(alpha);
     gsl_vector_free(mean);
