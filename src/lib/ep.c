@@ -82,6 +82,31 @@ void gpc_ep_probit(const void *ctx, double y, double m, double v, double *logZ, 
     gpc_ep_probit_moments(y, m, v, logZ, mean, var);
 }
 
+/* With Z(m) = eps + (1 - 2 eps) Phi(z), z = y m / s, s = sqrt(sigma^2 + v):
+ * mean = m + v dlogZ/dm, var = v + v^2 d2logZ/dm2 (the derivatives of the
+ * log mass with respect to the cavity mean give the tilted moments). */
+void gpc_ep_label_noise_moments(const void *ctx, double y, double m, double v, double *logZ,
+                                double *mean, double *var)
+{
+    const gpc_ep_label_noise *l = ctx;
+    double s = sqrt(l->sigma * l->sigma + v), z = y * m / s, lp = log_Phi(z);
+    double a = log1p(-2.0 * l->eps) + lp; /* log of the noise-free part */
+    double lz = l->eps > 0.0 ? fmax(a, log(l->eps)) + log1p(exp(-fabs(a - log(l->eps)))) : a;
+    /* (1 - 2 eps) N(z) / Z, formed in log space */
+    double r = exp(log1p(-2.0 * l->eps) - 0.5 * z * z - 0.5 * log(2.0 * M_PI) - lz);
+    double g1 = y * r / s, g2 = -z * r / (s * s) - g1 * g1;
+    *logZ = lz;
+    *mean = m + v * g1;
+    *var = v + v * v * g2;
+}
+
+double gpc_ep_label_noise_predict(const gpc_ep_label_noise *l, double mu, double var)
+{
+    double s = sqrt(l->sigma * l->sigma + var);
+    double p = s > 0.0 ? exp(log_Phi(mu / s)) : (mu > 0.0 ? 1.0 : mu < 0.0 ? 0.0 : 0.5);
+    return l->eps + (1.0 - 2.0 * l->eps) * p;
+}
+
 /* L = chol(I + sS K sS) with sS = sqrt(tau) in t1; returns sum log L_ii. */
 static int factor_B(gpc_ep *e, double *half_logdet)
 {

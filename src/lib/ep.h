@@ -52,6 +52,19 @@ void gpc_ep_probit_moments(double y, double m, double v, double *logZ, double *m
 void gpc_ep_probit(const void *ctx, double y, double m, double v, double *logZ, double *mean,
                    double *var);
 
+/* Label noise (Opper & Winther 2000; Kim & Ghahramani 2008):
+ * p(y | f) = eps + (1 - 2 eps) Phi(y f / sigma), the probit likelihood for
+ * sigma = 1 and the step function H(y f) for sigma = 0.  Moments of the
+ * tilted distribution in closed form; ctx is a gpc_ep_label_noise. */
+typedef struct {
+    double eps;   /* probability that a label is flipped, in [0, 1/2) */
+    double sigma; /* 1: probit, 0: step */
+} gpc_ep_label_noise;
+void gpc_ep_label_noise_moments(const void *ctx, double y, double m, double v, double *logZ,
+                                double *mean, double *var);
+/* p(y = +1) averaged over a latent N(mu, var). */
+double gpc_ep_label_noise_predict(const gpc_ep_label_noise *l, double mu, double var);
+
 /* Run EP on w->K (filled by the caller) and labels y from zero sites.
  * GPC_ENUM with the sweep reached and a damping hint if it does not
  * converge. */

@@ -33,6 +33,63 @@ static void quad_moments(double y, double m, double v, double *Z, double *mean, 
     *var = s2 / s0 - *mean * *mean;
 }
 
+/* The same for eps + (1 - 2 eps) Phi(y f / sigma), sigma 0 meaning the step
+ * H(y f); the grid is split at f = 0 so the step is integrated exactly. */
+static void quad_noisy(double y, double m, double v, double eps, double sigma, double *Z,
+                       double *mean, double *var)
+{
+    double sd = sqrt(v), lo = m - 14 * sd, hi = m + 14 * sd, s0 = 0, s1 = 0, s2 = 0;
+    int N = 200000;
+    for (int part = 0; part < 2; part++) {
+        double a = part ? fmax(lo, 0.0) : lo, b = part ? hi : fmin(hi, 0.0);
+        if (b <= a)
+            continue;
+        double h = (b - a) / N;
+        for (int i = 0; i < N; i++) {
+            double f = a + (i + 0.5) * h;
+            double lik = sigma > 0 ? gsl_cdf_ugaussian_P(y * f / sigma) : (y * f > 0 ? 1.0 : 0.0);
+            double w = (eps + (1 - 2 * eps) * lik) * exp(-0.5 * (f - m) * (f - m) / v) /
+                       sqrt(2 * M_PI * v) * h;
+            s0 += w;
+            s1 += w * f;
+            s2 += w * f * f;
+        }
+    }
+    *Z = s0;
+    *mean = s1 / s0;
+    *var = s2 / s0 - *mean * *mean;
+}
+
+static void test_label_noise_moments(void)
+{
+    const double cases[][5] = {{1, 0.3, 0.5, 0.1, 1}, {-1, 2.0, 1.5, 0.05, 1},
+                               {1, -3.0, 0.8, 0.2, 0}, {-1, 0.4, 2.0, 0.0, 0},
+                               {1, 1.0, 0.3, 0.0, 1}};
+    for (size_t c = 0; c < 5; c++) {
+        double y = cases[c][0], m = cases[c][1], v = cases[c][2];
+        gpc_ep_label_noise l = {cases[c][3], cases[c][4]};
+        double lz, mh, vh, Z, qm, qv;
+        gpc_ep_label_noise_moments(&l, y, m, v, &lz, &mh, &vh);
+        quad_noisy(y, m, v, l.eps, l.sigma, &Z, &qm, &qv);
+        TEST_CLOSE(exp(lz), Z, 1e-7, 0, "label noise %g, sigma %g: tilted mass", l.eps, l.sigma);
+        TEST_CLOSE(mh, qm, 1e-6, 1e-8, "label noise %g, sigma %g: tilted mean", l.eps, l.sigma);
+        TEST_CLOSE(vh, qv, 1e-5, 1e-8, "label noise %g, sigma %g: tilted variance", l.eps,
+                   l.sigma);
+    }
+    /* eps = 0, sigma = 1 is exactly the probit update */
+    gpc_ep_label_noise l = {0.0, 1.0};
+    double a[3], b[3];
+    gpc_ep_label_noise_moments(&l, -1, 0.7, 1.3, &a[0], &a[1], &a[2]);
+    gpc_ep_probit_moments(-1, 0.7, 1.3, &b[0], &b[1], &b[2]);
+    TEST_OK(fabs(a[0] - b[0]) < 1e-15 && fabs(a[1] - b[1]) < 1e-15 && fabs(a[2] - b[2]) < 1e-15,
+            "no label noise: the probit moments");
+    gpc_ep_label_noise st = {0.1, 0.0};
+    TEST_CLOSE(gpc_ep_label_noise_predict(&st, 1.0, 0.0), 0.9, 1e-15, 0,
+               "step with 10%% noise, no latent variance: p = 0.9");
+    TEST_CLOSE(gpc_ep_label_noise_predict(&st, 0.0, 2.0), 0.5, 1e-15, 0,
+               "step with noise at mean 0: p = 1/2");
+}
+
 static void test_moments(void)
 {
     const double cases[][3] = {{1, 0.3, 0.5}, {-1, 0.3, 2.0}, {1, -4.0, 1.0}, {-1, 2.5, 0.1}};
@@ -215,6 +272,15 @@ static void test_fixed_point(gsl_rng *r)
 
     gpc_ep_evidence(e, k, X, y, &z, g);
     check_gradient(e, k, X, y, g, 1e-5, 1e-7, "probit");
+
+    /* the step likelihood with 10% label noise: converges, exact gradient */
+    gpc_ep_label_noise noisy = {0.1, 0.0};
+    e->moments = gpc_ep_label_noise_moments;
+    e->moments_ctx = &noisy;
+    st = gpc_ep_evidence(e, k, X, y, &z, g);
+    TEST_OK(st == GPC_OK && isfinite(z), "step likelihood with label noise: converges (%d sweeps)",
+            e->sweeps);
+    check_gradient(e, k, X, y, g, 1e-5, 1e-7, "step, 10% label noise");
     gsl_permutation_free(p);
     gsl_matrix_free(A);
     gsl_matrix_free(Kinv);
@@ -289,6 +355,7 @@ int main(void)
     gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
     gsl_rng_set(r, 5);
     test_moments();
+    test_label_noise_moments();
     test_small_problems();
     test_fixed_point(r);
     test_gaussian_exact(r);
