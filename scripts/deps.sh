@@ -2,7 +2,8 @@
 # Make sure the build and test dependencies are installed.  As root on Debian,
 # install what is missing; otherwise print the exact command and fail.
 # Extra packages (e.g. gnuplot-nox for plots) can be named as arguments.
-PKGS="build-essential pkg-config libgsl-dev libopenblas-dev bats bats-assert bats-support $*"
+# python3-numpy runs the independent EP reference (tests/ref/ep_reference.py).
+PKGS="build-essential pkg-config libgsl-dev libopenblas-dev bats bats-assert bats-support python3-numpy $*"
 missing=""
 for p in $PKGS; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" ||

@@ -1,4 +1,4 @@
-/* gpc-evidence — the Laplace approximation to the log marginal likelihood
+/* gpc-evidence — the approximate log marginal likelihood (Laplace or EP)
  * and its gradient with respect to the log hyperparameters, at one
  * hyperparameter vector or at every row of a grid of them. */
 #include <getopt.h>
@@ -20,11 +20,13 @@ static void usage(void)
            "the kernel's parameter order (see gpc-kernel --list).\n"
            "\n"
            "  -k, --kernel=SPEC        covariance function (default ard)\n"
-           "  -l, --likelihood=NAME    logistic (default with laplace) or probit (default\n"
-           "                           with ep)\n"
-           "  -M, --method=NAME        laplace (default) or ep (expectation propagation,\n"
-           "                           probit likelihood)\n"
+           "  -l, --likelihood=NAME    logistic (default with laplace), probit (default\n"
+           "                           with ep) or step (ep only)\n"
+           "  -M, --method=NAME        laplace (default), ep (expectation propagation) or\n"
+           "                           tap (the same as ep: adaptive TAP)\n"
            "      --damping=D          with ep: damped site updates, 0 < D <= 1 (default 1)\n"
+           "      --label-noise=EPS    with ep: each label flipped with probability EPS,\n"
+           "                           0 <= EPS < 0.5 (default 0)\n"
            "  -p, --params=LIST        hyperparameters: name=value,... or all values\n"
            "  -H, --params-file=FILE   hyperparameters from 'name value' lines\n"
            "  -g, --grid=FILE          a matrix with one hyperparameter vector per row;\n"
@@ -43,13 +45,14 @@ static void usage(void)
     exit(0);
 }
 
-enum { OPT_DAMPING = 256 };
+enum { OPT_DAMPING = 256, OPT_LABEL_NOISE };
 
 static const struct option long_options[] = {
     {"kernel", required_argument, NULL, 'k'},
     {"likelihood", required_argument, NULL, 'l'},
     {"method", required_argument, NULL, 'M'},
     {"damping", required_argument, NULL, OPT_DAMPING},
+    {"label-noise", required_argument, NULL, OPT_LABEL_NOISE},
     {"params", required_argument, NULL, 'p'},
     {"params-file", required_argument, NULL, 'H'},
     {"grid", required_argument, NULL, 'g'},
@@ -64,7 +67,7 @@ int main(int argc, char **argv)
     const char *params_file = NULL;
     const char *grid_path = NULL, *out = "-";
     int no_grad = 0, c;
-    double damping = 1.0;
+    double damping = 1.0, label_noise = 0.0;
     gpc_format fmt = GPC_FMT_TEXT;
     gpc_cli_init(argc, argv);
     while ((c = getopt_long(argc, argv, "k:l:M:p:H:g:no:F:vqhV", long_options, NULL)) != -1) {
@@ -75,6 +78,7 @@ int main(int argc, char **argv)
         case 'l': likname = optarg; break;
         case 'M': mname = optarg; break;
         case OPT_DAMPING: damping = gpc_cli_double("--damping", optarg); break;
+        case OPT_LABEL_NOISE: label_noise = gpc_cli_double("--label-noise", optarg); break;
         case 'p': params = optarg; break;
         case 'H': params_file = optarg; break;
         case 'g': grid_path = optarg; break;
@@ -103,6 +107,7 @@ int main(int argc, char **argv)
 
     gpc_evidence *ev = gpc_evidence_alloc(k, X, y, lik, method);
     gpc_cli_damping(ev, damping);
+    gpc_cli_label_noise(ev, label_noise);
     gsl_matrix *res = gsl_matrix_alloc(grid->size1, no_grad ? 1 : 1 + p);
     for (size_t r = 0; r < grid->size1; r++) {
         double *row = res->data + r * res->tda;

@@ -1,6 +1,7 @@
-/* gpc-fit — fit a binary GP classifier (Laplace approximation), choosing the
- * kernel hyperparameters by type-II maximum likelihood, by MAP under Gaussian
- * priors on their logs, or keeping them as given; writes a model file. */
+/* gpc-fit — fit a binary GP classifier (Laplace approximation or EP),
+ * choosing the kernel hyperparameters by type-II maximum likelihood, by MAP
+ * under Gaussian priors on their logs, or keeping them as given, and the
+ * label noise as given, by EM or by evidence; writes a model file. */
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +13,7 @@
 #include "matio.h"
 #include "model.h"
 #include "optimize.h"
+#include "robust.h"
 
 static void usage(void)
 {
@@ -20,11 +22,15 @@ static void usage(void)
            "labels Y (-1/+1 or 0/1, one per line) and write the model.\n"
            "\n"
            "  -k, --kernel=SPEC        covariance function (default ard), e.g. 'ard+bias'\n"
-           "  -l, --likelihood=NAME    logistic (default with laplace) or probit (default\n"
-           "                           with ep)\n"
-           "  -M, --method=NAME        laplace (default) or ep (expectation propagation,\n"
-           "                           probit likelihood)\n"
+           "  -l, --likelihood=NAME    logistic (default with laplace), probit (default\n"
+           "                           with ep) or step (ep only)\n"
+           "  -M, --method=NAME        laplace (default), ep (expectation propagation) or\n"
+           "                           tap (the same as ep: adaptive TAP)\n"
            "      --damping=D          with ep: damped site updates, 0 < D <= 1 (default 1)\n"
+           "      --label-noise=HOW    with ep: probability that a label is flipped: a\n"
+           "                           number in [0, 0.5) (default 0), em (learnt by EM,\n"
+           "                           -l step) or select (0 or em, the one with the\n"
+           "                           higher evidence)\n"
            "  -p, --params=LIST        starting hyperparameters: name=value,... or all values\n"
            "  -H, --params-file=FILE   starting hyperparameters from 'name value' lines\n"
            "  -O, --optimize=HOW       ml (type-II maximum likelihood, default), map (maximum\n"
@@ -32,6 +38,7 @@ static void usage(void)
            "      --prior-mean=M       mean of the Gaussian prior on each log\n"
            "                           hyperparameter (default -3)\n"
            "      --prior-sd=S         its standard deviation (default 3)\n"
+           "      --fix=NAMES          keep these hyperparameters (comma-separated) as given\n"
            "  -R, --restarts=N         further optimiser starts from perturbed points (default 0)\n"
            "  -S, --seed=N             seed for the perturbations (default 1)\n"
            "      --max-iter=N         optimiser iterations per start (default 500)\n"
@@ -48,13 +55,15 @@ static void usage(void)
     exit(0);
 }
 
-enum { OPT_PRIOR_MEAN = 256, OPT_PRIOR_SD, OPT_MAX_ITER, OPT_DAMPING };
+enum { OPT_PRIOR_MEAN = 256, OPT_PRIOR_SD, OPT_MAX_ITER, OPT_DAMPING, OPT_LABEL_NOISE, OPT_FIX };
 
 static const struct option long_options[] = {
     {"kernel", required_argument, NULL, 'k'},
     {"likelihood", required_argument, NULL, 'l'},
     {"method", required_argument, NULL, 'M'},
     {"damping", required_argument, NULL, OPT_DAMPING},
+    {"label-noise", required_argument, NULL, OPT_LABEL_NOISE},
+    {"fix", required_argument, NULL, OPT_FIX},
     {"params", required_argument, NULL, 'p'},
     {"params-file", required_argument, NULL, 'H'},
     {"optimize", required_argument, NULL, 'O'},
@@ -69,15 +78,45 @@ static const struct option long_options[] = {
 
 typedef struct {
     const char *kernel, *lik, *method, *params, *params_file, *how, *model, *params_out;
+    const char *fix;
     double damping;
-    gpc_optimize_opts opt;
+    gpc_robust_opts robust;
 } options;
+
+/* --label-noise: a probability, em or select. */
+static void parse_label_noise(const char *arg, gpc_robust_opts *r)
+{
+    if (strcmp(arg, "em") == 0)
+        r->mode = GPC_ROBUST_EM;
+    else if (strcmp(arg, "select") == 0)
+        r->mode = GPC_ROBUST_SELECT;
+    else
+        r->eps = gpc_cli_double("--label-noise", arg);
+}
+
+/* --fix: a mask over the kernel's hyperparameters (NULL without --fix). */
+static unsigned char *fixed_mask(const gpc_kernel *k, const char *list)
+{
+    if (!list)
+        return NULL;
+    unsigned char *fixed = calloc(gpc_kernel_nparams(k), 1);
+    char *copy = strdup(list), *save = NULL;
+    for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        long j = gpc_kernel_param_index(k, t);
+        if (j < 0)
+            gpc_cli_usage("--fix: kernel '%s' has no hyperparameter '%s' (see gpc-kernel "
+                          "--list)", gpc_kernel_spec(k), t);
+        fixed[j] = 1;
+    }
+    free(copy);
+    return fixed;
+}
 
 static void parse_options(int argc, char **argv, options *o)
 {
     int c;
     gpc_format unused;
-    gpc_optimize_defaults(&o->opt);
+    gpc_robust_defaults(&o->robust);
     while ((c = getopt_long(argc, argv, "k:l:M:p:H:O:R:S:m:P:vqhV", long_options, NULL)) != -1) {
         if (gpc_cli_common(c, optarg, &unused))
             continue;
@@ -86,15 +125,17 @@ static void parse_options(int argc, char **argv, options *o)
         case 'l': o->lik = optarg; break;
         case 'M': o->method = optarg; break;
         case OPT_DAMPING: o->damping = gpc_cli_double("--damping", optarg); break;
+        case OPT_LABEL_NOISE: parse_label_noise(optarg, &o->robust); break;
+        case OPT_FIX: o->fix = optarg; break;
         case 'p': o->params = optarg; break;
         case 'H': o->params_file = optarg; break;
         case 'O': o->how = optarg; break;
-        case OPT_PRIOR_MEAN: o->opt.prior_mean = gpc_cli_double("--prior-mean", optarg); break;
-        case OPT_PRIOR_SD: o->opt.prior_sd = gpc_cli_double("--prior-sd", optarg); break;
-        case 'R': o->opt.restarts = (int)gpc_cli_long("--restarts", optarg, 0, 10000); break;
-        case 'S': o->opt.seed = (unsigned long)gpc_cli_long("--seed", optarg, 0, 4294967295L); break;
+        case OPT_PRIOR_MEAN: o->robust.opt.prior_mean = gpc_cli_double("--prior-mean", optarg); break;
+        case OPT_PRIOR_SD: o->robust.opt.prior_sd = gpc_cli_double("--prior-sd", optarg); break;
+        case 'R': o->robust.opt.restarts = (int)gpc_cli_long("--restarts", optarg, 0, 10000); break;
+        case 'S': o->robust.opt.seed = (unsigned long)gpc_cli_long("--seed", optarg, 0, 4294967295L); break;
         case OPT_MAX_ITER:
-            o->opt.max_iter = (int)gpc_cli_long("--max-iter", optarg, 0, 1000000);
+            o->robust.opt.max_iter = (int)gpc_cli_long("--max-iter", optarg, 0, 1000000);
             break;
         case 'm': o->model = optarg; break;
         case 'P': o->params_out = optarg; break;
@@ -103,9 +144,22 @@ static void parse_options(int argc, char **argv, options *o)
     }
     if (strcmp(o->how, "ml") && strcmp(o->how, "map") && strcmp(o->how, "none"))
         gpc_cli_usage("--optimize: '%s' is not ml, map or none", o->how);
-    if (o->opt.prior_sd <= 0)
+    if (o->robust.opt.prior_sd <= 0)
         gpc_cli_usage("--prior-sd must be positive");
-    o->opt.use_prior = strcmp(o->how, "map") == 0;
+    o->robust.opt.use_prior = strcmp(o->how, "map") == 0;
+    o->robust.optimize = strcmp(o->how, "none") != 0;
+}
+
+/* How the hyperparameters and the label noise were chosen, for the model. */
+static void describe_fit(const options *o, char *buf, size_t size)
+{
+    const gpc_optimize_opts *opt = &o->robust.opt;
+    int len = opt->use_prior ? snprintf(buf, size, "map normal %.17g %.17g", opt->prior_mean,
+                                        opt->prior_sd)
+                             : snprintf(buf, size, "%s", o->how);
+    if (o->robust.mode != GPC_ROBUST_FIXED && len >= 0 && (size_t)len < size)
+        snprintf(buf + len, size - (size_t)len, ", label noise by %s",
+                 o->robust.mode == GPC_ROBUST_EM ? "em" : "select");
 }
 
 int main(int argc, char **argv)
@@ -124,23 +178,26 @@ int main(int argc, char **argv)
     size_t p = gpc_kernel_nparams(k);
     double *theta = malloc(p * sizeof *theta);
     memcpy(theta, gpc_kernel_params(k), p * sizeof *theta);
+    unsigned char *fixed = fixed_mask(k, o.fix);
+    o.robust.opt.fixed = fixed;
     gpc_evidence *ev = gpc_evidence_alloc(k, X, y, lik, method);
     gpc_cli_damping(ev, o.damping);
-    if (strcmp(o.how, "none") != 0) {
-        gpc_optimize_result res;
+    gpc_cli_label_noise(ev, o.robust.eps);
+    if (o.robust.optimize)
         gpc_info(1, "fitting %zu hyperparameters of '%s' to %zu cases (%s)", p,
-                 gpc_kernel_spec(k), X->size1, o.opt.use_prior ? "MAP" : "type-II ML");
-        gpc_cli_check(gpc_optimize(gpc_evidence_eval, ev, p, theta, &o.opt, &res));
-        if (!res.converged)
-            gpc_warn("the optimiser stopped before the gradient test was met "
-                     "(max |gradient| %.3g); the result may be short of the optimum",
-                     res.grad_norm);
-    }
-    double logz;
-    gpc_cli_check(gpc_evidence_eval(ev, theta, &logz, NULL));
+                 gpc_kernel_spec(k), X->size1, o.robust.opt.use_prior ? "MAP" : "type-II ML");
+    gpc_robust_result res;
+    int st = gpc_robust_fit(ev, theta, &o.robust, &res);
+    if (st == GPC_EUSAGE)
+        gpc_cli_usage("%s", gpc_errmsg());
+    gpc_cli_check(st);
+    if (!res.converged)
+        gpc_warn("the fit stopped before its convergence tests were met; the result may be "
+                 "short of the optimum (try --max-iter)");
     gpc_kernel_set_params(k, theta);
 
-    gpc_model m = {.lik = lik, .kernel = k, .log_evidence = logz, .X = X, .y = y};
+    gpc_model m = {.lik = lik, .label_noise = res.eps, .kernel = k,
+                   .log_evidence = res.log_evidence, .X = X, .y = y};
     snprintf(m.method, sizeof m.method, "%s", gpc_method_name(method));
     if (ev->ep) {
         m.tau = ev->ep->tau;
@@ -148,19 +205,17 @@ int main(int argc, char **argv)
     } else {
         m.f = ev->laplace->f;
     }
-    if (o.opt.use_prior)
-        snprintf(m.fit, sizeof m.fit, "map normal %.17g %.17g", o.opt.prior_mean,
-                 o.opt.prior_sd);
-    else
-        snprintf(m.fit, sizeof m.fit, "%s", o.how);
+    describe_fit(&o, m.fit, sizeof m.fit);
     if (ev->ep)
-        gpc_info(1, "log evidence %.10g, %d EP sweeps", logz, ev->ep->sweeps);
+        gpc_info(1, "log evidence %.10g, %d EP sweeps", res.log_evidence, ev->ep->sweeps);
     else
-        gpc_info(1, "log evidence %.10g, %d Newton iterations at the mode", logz,
+        gpc_info(1, "log evidence %.10g, %d Newton iterations at the mode", res.log_evidence,
                  ev->laplace->iterations);
+    if (o.robust.mode != GPC_ROBUST_FIXED)
+        gpc_info(1, "label noise %.8g after %d EM iterations", res.eps, res.em_iterations);
     gpc_output *out;
     gpc_cli_check(gpc_output_open(o.model, &out));
-    int st = gpc_model_write(gpc_output_file(out), gpc_output_name(out), &m);
+    st = gpc_model_write(gpc_output_file(out), gpc_output_name(out), &m);
     if (st != GPC_OK) {
         gpc_output_abort(out);
         gpc_die_last(st);
@@ -174,5 +229,6 @@ int main(int argc, char **argv)
     gsl_matrix_free(X);
     gsl_vector_free(y);
     free(theta);
+    free(fixed);
     return 0;
 }

@@ -112,7 +112,8 @@ static void accumulate(const gpc_model *m, const gsl_matrix *Xs, averages *a)
     for (size_t i = 0; i < n; i++) {
         double mu = gsl_vector_get(mean, i), v = gsl_vector_get(var, i);
         *gsl_vector_ptr(a->p, i) += gsl_vector_get(p, i);
-        *gsl_vector_ptr(a->plugin, i) += exp(gpc_lik_logp(m->lik, 1.0, mu, NULL, NULL, NULL));
+        double pl = exp(gpc_lik_logp(m->lik, 1.0, mu, NULL, NULL, NULL));
+        *gsl_vector_ptr(a->plugin, i) += gpc_lik_noisy(m->label_noise, pl);
         *gsl_vector_ptr(a->mean, i) += mu;
         *gsl_vector_ptr(a->second, i) += v + mu * mu;
     }

@@ -221,6 +221,12 @@ void gpc_cli_damping(gpc_evidence *ev, double damping)
         ev->ep->damping = damping;
 }
 
+void gpc_cli_label_noise(gpc_evidence *ev, double eps)
+{
+    if (gpc_evidence_set_label_noise(ev, eps) != GPC_OK)
+        gpc_cli_usage("--label-noise: %s", gpc_errmsg());
+}
+
 gpc_kernel *gpc_cli_kernel(const char *spec, size_t dim, const char *params_file,
                            const char *params)
 {

@@ -59,11 +59,13 @@ gpc_lik gpc_cli_lik(const char *name);
 void gpc_cli_method(const char *method_name, const char *lik_name, gpc_method *method,
                     gpc_lik *lik);
 
-/* The kernel for spec and inputs of dimension dim, its hyperparameters set
- * from params_file and then params (either may be NULL); dies on errors. */
 /* Set EP's damping (usage error outside (0, 1], or other than 1 without EP). */
 void gpc_cli_damping(gpc_evidence *ev, double damping);
+/* Set EP's label-flip probability (usage error outside [0, 1/2) or without EP). */
+void gpc_cli_label_noise(gpc_evidence *ev, double eps);
 
+/* The kernel for spec and inputs of dimension dim, its hyperparameters set
+ * from params_file and then params (either may be NULL); dies on errors. */
 gpc_kernel *gpc_cli_kernel(const char *spec, size_t dim, const char *params_file,
                            const char *params);
 

@@ -22,7 +22,7 @@ gpc_ep *gpc_ep_alloc(size_t n, size_t nparams)
 {
     gpc_ep *e = calloc(1, sizeof *e);
     e->n = n;
-    e->moments = gpc_ep_probit;
+    gpc_ep_set_likelihood(e, GPC_LIK_PROBIT, 0.0);
     e->K = gsl_matrix_alloc(n, n);
     e->Sigma = gsl_matrix_alloc(n, n);
     e->L = gsl_matrix_alloc(n, n);
@@ -37,6 +37,7 @@ gpc_ep *gpc_ep_alloc(size_t n, size_t nparams)
     e->c = gsl_vector_alloc(UPDATE_BLOCK > n ? UPDATE_BLOCK : n);
     e->Bg = gsl_matrix_alloc(n, nparams > 0 ? nparams : 1);
     e->damping = 1.0;
+    e->auto_damping = 1;
     e->max_sweeps = 200;
     return e;
 }
@@ -98,6 +99,21 @@ void gpc_ep_label_noise_moments(const void *ctx, double y, double m, double v, d
     *logZ = lz;
     *mean = m + v * g1;
     *var = v + v * v * g2;
+}
+
+int gpc_ep_set_likelihood(gpc_ep *e, gpc_lik lik, double eps)
+{
+    if (lik != GPC_LIK_PROBIT && lik != GPC_LIK_STEP)
+        return gpc_fail(GPC_EUSAGE, "EP takes the probit or the step likelihood, not %s",
+                        gpc_lik_name(lik));
+    if (!(eps >= 0.0 && eps < 0.5))
+        return gpc_fail(GPC_EUSAGE, "label noise %g is not in [0, 1/2)", eps);
+    e->noise.eps = eps;
+    e->noise.sigma = lik == GPC_LIK_STEP ? 0.0 : 1.0;
+    /* the plain probit keeps its own, slightly shorter, closed form */
+    e->moments = lik == GPC_LIK_PROBIT && eps == 0.0 ? gpc_ep_probit : gpc_ep_label_noise_moments;
+    e->moments_ctx = &e->noise;
+    return GPC_OK;
 }
 
 double gpc_ep_label_noise_predict(const gpc_ep_label_noise *l, double mu, double var)
@@ -174,9 +190,9 @@ static void apply_updates(gpc_ep *e, size_t k)
  * kept current in O(n) per site.  Returns the largest relative site change,
  * or a negative value if a cavity became improper.  Sigma is left stale:
  * the caller recomputes it from scratch. */
-static double sweep(gpc_ep *e, const gsl_vector *y)
+static double sweep(gpc_ep *e, const gsl_vector *y, double d)
 {
-    double change = 0.0, d = e->damping;
+    double change = 0.0;
     size_t held = 0;
     gsl_vector *s = e->t2, *w = e->t1;
     for (size_t i = 0; i < e->n; i++) {
@@ -236,33 +252,59 @@ static double log_evidence(const gpc_ep *e, const gsl_vector *y, double half_log
     return sum + 0.5 * q;
 }
 
-int gpc_ep_run(gpc_ep *e, const gsl_vector *y)
+/* EP from zero sites with damping d.  Returns GPC_OK, GPC_ENUM for a
+ * factorisation failure, or -1 if the sweeps do not settle (the reason is
+ * left in *change: negative for an improper cavity). */
+static int run_damped(gpc_ep *e, const gsl_vector *y, double d, double *change)
 {
-    double hld = 0.0, prev = -HUGE_VAL, change = HUGE_VAL;
+    double hld = 0.0, prev = -HUGE_VAL;
     int st;
-    gpc_parallel_blas(e->n);
     gsl_vector_set_zero(e->tau);
     gsl_vector_set_zero(e->nu);
     if ((st = recompute(e, &hld)) != GPC_OK)
         return st;
     for (e->sweeps = 1; e->sweeps <= e->max_sweeps; e->sweeps++) {
-        change = sweep(e, y);
-        if (change < 0.0)
-            break;
+        *change = sweep(e, y, d);
+        if (*change < 0.0 || !isfinite(*change))
+            return -1;
         if ((st = recompute(e, &hld)) != GPC_OK)
             return st;
         double z = log_evidence(e, y, hld);
-        int done = change < SITE_RTOL && fabs(z - prev) < EVIDENCE_RTOL * (1.0 + fabs(z));
+        int done = *change < SITE_RTOL && fabs(z - prev) < EVIDENCE_RTOL * (1.0 + fabs(z));
         prev = z;
         if (done && isfinite(z)) {
             e->log_evidence = z;
             return GPC_OK;
         }
     }
-    return gpc_fail(GPC_ENUM, "EP did not converge: %s after %d sweeps (largest site change "
-                    "%.3g); try damping the updates, e.g. a damping of 0.5",
+    e->sweeps = e->max_sweeps;
+    return -1;
+}
+
+/* Sequential EP can oscillate where the likelihood is not log-concave (label
+ * noise) or the kernel is extreme; damped updates have the same fixed points,
+ * so a run that does not settle is started again with half the damping, down
+ * to MIN_DAMPING. */
+#define MIN_DAMPING 0.1
+
+int gpc_ep_run(gpc_ep *e, const gsl_vector *y)
+{
+    double d = e->damping, change = HUGE_VAL;
+    gpc_parallel_blas(e->n);
+    for (;;) {
+        int st = run_damped(e, y, d, &change);
+        if (st != -1)
+            return st;
+        if (!e->auto_damping || d / 2 < MIN_DAMPING)
+            break;
+        gpc_info(2, "EP: no convergence with damping %g after %d sweeps; starting again "
+                 "with damping %g", d, e->sweeps, d / 2);
+        d /= 2;
+    }
+    return gpc_fail(GPC_ENUM, "EP did not converge: %s at sweep %d with damping %g (largest "
+                    "site change %.3g); try a smaller damping, e.g. --damping=%g",
                     change < 0.0 ? "a cavity variance became negative" : "still moving",
-                    e->sweeps > e->max_sweeps ? e->max_sweeps : e->sweeps, change);
+                    e->sweeps, d, change, d / 4);
 }
 
 int gpc_ep_set_sites(gpc_ep *e, const gsl_vector *tau, const gsl_vector *nu)

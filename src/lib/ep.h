@@ -17,16 +17,27 @@
 #include <gsl/gsl_vector.h>
 
 #include "kernel.h"
+#include "lik.h"
 
 /* Moments of a site's tilted distribution p(y | f) N(f | m, v): log of its
  * mass, its mean and its variance.  ctx carries the likelihood's parameters. */
 typedef void (*gpc_ep_moments)(const void *ctx, double y, double m, double v, double *logZ,
                                double *mean, double *var);
 
+/* Label noise (Opper & Winther 2000; Kim & Ghahramani 2008):
+ * p(y | f) = eps + (1 - 2 eps) Phi(y f / sigma), the probit likelihood for
+ * sigma = 1 and the step function H(y f) for sigma = 0.  Moments of the
+ * tilted distribution in closed form; ctx is a gpc_ep_label_noise. */
+typedef struct {
+    double eps;   /* probability that a label is flipped, in [0, 1/2) */
+    double sigma; /* 1: probit, 0: step */
+} gpc_ep_label_noise;
+
 typedef struct {
     size_t n;
     gpc_ep_moments moments;    /* the likelihood: gpc_ep_probit by default */
     const void *moments_ctx;
+    gpc_ep_label_noise noise;  /* the likelihood set by gpc_ep_set_likelihood */
     gsl_matrix *K, *Sigma, *L; /* L: Cholesky factor of B, then scratch */
     gsl_vector *tau, *nu;      /* site precisions and precision-times-means */
     gsl_vector *mu;            /* posterior mean */
@@ -36,6 +47,7 @@ typedef struct {
     gsl_matrix *U, *W;         /* rank-one updates held back within a sweep */
     gsl_vector *c;
     double damping;            /* 1: plain updates; smaller values damp them */
+    int auto_damping;          /* halve the damping and start again if a run does not settle */
     int max_sweeps;
     int sweeps;                /* sweeps of the last run */
     double log_evidence;
@@ -52,22 +64,20 @@ void gpc_ep_probit_moments(double y, double m, double v, double *logZ, double *m
 void gpc_ep_probit(const void *ctx, double y, double m, double v, double *logZ, double *mean,
                    double *var);
 
-/* Label noise (Opper & Winther 2000; Kim & Ghahramani 2008):
- * p(y | f) = eps + (1 - 2 eps) Phi(y f / sigma), the probit likelihood for
- * sigma = 1 and the step function H(y f) for sigma = 0.  Moments of the
- * tilted distribution in closed form; ctx is a gpc_ep_label_noise. */
-typedef struct {
-    double eps;   /* probability that a label is flipped, in [0, 1/2) */
-    double sigma; /* 1: probit, 0: step */
-} gpc_ep_label_noise;
+/* Moments of the tilted distribution of a label-noise likelihood. */
 void gpc_ep_label_noise_moments(const void *ctx, double y, double m, double v, double *logZ,
                                 double *mean, double *var);
 /* p(y = +1) averaged over a latent N(mu, var). */
 double gpc_ep_label_noise_predict(const gpc_ep_label_noise *l, double mu, double var);
 
-/* Run EP on w->K (filled by the caller) and labels y from zero sites.
- * GPC_ENUM with the sweep reached and a damping hint if it does not
- * converge. */
+/* Use the probit (GPC_LIK_PROBIT) or step (GPC_LIK_STEP) likelihood with
+ * label-flip probability eps in [0, 1/2); GPC_EUSAGE for another one. */
+int gpc_ep_set_likelihood(gpc_ep *e, gpc_lik lik, double eps);
+
+/* Run EP on w->K (filled by the caller) and labels y from zero sites, with
+ * the damping set; if the sweeps do not settle within max_sweeps and
+ * auto_damping is set, again with half the damping, down to 0.1.  GPC_ENUM
+ * with the sweep reached and a damping hint if it still does not converge. */
 int gpc_ep_run(gpc_ep *e, const gsl_vector *y);
 
 /* EP log evidence and, if grad is not NULL, its gradient with respect to the

@@ -12,12 +12,16 @@ int gpc_method_parse(const char *name, gpc_lik lik, gpc_method *method)
 {
     if (strcmp(name, "laplace") == 0)
         *method = GPC_METHOD_LAPLACE;
-    else if (strcmp(name, "ep") == 0)
-        *method = GPC_METHOD_EP;
+    else if (strcmp(name, "ep") == 0 || strcmp(name, "tap") == 0)
+        *method = GPC_METHOD_EP; /* adaptive TAP has EP's fixed point */
     else
-        return gpc_fail(GPC_EUSAGE, "unknown method '%s' (use laplace or ep)", name);
-    if (*method == GPC_METHOD_EP && lik != GPC_LIK_PROBIT)
-        return gpc_fail(GPC_EUSAGE, "EP is implemented for the probit likelihood; add -l probit");
+        return gpc_fail(GPC_EUSAGE, "unknown method '%s' (use laplace, ep or tap)", name);
+    if (*method == GPC_METHOD_EP && lik == GPC_LIK_LOGISTIC)
+        return gpc_fail(GPC_EUSAGE, "EP takes the probit or the step likelihood; "
+                        "add -l probit or -l step");
+    if (*method == GPC_METHOD_LAPLACE && lik == GPC_LIK_STEP)
+        return gpc_fail(GPC_EUSAGE, "the Laplace approximation needs a smooth likelihood; "
+                        "use -M ep with -l step");
     return GPC_OK;
 }
 
@@ -34,11 +38,22 @@ gpc_evidence *gpc_evidence_alloc(const gpc_kernel *k, const gsl_matrix *X, const
     e->X = X;
     e->y = y;
     e->method = method;
-    if (method == GPC_METHOD_EP)
+    e->lik = lik;
+    if (method == GPC_METHOD_EP) {
         e->ep = gpc_ep_alloc(X->size1, gpc_kernel_nparams(k));
-    else
+        gpc_ep_set_likelihood(e->ep, lik, 0.0);
+    } else
         e->laplace = gpc_laplace_alloc(X->size1, gpc_kernel_nparams(k), lik);
     return e;
+}
+
+int gpc_evidence_set_label_noise(gpc_evidence *e, double eps)
+{
+    if (!e->ep)
+        return eps == 0.0 ? GPC_OK
+                          : gpc_fail(GPC_EUSAGE, "label noise needs -M ep (or tap) with "
+                                     "-l probit or -l step");
+    return gpc_ep_set_likelihood(e->ep, e->lik, eps);
 }
 
 void gpc_evidence_free(gpc_evidence *e)

@@ -16,11 +16,11 @@
 /* The approximation to the posterior over the latent function. */
 typedef enum {
     GPC_METHOD_LAPLACE = 0,
-    GPC_METHOD_EP = 1 /* expectation propagation; probit likelihood only */
+    GPC_METHOD_EP = 1 /* expectation propagation (= adaptive TAP); probit or step */
 } gpc_method;
 
-/* "laplace" or "ep"; GPC_EUSAGE (message set) otherwise, or for EP with a
- * likelihood other than probit. */
+/* "laplace", "ep" or its synonym "tap"; GPC_EUSAGE (message set) otherwise,
+ * or for a likelihood the method does not take. */
 int gpc_method_parse(const char *name, gpc_lik lik, gpc_method *method);
 const char *gpc_method_name(gpc_method method);
 
@@ -29,6 +29,7 @@ typedef struct {
     const gsl_matrix *X;
     const gsl_vector *y;
     gpc_method method;
+    gpc_lik lik;
     gpc_laplace *laplace;   /* the workspace of the method in use; the other is NULL */
     gpc_ep *ep;
 } gpc_evidence;
@@ -37,6 +38,9 @@ typedef struct {
 gpc_evidence *gpc_evidence_alloc(const gpc_kernel *k, const gsl_matrix *X, const gsl_vector *y,
                                  gpc_lik lik, gpc_method method);
 void gpc_evidence_free(gpc_evidence *e);
+
+/* Label-flip probability eps in [0, 1/2) (EP only; usage error otherwise). */
+int gpc_evidence_set_label_noise(gpc_evidence *e, double eps);
 
 /* gpc_objective: log evidence at theta and, if grad is not NULL, its gradient. */
 int gpc_evidence_eval(void *ctx, const double *theta, double *value, double *grad);

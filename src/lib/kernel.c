@@ -20,6 +20,10 @@ typedef struct {
     int all_cols;   /* no '@' in the spec: every column */
     size_t offset;  /* first hyperparameter of the term in theta */
     size_t nparams;
+    /* For ard and se: disc[l] != 0 if column cols[l] is discrete (its distance
+     * is the 0/1 mismatch instead of the squared difference); NULL if none of
+     * the term's columns is, so the common case keeps its plain loops. */
+    unsigned char *disc;
 } term;
 
 struct gpc_kernel {
@@ -28,6 +32,7 @@ struct gpc_kernel {
     double *theta;
     double *etheta; /* exp(theta), kept in step with theta */
     char (*names)[GPC_NAME_MAX];
+    unsigned char *discrete; /* per input column, from ":discrete=COLS"; NULL if none */
     char spec[1024];
 };
 
@@ -48,7 +53,8 @@ static size_t term_nparams(term_type t, size_t ncols)
 }
 
 /* Parse "1-3,5" into a sorted-as-given list of 0-based columns. */
-static int parse_cols(const char *s, size_t dim, size_t **cols, size_t *ncols)
+static int parse_cols(const char *what, const char *s, size_t dim, size_t **cols,
+                      size_t *ncols)
 {
     size_t cap = 8, n = 0;
     size_t *c = malloc(cap * sizeof *c);
@@ -67,7 +73,7 @@ static int parse_cols(const char *s, size_t dim, size_t **cols, size_t *ncols)
         }
         if (a < 1 || b < a || (size_t)b > dim) {
             free(c);
-            return gpc_fail(GPC_EUSAGE, "kernel columns '%s': columns run from 1 to %zu", s, dim);
+            return gpc_fail(GPC_EUSAGE, "%s '%s': columns run from 1 to %zu", what, s, dim);
         }
         for (long j = a; j <= b; j++) {
             if (n == cap)
@@ -85,16 +91,16 @@ static int parse_cols(const char *s, size_t dim, size_t **cols, size_t *ncols)
     for (size_t i = 0; i < n; i++) /* a repeated column would repeat a name */
         for (size_t j = 0; j < i; j++)
             if (c[i] == c[j]) {
+                size_t twice = c[i] + 1;
                 free(c);
-                return gpc_fail(GPC_EUSAGE, "kernel columns '%s': column %zu appears twice", s,
-                                c[i] + 1);
+                return gpc_fail(GPC_EUSAGE, "%s '%s': column %zu appears twice", what, s, twice);
             }
     *cols = c;
     *ncols = n;
     return GPC_OK;
 bad:
     free(c);
-    return gpc_fail(GPC_EUSAGE, "kernel columns '%s': expected a list like 1-3,5", s);
+    return gpc_fail(GPC_EUSAGE, "%s '%s': expected a list like 1-3,5", what, s);
 }
 
 static int parse_term(const char *text, size_t dim, term *t)
@@ -115,7 +121,7 @@ static int parse_term(const char *text, size_t dim, term *t)
     t->type = (term_type)i;
     t->all_cols = at == NULL;
     if (at) {
-        int rc = parse_cols(at + 1, dim, &t->cols, &t->ncols);
+        int rc = parse_cols("kernel columns", at + 1, dim, &t->cols, &t->ncols);
         if (rc)
             return rc;
     } else {
@@ -174,12 +180,115 @@ static void assign_names(gpc_kernel *k)
 
 static void canonical_spec(gpc_kernel *k, const char *given)
 {
-    /* The given spec without blanks is already canonical. */
+    /* The given spec without blanks is canonical up to the discrete clause,
+     * which gpc_kernel_parse rewrites. */
     size_t j = 0;
     for (const char *p = given; *p && j + 1 < sizeof k->spec; p++)
         if (!isspace((unsigned char)*p))
             k->spec[j++] = *p;
     k->spec[j] = '\0';
+}
+
+/* The columns flagged in flags[0..dim) as a 1-based list in increasing order,
+ * runs of three or more as a range: "1-3,5,7,8". */
+static void format_cols(const unsigned char *flags, size_t dim, char *buf, size_t size)
+{
+    size_t len = 0;
+    buf[0] = '\0';
+    for (size_t a = 0; a < dim; a++) {
+        if (!flags[a])
+            continue;
+        size_t b = a;
+        while (b + 1 < dim && flags[b + 1])
+            b++;
+        const char *sep = len ? "," : "";
+        int w;
+        if (b >= a + 2)
+            w = snprintf(buf + len, size - len, "%s%zu-%zu", sep, a + 1, b + 1);
+        else if (b == a + 1)
+            w = snprintf(buf + len, size - len, "%s%zu,%zu", sep, a + 1, b + 1);
+        else
+            w = snprintf(buf + len, size - len, "%s%zu", sep, a + 1);
+        if (w < 0 || (size_t)w >= size - len)
+            return; /* cannot happen: the list is never longer than the one given */
+        len += (size_t)w;
+        a = b;
+    }
+}
+
+/* The clauses after the terms: ':'-separated "name=value" items.  The only
+ * one is "discrete=COLUMNS". */
+static int parse_clauses(gpc_kernel *k, const char *text, const char *spec)
+{
+    char *copy = strdup(text), *p = copy;
+    int rc = GPC_OK;
+    for (;;) {
+        char *end = strchr(p, ':');
+        if (end)
+            *end = '\0';
+        char *eq = strchr(p, '=');
+        if (*p == '\0') {
+            rc = gpc_fail(GPC_EUSAGE, "kernel spec '%s': empty clause after ':' "
+                          "(the clause is discrete=COLUMNS, e.g. ard+bias:discrete=2,4)", spec);
+        } else if (!eq && strcmp(p, "discrete") == 0) {
+            rc = gpc_fail(GPC_EUSAGE, "kernel spec '%s': discrete needs its columns, as in "
+                          "discrete=2,4", spec);
+        } else if (!eq || (size_t)(eq - p) != strlen("discrete") ||
+                   strncmp(p, "discrete", strlen("discrete")) != 0) {
+            if (eq)
+                *eq = '\0';
+            rc = gpc_fail(GPC_EUSAGE, "kernel spec '%s': unknown clause '%s' "
+                          "(the clause is discrete=COLUMNS, e.g. ard+bias:discrete=2,4)", spec, p);
+        } else if (k->discrete) {
+            rc = gpc_fail(GPC_EUSAGE, "kernel spec '%s': discrete= is given twice "
+                          "(list all discrete columns in one clause)", spec);
+        } else if (strchr(eq + 1, '+')) {
+            rc = gpc_fail(GPC_EUSAGE, "kernel spec '%s': the discrete clause comes after all "
+                          "the terms, as in ard+bias:discrete=2,4", spec);
+        } else {
+            size_t *cols, n;
+            rc = parse_cols("discrete columns", eq + 1, k->dim, &cols, &n);
+            if (rc != GPC_OK) {
+                rc = gpc_fail(rc, "kernel spec '%s': %s", spec, gpc_errmsg());
+            } else {
+                k->discrete = calloc(k->dim, 1);
+                for (size_t l = 0; l < n; l++)
+                    k->discrete[cols[l]] = 1;
+                free(cols);
+            }
+        }
+        if (rc != GPC_OK || !end)
+            break;
+        p = end + 1;
+    }
+    free(copy);
+    return rc;
+}
+
+/* Give the ard and se terms their per-column discrete flags; every discrete
+ * column must be read by one of them. */
+static int apply_discrete(gpc_kernel *k, const char *spec)
+{
+    unsigned char *used = calloc(k->dim ? k->dim : 1, 1);
+    for (size_t ti = 0; ti < k->nterms; ti++) {
+        term *t = &k->terms[ti];
+        if (t->type != T_ARD && t->type != T_SE)
+            continue;
+        for (size_t l = 0; l < t->ncols; l++)
+            if (k->discrete[t->cols[l]]) {
+                if (!t->disc)
+                    t->disc = calloc(t->ncols, 1);
+                t->disc[l] = 1;
+                used[t->cols[l]] = 1;
+            }
+    }
+    int rc = GPC_OK;
+    for (size_t c = 0; c < k->dim && rc == GPC_OK; c++)
+        if (k->discrete[c] && !used[c])
+            rc = gpc_fail(GPC_EUSAGE, "kernel spec '%s': discrete column %zu is read by no ard "
+                          "or se term, so marking it would have no effect", spec, c + 1);
+    free(used);
+    return rc;
 }
 
 int gpc_kernel_parse(const char *spec, size_t dim, gpc_kernel **out)
@@ -191,12 +300,23 @@ int gpc_kernel_parse(const char *spec, size_t dim, gpc_kernel **out)
         free(k);
         return gpc_fail(GPC_EUSAGE, "empty kernel spec (try ard)");
     }
-    size_t len = strlen(k->spec);
-    if (k->spec[0] == '+' || k->spec[len - 1] == '+' || strstr(k->spec, "++")) {
+    /* terms[] is the sum of terms, clauses what follows the first ':' */
+    char *terms = strdup(k->spec), *clauses = strchr(terms, ':');
+    if (clauses)
+        *clauses++ = '\0';
+    size_t len = strlen(terms);
+    if (len == 0) {
+        free(terms);
+        free(k);
+        return gpc_fail(GPC_EUSAGE, "kernel spec '%s' has no terms before ':' (try ard%s)", spec,
+                        strchr(spec, ':'));
+    }
+    if (terms[0] == '+' || terms[len - 1] == '+' || strstr(terms, "++")) {
+        free(terms);
         free(k);
         return gpc_fail(GPC_EUSAGE, "kernel spec '%s' has an empty term", spec);
     }
-    char *copy = strdup(k->spec), *save = NULL;
+    char *copy = strdup(terms), *save = NULL;
     int rc = GPC_OK;
     for (char *tok = strtok_r(copy, "+", &save); tok; tok = strtok_r(NULL, "+", &save)) {
         if (k->nterms == GPC_KERNEL_MAX_TERMS) {
@@ -213,6 +333,17 @@ int gpc_kernel_parse(const char *spec, size_t dim, gpc_kernel **out)
     free(copy);
     if (rc == GPC_OK && k->nterms == 0)
         rc = gpc_fail(GPC_EUSAGE, "kernel spec '%s' has no terms", spec);
+    if (rc == GPC_OK && clauses)
+        rc = parse_clauses(k, clauses, spec);
+    if (rc == GPC_OK && k->discrete)
+        rc = apply_discrete(k, spec);
+    if (rc == GPC_OK && k->discrete) {
+        /* canonical: the terms as given, the discrete columns in increasing order */
+        char list[sizeof k->spec];
+        format_cols(k->discrete, dim, list, sizeof list);
+        snprintf(k->spec, sizeof k->spec, "%s:discrete=%s", terms, list);
+    }
+    free(terms);
     if (rc) {
         gpc_kernel_free(k);
         return rc;
@@ -233,8 +364,11 @@ void gpc_kernel_free(gpc_kernel *k)
 {
     if (!k)
         return;
-    for (size_t t = 0; t < k->nterms; t++)
+    for (size_t t = 0; t < k->nterms; t++) {
         free(k->terms[t].cols);
+        free(k->terms[t].disc);
+    }
+    free(k->discrete);
     free(k->theta);
     free(k->etheta);
     free(k->names);
@@ -293,6 +427,20 @@ void gpc_kernel_default_params(const gpc_kernel *k, double *theta)
 
 /* ---- evaluation -------------------------------------------------------- */
 
+/* The distance of an ard or se term in its column l, times c: the squared
+ * difference, or for a discrete column 0 if the values are equal and 1 if not
+ * (Kim & Ghahramani 2008, eq. 12).  c * d * d is evaluated as before discrete
+ * columns existed, so continuous results are bit for bit unchanged. */
+static inline double col_dist(const term *t, size_t l, double c, const double *xa,
+                              const double *xb)
+{
+    double a = xa[t->cols[l]], b = xb[t->cols[l]];
+    if (t->disc && t->disc[l])
+        return a != b ? c : 0.0;
+    double d = a - b;
+    return c * d * d;
+}
+
 /* Value of one term at a pair of rows (xa, xb); `same` says the pair is one
  * training case with itself (only jitter cares).  If g is not NULL it gets the
  * derivatives with respect to the term's log hyperparameters. */
@@ -302,26 +450,20 @@ static double term_pair(const term *t, const double *eth, const double *xa, cons
     switch (t->type) {
     case T_ARD: {
         double q = 0.0;
-        for (size_t l = 0; l < t->ncols; l++) {
-            double d = xa[t->cols[l]] - xb[t->cols[l]];
-            q += eth[1 + l] * d * d;
-        }
+        for (size_t l = 0; l < t->ncols; l++)
+            q += col_dist(t, l, eth[1 + l], xa, xb);
         double kv = eth[0] * exp(-0.5 * q);
         if (g) {
             g[0] = kv;
-            for (size_t l = 0; l < t->ncols; l++) {
-                double d = xa[t->cols[l]] - xb[t->cols[l]];
-                g[1 + l] = -0.5 * kv * eth[1 + l] * d * d;
-            }
+            for (size_t l = 0; l < t->ncols; l++)
+                g[1 + l] = col_dist(t, l, -0.5 * kv * eth[1 + l], xa, xb);
         }
         return kv;
     }
     case T_SE: {
         double q = 0.0;
-        for (size_t l = 0; l < t->ncols; l++) {
-            double d = xa[t->cols[l]] - xb[t->cols[l]];
-            q += d * d;
-        }
+        for (size_t l = 0; l < t->ncols; l++)
+            q += col_dist(t, l, 1.0, xa, xb);
         double w = eth[1], kv = eth[0] * exp(-0.5 * w * q);
         if (g) {
             g[0] = kv;
@@ -412,6 +554,19 @@ static void add_term_row(const gpc_kernel *k, const term *t, const gsl_matrix *X
             Ki[j] += term_pair(t, eth, xi, row(X, j), i == j, NULL);
         return;
     }
+    if (t->disc) {
+        const unsigned char *disc = t->disc;
+        for (size_t j = 0; j <= i; j++) {
+            const double *xj = row(X, j);
+            double q = 0.0;
+            for (size_t l = 0; l < t->ncols; l++) {
+                double a = xi[t->cols[l]], b = xj[t->cols[l]], d = a - b;
+                q += disc[l] ? (a != b ? eth[1 + l] : 0.0) : eth[1 + l] * d * d;
+            }
+            Ki[j] += eth[0] * exp(-0.5 * q);
+        }
+        return;
+    }
     for (size_t j = 0; j <= i; j++) {
         const double *xj = row(X, j);
         double q = 0.0;
@@ -486,12 +641,14 @@ typedef struct {
 
 /* Row a of the contraction for one ARD term, fused: the term's value and its
  * d + 1 derivatives are formed and used pair by pair without a call per pair.
- * dK/dlog w_l = -1/2 w_l (x_l - x'_l)^2 k, dK/dlog v0 = k. */
+ * dK/dlog w_l = -1/2 w_l d_l k with d_l = (x_l - x'_l)^2 (or the 0/1 mismatch
+ * for a discrete column), dK/dlog v0 = k. */
 static void contract_row_ard(const contraction *c, const term *t, size_t a, double *s, double *B)
 {
     size_t p = c->k->nparams, m = t->ncols, o = t->offset;
     const double *eth = c->k->etheta + o, *xa = row(c->X, a);
     const double *Ra = c->R->data + a * c->R->tda;
+    const unsigned char *disc = t->disc;
     double hw[m], dd[m], sl[m + 1];
     for (size_t l = 0; l < m; l++)
         hw[l] = -0.5 * eth[1 + l];
@@ -501,11 +658,18 @@ static void contract_row_ard(const contraction *c, const term *t, size_t a, doub
     for (size_t b = 0; b <= a; b++) {
         const double *xb = row(c->X, b);
         double q = 0.0;
-        for (size_t l = 0; l < m; l++) {
-            double d = xa[t->cols[l]] - xb[t->cols[l]];
-            dd[l] = d * d;
-            q += eth[1 + l] * dd[l];
-        }
+        if (disc)
+            for (size_t l = 0; l < m; l++) {
+                double x = xa[t->cols[l]], y = xb[t->cols[l]], d = x - y;
+                dd[l] = disc[l] ? (x != y ? 1.0 : 0.0) : d * d;
+                q += eth[1 + l] * dd[l];
+            }
+        else
+            for (size_t l = 0; l < m; l++) {
+                double d = xa[t->cols[l]] - xb[t->cols[l]];
+                dd[l] = d * d;
+                q += eth[1 + l] * dd[l];
+            }
         double kv = eth[0] * exp(-0.5 * q);
         double w2 = a == b ? 1.0 : 2.0; /* an off-diagonal pair stands for two */
         double mk = w2 * (c->alpha * c->u[a] * c->u[b] + c->beta * Ra[b]) * kv;

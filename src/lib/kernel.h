@@ -16,7 +16,17 @@
  *
  * e.g. "ard+bias+jitter" or "ard@1-3+se@4,5".  Names get a "t<k>." prefix
  * (k = term number) only where two terms would share a name.  theta holds the
- * log hyperparameters, so every one of them is unconstrained. */
+ * log hyperparameters, so every one of them is unconstrained.
+ *
+ * The terms may be followed by one clause ":discrete=COLS" (same column-list
+ * syntax) marking input columns as discrete, after Kim & Ghahramani (2008,
+ * eq. 11-12): in the ard and se terms the distance in a discrete column is
+ * 0 if the two values are equal and 1 if not, instead of (x_l - x'_l)^2, so
+ * "ard+bias+jitter:discrete=3,5" is their
+ *     v0 exp(-1/2 sum_l w_l d_l(x_l, x'_l)) + b + j delta(x, x').
+ * linear and nn read the raw values.  Every discrete column must be read by
+ * some ard or se term.  The canonical spec keeps the clause, with the columns
+ * in increasing order (runs of three or more as ranges). */
 #ifndef GPC_KERNEL_H
 #define GPC_KERNEL_H
 
@@ -30,7 +40,8 @@
 typedef struct gpc_kernel gpc_kernel;
 
 /* Parse spec for inputs of dimension dim.  Errors (GPC_EUSAGE, message set):
- * unknown term, bad or out-of-range column list, empty spec. */
+ * unknown term, bad or out-of-range column list, empty spec, unknown clause
+ * after ':', a discrete column listed twice or read by no ard or se term. */
 int gpc_kernel_parse(const char *spec, size_t dim, gpc_kernel **out);
 void gpc_kernel_free(gpc_kernel *k);
 gpc_kernel *gpc_kernel_clone(const gpc_kernel *k);

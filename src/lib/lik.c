@@ -46,7 +46,11 @@ int gpc_lik_parse(const char *name, gpc_lik *lik)
         *lik = GPC_LIK_PROBIT;
         return GPC_OK;
     }
-    return gpc_fail(GPC_EUSAGE, "unknown likelihood '%s' (use logistic or probit)",
+    if (name && !strcmp(name, "step")) {
+        *lik = GPC_LIK_STEP;
+        return GPC_OK;
+    }
+    return gpc_fail(GPC_EUSAGE, "unknown likelihood '%s' (use logistic, probit or step)",
                     name ? name : "");
 }
 
@@ -55,6 +59,7 @@ const char *gpc_lik_name(gpc_lik lik)
     switch (lik) {
     case GPC_LIK_LOGISTIC: return "logistic";
     case GPC_LIK_PROBIT: return "probit";
+    case GPC_LIK_STEP: return "step";
     }
     return "unknown";
 }
@@ -175,8 +180,22 @@ static double probit_logp(double y, double f, double *d1, double *d2, double *d3
     return lp;
 }
 
+/* log H(y f): 0 or -inf; the derivatives are 0 wherever they exist. */
+static double step_logp(double y, double f, double *d1, double *d2, double *d3)
+{
+    if (d1)
+        *d1 = 0.0;
+    if (d2)
+        *d2 = 0.0;
+    if (d3)
+        *d3 = 0.0;
+    return label_sign(y) * f > 0 ? 0.0 : -INFINITY;
+}
+
 double gpc_lik_logp(gpc_lik lik, double y, double f, double *d1, double *d2, double *d3)
 {
+    if (lik == GPC_LIK_STEP)
+        return step_logp(y, f, d1, d2, d3);
     if (lik == GPC_LIK_PROBIT)
         return probit_logp(y, f, d1, d2, d3);
     return logistic_logp(y, f, d1, d2, d3);
@@ -239,8 +258,21 @@ static double logistic_logq(double mu, double var)
     return log_add_exp(lphi, top + log(sum));
 }
 
+/* log Phi(mu / sqrt(var)), the step likelihood's average; a point mass at
+ * mu = 0 counts half to each side. */
+static double step_logq(double mu, double var)
+{
+    if (var > 0.0)
+        return log_Phi(mu / sqrt(var));
+    return mu > 0.0 ? 0.0 : mu < 0.0 ? -INFINITY : -M_LN2;
+}
+
+double gpc_lik_noisy(double eps, double p) { return eps + (1.0 - 2.0 * eps) * p; }
+
 double gpc_lik_predict(gpc_lik lik, double mu, double var)
 {
+    if (lik == GPC_LIK_STEP)
+        return exp(step_logq(mu, var));
     if (lik == GPC_LIK_PROBIT)
         return gsl_cdf_ugaussian_P(mu / sqrt(1.0 + var));
     /* Evaluate the half with q <= 1/2 and reflect: p(mu) = 1 - p(-mu). */
@@ -251,6 +283,8 @@ double gpc_lik_predict(gpc_lik lik, double mu, double var)
 
 double gpc_lik_predict_log(gpc_lik lik, double mu, double var)
 {
+    if (lik == GPC_LIK_STEP)
+        return step_logq(mu, var);
     if (lik == GPC_LIK_PROBIT)
         return log_Phi(mu / sqrt(1.0 + var));
     if (mu <= 0)

@@ -1,15 +1,22 @@
 /* lik — binary likelihoods p(y | f) for y in {-1, +1}: log density and its
  * first three derivatives with respect to the latent f, and the predictive
- * probability p(y = +1) averaged over a Gaussian latent N(mu, var). */
+ * probability p(y = +1) averaged over a Gaussian latent N(mu, var).
+ *
+ * Any of them can carry label noise, a probability eps that the observed
+ * label was flipped: eps + (1 - 2 eps) p(y | f) (Opper & Winther 1998; Kim &
+ * Ghahramani 2008).  The step likelihood H(y f) has no useful derivatives, so
+ * only expectation propagation and mean-field methods take it, and they take
+ * label noise too; the Laplace approximation does neither. */
 #ifndef GPC_LIK_H
 #define GPC_LIK_H
 
 typedef enum {
     GPC_LIK_LOGISTIC = 0, /* sigma(y f) = 1 / (1 + exp(-y f)) */
-    GPC_LIK_PROBIT = 1    /* Phi(y f), the standard normal CDF */
+    GPC_LIK_PROBIT = 1,   /* Phi(y f), the standard normal CDF */
+    GPC_LIK_STEP = 2      /* H(y f): 1 if y f > 0, else 0 */
 } gpc_lik;
 
-/* "logistic" or "probit"; GPC_EUSAGE (message set) otherwise. */
+/* "logistic", "probit" or "step"; GPC_EUSAGE (message set) otherwise. */
 int gpc_lik_parse(const char *name, gpc_lik *lik);
 const char *gpc_lik_name(gpc_lik lik);
 
@@ -19,12 +26,16 @@ const char *gpc_lik_name(gpc_lik lik);
 double gpc_lik_logp(gpc_lik lik, double y, double f, double *d1, double *d2, double *d3);
 
 /* p(y = +1) = integral of p(+1|f) N(f | mu, var) df.  Exact for probit
- * (Phi(mu / sqrt(1 + var))); for logistic accurate to 1e-9 absolute. */
+ * (Phi(mu / sqrt(1 + var))) and step (Phi(mu / sqrt(var))); for logistic
+ * accurate to 1e-9 absolute. */
 double gpc_lik_predict(gpc_lik lik, double mu, double var);
 
 /* log p(y = +1 | x) averaged as above, accurate in log space also when the
  * probability is tiny (for the mean log predictive probability).  For y = -1
  * use gpc_lik_predict_log(lik, -mu, var), by symmetry of both likelihoods. */
 double gpc_lik_predict_log(gpc_lik lik, double mu, double var);
+
+/* The probability p of a label under label noise eps: eps + (1 - 2 eps) p. */
+double gpc_lik_noisy(double eps, double p);
 
 #endif

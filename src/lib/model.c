@@ -26,8 +26,11 @@ int gpc_model_write(FILE *out, const char *name, const gpc_model *m)
 {
     const gpc_kernel *k = m->kernel;
     size_t n = m->X->size1, d = m->X->size2, p = gpc_kernel_nparams(k);
-    fprintf(out, "gpc-model %d\nmethod %s\nlikelihood %s\nkernel %s\ndim %zu\n",
-            GPC_MODEL_VERSION, m->method, gpc_lik_name(m->lik), gpc_kernel_spec(k), d);
+    fprintf(out, "gpc-model %d\nmethod %s\nlikelihood %s", GPC_MODEL_VERSION, m->method,
+            gpc_lik_name(m->lik));
+    if (m->label_noise > 0.0)
+        fprintf(out, " %.17g", m->label_noise);
+    fprintf(out, "\nkernel %s\ndim %zu\n", gpc_kernel_spec(k), d);
     fprintf(out, "hyperparameters %zu\n", p);
     for (size_t j = 0; j < p; j++)
         fprintf(out, "%s %.17g\n", gpc_kernel_param_name(k, j), gpc_kernel_params(k)[j]);
@@ -120,6 +123,24 @@ static int parse_count(reader *r, const char *key, size_t *out)
     return st;
 }
 
+/* "NAME" or "NAME EPS" with a label-flip probability EPS in [0, 1/2). */
+static int parse_likelihood(reader *r, char *v, gpc_model *m)
+{
+    char *rest = v + strcspn(v, " \t");
+    int has_eps = *rest != '\0';
+    *rest = '\0';
+    if (gpc_lik_parse(v, &m->lik) != GPC_OK)
+        return gpc_fail(GPC_EINPUT, "%s:%zu: %s", r->name, r->line, gpc_errmsg());
+    m->label_noise = 0.0;
+    if (!has_eps)
+        return GPC_OK;
+    int st = parse_number(r, rest + 1, &m->label_noise, NULL);
+    if (st == GPC_OK && !(m->label_noise >= 0.0 && m->label_noise < 0.5))
+        st = gpc_fail(GPC_EINPUT, "%s:%zu: label noise %g is not in [0, 1/2)", r->name,
+                      r->line, m->label_noise);
+    return st;
+}
+
 static int read_header(reader *r, gpc_model *m)
 {
     char *v;
@@ -138,8 +159,8 @@ static int read_header(reader *r, gpc_model *m)
     snprintf(m->method, sizeof m->method, "%s", v);
     if ((st = expect_key(r, "likelihood", &v)) != GPC_OK)
         return st;
-    if (gpc_lik_parse(v, &m->lik) != GPC_OK)
-        return gpc_fail(GPC_EINPUT, "%s:%zu: %s", r->name, r->line, gpc_errmsg());
+    if ((st = parse_likelihood(r, v, m)) != GPC_OK)
+        return st;
     char spec[1024];
     if ((st = expect_key(r, "kernel", &v)) != GPC_OK)
         return st;
@@ -242,7 +263,9 @@ int gpc_model_read(const char *path, gpc_model **out)
 static int refit_ep(gpc_model *m)
 {
     gpc_ep *e = gpc_ep_alloc(m->X->size1, 0);
-    int st = gpc_ep_evidence(e, m->kernel, m->X, m->y, &m->log_evidence, NULL);
+    int st = gpc_ep_set_likelihood(e, m->lik, m->label_noise);
+    if (st == GPC_OK)
+        st = gpc_ep_evidence(e, m->kernel, m->X, m->y, &m->log_evidence, NULL);
     if (st == GPC_OK) {
         gsl_vector_memcpy(m->tau, e->tau);
         gsl_vector_memcpy(m->nu, e->nu);
@@ -302,7 +325,8 @@ int gpc_model_predict(const gpc_model *m, const gsl_matrix *Xs, gsl_vector *mean
             if (var)
                 gsl_vector_set(var, s + i, vi);
             if (prob)
-                gsl_vector_set(prob, s + i, gpc_lik_predict(m->lik, mi, vi));
+                gsl_vector_set(prob, s + i,
+                               gpc_lik_noisy(m->label_noise, gpc_lik_predict(m->lik, mi, vi)));
         }
         gsl_matrix_free(Ks);
         gsl_vector_free(kss);

@@ -2,7 +2,8 @@
  *
  *   gpc-model 1
  *   method laplace
- *   likelihood logistic
+ *   likelihood logistic     (EP: "likelihood step 0.05" adds a label-flip
+ *                            probability; absent means 0)
  *   kernel ard+bias
  *   dim 7
  *   hyperparameters 9
@@ -35,6 +36,7 @@
 typedef struct {
     char method[32];       /* "laplace" or "ep" */
     gpc_lik lik;
+    double label_noise;    /* probability of a flipped label (EP only), else 0 */
     gpc_kernel *kernel;    /* with the fitted hyperparameters */
     char fit[64];          /* how they were chosen: "ml", "map normal -3 3", "none" */
     double log_evidence;

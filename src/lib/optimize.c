@@ -119,9 +119,68 @@ static int run_bfgs(problem *pb, gsl_vector *x, int start, int *iterations)
     return converged;
 }
 
+/* The objective restricted to the hyperparameters that are not fixed: the
+ * others keep their values in full, and their gradient entries are dropped. */
+typedef struct {
+    gpc_objective fn;
+    void *ctx;
+    size_t p, q;
+    const size_t *free; /* q indices into the full vector */
+    double *full, *grad;
+} subset;
+
+static int subset_eval(void *ctx, const double *t, double *value, double *grad)
+{
+    subset *s = ctx;
+    for (size_t j = 0; j < s->q; j++)
+        s->full[s->free[j]] = t[j];
+    int st = s->fn(s->ctx, s->full, value, grad ? s->grad : NULL);
+    if (st == GPC_OK && grad)
+        for (size_t j = 0; j < s->q; j++)
+            grad[j] = s->grad[s->free[j]];
+    return st;
+}
+
+static int optimize_subset(gpc_objective fn, void *ctx, size_t p, double *theta,
+                           const gpc_optimize_opts *o, gpc_optimize_result *res)
+{
+    size_t *free_idx = malloc(p * sizeof *free_idx), q = 0;
+    for (size_t j = 0; j < p; j++)
+        if (!o->fixed[j])
+            free_idx[q++] = j;
+    if (q == 0) { /* nothing to move: the objective at theta is the answer */
+        free(free_idx);
+        memset(res, 0, sizeof *res);
+        double *g = malloc(p * sizeof *g);
+        int st = fn(ctx, theta, &res->evidence, g);
+        free(g);
+        res->value = res->evidence;
+        res->converged = 1;
+        res->evaluations = 1;
+        return st;
+    }
+    subset s = {fn, ctx, p, q, free_idx, malloc(p * sizeof(double)), malloc(p * sizeof(double))};
+    memcpy(s.full, theta, p * sizeof(double));
+    double *t = malloc((q ? q : 1) * sizeof *t);
+    for (size_t j = 0; j < q; j++)
+        t[j] = theta[free_idx[j]];
+    gpc_optimize_opts oq = *o;
+    oq.fixed = NULL;
+    int st = gpc_optimize(subset_eval, &s, q, t, &oq, res);
+    for (size_t j = 0; j < q && st == GPC_OK; j++)
+        theta[free_idx[j]] = t[j];
+    free(t);
+    free(s.full);
+    free(s.grad);
+    free(free_idx);
+    return st;
+}
+
 int gpc_optimize(gpc_objective fn, void *ctx, size_t p, double *theta,
                  const gpc_optimize_opts *o, gpc_optimize_result *res)
 {
+    if (o->fixed)
+        return optimize_subset(fn, ctx, p, theta, o, res);
     problem pb = {fn, ctx, o, p, malloc(p * sizeof(double)), malloc(p * sizeof(double)),
                   0, 0, 0, GPC_OK, 0};
     gsl_vector *x = gsl_vector_alloc(p), *best = gsl_vector_alloc(p), *g = gsl_vector_alloc(p);

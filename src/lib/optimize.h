@@ -19,6 +19,7 @@ typedef struct {
     double restart_sd;      /* sd of the perturbation of the first start */
     unsigned long seed;     /* for the perturbations */
     const char *label;      /* "log evidence" or similar, for progress lines */
+    const unsigned char *fixed; /* if not NULL, fixed[j] != 0 keeps theta[j] as given */
 } gpc_optimize_opts;
 
 /* Defaults: no prior, 500 iterations, gtol 1e-5, no restarts, restart_sd 1, seed 1. */
@@ -38,7 +39,8 @@ typedef struct {
     double grad_norm;   /* max |gradient| of the objective at theta */
 } gpc_optimize_result;
 
-/* Maximise from theta (in/out: start, then the best point found).  Progress
+/* Maximise from theta (in/out: start, then the best point found) over the
+ * hyperparameters that are not fixed (the prior, if any, counts only those).  Progress
  * goes to standard error through gpc_info.  Fails only when no start could
  * be evaluated at all. */
 int gpc_optimize(gpc_objective fn, void *ctx, size_t p, double *theta,

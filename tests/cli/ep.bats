@@ -42,10 +42,10 @@ setup() {
 @test "EP with the logistic likelihood or an unknown method is a usage error" {
     run gpc-fit -M ep -l logistic -m out/m.txt Xz.txt y.txt
     assert_failure 2
-    assert_output --partial "EP is implemented for the probit likelihood"
+    assert_output --partial "EP takes the probit or the step likelihood"
     run gpc-evidence -M gibbs Xz.txt y.txt
     assert_failure 2
-    assert_output --partial "unknown method 'gibbs' (use laplace or ep)"
+    assert_output --partial "unknown method 'gibbs' (use laplace, ep or tap)"
     assert_dir_empty out
 }
 

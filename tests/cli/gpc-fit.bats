@@ -394,7 +394,7 @@ model_params() {
     run gpc-fit -l cauchy -m out/m.txt Xz.txt y.txt
     assert_failure 2
     assert_output --partial "cauchy"
-    assert_output --partial "logistic or probit"
+    assert_output --partial "logistic, probit or step"
     assert_dir_empty out
 }
 

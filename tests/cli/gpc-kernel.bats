@@ -164,6 +164,62 @@ setup() {
     assert_output "$(printf '0 0 0\n0 1 0\n0 0 4')"
 }
 
+@test "gpc-kernel: ard:discrete=2 uses the 0/1 mismatch in column 2 (Kim & Ghahramani eq. 12)" {
+    # column 2 differs by 2 between rows 1 and 3: squared difference 4, mismatch 1
+    printf '0.5 1\n1.5 1\n0.5 3\n' > D.txt
+    gpc-kernel -k 'ard:discrete=2' -p 'log_v0=0,log_w1=0,log_w2=0' D.txt > K.txt
+    awk 'BEGIN { printf "%.17g %.17g %.17g\n%.17g %.17g %.17g\n%.17g %.17g %.17g\n",
+                 1, exp(-0.5), exp(-0.5), exp(-0.5), 1, exp(-1), exp(-0.5), exp(-1), 1 }' > want.txt
+    assert_matrices_close K.txt want.txt 1e-15
+    # the cross-covariance and --grad use the same distance: dK/dlog_w2 = -1/2 w2 [x2 != x2'] k
+    gpc-kernel -k 'ard : discrete = 2' -p 'log_v0=0,log_w1=0,log_w2=0' D.txt D.txt > Kx.txt
+    assert_matrices_close Kx.txt want.txt 1e-15
+    gpc-kernel -k 'ard:discrete=2' -p 'log_v0=0,log_w1=0,log_w2=0' -D log_w2 D.txt > G.txt
+    awk 'BEGIN { printf "%.17g %.17g %.17g\n%.17g %.17g %.17g\n%.17g %.17g %.17g\n",
+                 0, 0, -0.5 * exp(-0.5), 0, 0, -0.5 * exp(-1), -0.5 * exp(-0.5), -0.5 * exp(-1), 0 }' > want.txt
+    assert_matrices_close G.txt want.txt 1e-15
+}
+
+@test "gpc-kernel: a discrete column leaves linear on the raw values and keeps the names" {
+    printf '0.5 1\n1.5 1\n0.5 3\n' > D.txt
+    gpc-kernel -k 'ard@1+se@2+linear:discrete=2' -p '0,0,0,0,0' D.txt > K.txt
+    # k = exp(-1/2 dx1^2) + exp(-1/2 [x2 != x2']) + x.x'
+    awk '{ x[NR] = $1; y[NR] = $2 }
+         END { for (i = 1; i <= 3; i++) { line = ""
+                 for (j = 1; j <= 3; j++) line = line (j > 1 ? " " : "") sprintf("%.17g",
+                     exp(-0.5 * (x[i] - x[j]) ^ 2) + exp(-0.5 * (y[i] != y[j])) + x[i] * x[j] + y[i] * y[j])
+                 print line } }' D.txt > want.txt
+    assert_matrices_close K.txt want.txt 1e-15
+    run gpc-kernel -k 'ard+bias:discrete=2' -L D.txt
+    assert_success
+    assert_output "$(printf 'log_v0 0\nlog_w1 -2\nlog_w2 -2\nlog_bias -3')"
+}
+
+@test "gpc-kernel: a bad discrete clause is status 2 saying what is wrong" {
+    run gpc-kernel -k 'ard:discrete=3' -o out/K.txt S.txt
+    assert_failure 2
+    assert_output --partial "gpc-kernel: "
+    assert_output --partial "columns run from 1 to 2"
+    run gpc-kernel -k 'ard+linear@2:discrete=2' S.txt
+    assert_success
+    run gpc-kernel -k 'ard@1+linear@2:discrete=2' -o out/K.txt S.txt
+    assert_failure 2
+    assert_output --partial "discrete column 2 is read by no ard or se term"
+    assert_output --partial "no effect"
+    run gpc-kernel -k 'ard:discrete=1,1' S.txt
+    assert_failure 2
+    assert_output --partial "column 1 appears twice"
+    run gpc-kernel -k 'ard:categorical=1' S.txt
+    assert_failure 2
+    assert_output --partial "unknown clause 'categorical'"
+    assert_output --partial "discrete="
+    run gpc-kernel -k 'ard:' S.txt
+    assert_failure 2
+    run gpc-kernel -k 'ard:discrete=' S.txt
+    assert_failure 2
+    assert_dir_empty out
+}
+
 # ---- inputs: files, pipes, '-' ------------------------------------------------
 
 @test "gpc-kernel reads X from '-' and from a pipe" {

@@ -149,6 +149,44 @@ static void test_small_problems(void)
     gpc_ep_free(e);
 }
 
+/* The step likelihood with label noise on one and two points, where the
+ * exact evidence is a sum over the sign patterns of f weighted by their
+ * orthant probabilities: P(s1 f1 > 0, s2 f2 > 0) = 1/4 + s1 s2 asin(rho) / (2 pi). */
+static void test_step_small_problems(void)
+{
+    gpc_ep *e = gpc_ep_alloc(1, 1);
+    gsl_vector *y1 = gsl_vector_alloc(1);
+    gsl_vector_set(y1, 0, 1.0);
+    gsl_matrix_set(e->K, 0, 0, 0.7);
+    gpc_ep_set_likelihood(e, GPC_LIK_STEP, 0.1);
+    TEST_OK(gpc_ep_run(e, y1) == GPC_OK, "step, one point: converges");
+    TEST_CLOSE(e->log_evidence, log(0.5), 1e-12, 0,
+               "step with label noise, one point: log evidence log(1/2)");
+    gpc_ep_free(e);
+    gsl_vector_free(y1);
+
+    double K2[4] = {1.0, 0.8, 0.8, 1.5}, y[2] = {1.0, -1.0};
+    double rho = K2[1] / sqrt(K2[0] * K2[3]);
+    for (int c = 0; c < 2; c++) {
+        double eps = c ? 0.15 : 0.0, exact = 0.0;
+        for (int s1 = -1; s1 <= 1; s1 += 2)
+            for (int s2 = -1; s2 <= 1; s2 += 2)
+                exact += (s1 == y[0] ? 1 - eps : eps) * (s2 == y[1] ? 1 - eps : eps) *
+                         (0.25 + s1 * s2 * asin(rho) / (2 * M_PI));
+        e = gpc_ep_alloc(2, 1);
+        for (int i = 0; i < 4; i++)
+            e->K->data[i] = K2[i];
+        gpc_ep_set_likelihood(e, GPC_LIK_STEP, eps);
+        gsl_vector_view yv = gsl_vector_view_array(y, 2);
+        TEST_OK(gpc_ep_run(e, &yv.vector) == GPC_OK, "step, two points, eps %g: converges", eps);
+        TEST_CLOSE(e->log_evidence, log(exact), 0, 2e-2,
+                   "step, two points, eps %g: EP log evidence %.6f near the exact %.6f "
+                   "(difference %.2g)", eps, e->log_evidence, log(exact),
+                   e->log_evidence - log(exact));
+        gpc_ep_free(e);
+    }
+}
+
 /* The evidence gradient g (at the kernel's parameters) against central
  * differences of the EP evidence in every log hyperparameter. */
 static void check_gradient(gpc_ep *e, gpc_kernel *k, const gsl_matrix *X, const gsl_vector *y,
@@ -357,6 +395,7 @@ int main(void)
     test_moments();
     test_label_noise_moments();
     test_small_problems();
+    test_step_small_problems();
     test_fixed_point(r);
     test_gaussian_exact(r);
     gsl_rng_free(r);

@@ -1,12 +1,14 @@
 /* Kernels: gradients against central differences, the one-pass gradient
  * contraction against explicit dK matrices, symmetry and positive
  * semi-definiteness, cross-covariances and diagonals, known values, names,
- * canonical specs and parse errors. */
+ * canonical specs and parse errors; all of these also with discrete columns
+ * (":discrete=COLS", Kim & Ghahramani's 0/1 mismatch distance). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <gsl/gsl_blas.h>
+#include <gsl/gsl_linalg.h>
 #include <gsl/gsl_eigen.h>
 #include <gsl/gsl_math.h>
 #include <gsl/gsl_rng.h>
@@ -37,6 +39,18 @@ static gsl_matrix *random_matrix(gsl_rng *r, size_t n, size_t d)
     gsl_matrix *X = gsl_matrix_alloc(n, d);
     for (size_t i = 0; i < n * d; i++)
         X->data[i] = 2.0 * gsl_rng_uniform(r) - 1.0;
+    return X;
+}
+
+/* Like random_matrix, but columns 2 and 3 take few values (0, 1, 2 and -1, 1),
+ * as a discrete feature does, so that pairs both match and differ there. */
+static gsl_matrix *random_mixed(gsl_rng *r, size_t n)
+{
+    gsl_matrix *X = random_matrix(r, n, 3);
+    for (size_t i = 0; i < n; i++) {
+        gsl_matrix_set(X, i, 1, (double)gsl_rng_uniform_int(r, 3));
+        gsl_matrix_set(X, i, 2, gsl_rng_uniform(r) < 0.5 ? -1.0 : 1.0);
+    }
     return X;
 }
 
@@ -155,9 +169,11 @@ static void check_contract(gsl_rng *r, gpc_kernel *k, const gsl_matrix *X, const
     gsl_vector_free(dKv);
 }
 
-static void check_spec(gsl_rng *r, const char *spec, size_t n)
+/* Every check of one spec on a random 3-column X (with columns 2 and 3
+ * discrete-valued if mixed). */
+static void check_spec_x(gsl_rng *r, const char *spec, size_t n, int mixed)
 {
-    gsl_matrix *X = random_matrix(r, n, 3);
+    gsl_matrix *X = mixed ? random_mixed(r, n) : random_matrix(r, n, 3);
     gpc_kernel *k;
     if (!TEST_OK(gpc_kernel_parse(spec, 3, &k) == GPC_OK, "%s parses", spec))
         return;
@@ -180,6 +196,9 @@ static void check_spec(gsl_rng *r, const char *spec, size_t n)
     gpc_kernel_matrix(k, X, K1);
     gpc_kernel_matrix(c, X, K2);
     TEST_OK(gsl_matrix_equal(K1, K2), "%s: a clone computes the same K", spec);
+    gpc_kernel_set_params(k2, th);
+    gpc_kernel_matrix(k2, X, K2);
+    TEST_OK(gsl_matrix_equal(K1, K2), "%s: the canonical spec computes the same K", spec);
     gpc_kernel_free(k2);
     gpc_kernel_free(c);
     gsl_matrix_free(K1);
@@ -188,6 +207,8 @@ static void check_spec(gsl_rng *r, const char *spec, size_t n)
     gpc_kernel_free(k);
     gsl_matrix_free(X);
 }
+
+static void check_spec(gsl_rng *r, const char *spec, size_t n) { check_spec_x(r, spec, n, 0); }
 
 /* Values worked out by hand at two points a unit apart. */
 static void check_known_values(void)
@@ -231,6 +252,148 @@ static void check_known_values(void)
     gsl_matrix_free(K);
 }
 
+/* Kim & Ghahramani's covariance (eq. 11-12) on a hand-made data set with
+ * discrete columns 2 and 3, against the formula written out:
+ *   v0 exp(-1/2 (w1 (a1 - b1)^2 + w2 [a2 != b2] + w3 [a3 != b3])) + b + j delta,
+ * and a linear term on a discrete column reading the raw values. */
+static void check_discrete_values(void)
+{
+    /* column 2 differs by 1 and by 2, column 3 by 1, 2 and 5 */
+    const double x[5][3] = {{0.5, 1, 2}, {1.5, 1, 3}, {0.5, 2, 2}, {-1, 3, 7}, {0.25, 1, 2}};
+    const double th[6] = {0.3, -0.2, 0.4, -1.0, -2.0, -4.0};
+    size_t n = 5;
+    gsl_matrix *X = gsl_matrix_alloc(n, 3), *K = gsl_matrix_alloc(n, n),
+               *W = gsl_matrix_alloc(n, n), *Ks = gsl_matrix_alloc(n, n);
+    gsl_vector *d = gsl_vector_alloc(n);
+    for (size_t i = 0; i < n; i++)
+        for (size_t l = 0; l < 3; l++)
+            gsl_matrix_set(X, i, l, x[i][l]);
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = 0; j < n; j++) {
+            double q = exp(th[1]) * (x[i][0] - x[j][0]) * (x[i][0] - x[j][0]) +
+                       exp(th[2]) * (x[i][1] != x[j][1]) + exp(th[3]) * (x[i][2] != x[j][2]);
+            gsl_matrix_set(W, i, j,
+                           exp(th[0]) * exp(-0.5 * q) + exp(th[4]) + (i == j ? exp(th[5]) : 0.0));
+        }
+    const char *spec = "ard+bias+jitter:discrete=2-3";
+    gpc_kernel *k;
+    if (TEST_OK(gpc_kernel_parse(spec, 3, &k) == GPC_OK, "%s parses", spec)) {
+        gpc_kernel_set_params(k, th);
+        gpc_kernel_matrix(k, X, K);
+        TEST_CLOSE(max_abs_diff(K, W), 0, 0, 1e-15 * max_abs(W),
+                   "%s: K equals Kim & Ghahramani's eq. 11-12 written out", spec);
+        gpc_kernel_cross(k, X, X, Ks);
+        gpc_kernel_diag(k, X, d);
+        int ok = 1;
+        for (size_t i = 0; i < n; i++) {
+            gsl_matrix_set(Ks, i, i, gsl_matrix_get(Ks, i, i) + exp(th[5]));
+            ok &= fabs(gsl_vector_get(d, i) - gsl_matrix_get(W, i, i)) <= 1e-15 * max_abs(W);
+        }
+        TEST_CLOSE(max_abs_diff(Ks, W), 0, 0, 1e-15 * max_abs(W),
+                   "%s: cross(X, X) plus jitter equals the formula", spec);
+        TEST_OK(ok, "%s: diag equals the formula", spec);
+        gpc_kernel_free(k);
+    }
+
+    /* se on a discrete column: v0 exp(-1/2 w ((a1 - b1)^2 + [a3 != b3])), and
+     * linear reads raw values even of a column marked discrete */
+    spec = "se@1,3+linear:discrete=3";
+    if (TEST_OK(gpc_kernel_parse(spec, 3, &k) == GPC_OK, "%s parses", spec)) {
+        const double ts[3] = {0.2, -0.7, -1.5};
+        gpc_kernel_set_params(k, ts);
+        gpc_kernel_matrix(k, X, K);
+        for (size_t i = 0; i < n; i++)
+            for (size_t j = 0; j < n; j++) {
+                double q = (x[i][0] - x[j][0]) * (x[i][0] - x[j][0]) + (x[i][2] != x[j][2]);
+                double dot = x[i][0] * x[j][0] + x[i][1] * x[j][1] + x[i][2] * x[j][2];
+                gsl_matrix_set(W, i, j, exp(ts[0]) * exp(-0.5 * exp(ts[1]) * q) + exp(ts[2]) * dot);
+            }
+        TEST_CLOSE(max_abs_diff(K, W), 0, 0, 1e-15 * max_abs(W),
+                   "%s: se uses the mismatch, linear the raw values", spec);
+        gpc_kernel_free(k);
+    }
+    gsl_matrix_free(X);
+    gsl_matrix_free(K);
+    gsl_matrix_free(W);
+    gsl_matrix_free(Ks);
+    gsl_vector_free(d);
+}
+
+/* Cholesky of K with discrete columns: all 9 distinct rows of a 3 x 3 grid of
+ * two discrete features give a positive definite K without jitter; repeated
+ * rows need the jitter, and with it K is positive definite too. */
+static void check_discrete_cholesky(void)
+{
+    gsl_matrix *X = gsl_matrix_alloc(12, 2), *K = gsl_matrix_alloc(12, 12);
+    for (size_t i = 0; i < 12; i++) {
+        gsl_matrix_set(X, i, 0, (double)(i % 3));
+        gsl_matrix_set(X, i, 1, (double)(i / 3 % 3));
+    }
+    struct {
+        const char *spec;
+        size_t n;
+    } cases[] = {{"ard:discrete=1,2", 9}, {"se:discrete=1-2", 9}, {"ard+bias+jitter:discrete=1-2", 12}};
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        gpc_kernel *k;
+        if (!TEST_OK(gpc_kernel_parse(cases[c].spec, 2, &k) == GPC_OK, "%s parses", cases[c].spec))
+            continue;
+        size_t n = cases[c].n;
+        gsl_matrix_const_view Xv = gsl_matrix_const_submatrix(X, 0, 0, n, 2);
+        gsl_matrix_view Kv = gsl_matrix_submatrix(K, 0, 0, n, n);
+        gpc_kernel_matrix(k, &Xv.matrix, &Kv.matrix);
+        int sym = 1;
+        for (size_t i = 0; i < n; i++)
+            for (size_t j = 0; j < n; j++)
+                sym &= gsl_matrix_get(&Kv.matrix, i, j) == gsl_matrix_get(&Kv.matrix, j, i);
+        TEST_OK(sym && gsl_linalg_cholesky_decomp1(&Kv.matrix) == GSL_SUCCESS,
+                "%s on %zu rows: K is symmetric and its Cholesky factorisation succeeds",
+                cases[c].spec, n);
+        gpc_kernel_free(k);
+    }
+    gsl_matrix_free(X);
+    gsl_matrix_free(K);
+}
+
+/* The canonical spec keeps the clause, drops blanks and lists the discrete
+ * columns in increasing order; a clone keeps it too. */
+static void check_discrete_specs(void)
+{
+    struct {
+        const char *given, *canonical;
+    } cases[] = {
+        {"ard:discrete=2", "ard:discrete=2"},
+        {" ard + bias : discrete = 4 , 2 ", "ard+bias:discrete=2,4"},
+        {"ard+jitter:discrete=3,1,2", "ard+jitter:discrete=1-3"},
+        {"ard:discrete=2,1", "ard:discrete=1,2"},
+        {"ard@1-4+linear:discrete=2-3", "ard@1-4+linear:discrete=2,3"},
+        {"se@4+ard@1-2:discrete=4,1-2", "se@4+ard@1-2:discrete=1,2,4"},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        gpc_kernel *k, *k2;
+        if (!TEST_OK(gpc_kernel_parse(cases[c].given, 4, &k) == GPC_OK, "'%s' parses",
+                     cases[c].given))
+            continue;
+        gpc_kernel *cl = gpc_kernel_clone(k);
+        TEST_OK(strcmp(gpc_kernel_spec(k), cases[c].canonical) == 0 &&
+                    gpc_kernel_parse(gpc_kernel_spec(k), 4, &k2) == GPC_OK &&
+                    strcmp(gpc_kernel_spec(k2), cases[c].canonical) == 0 && cl &&
+                    strcmp(gpc_kernel_spec(cl), cases[c].canonical) == 0,
+                "'%s': canonical spec '%s' (want '%s') parses back to itself, and a clone "
+                "keeps it", cases[c].given, gpc_kernel_spec(k), cases[c].canonical);
+        gpc_kernel_free(k2);
+        gpc_kernel_free(cl);
+        gpc_kernel_free(k);
+    }
+    gpc_kernel *k;
+    gpc_kernel_parse("ard+bias+jitter:discrete=3", 3, &k);
+    const char *want[] = {"log_v0", "log_w1", "log_w2", "log_w3", "log_bias", "log_jitter"};
+    int ok = gpc_kernel_nparams(k) == 6;
+    for (size_t j = 0; ok && j < 6; j++)
+        ok &= strcmp(gpc_kernel_param_name(k, j), want[j]) == 0;
+    TEST_OK(ok, "ard+bias+jitter:discrete=3: the same hyperparameters as without the clause");
+    gpc_kernel_free(k);
+}
+
 static void check_names_and_defaults(void)
 {
     gpc_kernel *k;
@@ -272,6 +435,41 @@ static void check_parse_errors(void)
         if (st == GPC_OK)
             gpc_kernel_free(k);
     }
+    /* the discrete clause, with a word the message must contain */
+    struct {
+        const char *spec, *says;
+    } dbad[] = {
+        {"ard:foo=1", "unknown clause 'foo'"},
+        {"ard:Discrete=1", "unknown clause"},
+        {"ard:", "empty clause"},
+        {"ard:discrete=1:", "empty clause"},
+        {"ard:discrete", "needs its columns"},
+        {"ard:discrete=", "expected a list"},
+        {"ard:discrete=1,", "expected a list"},
+        {"ard:discrete=a", "expected a list"},
+        {"ard:discrete=0", "columns run from 1 to 3"},
+        {"ard:discrete=4", "columns run from 1 to 3"},
+        {"ard:discrete=3-2", "columns run from 1 to 3"},
+        {"ard:discrete=1,1", "column 1 appears twice"},
+        {"ard:discrete=1-3,2", "column 2 appears twice"},
+        {"ard:discrete=1:discrete=2", "twice"},
+        {"linear:discrete=1", "no effect"},
+        {"nn+bias+jitter:discrete=2", "no effect"},
+        {"ard@1+linear@2,3:discrete=2", "discrete column 2 is read by no ard or se term"},
+        {"ard@1-2+se@1:discrete=1,3", "discrete column 3"},
+        {":discrete=1", "no terms"},
+        {"ard+:discrete=1", "empty term"},
+        {"ard:discrete=1+bias", "after all the terms"},
+        {"ard@1:discrete=1@2", "expected a list"},
+    };
+    for (size_t i = 0; i < sizeof dbad / sizeof dbad[0]; i++) {
+        gpc_kernel *k = NULL;
+        int st = gpc_kernel_parse(dbad[i].spec, 3, &k);
+        TEST_OK(st == GPC_EUSAGE && strstr(gpc_errmsg(), dbad[i].says) != NULL,
+                "'%s' is refused saying '%s': %s", dbad[i].spec, dbad[i].says, gpc_errmsg());
+        if (st == GPC_OK)
+            gpc_kernel_free(k);
+    }
 }
 
 int main(void)
@@ -285,7 +483,17 @@ int main(void)
         check_spec(r, specs[s], 9);
     /* enough rows for the contraction to run in parallel blocks */
     check_spec(r, "ard+bias+jitter", 450);
+    /* discrete columns 2 and 3 take few values, so pairs match and differ */
+    const char *dspecs[] = {"ard", "ard:discrete=2", "ard+bias+jitter:discrete=2-3", "se:discrete=3",
+                            "ard@1-2+se@3+linear:discrete=2,3", "nn+ard@3,2:discrete=2",
+                            "se+se@2:discrete=2"};
+    for (size_t s = 0; s < sizeof dspecs / sizeof dspecs[0]; s++)
+        check_spec_x(r, dspecs[s], 9, 1);
+    check_spec_x(r, "ard+bias+jitter:discrete=2-3", 450, 1);
     check_known_values();
+    check_discrete_values();
+    check_discrete_cholesky();
+    check_discrete_specs();
     check_names_and_defaults();
     check_parse_errors();
     gsl_rng_free(r);

@@ -163,7 +163,7 @@ static void test_parse(void)
     TEST_OK(gpc_lik_parse("logit", &lik) == GPC_OK && lik == GPC_LIK_LOGISTIC, "parse logit");
     TEST_OK(gpc_lik_parse("probit", &lik) == GPC_OK && lik == GPC_LIK_PROBIT, "parse probit");
     TEST_OK(gpc_lik_parse("foo", &lik) == GPC_EUSAGE, "parse foo fails with GPC_EUSAGE");
-    TEST_OK(!strcmp(gpc_errmsg(), "unknown likelihood 'foo' (use logistic or probit)"),
+    TEST_OK(!strcmp(gpc_errmsg(), "unknown likelihood 'foo' (use logistic, probit or step)"),
             "parse error message: %s", gpc_errmsg());
     TEST_OK(gpc_lik_parse("", &lik) == GPC_EUSAGE, "parse empty name fails");
     TEST_OK(gpc_lik_parse("Probit", &lik) == GPC_EUSAGE, "parse is case-sensitive");
@@ -531,10 +531,54 @@ static void test_speed(void)
     TEST_OK(us < 200 && us_log < 200, "logistic predict fast (%.2f and %.2f us/call)", us, us_log);
 }
 
+/* ---- the step likelihood and label noise ------------------------------ */
+
+/* p(y = +1) for the step, eps + (1 - 2 eps) H(f), averaged over N(mu, var)
+ * by the midpoint rule on the positive half line only. */
+static double step_quad(double eps, double mu, double var)
+{
+    double sd = sqrt(var), hi = fmax(mu + 12 * sd, 0.0), h = hi / 400000, s = 0.0;
+    for (int i = 0; i < 400000; i++) {
+        double f = (i + 0.5) * h;
+        s += exp(-0.5 * (f - mu) * (f - mu) / var) / sqrt(2 * M_PI * var) * h;
+    }
+    return eps + (1 - 2 * eps) * s;
+}
+
+static void test_step(void)
+{
+    gpc_lik lik = GPC_LIK_PROBIT;
+    TEST_OK(gpc_lik_parse("step", &lik) == GPC_OK && lik == GPC_LIK_STEP, "parse step");
+    TEST_OK(!strcmp(gpc_lik_name(GPC_LIK_STEP), "step"), "name step");
+    double d1 = 1, d2 = 1, d3 = 1;
+    TEST_OK(gpc_lik_logp(GPC_LIK_STEP, 1, 0.3, &d1, &d2, &d3) == 0.0 && d1 == 0 && d2 == 0 &&
+                d3 == 0, "step: log H(y f) = 0 where y f > 0, derivatives 0");
+    TEST_OK(gpc_lik_logp(GPC_LIK_STEP, -1, 0.3, NULL, NULL, NULL) == -INFINITY,
+            "step: log H(y f) = -inf where y f < 0");
+    static const double cases[][3] = {{0.0, 0.2, 0.0}, {0.7, 1.3, 0.1}, {-1.1, 0.4, 0.05},
+                                      {2.0, 0.01, 0.3}};
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        double mu = cases[c][0], var = cases[c][1], eps = cases[c][2];
+        double got = gpc_lik_noisy(eps, gpc_lik_predict(GPC_LIK_STEP, mu, var));
+        TEST_CLOSE(got, step_quad(eps, mu, var), 1e-9, 1e-12,
+                   "step predict with label noise %g at mu %g, var %g vs quadrature", eps, mu,
+                   var);
+        TEST_CLOSE(gpc_lik_predict_log(GPC_LIK_STEP, mu, var),
+                   log(gpc_lik_predict(GPC_LIK_STEP, mu, var)), 1e-14, 1e-15,
+                   "step predict_log = log predict at mu %g", mu);
+    }
+    TEST_CLOSE(gpc_lik_predict_log(GPC_LIK_STEP, -40, 1), log(gsl_cdf_ugaussian_P(-40)), 1e-12,
+               0, "step predict_log far in the tail stays finite and exact");
+    TEST_OK(gpc_lik_predict(GPC_LIK_STEP, 0.5, 0) == 1 && gpc_lik_predict(GPC_LIK_STEP, -0.5, 0)
+            == 0 && gpc_lik_predict(GPC_LIK_STEP, 0, 0) == 0.5,
+            "step predict with no variance: H(mu), a half at 0");
+}
+
 int main(void)
 {
     gpc_gsl_quiet(); /* a reference integral that stalls must not abort */
     test_parse();
+    test_step();
     test_logp_moderate();
     test_logistic_tails();
     test_probit_tails();

@@ -1,0 +1,147 @@
+#include "robust.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+#include <gsl/gsl_cdf.h>
+#include <gsl/gsl_math.h>
+
+#include "err.h"
+
+void gpc_robust_defaults(gpc_robust_opts *o)
+{
+    o->mode = GPC_ROBUST_FIXED;
+    o->eps = 0.0;
+    o->optimize = 1;
+    gpc_optimize_defaults(&o->opt);
+    o->steps_per_em = 5;
+    o->max_em = 500;
+    o->tol = 1e-7;
+    o->evidence_rtol = 1e-9;
+}
+
+double gpc_robust_flip_rate(const gpc_ep *e, const gsl_vector *y)
+{
+    double sum = 0.0;
+    for (size_t i = 0; i < e->n; i++) {
+        double m = gsl_vector_get(e->mu, i), v = gsl_matrix_get(e->Sigma, i, i);
+        double z = gsl_vector_get(y, i) * m / sqrt(v);
+        sum += gsl_cdf_ugaussian_Q(z); /* 1 - w_i without cancellation */
+    }
+    return sum / (double)e->n;
+}
+
+/* The log evidence at theta with label noise eps (EP state left current). */
+static int evaluate(gpc_evidence *ev, const double *theta, double eps, double *logz)
+{
+    int st = gpc_evidence_set_label_noise(ev, eps);
+    return st != GPC_OK ? st : gpc_evidence_eval(ev, theta, logz, NULL);
+}
+
+/* Kernel hyperparameters uphill at the current label noise. */
+static int climb(gpc_evidence *ev, double *theta, const gpc_optimize_opts *opt, int *converged)
+{
+    gpc_optimize_result r;
+    int st = gpc_optimize(gpc_evidence_eval, ev, gpc_kernel_nparams(ev->kernel), theta, opt, &r);
+    if (st == GPC_OK && converged)
+        *converged = r.converged;
+    return st;
+}
+
+static int fit_fixed(gpc_evidence *ev, double *theta, const gpc_robust_opts *o, double eps,
+                     gpc_robust_result *res)
+{
+    int st = gpc_evidence_set_label_noise(ev, eps);
+    res->converged = 1;
+    if (st == GPC_OK && o->optimize)
+        st = climb(ev, theta, &o->opt, &res->converged);
+    res->eps = eps;
+    return st != GPC_OK ? st : evaluate(ev, theta, eps, &res->log_evidence);
+}
+
+/* EM over eps, with steps_per_em BFGS iterations on the kernel between
+ * M-steps; the progress of the inner steps is shown only with -v. */
+static int fit_em(gpc_evidence *ev, double *theta, const gpc_robust_opts *o,
+                  gpc_robust_result *res)
+{
+    gpc_optimize_opts inner = o->opt;
+    inner.max_iter = o->steps_per_em;
+    inner.restarts = 0;
+    double eps = o->eps > 0.0 ? o->eps : 0.01, prev = -HUGE_VAL, z = 0.0;
+    int st = GPC_OK, saved = gpc_verbosity;
+    res->converged = 0;
+    for (res->em_iterations = 1; res->em_iterations <= o->max_em; res->em_iterations++) {
+        if (o->optimize) {
+            gpc_verbosity = saved > 1 ? saved : 0;
+            st = gpc_evidence_set_label_noise(ev, eps);
+            if (st == GPC_OK)
+                st = climb(ev, theta, &inner, NULL);
+            gpc_verbosity = saved;
+        }
+        if (st != GPC_OK || (st = evaluate(ev, theta, eps, &z)) != GPC_OK)
+            return st;
+        double next = gpc_robust_flip_rate(ev->ep, ev->y);
+        if (!(next < 0.5))
+            return gpc_fail(GPC_ENUM, "EM: the flip probability reached 1/2 at iteration %d; "
+                            "the labels carry no information under this kernel",
+                            res->em_iterations);
+        gpc_info(res->em_iterations % 10 == 0 ? 1 : 2,
+                 "EM iteration %d: label noise %.8g, log evidence %.10g", res->em_iterations,
+                 eps, z);
+        int done = fabs(next - eps) < o->tol && fabs(z - prev) < o->evidence_rtol * (1 + fabs(z));
+        eps = next;
+        prev = z;
+        if (done) {
+            res->converged = 1;
+            break;
+        }
+    }
+    if (!res->converged)
+        gpc_warn("EM stopped after %d iterations before the label noise settled (%.8g)",
+                 o->max_em, eps);
+    else if (o->optimize) /* a last full climb at the settled eps */
+        st = fit_fixed(ev, theta, o, eps, res);
+    res->eps = eps;
+    return st != GPC_OK ? st : evaluate(ev, theta, eps, &res->log_evidence);
+}
+
+int gpc_robust_fit(gpc_evidence *ev, double *theta, const gpc_robust_opts *o,
+                   gpc_robust_result *res)
+{
+    res->em_iterations = 0;
+    res->plain_evidence = res->robust_evidence = GSL_NAN;
+    if (o->mode == GPC_ROBUST_FIXED)
+        return fit_fixed(ev, theta, o, o->eps, res);
+    if (!ev->ep || ev->ep->noise.sigma != 0.0)
+        return gpc_fail(GPC_EUSAGE, "learning the label noise needs EP with the step "
+                        "likelihood (-M ep -l step)");
+    if (o->mode == GPC_ROBUST_EM)
+        return fit_em(ev, theta, o, res);
+
+    size_t p = gpc_kernel_nparams(ev->kernel);
+    double *theta_em = malloc(p * sizeof *theta_em);
+    for (size_t j = 0; j < p; j++)
+        theta_em[j] = theta[j];
+    gpc_robust_result plain = *res;
+    int st = fit_fixed(ev, theta, o, 0.0, &plain);
+    if (st == GPC_OK)
+        st = fit_em(ev, theta_em, o, res);
+    if (st == GPC_OK) {
+        res->plain_evidence = plain.log_evidence;
+        res->robust_evidence = res->log_evidence;
+        gpc_info(1, "log evidence without label noise %.10g, with %.6g: %.10g; keeping %s",
+                 plain.log_evidence, res->eps, res->log_evidence,
+                 res->log_evidence > plain.log_evidence ? "the robust model" : "eps = 0");
+        if (res->log_evidence > plain.log_evidence) {
+            for (size_t j = 0; j < p; j++)
+                theta[j] = theta_em[j];
+        } else {
+            res->eps = 0.0;
+            res->log_evidence = plain.log_evidence;
+            res->converged = plain.converged;
+            st = evaluate(ev, theta, 0.0, &res->log_evidence);
+        }
+    }
+    free(theta_em);
+    return st;
+}

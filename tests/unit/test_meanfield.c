@@ -1,0 +1,396 @@
+/* Naive mean field (Opper & Winther 1998): a Gaussian likelihood against the
+ * exact regression solution, the one-point problem against quadrature, the
+ * fixed-point equations after convergence, independence of the damping and
+ * of the order of the cases, predictions, a saved solution, and the failures
+ * (no convergence, bad settings, non-finite moments). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <gsl/gsl_blas.h>
+#include <gsl/gsl_cdf.h>
+#include <gsl/gsl_linalg.h>
+#include <gsl/gsl_permutation.h>
+#include <gsl/gsl_randist.h>
+#include <gsl/gsl_rng.h>
+
+#include "err.h"
+#include "kernel.h"
+#include "meanfield.h"
+#include "tap.h"
+
+static double max_abs_diff(const gsl_vector *a, const gsl_vector *b)
+{
+    double w = 0;
+    for (size_t i = 0; i < a->size; i++)
+        w = fmax(w, fabs(gsl_vector_get(a, i) - gsl_vector_get(b, i)));
+    return w;
+}
+
+/* A probit problem: n points uniform in [-1, 1]^d, labels from the sign of
+ * the coordinate sum with a little noise, K from "ard+bias" (no jitter). */
+static void probit_problem(gsl_rng *r, size_t n, size_t d, double log_v0, gsl_matrix *K,
+                           gsl_vector *y)
+{
+    gsl_matrix *X = gsl_matrix_alloc(n, d);
+    for (size_t i = 0; i < n; i++) {
+        double s = 0;
+        for (size_t l = 0; l < d; l++) {
+            double x = 2 * gsl_rng_uniform(r) - 1;
+            gsl_matrix_set(X, i, l, x);
+            s += x;
+        }
+        gsl_vector_set(y, i, s + 0.3 * (gsl_rng_uniform(r) - 0.5) > 0 ? 1 : -1);
+    }
+    gpc_kernel *k;
+    gpc_kernel_parse("ard+bias", d, &k);
+    double th[4] = {log_v0, 0.3, -0.2, -1.0};
+    gpc_kernel_set_params(k, th);
+    gpc_kernel_matrix(k, X, K);
+    gpc_kernel_free(k);
+    gsl_matrix_free(X);
+}
+
+/* The largest |x_i - g_i(m_i)| over the cases, with the cavity recomputed
+ * here as m_i = sum_{j != i} K_ij x_j, lambda_i = K_ii. */
+static double fixed_point_residual(const gpc_meanfield *m, const gsl_vector *y)
+{
+    double worst = 0;
+    for (size_t i = 0; i < m->n; i++) {
+        double mi = 0, kii = gsl_matrix_get(m->K, i, i), lz, mh, vh;
+        for (size_t j = 0; j < m->n; j++)
+            if (j != i)
+                mi += gsl_matrix_get(m->K, i, j) * gsl_vector_get(m->x, j);
+        m->moments(m->moments_ctx, gsl_vector_get(y, i), mi, kii, &lz, &mh, &vh);
+        worst = fmax(worst, fabs(gsl_vector_get(m->x, i) - (mh - mi) / kii));
+    }
+    return worst;
+}
+
+/* A Gaussian likelihood N(y | f, s2). */
+static void gaussian_moments(const void *ctx, double y, double m, double v, double *logZ,
+                             double *mean, double *var)
+{
+    double s2 = *(const double *)ctx, t = v + s2;
+    *logZ = -0.5 * log(2 * M_PI * t) - 0.5 * (y - m) * (y - m) / t;
+    *mean = m + v * (y - m) / t;
+    *var = v - v * v / t;
+}
+
+/* With a Gaussian likelihood g_i(m) = (y_i - m) / (K_ii + s2), so the fixed
+ * point solves (K + s2 I) x = y exactly: h is the regression mean, and each
+ * cavity mean is y_i - (K_ii + s2) x_i = sum_{j != i} K_ij x_j. */
+static void test_gaussian(gsl_rng *r)
+{
+    size_t n = 20;
+    gsl_matrix *X = gsl_matrix_alloc(n, 1);
+    gsl_vector *y = gsl_vector_alloc(n);
+    for (size_t i = 0; i < n; i++) {
+        double x = 4 * gsl_rng_uniform(r) - 2;
+        gsl_matrix_set(X, i, 0, x);
+        gsl_vector_set(y, i, sin(2 * x) + 0.2 * (gsl_rng_uniform(r) - 0.5));
+    }
+    gpc_kernel *k;
+    gpc_kernel_parse("se", 1, &k);
+    double th[2] = {0.0, 0.5}, s2 = 0.1;
+    gpc_kernel_set_params(k, th);
+    gpc_meanfield *m = gpc_meanfield_alloc(n);
+    gpc_kernel_matrix(k, X, m->K);
+    m->moments = gaussian_moments;
+    m->moments_ctx = &s2;
+    m->max_sweeps = 100000;
+    int st = gpc_meanfield_run(m, y);
+    TEST_OK(st == GPC_OK, "Gaussian likelihood: converges (%d sweeps)%s%s", m->sweeps,
+            st ? ": " : "", st ? gpc_errmsg() : "");
+
+    gsl_matrix *A = gsl_matrix_alloc(n, n);
+    gsl_matrix_memcpy(A, m->K);
+    for (size_t i = 0; i < n; i++)
+        *gsl_matrix_ptr(A, i, i) += s2;
+    gsl_linalg_cholesky_decomp1(A);
+    gsl_vector *alpha = gsl_vector_alloc(n), *mean = gsl_vector_alloc(n);
+    gsl_linalg_cholesky_solve(A, y, alpha);
+    gsl_blas_dgemv(CblasNoTrans, 1.0, m->K, alpha, 0.0, mean);
+    /* the sweeps stop when no step exceeds a relative 1e-10; Gauss-Seidel
+     * converges linearly at a rate rho near 1 (about 0.95 here), so the
+     * distance to the fixed point is up to step / (1 - rho) */
+    TEST_CLOSE(max_abs_diff(m->x, alpha), 0, 0, 1e-8, "Gaussian likelihood: x = (K + s2 I)^-1 y");
+    TEST_CLOSE(max_abs_diff(m->h, mean), 0, 0, 1e-9,
+               "Gaussian likelihood: h is the regression mean K (K + s2 I)^-1 y");
+    double w1 = 0, w2 = 0, w3 = 0;
+    for (size_t i = 0; i < n; i++) {
+        double kii = gsl_matrix_get(m->K, i, i), a = gsl_vector_get(alpha, i), s = 0;
+        for (size_t j = 0; j < n; j++)
+            if (j != i)
+                s += gsl_matrix_get(m->K, i, j) * gsl_vector_get(alpha, j);
+        w1 = fmax(w1, fabs(gsl_vector_get(m->cav_mean, i) - s));
+        w2 = fmax(w2, fabs(gsl_vector_get(m->cav_mean, i) - (gsl_vector_get(y, i) - (kii + s2) * a)));
+        w3 = fmax(w3, fabs(gsl_vector_get(m->cav_var, i) - kii));
+    }
+    TEST_CLOSE(w1, 0, 0, 1e-8, "Gaussian likelihood: cavity means sum_{j != i} K_ij x_j");
+    TEST_CLOSE(w2, 0, 0, 1e-8, "Gaussian likelihood: cavity means y_i - (K_ii + s2) x_i");
+    TEST_CLOSE(w3, 0, 0, 0, "Gaussian likelihood: cavity variances are the prior variances");
+
+    /* the naive leave-one-out mean is not the exact one (only TAP/EP is):
+     * make sure this test could tell them apart */
+    gsl_matrix *Ainv = gsl_matrix_alloc(n, n);
+    gsl_matrix_memcpy(Ainv, A);
+    gsl_linalg_cholesky_invert(Ainv);
+    double gap = 0;
+    for (size_t i = 0; i < n; i++) {
+        double loo = gsl_vector_get(y, i) - gsl_vector_get(alpha, i) / gsl_matrix_get(Ainv, i, i);
+        gap = fmax(gap, fabs(loo - gsl_vector_get(m->cav_mean, i)));
+    }
+    TEST_OK(gap > 1e-3, "Gaussian likelihood: naive cavity means differ from exact LOO (%.3g)",
+            gap);
+    gsl_matrix_free(A);
+    gsl_matrix_free(Ainv);
+    gsl_vector_free(alpha);
+    gsl_vector_free(mean);
+    gpc_meanfield_free(m);
+    gpc_kernel_free(k);
+    gsl_matrix_free(X);
+    gsl_vector_free(y);
+}
+
+/* One point: the cavity is the prior, and the solution is exact. */
+static void test_one_point(void)
+{
+    double K11 = 3.0, yv = -1.0;
+    gpc_meanfield *m = gpc_meanfield_alloc(1);
+    gsl_matrix_set(m->K, 0, 0, K11);
+    gsl_vector_view y = gsl_vector_view_array(&yv, 1);
+    int st = gpc_meanfield_run(m, &y.vector);
+    TEST_OK(st == GPC_OK && m->sweeps <= 2, "one point: converges (%d sweeps)", m->sweeps);
+    /* posterior mean of Phi(y f) N(f | 0, K11) by the midpoint rule */
+    double sd = sqrt(K11), lo = -14 * sd, step = 28 * sd / 200000, s0 = 0, s1 = 0;
+    for (int i = 0; i < 200000; i++) {
+        double f = lo + (i + 0.5) * step;
+        double w = gsl_cdf_ugaussian_P(yv * f) * gsl_ran_gaussian_pdf(f, sd);
+        s0 += w;
+        s1 += w * f;
+    }
+    TEST_CLOSE(gsl_vector_get(m->h, 0), s1 / s0, 1e-8, 1e-10,
+               "one point: h is the exact posterior mean by quadrature");
+    TEST_CLOSE(gsl_vector_get(m->cav_mean, 0), 0, 0, 1e-15, "one point: cavity mean 0");
+    TEST_CLOSE(gsl_vector_get(m->cav_var, 0), K11, 0, 0, "one point: cavity variance K11");
+
+    /* damping 0.5 moves halfway each sweep: x_k = (1 - 2^-k) x */
+    double x = gsl_vector_get(m->x, 0);
+    m->damping = 0.5;
+    m->max_sweeps = 1;
+    int st1 = gpc_meanfield_run(m, &y.vector);
+    TEST_OK(st1 == GPC_ENUM, "one point, damping 0.5: one sweep is not enough");
+    TEST_CLOSE(gsl_vector_get(m->x, 0), 0.5 * x, 1e-15, 0, "one point, damping 0.5: halfway");
+    m->max_sweeps = 500;
+    st1 = gpc_meanfield_run(m, &y.vector);
+    TEST_OK(st1 == GPC_OK && m->sweeps > 30 && m->sweeps < 40,
+            "one point, damping 0.5: converges in %d sweeps (about 34)", m->sweeps);
+    TEST_CLOSE(gsl_vector_get(m->x, 0), x, 1e-9, 0, "one point, damping 0.5: the same x");
+    gpc_meanfield_free(m);
+}
+
+/* Probit, 30 points: the fixed-point equations hold, h = K x, the damping
+ * and the order of the cases do not change the solution, predictions. */
+static void test_probit(gsl_rng *r)
+{
+    size_t n = 30;
+    gpc_meanfield *m = gpc_meanfield_alloc(n);
+    gsl_vector *y = gsl_vector_alloc(n);
+    probit_problem(r, n, 2, 1.0, m->K, y);
+    int st = gpc_meanfield_run(m, y);
+    TEST_OK(st == GPC_OK, "30 points: converges (%d sweeps)", m->sweeps);
+    TEST_CLOSE(fixed_point_residual(m, y), 0, 0, 1e-9,
+               "30 points: max |x_i - g_i(m_i)| after convergence");
+    gsl_vector *Kx = gsl_vector_alloc(n);
+    gsl_blas_dgemv(CblasNoTrans, 1.0, m->K, m->x, 0.0, Kx);
+    TEST_CLOSE(max_abs_diff(m->h, Kx), 0, 0, 1e-12, "30 points: h = K x");
+    double wc = 0;
+    for (size_t i = 0; i < n; i++)
+        wc = fmax(wc, fabs(gsl_vector_get(m->cav_mean, i) -
+                           (gsl_vector_get(Kx, i) -
+                            gsl_matrix_get(m->K, i, i) * gsl_vector_get(m->x, i))));
+    TEST_CLOSE(wc, 0, 0, 1e-12, "30 points: cavity means h_i - K_ii x_i");
+    int signs = 0;
+    for (size_t i = 0; i < n; i++)
+        signs += gsl_vector_get(m->x, i) * gsl_vector_get(y, i) > 0;
+    TEST_OK(signs == (int)n, "probit: every x_i has the sign of y_i (%d of %zu)", signs, n);
+
+    /* damping 0.5 reaches the same fixed point */
+    gsl_vector *x1 = gsl_vector_alloc(n);
+    gsl_vector_memcpy(x1, m->x);
+    int sweeps1 = m->sweeps;
+    m->damping = 0.5;
+    st = gpc_meanfield_run(m, y);
+    TEST_OK(st == GPC_OK, "damping 0.5: converges (%d sweeps, %d undamped)", m->sweeps, sweeps1);
+    TEST_CLOSE(max_abs_diff(m->x, x1), 0, 0, 1e-9, "damping 0.5: the same fixed point");
+    m->damping = 1.0;
+
+    /* predictions at the training inputs give h and the prior variances */
+    gsl_vector *kss = gsl_vector_alloc(n), *pm = gsl_vector_alloc(n), *pv = gsl_vector_alloc(n);
+    for (size_t i = 0; i < n; i++)
+        gsl_vector_set(kss, i, gsl_matrix_get(m->K, i, i));
+    gpc_meanfield_predict(m, m->K, kss, pm, pv);
+    TEST_CLOSE(max_abs_diff(pm, m->h), 0, 0, 1e-12, "predictions at the training inputs: mean h");
+    TEST_CLOSE(max_abs_diff(pv, kss), 0, 0, 0,
+               "predictions at the training inputs: variance k(s, s)");
+
+    /* a saved solution gives the same h, cavities and predictions */
+    gpc_meanfield *m2 = gpc_meanfield_alloc(n);
+    gsl_matrix_memcpy(m2->K, m->K);
+    st = gpc_meanfield_set_x(m2, m->x);
+    TEST_OK(st == GPC_OK, "set_x: accepted");
+    TEST_CLOSE(max_abs_diff(m2->h, m->h) + max_abs_diff(m2->cav_mean, m->cav_mean) +
+                   max_abs_diff(m2->cav_var, m->cav_var), 0, 0, 0,
+               "set_x: the same h and cavities as the run");
+    gsl_matrix *Ks = gsl_matrix_alloc(n, 3);
+    gsl_vector *k3 = gsl_vector_alloc(3), *m3 = gsl_vector_alloc(3), *v3 = gsl_vector_alloc(3);
+    for (size_t i = 0; i < n * 3; i++)
+        Ks->data[i] = gsl_rng_uniform(r);
+    for (size_t c = 0; c < 3; c++)
+        gsl_vector_set(k3, c, 1.0 + c);
+    gpc_meanfield_predict(m2, Ks, k3, m3, v3);
+    double wp = 0;
+    for (size_t c = 0; c < 3; c++) {
+        double s = 0;
+        for (size_t i = 0; i < n; i++)
+            s += gsl_matrix_get(Ks, i, c) * gsl_vector_get(m2->x, i);
+        wp = fmax(wp, fabs(s - gsl_vector_get(m3, c)));
+    }
+    TEST_CLOSE(wp, 0, 0, 1e-12, "predictions at new inputs: mean k*' x");
+    TEST_CLOSE(max_abs_diff(v3, k3), 0, 0, 0, "predictions at new inputs: variance k**");
+    gpc_meanfield_free(m2);
+
+    /* cases permuted together with K: the permuted solution */
+    gsl_permutation *p = gsl_permutation_alloc(n);
+    gsl_permutation_init(p);
+    gsl_ran_shuffle(r, p->data, n, sizeof(size_t));
+    gpc_meanfield *mp = gpc_meanfield_alloc(n);
+    gsl_vector *yp = gsl_vector_alloc(n);
+    for (size_t a = 0; a < n; a++) {
+        size_t pa = gsl_permutation_get(p, a);
+        gsl_vector_set(yp, a, gsl_vector_get(y, pa));
+        for (size_t b = 0; b < n; b++)
+            gsl_matrix_set(mp->K, a, b, gsl_matrix_get(m->K, pa, gsl_permutation_get(p, b)));
+    }
+    st = gpc_meanfield_run(mp, yp);
+    double wperm = 0;
+    for (size_t a = 0; a < n; a++)
+        wperm = fmax(wperm, fabs(gsl_vector_get(mp->x, a) -
+                                 gsl_vector_get(x1, gsl_permutation_get(p, a))));
+    TEST_OK(st == GPC_OK, "permuted cases: converges (%d sweeps)", mp->sweeps);
+    TEST_CLOSE(wperm, 0, 0, 1e-8, "permuted cases: the permuted solution");
+    gpc_meanfield_free(mp);
+    gsl_permutation_free(p);
+    gsl_vector_free(yp);
+
+    /* one sweep is not enough: a numerical failure that suggests damping,
+     * with the last iterate left consistent */
+    m->max_sweeps = 1;
+    st = gpc_meanfield_run(m, y);
+    TEST_OK(st == GPC_ENUM && strstr(gpc_errmsg(), "damping") && strstr(gpc_errmsg(), "1 sweep"),
+            "max_sweeps 1: GPC_ENUM with a damping hint (%s)", gpc_errmsg());
+    gsl_blas_dgemv(CblasNoTrans, 1.0, m->K, m->x, 0.0, Kx);
+    TEST_CLOSE(max_abs_diff(m->h, Kx), 0, 0, 1e-12, "max_sweeps 1: h = K x for the last iterate");
+    m->max_sweeps = 500;
+
+    /* settings outside their range */
+    m->damping = 0.0;
+    TEST_OK(gpc_meanfield_run(m, y) == GPC_EUSAGE, "damping 0: usage error (%s)", gpc_errmsg());
+    m->damping = 1.5;
+    TEST_OK(gpc_meanfield_run(m, y) == GPC_EUSAGE, "damping 1.5: usage error");
+    m->damping = 1.0;
+    double k00 = gsl_matrix_get(m->K, 0, 0);
+    gsl_matrix_set(m->K, 0, 0, 0.0);
+    TEST_OK(gpc_meanfield_run(m, y) == GPC_ENUM && strstr(gpc_errmsg(), "K[1,1]"),
+            "zero prior variance: GPC_ENUM naming it (%s)", gpc_errmsg());
+    TEST_OK(gpc_meanfield_set_x(m, x1) == GPC_ENUM, "zero prior variance: set_x refuses it");
+    gsl_matrix_set(m->K, 0, 0, k00);
+
+    gsl_vector_free(x1);
+    gsl_vector_free(Kx);
+    gsl_vector_free(kss);
+    gsl_vector_free(pm);
+    gsl_vector_free(pv);
+    gsl_matrix_free(Ks);
+    gsl_vector_free(k3);
+    gsl_vector_free(m3);
+    gsl_vector_free(v3);
+    gsl_vector_free(y);
+    gpc_meanfield_free(m);
+}
+
+/* A likelihood whose moments turn NaN once the cavity mean leaves [-1, 1]. */
+static void fragile_moments(const void *ctx, double y, double m, double v, double *logZ,
+                            double *mean, double *var)
+{
+    gpc_ep_probit(ctx, y, m, v, logZ, mean, var);
+    if (fabs(m) > 1.0)
+        *mean = NAN;
+}
+
+static void test_nonfinite(gsl_rng *r)
+{
+    size_t n = 30;
+    gpc_meanfield *m = gpc_meanfield_alloc(n);
+    gsl_vector *y = gsl_vector_alloc(n);
+    probit_problem(r, n, 2, 1.0, m->K, y);
+    m->moments = fragile_moments;
+    int st = gpc_meanfield_run(m, y);
+    int finite = 1;
+    for (size_t i = 0; i < n; i++)
+        finite &= isfinite(gsl_vector_get(m->x, i)) && isfinite(gsl_vector_get(m->h, i));
+    TEST_OK(st == GPC_ENUM && strstr(gpc_errmsg(), "not finite"),
+            "non-finite moments: GPC_ENUM (%s)", gpc_errmsg());
+    TEST_OK(finite, "non-finite moments: no NaN left in x or h");
+    gpc_meanfield_free(m);
+    gsl_vector_free(y);
+}
+
+/* 100 points: the plain sweeps need more than the default 500 here (the
+ * names report how many), damping 0.5 needs fewer and finds the same fixed
+ * point, and the paper's step likelihood with label noise goes through the
+ * same interface. */
+static void test_hundred(gsl_rng *r)
+{
+    size_t n = 100;
+    gpc_meanfield *m = gpc_meanfield_alloc(n);
+    gsl_vector *y = gsl_vector_alloc(n), *x1 = gsl_vector_alloc(n);
+    probit_problem(r, n, 2, 1.0, m->K, y);
+    m->max_sweeps = 20000;
+    int st = gpc_meanfield_run(m, y);
+    TEST_OK(st == GPC_OK, "100 points, probit: converges (%d sweeps)", m->sweeps);
+    TEST_CLOSE(fixed_point_residual(m, y), 0, 0, 1e-9, "100 points, probit: fixed point");
+    gsl_vector_memcpy(x1, m->x);
+    m->damping = 0.5;
+    st = gpc_meanfield_run(m, y);
+    TEST_OK(st == GPC_OK, "100 points, probit, damping 0.5: converges (%d sweeps)", m->sweeps);
+    TEST_CLOSE(max_abs_diff(m->x, x1), 0, 0, 1e-8,
+               "100 points, probit, damping 0.5: the same fixed point");
+    m->damping = 1.0;
+    gpc_ep_label_noise noisy = {0.1, 0.0};
+    m->moments = gpc_ep_label_noise_moments;
+    m->moments_ctx = &noisy;
+    st = gpc_meanfield_run(m, y);
+    TEST_OK(st == GPC_OK, "100 points, step with 10%% label noise: converges (%d sweeps)",
+            m->sweeps);
+    TEST_CLOSE(fixed_point_residual(m, y), 0, 0, 1e-9,
+               "100 points, step with 10%% label noise: fixed point");
+    gpc_meanfield_free(m);
+    gsl_vector_free(y);
+    gsl_vector_free(x1);
+}
+
+int main(void)
+{
+    gpc_gsl_quiet();
+    gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+    gsl_rng_set(r, 7);
+    test_gaussian(r);
+    test_one_point();
+    test_probit(r);
+    test_nonfinite(r);
+    test_hundred(r);
+    gsl_rng_free(r);
+    return tap_done();
+}
