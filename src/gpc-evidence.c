@@ -92,6 +92,8 @@ int main(int argc, char **argv)
     gpc_method method;
     gpc_lik lik;
     gpc_cli_method(mname, likname, &method, &lik);
+    if (method == GPC_METHOD_NAIVE)
+        gpc_cli_usage("naive mean field gives no evidence; use -M ep (or tap)");
     gsl_matrix *X;
     gsl_vector *y;
     gpc_cli_read_training(argc, argv, &X, &y);

@@ -24,13 +24,14 @@ static void usage(void)
            "  -k, --kernel=SPEC        covariance function (default ard), e.g. 'ard+bias'\n"
            "  -l, --likelihood=NAME    logistic (default with laplace), probit (default\n"
            "                           with ep) or step (ep only)\n"
-           "  -M, --method=NAME        laplace (default), ep (expectation propagation) or\n"
-           "                           tap (the same as ep: adaptive TAP)\n"
-           "      --damping=D          with ep: damped site updates, 0 < D <= 1 (default 1)\n"
-           "      --label-noise=HOW    with ep: probability that a label is flipped: a\n"
-           "                           number in [0, 0.5) (default 0), em (learnt by EM,\n"
-           "                           -l step) or select (0 or em, the one with the\n"
-           "                           higher evidence)\n"
+           "  -M, --method=NAME        laplace (default), ep (expectation propagation),\n"
+           "                           tap (the same as ep: adaptive TAP) or naive (naive\n"
+           "                           mean field; no evidence, so -O none)\n"
+           "      --damping=D          with ep or naive: damped updates, 0 < D <= 1 (default 1)\n"
+           "      --label-noise=HOW    with ep or naive: probability that a label is flipped:\n"
+           "                           a number in [0, 0.5) (default 0); with ep also em\n"
+           "                           (learnt by EM, -l step) or select (0 or em, the one\n"
+           "                           with the higher evidence)\n"
            "  -p, --params=LIST        starting hyperparameters: name=value,... or all values\n"
            "  -H, --params-file=FILE   starting hyperparameters from 'name value' lines\n"
            "  -O, --optimize=HOW       ml (type-II maximum likelihood, default), map (maximum\n"
@@ -170,6 +171,11 @@ int main(int argc, char **argv)
     gpc_method method;
     gpc_lik lik;
     gpc_cli_method(o.method, o.lik, &method, &lik);
+    if (method == GPC_METHOD_NAIVE && o.robust.optimize)
+        gpc_cli_usage("naive mean field gives no evidence to optimise: add -O none (choose "
+                      "the hyperparameters e.g. by the leave-one-out error, gpc-predict --loo)");
+    if (method == GPC_METHOD_NAIVE && o.robust.mode != GPC_ROBUST_FIXED)
+        gpc_cli_usage("--label-noise=em and select need -M ep");
     gsl_matrix *X;
     gsl_vector *y;
     gpc_cli_read_training(argc, argv, &X, &y);
@@ -202,12 +208,16 @@ int main(int argc, char **argv)
     if (ev->ep) {
         m.tau = ev->ep->tau;
         m.nu = ev->ep->nu;
+    } else if (ev->naive) {
+        m.x = ev->naive->x;
     } else {
         m.f = ev->laplace->f;
     }
     describe_fit(&o, m.fit, sizeof m.fit);
     if (ev->ep)
         gpc_info(1, "log evidence %.10g, %d EP sweeps", res.log_evidence, ev->ep->sweeps);
+    else if (ev->naive)
+        gpc_info(1, "naive mean field solved in %d sweeps", ev->naive->sweeps);
     else
         gpc_info(1, "log evidence %.10g, %d Newton iterations at the mode", res.log_evidence,
                  ev->laplace->iterations);

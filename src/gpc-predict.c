@@ -28,6 +28,10 @@ static void usage(void)
            "                        from gpc-hmc (run on the model's training data):\n"
            "                        p and plugin are averaged, mean and var are the\n"
            "                        moments of the latent mixture\n"
+           "      --loo[=HOW]       predict each training case of the model with that case\n"
+           "                        left out, instead of new inputs: cavity (default; the\n"
+           "                        estimate the fitted approximation gives for free) or\n"
+           "                        exact (n refits at the model's hyperparameters)\n"
            "  -b, --burn=B          with --chain: samples to discard first (default: the\n"
            "                        first third)\n"
            "      --thin=T          with --chain: use every T-th sample (default 1)\n"
@@ -44,7 +48,7 @@ static void usage(void)
     exit(0);
 }
 
-enum { OPT_PLUGIN = 256, OPT_CHAIN, OPT_THIN };
+enum { OPT_PLUGIN = 256, OPT_CHAIN, OPT_THIN, OPT_LOO };
 
 static const struct option long_options[] = {
     {"model", required_argument, NULL, 'm'},
@@ -53,6 +57,7 @@ static const struct option long_options[] = {
     {"chain", required_argument, NULL, OPT_CHAIN},
     {"burn", required_argument, NULL, 'b'},
     {"thin", required_argument, NULL, OPT_THIN},
+    {"loo", optional_argument, NULL, OPT_LOO},
     {"output", required_argument, NULL, 'o'},
     {"format", required_argument, NULL, 'F'},
     GPC_CLI_COMMON_OPTIONS};
@@ -103,12 +108,20 @@ static void averages_free(averages *a)
     gsl_vector_free(a->second);
 }
 
-/* Predict with the model's current hyperparameters and mode; add to a. */
-static void accumulate(const gpc_model *m, const gsl_matrix *Xs, averages *a)
+typedef enum { LOO_NONE, LOO_CAVITY, LOO_EXACT } loo_mode;
+
+/* Predict with the model's current hyperparameters and mode (or leave one
+ * out of its training cases); add to a. */
+static void accumulate(const gpc_model *m, const gsl_matrix *Xs, loo_mode loo, averages *a)
 {
     size_t n = Xs->size1;
     gsl_vector *mean = gsl_vector_alloc(n), *var = gsl_vector_alloc(n), *p = gsl_vector_alloc(n);
-    gpc_cli_check(gpc_model_predict(m, Xs, mean, var, p));
+    if (loo == LOO_CAVITY)
+        gpc_cli_check(gpc_model_loo(m, mean, var, p));
+    else if (loo == LOO_EXACT)
+        gpc_cli_check(gpc_model_loo_exact(m, mean, var, p));
+    else
+        gpc_cli_check(gpc_model_predict(m, Xs, mean, var, p));
     for (size_t i = 0; i < n; i++) {
         double mu = gsl_vector_get(mean, i), v = gsl_vector_get(var, i);
         *gsl_vector_ptr(a->p, i) += gsl_vector_get(p, i);
@@ -140,7 +153,7 @@ static void accumulate_chain(gpc_model *m, const char *path, long burn, long thi
     size_t total = (ch->rows - first + (size_t)thin - 1) / (size_t)thin, done = 0;
     for (size_t r = first; r < ch->rows; r += (size_t)thin) {
         gpc_cli_check(gpc_model_refit(m, ch->theta + r * ch->p));
-        accumulate(m, Xs, a);
+        accumulate(m, Xs, LOO_NONE, a);
         if (++done % 20 == 0)
             gpc_info(1, "%zu of %zu samples", done, total);
     }
@@ -151,6 +164,7 @@ int main(int argc, char **argv)
 {
     const char *model_path = NULL, *chain_path = NULL, *out = "-", *columns = "p,mean,var,label";
     int plugin = 0, c;
+    loo_mode loo = LOO_NONE;
     long burn = -1, thin = 1;
     gpc_format fmt = GPC_FMT_TEXT;
     gpc_cli_init(argc, argv);
@@ -165,6 +179,14 @@ int main(int argc, char **argv)
         case 'c': columns = optarg; break;
         case 'o': out = optarg; break;
         case OPT_PLUGIN: plugin = 1; break;
+        case OPT_LOO:
+            if (!optarg || strcmp(optarg, "cavity") == 0)
+                loo = LOO_CAVITY;
+            else if (strcmp(optarg, "exact") == 0)
+                loo = LOO_EXACT;
+            else
+                gpc_cli_usage("--loo: '%s' is not cavity or exact", optarg);
+            break;
         case 'h': usage();
         }
     }
@@ -172,23 +194,27 @@ int main(int argc, char **argv)
         gpc_cli_usage("a model is required (-m FILE, as written by gpc-fit)");
     if (argc - optind > 1)
         gpc_cli_usage("expected at most one input file");
+    if (loo != LOO_NONE && (chain_path || argc - optind > 0))
+        gpc_cli_usage("--loo predicts the model's own training cases: give no inputs and no "
+                      "--chain");
     if (!chain_path && (burn >= 0 || thin != 1))
         gpc_cli_usage("--burn and --thin apply to --chain");
     column cols[MAX_COLUMNS];
     size_t ncols = parse_columns(columns, cols);
     const char *xpath = optind < argc ? argv[optind] : "-";
-    if (strcmp(xpath, "-") == 0 && strcmp(model_path, "-") == 0)
+    if (loo == LOO_NONE && strcmp(xpath, "-") == 0 && strcmp(model_path, "-") == 0)
         gpc_cli_usage("the model and the inputs cannot both be standard input");
 
     gpc_model *m;
     gpc_cli_check(gpc_model_read(model_path, &m));
-    gsl_matrix *Xs = gpc_cli_read_matrix(xpath, m->X->size2, "the model's inputs");
+    gsl_matrix *Xs = loo != LOO_NONE ? m->X : gpc_cli_read_matrix(xpath, m->X->size2,
+                                                                    "the model's inputs");
     size_t n = Xs->size1;
     averages a = averages_alloc(n);
     if (chain_path)
         accumulate_chain(m, chain_path, burn, thin, Xs, &a);
     else
-        accumulate(m, Xs, &a);
+        accumulate(m, Xs, loo, &a);
 
     gsl_matrix *res = gsl_matrix_alloc(n, ncols);
     double k = 1.0 / (double)a.samples;
@@ -209,7 +235,8 @@ int main(int argc, char **argv)
     }
     gpc_cli_write_matrix(out, res, fmt);
     gsl_matrix_free(res);
-    gsl_matrix_free(Xs);
+    if (Xs != m->X)
+        gsl_matrix_free(Xs);
     averages_free(&a);
     gpc_model_free(m);
     return 0;

@@ -14,11 +14,14 @@ int gpc_method_parse(const char *name, gpc_lik lik, gpc_method *method)
         *method = GPC_METHOD_LAPLACE;
     else if (strcmp(name, "ep") == 0 || strcmp(name, "tap") == 0)
         *method = GPC_METHOD_EP; /* adaptive TAP has EP's fixed point */
+    else if (strcmp(name, "naive") == 0)
+        *method = GPC_METHOD_NAIVE;
     else
-        return gpc_fail(GPC_EUSAGE, "unknown method '%s' (use laplace, ep or tap)", name);
-    if (*method == GPC_METHOD_EP && lik == GPC_LIK_LOGISTIC)
-        return gpc_fail(GPC_EUSAGE, "EP takes the probit or the step likelihood; "
-                        "add -l probit or -l step");
+        return gpc_fail(GPC_EUSAGE, "unknown method '%s' (use laplace, ep, tap or naive)", name);
+    if (*method != GPC_METHOD_LAPLACE && lik == GPC_LIK_LOGISTIC)
+        return gpc_fail(GPC_EUSAGE, "%s takes the probit or the step likelihood; "
+                        "add -l probit or -l step",
+                        *method == GPC_METHOD_EP ? "EP" : "naive mean field");
     if (*method == GPC_METHOD_LAPLACE && lik == GPC_LIK_STEP)
         return gpc_fail(GPC_EUSAGE, "the Laplace approximation needs a smooth likelihood; "
                         "use -M ep with -l step");
@@ -27,7 +30,7 @@ int gpc_method_parse(const char *name, gpc_lik lik, gpc_method *method)
 
 const char *gpc_method_name(gpc_method method)
 {
-    return method == GPC_METHOD_EP ? "ep" : "laplace";
+    return method == GPC_METHOD_EP ? "ep" : method == GPC_METHOD_NAIVE ? "naive" : "laplace";
 }
 
 gpc_evidence *gpc_evidence_alloc(const gpc_kernel *k, const gsl_matrix *X, const gsl_vector *y,
@@ -42,6 +45,9 @@ gpc_evidence *gpc_evidence_alloc(const gpc_kernel *k, const gsl_matrix *X, const
     if (method == GPC_METHOD_EP) {
         e->ep = gpc_ep_alloc(X->size1, gpc_kernel_nparams(k));
         gpc_ep_set_likelihood(e->ep, lik, 0.0);
+    } else if (method == GPC_METHOD_NAIVE) {
+        e->naive = gpc_meanfield_alloc(X->size1);
+        gpc_evidence_set_label_noise(e, 0.0);
     } else
         e->laplace = gpc_laplace_alloc(X->size1, gpc_kernel_nparams(k), lik);
     return e;
@@ -49,9 +55,18 @@ gpc_evidence *gpc_evidence_alloc(const gpc_kernel *k, const gsl_matrix *X, const
 
 int gpc_evidence_set_label_noise(gpc_evidence *e, double eps)
 {
+    if (e->naive) {
+        if (!(eps >= 0.0 && eps < 0.5))
+            return gpc_fail(GPC_EUSAGE, "label noise %g is not in [0, 1/2)", eps);
+        e->noise.eps = eps;
+        e->noise.sigma = e->lik == GPC_LIK_STEP ? 0.0 : 1.0;
+        e->naive->moments = gpc_ep_label_noise_moments;
+        e->naive->moments_ctx = &e->noise;
+        return GPC_OK;
+    }
     if (!e->ep)
         return eps == 0.0 ? GPC_OK
-                          : gpc_fail(GPC_EUSAGE, "label noise needs -M ep (or tap) with "
+                          : gpc_fail(GPC_EUSAGE, "label noise needs -M ep, tap or naive with "
                                      "-l probit or -l step");
     return gpc_ep_set_likelihood(e->ep, e->lik, eps);
 }
@@ -63,6 +78,7 @@ void gpc_evidence_free(gpc_evidence *e)
     gpc_kernel_free(e->kernel);
     gpc_laplace_free(e->laplace);
     gpc_ep_free(e->ep);
+    gpc_meanfield_free(e->naive);
     free(e);
 }
 
@@ -106,5 +122,13 @@ int gpc_evidence_eval(void *ctx, const double *theta, double *value, double *gra
     gpc_kernel_set_params(e->kernel, theta);
     if (e->ep)
         return gpc_ep_evidence(e->ep, e->kernel, e->X, e->y, value, grad);
+    if (e->naive) {
+        if (grad)
+            return gpc_fail(GPC_EUSAGE, "naive mean field gives no evidence to optimise; "
+                            "keep the hyperparameters as given (-O none) or use -M ep");
+        gpc_kernel_matrix(e->kernel, e->X, e->naive->K);
+        *value = GSL_NAN;
+        return gpc_meanfield_run(e->naive, e->y);
+    }
     return gpc_laplace_evidence(e->laplace, e->kernel, e->X, e->y, value, grad);
 }

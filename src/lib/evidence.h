@@ -12,15 +12,17 @@
 #include "kernel.h"
 #include "laplace.h"
 #include "lik.h"
+#include "meanfield.h"
 
 /* The approximation to the posterior over the latent function. */
 typedef enum {
     GPC_METHOD_LAPLACE = 0,
-    GPC_METHOD_EP = 1 /* expectation propagation (= adaptive TAP); probit or step */
+    GPC_METHOD_EP = 1,   /* expectation propagation (= adaptive TAP); probit or step */
+    GPC_METHOD_NAIVE = 2 /* naive mean field (Opper & Winther); probit or step, no evidence */
 } gpc_method;
 
-/* "laplace", "ep" or its synonym "tap"; GPC_EUSAGE (message set) otherwise,
- * or for a likelihood the method does not take. */
+/* "laplace", "ep" or its synonym "tap", or "naive"; GPC_EUSAGE (message set)
+ * otherwise, or for a likelihood the method does not take. */
 int gpc_method_parse(const char *name, gpc_lik lik, gpc_method *method);
 const char *gpc_method_name(gpc_method method);
 
@@ -30,8 +32,10 @@ typedef struct {
     const gsl_vector *y;
     gpc_method method;
     gpc_lik lik;
-    gpc_laplace *laplace;   /* the workspace of the method in use; the other is NULL */
+    gpc_laplace *laplace;   /* the workspace of the method in use; the others are NULL */
     gpc_ep *ep;
+    gpc_meanfield *naive;
+    gpc_ep_label_noise noise; /* naive mean field's likelihood */
 } gpc_evidence;
 
 /* Labels must be -1/+1 and y must have X's row count (the caller checks). */
@@ -42,7 +46,9 @@ void gpc_evidence_free(gpc_evidence *e);
 /* Label-flip probability eps in [0, 1/2) (EP only; usage error otherwise). */
 int gpc_evidence_set_label_noise(gpc_evidence *e, double eps);
 
-/* gpc_objective: log evidence at theta and, if grad is not NULL, its gradient. */
+/* gpc_objective: log evidence at theta and, if grad is not NULL, its gradient.
+ * Naive mean field is solved at theta but has no evidence: the value is NaN,
+ * and asking for a gradient is a usage error. */
 int gpc_evidence_eval(void *ctx, const double *theta, double *value, double *grad);
 
 /* Forget the previous mode, so the next evaluation starts from f = 0. */

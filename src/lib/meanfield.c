@@ -21,7 +21,7 @@ gpc_meanfield *gpc_meanfield_alloc(size_t n)
     m->cav_mean = gsl_vector_calloc(n);
     m->cav_var = gsl_vector_calloc(n);
     m->damping = 1.0;
-    m->max_sweeps = 500;
+    m->max_sweeps = 20000;
     return m;
 }
 

@@ -42,7 +42,7 @@ typedef struct {
     gsl_vector *cav_mean;   /* m_i = h_i - K_ii x_i: leave-one-out latent means */
     gsl_vector *cav_var;    /* lambda_i = K_ii: leave-one-out latent variances */
     double damping;         /* in (0, 1]: 1 plain updates, smaller values damp them */
-    int max_sweeps;         /* 500 by default */
+    int max_sweeps;         /* 20000 by default: plain sweeps converge slowly */
     int sweeps;             /* sweeps of the last run */
 } gpc_meanfield;
 

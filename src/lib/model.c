@@ -5,9 +5,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <gsl/gsl_math.h>
+
 #include "err.h"
 #include "ep.h"
 #include "laplace.h"
+#include "meanfield.h"
 
 void gpc_model_free(gpc_model *m)
 {
@@ -19,6 +22,7 @@ void gpc_model_free(gpc_model *m)
     gsl_vector_free(m->f);
     gsl_vector_free(m->tau);
     gsl_vector_free(m->nu);
+    gsl_vector_free(m->x);
     free(m);
 }
 
@@ -34,14 +38,18 @@ int gpc_model_write(FILE *out, const char *name, const gpc_model *m)
     fprintf(out, "hyperparameters %zu\n", p);
     for (size_t j = 0; j < p; j++)
         fprintf(out, "%s %.17g\n", gpc_kernel_param_name(k, j), gpc_kernel_params(k)[j]);
-    fprintf(out, "fit %s\nlog_evidence %.17g\ntraining %zu\n# y %s x1..x%zu\n", m->fit,
-            m->log_evidence, n, m->tau ? "tau nu" : "f", d);
+    fprintf(out, "fit %s\n", m->fit);
+    if (isfinite(m->log_evidence))
+        fprintf(out, "log_evidence %.17g\n", m->log_evidence);
+    else
+        fprintf(out, "log_evidence none\n");
+    fprintf(out, "training %zu\n# y %s x1..x%zu\n", n, m->tau ? "tau nu" : m->x ? "x" : "f", d);
     for (size_t i = 0; i < n; i++) {
         fprintf(out, "%g", gsl_vector_get(m->y, i));
         if (m->tau)
             fprintf(out, " %.17g %.17g", gsl_vector_get(m->tau, i), gsl_vector_get(m->nu, i));
         else
-            fprintf(out, " %.17g", gsl_vector_get(m->f, i));
+            fprintf(out, " %.17g", gsl_vector_get(m->x ? m->x : m->f, i));
         for (size_t l = 0; l < d; l++)
             fprintf(out, " %.17g", gsl_matrix_get(m->X, i, l));
         fputc('\n', out);
@@ -154,7 +162,7 @@ static int read_header(reader *r, gpc_model *m)
                         "version %d)", r->name, r->line, v, GPC_MODEL_VERSION);
     if ((st = expect_key(r, "method", &v)) != GPC_OK)
         return st;
-    if (strcmp(v, "laplace") != 0 && strcmp(v, "ep") != 0)
+    if (strcmp(v, "laplace") != 0 && strcmp(v, "ep") != 0 && strcmp(v, "naive") != 0)
         return gpc_fail(GPC_EINPUT, "%s:%zu: unknown method '%s'", r->name, r->line, v);
     snprintf(m->method, sizeof m->method, "%s", v);
     if ((st = expect_key(r, "likelihood", &v)) != GPC_OK)
@@ -187,6 +195,10 @@ static int read_header(reader *r, gpc_model *m)
     snprintf(m->fit, sizeof m->fit, "%s", v);
     if ((st = expect_key(r, "log_evidence", &v)) != GPC_OK)
         return st;
+    if (strcmp(v, "none") == 0) { /* a method without an evidence (naive mean field) */
+        m->log_evidence = GSL_NAN;
+        return GPC_OK;
+    }
     return parse_number(r, v, &m->log_evidence, NULL);
 }
 
@@ -206,6 +218,8 @@ static int read_training(reader *r, gpc_model *m)
     if (ep) {
         m->tau = state[0];
         m->nu = state[1];
+    } else if (strcmp(m->method, "naive") == 0) {
+        m->x = state[0];
     } else {
         m->f = state[0];
     }
@@ -260,6 +274,13 @@ int gpc_model_read(const char *path, gpc_model **out)
     return GPC_OK;
 }
 
+/* The naive mean-field likelihood: a label-noise moments function. */
+static gpc_ep_label_noise model_noise(const gpc_model *m)
+{
+    gpc_ep_label_noise l = {m->label_noise, m->lik == GPC_LIK_STEP ? 0.0 : 1.0};
+    return l;
+}
+
 static int refit_ep(gpc_model *m)
 {
     gpc_ep *e = gpc_ep_alloc(m->X->size1, 0);
@@ -274,11 +295,28 @@ static int refit_ep(gpc_model *m)
     return st;
 }
 
+static int refit_naive(gpc_model *m)
+{
+    gpc_meanfield *mf = gpc_meanfield_alloc(m->X->size1);
+    gpc_ep_label_noise l = model_noise(m);
+    mf->moments = gpc_ep_label_noise_moments;
+    mf->moments_ctx = &l;
+    gpc_kernel_matrix(m->kernel, m->X, mf->K);
+    int st = gpc_meanfield_run(mf, m->y);
+    if (st == GPC_OK)
+        gsl_vector_memcpy(m->x, mf->x);
+    m->log_evidence = GSL_NAN;
+    gpc_meanfield_free(mf);
+    return st;
+}
+
 int gpc_model_refit(gpc_model *m, const double *theta)
 {
     gpc_kernel_set_params(m->kernel, theta);
     if (m->tau)
         return refit_ep(m);
+    if (m->x)
+        return refit_naive(m);
     gpc_laplace *w = gpc_laplace_alloc(m->X->size1, 0, m->lik);
     int st = gpc_laplace_evidence(w, m->kernel, m->X, m->y, &m->log_evidence, NULL);
     if (st == GPC_OK)
@@ -291,22 +329,73 @@ int gpc_model_refit(gpc_model *m, const double *theta)
 
 #define PREDICT_BLOCK 512 /* test cases per block: bounds the n x m workspace */
 
+/* The fitted posterior of whichever method, ready to predict from. */
+typedef struct {
+    gpc_laplace *laplace;
+    gpc_ep *ep;
+    gpc_meanfield *naive;
+    gsl_matrix *K; /* the kernel matrix inside the workspace in use */
+} predictor;
+
+static void predictor_free(predictor *p)
+{
+    gpc_laplace_free(p->laplace);
+    gpc_ep_free(p->ep);
+    gpc_meanfield_free(p->naive);
+}
+
+static int predictor_init(const gpc_model *m, predictor *p)
+{
+    size_t n = m->X->size1;
+    memset(p, 0, sizeof *p);
+    if (m->tau) {
+        p->ep = gpc_ep_alloc(n, 0);
+        p->K = p->ep->K;
+    } else if (m->x) {
+        p->naive = gpc_meanfield_alloc(n);
+        p->K = p->naive->K;
+    } else {
+        p->laplace = gpc_laplace_alloc(n, 0, m->lik);
+        p->K = p->laplace->K;
+    }
+    gpc_kernel_matrix(m->kernel, m->X, p->K);
+    if (p->ep)
+        return gpc_ep_set_sites(p->ep, m->tau, m->nu);
+    if (p->naive)
+        return gpc_meanfield_set_x(p->naive, m->x);
+    return gpc_laplace_set_mode(p->laplace, m->y, m->f);
+}
+
+/* Latent means and variances from cross-covariances Ks (overwritten). */
+static void predictor_latent(const predictor *p, gsl_matrix *Ks, const gsl_vector *kss,
+                             gsl_vector *mu, gsl_vector *v)
+{
+    if (p->ep)
+        gpc_ep_predict(p->ep, Ks, kss, mu, v);
+    else if (p->naive)
+        gpc_meanfield_predict(p->naive, Ks, kss, mu, v);
+    else
+        gpc_laplace_predict(p->laplace, Ks, kss, mu, v);
+}
+
+/* Store case i's latent moments and p(y = +1) in the outputs not NULL. */
+static void store(const gpc_model *m, size_t i, double mu, double v, gsl_vector *mean,
+                  gsl_vector *var, gsl_vector *prob)
+{
+    if (mean)
+        gsl_vector_set(mean, i, mu);
+    if (var)
+        gsl_vector_set(var, i, v);
+    if (prob)
+        gsl_vector_set(prob, i, gpc_lik_noisy(m->label_noise, gpc_lik_predict(m->lik, mu, v)));
+}
+
 int gpc_model_predict(const gpc_model *m, const gsl_matrix *Xs, gsl_vector *mean,
                       gsl_vector *var, gsl_vector *prob)
 {
     size_t n = m->X->size1, ms = Xs->size1;
-    gpc_laplace *w = NULL;
-    gpc_ep *e = NULL;
-    int st;
-    if (m->tau) {
-        e = gpc_ep_alloc(n, 0);
-        gpc_kernel_matrix(m->kernel, m->X, e->K);
-        st = gpc_ep_set_sites(e, m->tau, m->nu);
-    } else {
-        w = gpc_laplace_alloc(n, 0, m->lik);
-        gpc_kernel_matrix(m->kernel, m->X, w->K);
-        st = gpc_laplace_set_mode(w, m->y, m->f);
-    }
+    predictor pr;
+    int st = predictor_init(m, &pr);
     for (size_t s = 0; st == GPC_OK && s < ms; s += PREDICT_BLOCK) {
         size_t b = ms - s < PREDICT_BLOCK ? ms - s : PREDICT_BLOCK;
         gsl_matrix_const_view xs = gsl_matrix_const_submatrix(Xs, s, 0, b, Xs->size2);
@@ -314,26 +403,123 @@ int gpc_model_predict(const gpc_model *m, const gsl_matrix *Xs, gsl_vector *mean
         gsl_vector *kss = gsl_vector_alloc(b), *mu = gsl_vector_alloc(b), *v = gsl_vector_alloc(b);
         gpc_kernel_cross(m->kernel, m->X, &xs.matrix, Ks);
         gpc_kernel_diag(m->kernel, &xs.matrix, kss);
-        if (e)
-            gpc_ep_predict(e, Ks, kss, mu, v);
-        else
-            gpc_laplace_predict(w, Ks, kss, mu, v);
-        for (size_t i = 0; i < b; i++) {
-            double mi = gsl_vector_get(mu, i), vi = gsl_vector_get(v, i);
-            if (mean)
-                gsl_vector_set(mean, s + i, mi);
-            if (var)
-                gsl_vector_set(var, s + i, vi);
-            if (prob)
-                gsl_vector_set(prob, s + i,
-                               gpc_lik_noisy(m->label_noise, gpc_lik_predict(m->lik, mi, vi)));
-        }
+        predictor_latent(&pr, Ks, kss, mu, v);
+        for (size_t i = 0; i < b; i++)
+            store(m, s + i, gsl_vector_get(mu, i), gsl_vector_get(v, i), mean, var, prob);
         gsl_matrix_free(Ks);
         gsl_vector_free(kss);
         gsl_vector_free(mu);
         gsl_vector_free(v);
     }
-    gpc_laplace_free(w);
-    gpc_ep_free(e);
+    predictor_free(&pr);
+    return st;
+}
+
+/* ---- leave-one-out ----------------------------------------------------- */
+
+/* Site i of a Gaussian approximation: precision tau and precision times mean
+ * nu.  EP stores them; the Laplace approximation's are the curvature W_i and
+ * W_i f_i + d log p / df at the mode. */
+static void site(const gpc_model *m, size_t i, double *tau, double *nu)
+{
+    if (m->tau) {
+        *tau = gsl_vector_get(m->tau, i);
+        *nu = gsl_vector_get(m->nu, i);
+        return;
+    }
+    double d1, d2, f = gsl_vector_get(m->f, i);
+    gpc_lik_logp(m->lik, gsl_vector_get(m->y, i), f, &d1, &d2, NULL);
+    *tau = -d2;
+    *nu = -d2 * f + d1;
+}
+
+int gpc_model_loo(const gpc_model *m, gsl_vector *mean, gsl_vector *var, gsl_vector *prob)
+{
+    size_t n = m->X->size1;
+    predictor pr;
+    int st = predictor_init(m, &pr);
+    if (st == GPC_OK && pr.naive) { /* the cavities are part of the solution */
+        for (size_t i = 0; i < n; i++)
+            store(m, i, gsl_vector_get(pr.naive->cav_mean, i),
+                  gsl_vector_get(pr.naive->cav_var, i), mean, var, prob);
+        predictor_free(&pr);
+        return GPC_OK;
+    }
+    gsl_matrix *Ks = gsl_matrix_alloc(n, n);
+    gsl_vector *kss = gsl_vector_alloc(n), *mu = gsl_vector_alloc(n), *v = gsl_vector_alloc(n);
+    if (st == GPC_OK) { /* the posterior marginals at the training inputs */
+        gsl_matrix_memcpy(Ks, pr.K);
+        gsl_vector_view d = gsl_matrix_diagonal(pr.K);
+        gsl_vector_memcpy(kss, &d.vector);
+        predictor_latent(&pr, Ks, kss, mu, v);
+    }
+    for (size_t i = 0; st == GPC_OK && i < n; i++) {
+        /* divide site i out of the marginal N(mu_i, v_i) */
+        double tau, nu, vi = gsl_vector_get(v, i), mi = gsl_vector_get(mu, i);
+        site(m, i, &tau, &nu);
+        double tc = 1.0 / vi - tau;
+        if (!(tc > 0.0) || !isfinite(tc))
+            st = gpc_fail(GPC_ENUM, "leave-one-out: the cavity of training case %zu is "
+                          "improper (its posterior variance %.3g is not below its site's)",
+                          i + 1, vi);
+        else
+            store(m, i, (mi / vi - nu) / tc, 1.0 / tc, mean, var, prob);
+    }
+    gsl_matrix_free(Ks);
+    gsl_vector_free(kss);
+    gsl_vector_free(mu);
+    gsl_vector_free(v);
+    predictor_free(&pr);
+    return st;
+}
+
+/* m without training case i, with state vectors of the right size. */
+static gpc_model *model_without(const gpc_model *m, size_t i)
+{
+    size_t n = m->X->size1, d = m->X->size2;
+    gpc_model *s = calloc(1, sizeof *s);
+    *s = *m;
+    s->kernel = gpc_kernel_clone(m->kernel);
+    s->X = gsl_matrix_alloc(n - 1, d);
+    s->y = gsl_vector_alloc(n - 1);
+    for (size_t a = 0, b = 0; a < n; a++) {
+        if (a == i)
+            continue;
+        gsl_vector_const_view r = gsl_matrix_const_row(m->X, a);
+        gsl_matrix_set_row(s->X, b, &r.vector);
+        gsl_vector_set(s->y, b++, gsl_vector_get(m->y, a));
+    }
+    s->f = m->f ? gsl_vector_calloc(n - 1) : NULL;
+    s->tau = m->tau ? gsl_vector_calloc(n - 1) : NULL;
+    s->nu = m->nu ? gsl_vector_calloc(n - 1) : NULL;
+    s->x = m->x ? gsl_vector_calloc(n - 1) : NULL;
+    return s;
+}
+
+int gpc_model_loo_exact(const gpc_model *m, gsl_vector *mean, gsl_vector *var,
+                        gsl_vector *prob)
+{
+    size_t n = m->X->size1;
+    if (n < 2)
+        return gpc_fail(GPC_EUSAGE, "leave-one-out needs at least two training cases");
+    gsl_vector *mu = gsl_vector_alloc(1), *v = gsl_vector_alloc(1);
+    int st = GPC_OK;
+    for (size_t i = 0; st == GPC_OK && i < n; i++) {
+        gpc_model *s = model_without(m, i);
+        gsl_matrix_const_view xi = gsl_matrix_const_submatrix(m->X, i, 0, 1, m->X->size2);
+        st = gpc_model_refit(s, gpc_kernel_params(m->kernel));
+        if (st == GPC_OK)
+            st = gpc_model_predict(s, &xi.matrix, mu, v, NULL);
+        if (st == GPC_OK)
+            store(m, i, gsl_vector_get(mu, 0), gsl_vector_get(v, 0), mean, var, prob);
+        else
+            st = gpc_fail(st, "leave-one-out without training case %zu: %s", i + 1,
+                          gpc_errmsg());
+        gpc_model_free(s);
+        if ((i + 1) % 50 == 0)
+            gpc_info(1, "leave-one-out: %zu of %zu refits", i + 1, n);
+    }
+    gsl_vector_free(mu);
+    gsl_vector_free(v);
     return st;
 }

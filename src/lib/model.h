@@ -16,7 +16,9 @@
  *   -1 -0.53 0.12 ...       (one line per training case: label, latent mode, inputs)
  *
  * With method ep each training line holds the label, the site precision
- * tau and the site nu (precision times mean), then the inputs.
+ * tau and the site nu (precision times mean), then the inputs; with method
+ * naive (naive mean field, which has no evidence: "log_evidence none") the
+ * label, x_i (the latent mean is K x) and the inputs.
  *
  * Numbers are written with %.17g, so a model read back predicts exactly what
  * the fitted one did. */
@@ -34,7 +36,7 @@
 #define GPC_MODEL_VERSION 1
 
 typedef struct {
-    char method[32];       /* "laplace" or "ep" */
+    char method[32];       /* "laplace", "ep" or "naive" */
     gpc_lik lik;
     double label_noise;    /* probability of a flipped label (EP only), else 0 */
     gpc_kernel *kernel;    /* with the fitted hyperparameters */
@@ -44,6 +46,7 @@ typedef struct {
     gsl_vector *y;         /* labels -1/+1 */
     gsl_vector *f;         /* Laplace: latent mode (else NULL) */
     gsl_vector *tau, *nu;  /* EP: site parameters (else NULL) */
+    gsl_vector *x;         /* naive mean field: the solution, latent mean K x (else NULL) */
 } gpc_model;
 
 void gpc_model_free(gpc_model *m);
@@ -56,6 +59,17 @@ int gpc_model_read(const char *path, gpc_model **out);
  * dim columns (the caller checks, to name the file). */
 int gpc_model_predict(const gpc_model *m, const gsl_matrix *Xs, gsl_vector *mean,
                       gsl_vector *var, gsl_vector *prob);
+
+/* Leave-one-out predictions of the training cases: each from its cavity,
+ * the approximate posterior with its own likelihood term divided out (Opper
+ * & Winther's estimate; for naive mean field the cavity is the solution's
+ * own, with the prior variance).  The outputs are as gpc_model_predict's. */
+int gpc_model_loo(const gpc_model *m, gsl_vector *mean, gsl_vector *var, gsl_vector *prob);
+
+/* The same by n refits, each without one training case, at the model's
+ * hyperparameters and label noise: the exact leave-one-out of the method. */
+int gpc_model_loo_exact(const gpc_model *m, gsl_vector *mean, gsl_vector *var,
+                        gsl_vector *prob);
 
 /* Set the hyperparameters to theta and find the latent mode there afresh
  * (updating f and log_evidence), e.g. for each sample of a chain. */

@@ -347,7 +347,7 @@ static void test_nonfinite(gsl_rng *r)
     gsl_vector_free(y);
 }
 
-/* 100 points: the plain sweeps need more than the default 500 here (the
+/* 100 points: the plain sweeps need many hundreds here (the
  * names report how many), damping 0.5 needs fewer and finds the same fixed
  * point, and the paper's step likelihood with label noise goes through the
  * same interface. */
