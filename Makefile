@@ -30,7 +30,7 @@ BINS    = $(TOOLS:%=bin/%)
 UNIT_SRC = $(wildcard tests/unit/test_*.c)
 UNIT_BIN = $(UNIT_SRC:tests/unit/%.c=build/tests/%)
 
-.PHONY: all check unit cli demo bench table-bw97 deps install uninstall clean
+.PHONY: all check unit cli demo bench table-bw97 table-ow98 deps install uninstall clean
 all: $(BINS)
 
 build/lib/%.o: src/lib/%.c | build/lib
@@ -62,6 +62,11 @@ table-bw97: deps
 	@sh scripts/deps.sh gnuplot-nox
 	@$(MAKE) --no-print-directory all
 	@sh repro/table-bw97.sh
+
+# Opper & Winther (1998), Table 1: Sonar with TAP and naive mean field (seconds).
+table-ow98: deps
+	@$(MAKE) --no-print-directory all
+	@sh repro/table-ow98.sh
 
 bench: deps
 	@$(MAKE) --no-print-directory all build/bench-laplace build/bench-ep
