@@ -205,8 +205,8 @@ gpc_lik gpc_cli_lik(const char *name)
 void gpc_cli_method(const char *method_name, const char *lik_name, gpc_method *method,
                     gpc_lik *lik)
 {
-    int ep = strcmp(method_name, "ep") == 0;
-    *lik = gpc_cli_lik(lik_name ? lik_name : ep ? "probit" : "logistic");
+    int laplace = strcmp(method_name, "laplace") == 0;
+    *lik = gpc_cli_lik(lik_name ? lik_name : laplace ? "logistic" : "probit");
     if (gpc_method_parse(method_name, *lik, method) != GPC_OK)
         gpc_cli_usage("%s", gpc_errmsg());
 }

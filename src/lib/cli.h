@@ -55,7 +55,7 @@ void gpc_cli_read_training(int argc, char **argv, gsl_matrix **X, gsl_vector **y
 gpc_lik gpc_cli_lik(const char *name);
 
 /* The method by name and the likelihood (name NULL: logistic for Laplace,
- * probit for EP, the one EP implements); usage errors as they arise. */
+ * probit for the others); usage errors as they arise. */
 void gpc_cli_method(const char *method_name, const char *lik_name, gpc_method *method,
                     gpc_lik *lik);
 
