@@ -13,6 +13,7 @@
 
 #include "ep.h"
 #include "err.h"
+#include "gaussian_lik.h"
 #include "tap.h"
 
 /* Mass, mean and variance of Phi(y f) N(f | m, v) by the midpoint rule on
@@ -328,27 +329,12 @@ static void test_fixed_point(gsl_rng *r)
     gsl_vector_free(y);
 }
 
-/* A Gaussian likelihood N(y | f, s2): the tilted distribution is Gaussian,
- * so EP is exact and must give the GP regression posterior and evidence. */
-static void gaussian_moments(const void *ctx, double y, double m, double v, double *logZ,
-                             double *mean, double *var)
-{
-    double s2 = *(const double *)ctx, t = v + s2;
-    *logZ = -0.5 * log(2 * M_PI * t) - 0.5 * (y - m) * (y - m) / t;
-    *mean = m + v * (y - m) / t;
-    *var = v - v * v / t;
-}
-
 static void test_gaussian_exact(gsl_rng *r)
 {
     size_t n = 15;
-    gsl_matrix *X = gsl_matrix_alloc(n, 1);
-    gsl_vector *y = gsl_vector_alloc(n);
-    for (size_t i = 0; i < n; i++) {
-        double x = 4 * gsl_rng_uniform(r) - 2;
-        gsl_matrix_set(X, i, 0, x);
-        gsl_vector_set(y, i, sin(2 * x) + 0.2 * (gsl_rng_uniform(r) - 0.5));
-    }
+    gsl_matrix *X;
+    gsl_vector *y;
+    regression_data(r, n, &X, &y);
     gpc_kernel *k;
     gpc_kernel_parse("se", 1, &k);
     double th[2] = {0.3, 0.5}, s2 = 0.05, z, g[2];

@@ -17,6 +17,7 @@
 #include "err.h"
 #include "kernel.h"
 #include "meanfield.h"
+#include "gaussian_lik.h"
 #include "tap.h"
 
 static double max_abs_diff(const gsl_vector *a, const gsl_vector *b)
@@ -67,29 +68,15 @@ static double fixed_point_residual(const gpc_meanfield *m, const gsl_vector *y)
     return worst;
 }
 
-/* A Gaussian likelihood N(y | f, s2). */
-static void gaussian_moments(const void *ctx, double y, double m, double v, double *logZ,
-                             double *mean, double *var)
-{
-    double s2 = *(const double *)ctx, t = v + s2;
-    *logZ = -0.5 * log(2 * M_PI * t) - 0.5 * (y - m) * (y - m) / t;
-    *mean = m + v * (y - m) / t;
-    *var = v - v * v / t;
-}
-
 /* With a Gaussian likelihood g_i(m) = (y_i - m) / (K_ii + s2), so the fixed
  * point solves (K + s2 I) x = y exactly: h is the regression mean, and each
  * cavity mean is y_i - (K_ii + s2) x_i = sum_{j != i} K_ij x_j. */
 static void test_gaussian(gsl_rng *r)
 {
     size_t n = 20;
-    gsl_matrix *X = gsl_matrix_alloc(n, 1);
-    gsl_vector *y = gsl_vector_alloc(n);
-    for (size_t i = 0; i < n; i++) {
-        double x = 4 * gsl_rng_uniform(r) - 2;
-        gsl_matrix_set(X, i, 0, x);
-        gsl_vector_set(y, i, sin(2 * x) + 0.2 * (gsl_rng_uniform(r) - 0.5));
-    }
+    gsl_matrix *X;
+    gsl_vector *y;
+    regression_data(r, n, &X, &y);
     gpc_kernel *k;
     gpc_kernel_parse("se", 1, &k);
     double th[2] = {0.0, 0.5}, s2 = 0.1;
