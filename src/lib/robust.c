@@ -124,6 +124,12 @@ int gpc_robust_fit(gpc_evidence *ev, double *theta, const gpc_robust_opts *o,
         theta_em[j] = theta[j];
     gpc_robust_result plain = *res;
     int st = fit_fixed(ev, theta, o, 0.0, &plain);
+    if (st == GPC_ENUM) { /* without label noise EP can fail on outliers: that model loses */
+        gpc_info(1, "the fit without label noise failed (%s); keeping the robust model",
+                 gpc_errmsg());
+        plain.log_evidence = -HUGE_VAL;
+        st = GPC_OK;
+    }
     if (st == GPC_OK)
         st = fit_em(ev, theta_em, o, res);
     if (st == GPC_OK) {
