@@ -30,7 +30,7 @@ BINS    = $(TOOLS:%=bin/%)
 UNIT_SRC = $(wildcard tests/unit/test_*.c)
 UNIT_BIN = $(UNIT_SRC:tests/unit/%.c=build/tests/%)
 
-.PHONY: all check unit cli demo bench table-bw97 table-ow98 deps install uninstall clean
+.PHONY: all check unit cli demo bench table-bw97 table-ow98 table-kg deps install uninstall clean
 all: $(BINS)
 
 build/lib/%.o: src/lib/%.c | build/lib
@@ -67,6 +67,12 @@ table-bw97: deps
 table-ow98: deps
 	@$(MAKE) --no-print-directory all
 	@sh repro/table-ow98.sh
+
+# Kim & Ghahramani: synthetic Table 1 and Figure 1, New Thyroid Table 2 (minutes).
+table-kg: deps
+	@sh scripts/deps.sh gnuplot-nox
+	@$(MAKE) --no-print-directory all
+	@sh repro/table-kg.sh
 
 bench: deps
 	@$(MAKE) --no-print-directory all build/bench-laplace build/bench-ep
