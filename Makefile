@@ -41,7 +41,7 @@ $(LIB): $(LIB_OBJ)
 	rm -f $@ && ar rcs $@ $^
 bin/%: build/%.o $(LIB) | bin
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(LIB) $(LDLIBS)
-build/tests/%: tests/unit/%.c tests/unit/tap.h tests/unit/gaussian_lik.h $(LIB) | build/tests
+build/tests/%: tests/unit/%.c tests/unit/tap.h tests/unit/gaussian_lik.h tests/unit/problems.h $(LIB) | build/tests
 	$(CC) $(ALL_CFLAGS) -Itests/unit -o $@ $< $(LIB) $(LDLIBS)
 build/lib build/tests bin:
 	mkdir -p $@

@@ -24,4 +24,36 @@ void gpc_bmatrix_inverse(gsl_matrix *L);
 /* A <- diag(s) A diag(s), lower triangle (e.g. R = S B^-1 S). */
 void gpc_bmatrix_scale(gsl_matrix *A, const double *s);
 
+/* Sites of either sign (EP with a likelihood that is not log-concave has
+ * negative site precisions tau_i): with d_i = sqrt|tau_i| and
+ * e_i = sign(tau_i), A = E + D K D takes B's place, since
+ * (K + S^-1)^-1 = D A^-1 D and det(I + K S) = |det A|.  A is symmetric but
+ * indefinite, so it is factored by Bunch-Kaufman pivoting (LAPACK dsytrf);
+ * the pivots live in a gpc_bmatrix_pivots allocated once per size. */
+typedef struct {
+    size_t n;
+    int *ipiv;
+    double *work;
+    int lwork;
+} gpc_bmatrix_pivots;
+
+gpc_bmatrix_pivots *gpc_bmatrix_pivots_alloc(size_t n);
+void gpc_bmatrix_pivots_free(gpc_bmatrix_pivots *p);
+
+/* A = factor of diag(e) + diag(d) K diag(d).  Returns nonzero if A is
+ * singular. */
+int gpc_bmatrix_factor_signed(const gsl_matrix *K, const double *d, const double *e,
+                              gsl_matrix *A, gpc_bmatrix_pivots *p);
+
+/* log|det A| / 2 from the factor. */
+double gpc_bmatrix_half_log_det_signed(const gsl_matrix *A, const gpc_bmatrix_pivots *p);
+
+/* B <- A^-1 B for nrhs vectors of length n stored one after the other,
+ * ld apart (a row-major nrhs x n matrix with row stride ld). */
+void gpc_bmatrix_solve_signed(const gsl_matrix *A, const gpc_bmatrix_pivots *p, double *B,
+                              size_t nrhs, size_t ld);
+
+/* Replace the factor by the lower triangle of A^-1. */
+void gpc_bmatrix_inverse_signed(gsl_matrix *A, const gpc_bmatrix_pivots *p);
+
 #endif

@@ -28,6 +28,7 @@ gpc_ep *gpc_ep_alloc(size_t n, size_t nparams)
     e->L = gsl_matrix_alloc(n, n);
     e->tau = gsl_vector_calloc(n);
     e->nu = gsl_vector_calloc(n);
+    e->sign = gsl_vector_alloc(n);
     e->mu = gsl_vector_calloc(n);
     e->t1 = gsl_vector_alloc(n);
     e->t2 = gsl_vector_alloc(n);
@@ -51,6 +52,8 @@ void gpc_ep_free(gpc_ep *e)
     gsl_matrix_free(e->L);
     gsl_vector_free(e->tau);
     gsl_vector_free(e->nu);
+    gsl_vector_free(e->sign);
+    gpc_bmatrix_pivots_free(e->piv);
     gsl_vector_free(e->mu);
     gsl_vector_free(e->t1);
     gsl_vector_free(e->t2);
@@ -123,25 +126,69 @@ double gpc_ep_label_noise_predict(const gpc_ep_label_noise *l, double mu, double
     return l->eps + (1.0 - 2.0 * l->eps) * p;
 }
 
-/* L = chol(I + sS K sS) with sS = sqrt(tau) in t1; returns sum log L_ii. */
+/* L = chol(I + D K D) with D = diag(sqrt(tau)) in t1 when every tau >= 0,
+ * else the Bunch-Kaufman factor of E + D K D, D = diag(sqrt|tau|) and
+ * E = diag(sign tau); returns log|det| / 2 of either. */
 static int factor_B(gpc_ep *e, double *half_logdet)
 {
-    double *sS = e->t1->data;
-    for (size_t i = 0; i < e->n; i++)
-        sS[i] = sqrt(gsl_vector_get(e->tau, i));
-    if (gpc_bmatrix_factor(e->K, sS, e->L) != 0)
-        return gpc_fail(GPC_ENUM, "EP: B = I + S^1/2 K S^1/2 is not positive definite; "
-                        "add a jitter term to the kernel");
-    *half_logdet = gpc_bmatrix_half_log_det(e->L);
+    double *d = e->t1->data, *sg = e->sign->data;
+    e->indefinite = 0;
+    for (size_t i = 0; i < e->n; i++) {
+        double t = gsl_vector_get(e->tau, i);
+        d[i] = sqrt(fabs(t));
+        sg[i] = t < 0.0 ? -1.0 : 1.0;
+        e->indefinite |= t < 0.0;
+    }
+    if (!e->indefinite) {
+        if (gpc_bmatrix_factor(e->K, d, e->L) != 0)
+            return gpc_fail(GPC_ENUM, "EP: B = I + S^1/2 K S^1/2 is not positive definite; "
+                            "add a jitter term to the kernel");
+        *half_logdet = gpc_bmatrix_half_log_det(e->L);
+        return GPC_OK;
+    }
+    if (!e->piv)
+        e->piv = gpc_bmatrix_pivots_alloc(e->n);
+    if (gpc_bmatrix_factor_signed(e->K, d, sg, e->L, e->piv) != 0)
+        return gpc_fail(GPC_ENUM, "EP: the sites' matrix E + D K D is singular (negative site "
+                        "precisions); try a smaller damping or a jitter term");
+    *half_logdet = gpc_bmatrix_half_log_det_signed(e->L, e->piv);
     return GPC_OK;
 }
 
-/* Sigma = K - V'V with V = L^-1 sS K, and mu = Sigma nu, from scratch. */
-static int recompute(gpc_ep *e, double *half_logdet)
+/* Lower triangle of R = (K + S^-1)^-1 = D B^-1 D in L, from the factor. */
+static void form_R(gpc_ep *e)
 {
-    int st = factor_B(e, half_logdet);
-    if (st != GPC_OK)
-        return st;
+    if (e->indefinite)
+        gpc_bmatrix_inverse_signed(e->L, e->piv);
+    else
+        gpc_bmatrix_inverse(e->L);
+    gpc_bmatrix_scale(e->L, e->t1->data);
+}
+
+/* Sigma = K - K R K for sites of either sign: the rows of P = K D are the
+ * columns of D K, solved in place to those of A^-1 D K and scaled to K R. */
+static void sigma_signed(gpc_ep *e)
+{
+    size_t n = e->n;
+    const double *d = e->t1->data;
+    gsl_matrix *P = e->Sigma;
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = 0; j < n; j++)
+            gsl_matrix_set(P, i, j, gsl_matrix_get(e->K, i, j) * d[j]);
+    gpc_bmatrix_solve_signed(e->L, e->piv, P->data, n, P->tda);
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = 0; j < n; j++)
+            *gsl_matrix_ptr(P, i, j) *= d[j];
+    gsl_matrix_memcpy(e->L, e->K);
+    gsl_blas_dgemm(CblasNoTrans, CblasNoTrans, -1.0, P, e->K, 1.0, e->L);
+    /* the new Sigma is in L; P's storage becomes the scratch matrix */
+    e->Sigma = e->L;
+    e->L = P;
+}
+
+/* Sigma = K - V'V with V = L^-1 D K (every tau >= 0). */
+static void sigma_positive(gpc_ep *e)
+{
     size_t n = e->n;
     gsl_matrix *V = e->Sigma;
     gsl_matrix_memcpy(V, e->K);
@@ -152,10 +199,22 @@ static int recompute(gpc_ep *e, double *half_logdet)
     gsl_blas_dtrsm(CblasLeft, CblasLower, CblasNoTrans, CblasNonUnit, 1.0, e->L, V);
     gsl_matrix_memcpy(e->L, e->K);
     gsl_blas_dsyrk(CblasLower, CblasTrans, -1.0, V, 1.0, e->L);
-    /* the new Sigma is in L; V's storage becomes the scratch matrix */
     e->Sigma = e->L;
     e->L = V;
-    for (size_t i = 0; i < n; i++)
+}
+
+/* Sigma and mu = Sigma nu from scratch. */
+static int recompute(gpc_ep *e, double *half_logdet)
+{
+    int st = factor_B(e, half_logdet);
+    if (st != GPC_OK)
+        return st;
+    if (e->indefinite)
+        sigma_signed(e);
+    else
+        sigma_positive(e);
+    /* one triangle, mirrored, so Sigma is exactly symmetric */
+    for (size_t i = 0; i < e->n; i++)
         for (size_t j = 0; j < i; j++)
             gsl_matrix_set(e->Sigma, j, i, gsl_matrix_get(e->Sigma, i, j));
     gsl_blas_dsymv(CblasLower, 1.0, e->Sigma, e->nu, 0.0, e->mu);
@@ -188,13 +247,16 @@ static void apply_updates(gpc_ep *e, size_t k)
 
 /* One sweep of sequential site updates (R&W Alg. 3.5, lines 5-16); mu is
  * kept current in O(n) per site.  Returns the largest relative site change,
- * or a negative value if a cavity became improper.  Sigma is left stale:
- * the caller recomputes it from scratch. */
-static double sweep(gpc_ep *e, const gsl_vector *y, double d)
+ * and in *skipped the number of sites left as they were because their
+ * cavity was improper (possible once some sites have negative precision;
+ * later sweeps may find it proper again).  Sigma is left stale: the caller
+ * recomputes it from scratch. */
+static double sweep(gpc_ep *e, const gsl_vector *y, double d, size_t *skipped)
 {
     double change = 0.0;
     size_t held = 0;
     gsl_vector *s = e->t2, *w = e->t1;
+    *skipped = 0;
     for (size_t i = 0; i < e->n; i++) {
         /* s = column i of the current Sigma */
         gsl_vector_view row = gsl_matrix_row(e->Sigma, i);
@@ -211,10 +273,16 @@ static double sweep(gpc_ep *e, const gsl_vector *y, double d)
         double sii = gsl_vector_get(s, i), mui = gsl_vector_get(e->mu, i);
         double t_old = gsl_vector_get(e->tau, i), n_old = gsl_vector_get(e->nu, i);
         double tc = 1.0 / sii - t_old, nc = mui / sii - n_old, lz, mh, vh;
-        if (!(tc > 0.0))
-            return -1.0;
+        if (!(tc > 0.0)) {
+            ++*skipped;
+            continue;
+        }
         e->moments(e->moments_ctx, gsl_vector_get(y, i), nc / tc, 1.0 / tc, &lz, &mh, &vh);
-        double t_new = fmax(0.0, d * (1.0 / vh - tc) + (1.0 - d) * t_old);
+        if (!(vh > 0.0 && isfinite(mh)))
+            continue; /* a tilted variance lost to rounding: the site stays as it is */
+        /* t_new may be negative (a likelihood that is not log-concave); the
+         * posterior precision at i, d / vh + (1 - d) / sii, stays positive */
+        double t_new = d * (1.0 / vh - tc) + (1.0 - d) * t_old;
         double n_new = d * (mh / vh - nc) + (1.0 - d) * n_old;
         change = fmax(change, fabs(t_new - t_old) / (1.0 + fabs(t_new)));
         change = fmax(change, fabs(n_new - n_old) / (1.0 + fabs(n_new)));
@@ -254,23 +322,25 @@ static double log_evidence(const gpc_ep *e, const gsl_vector *y, double half_log
 
 /* EP from zero sites with damping d.  Returns GPC_OK, GPC_ENUM for a
  * factorisation failure, or -1 if the sweeps do not settle (the reason is
- * left in *change: negative for an improper cavity). */
+ * left in *change: negative for cavities still improper at the end). */
 static int run_damped(gpc_ep *e, const gsl_vector *y, double d, double *change)
 {
     double hld = 0.0, prev = -HUGE_VAL;
+    size_t skipped = 0;
     int st;
     gsl_vector_set_zero(e->tau);
     gsl_vector_set_zero(e->nu);
     if ((st = recompute(e, &hld)) != GPC_OK)
         return st;
     for (e->sweeps = 1; e->sweeps <= e->max_sweeps; e->sweeps++) {
-        *change = sweep(e, y, d);
-        if (*change < 0.0 || !isfinite(*change))
+        *change = sweep(e, y, d, &skipped);
+        if (!isfinite(*change))
             return -1;
         if ((st = recompute(e, &hld)) != GPC_OK)
             return st;
         double z = log_evidence(e, y, hld);
-        int done = *change < SITE_RTOL && fabs(z - prev) < EVIDENCE_RTOL * (1.0 + fabs(z));
+        int done = skipped == 0 && *change < SITE_RTOL &&
+                   fabs(z - prev) < EVIDENCE_RTOL * (1.0 + fabs(z));
         prev = z;
         if (done && isfinite(z)) {
             e->log_evidence = z;
@@ -278,6 +348,8 @@ static int run_damped(gpc_ep *e, const gsl_vector *y, double d, double *change)
         }
     }
     e->sweeps = e->max_sweeps;
+    if (skipped > 0)
+        *change = -1.0;
     return -1;
 }
 
@@ -316,22 +388,45 @@ int gpc_ep_set_sites(gpc_ep *e, const gsl_vector *tau, const gsl_vector *nu)
     int st = factor_B(e, &hld);
     if (st != GPC_OK)
         return st;
-    /* b = nu - sS L'^-1 L^-1 sS K nu */
+    /* b = nu - D B^-1 D K nu */
     gsl_vector *c = e->t2;
     gsl_blas_dsymv(CblasLower, 1.0, e->K, e->nu, 0.0, c);
     gsl_vector_mul(c, e->t1);
-    gsl_blas_dtrsv(CblasLower, CblasNoTrans, CblasNonUnit, e->L, c);
-    gsl_blas_dtrsv(CblasLower, CblasTrans, CblasNonUnit, e->L, c);
+    if (e->indefinite) {
+        gpc_bmatrix_solve_signed(e->L, e->piv, c->data, 1, e->n);
+    } else {
+        gsl_blas_dtrsv(CblasLower, CblasNoTrans, CblasNonUnit, e->L, c);
+        gsl_blas_dtrsv(CblasLower, CblasTrans, CblasNonUnit, e->L, c);
+    }
     gsl_vector_mul(c, e->t1);
     gsl_vector_memcpy(e->b, e->nu);
     gsl_vector_sub(e->b, c);
     return GPC_OK;
 }
 
-void gpc_ep_predict(const gpc_ep *e, gsl_matrix *Ks, const gsl_vector *kss, gsl_vector *mean,
-                    gsl_vector *var)
+/* k*' R k* for every column of Ks (left as it is) with sites of either
+ * sign: the columns of D Ks solved by the Bunch-Kaufman factor. */
+static void quad_signed(const gpc_ep *e, const gsl_matrix *Ks, gsl_vector *q)
 {
-    gsl_blas_dgemv(CblasTrans, 1.0, Ks, e->b, 0.0, mean);
+    size_t n = e->n, m = Ks->size2;
+    const double *d = e->t1->data;
+    double *T = malloc(m * n * sizeof *T);
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = 0; j < m; j++)
+            T[j * n + i] = d[i] * gsl_matrix_get(Ks, i, j);
+    gpc_bmatrix_solve_signed(e->L, e->piv, T, m, n);
+    for (size_t j = 0; j < m; j++) {
+        double s = 0.0;
+        for (size_t i = 0; i < n; i++)
+            s += d[i] * gsl_matrix_get(Ks, i, j) * T[j * n + i];
+        gsl_vector_set(q, j, s);
+    }
+    free(T);
+}
+
+/* The same with every tau >= 0: |L^-1 D k*|^2, overwriting Ks. */
+static void quad_positive(const gpc_ep *e, gsl_matrix *Ks, gsl_vector *q)
+{
     for (size_t i = 0; i < e->n; i++) {
         gsl_vector_view r = gsl_matrix_row(Ks, i);
         gsl_vector_scale(&r.vector, gsl_vector_get(e->t1, i));
@@ -339,9 +434,22 @@ void gpc_ep_predict(const gpc_ep *e, gsl_matrix *Ks, const gsl_vector *kss, gsl_
     gsl_blas_dtrsm(CblasLeft, CblasLower, CblasNoTrans, CblasNonUnit, 1.0, e->L, Ks);
     for (size_t j = 0; j < Ks->size2; j++) {
         gsl_vector_view c = gsl_matrix_column(Ks, j);
-        double q;
-        gsl_blas_ddot(&c.vector, &c.vector, &q);
-        double v = gsl_vector_get(kss, j) - q;
+        double s;
+        gsl_blas_ddot(&c.vector, &c.vector, &s);
+        gsl_vector_set(q, j, s);
+    }
+}
+
+void gpc_ep_predict(const gpc_ep *e, gsl_matrix *Ks, const gsl_vector *kss, gsl_vector *mean,
+                    gsl_vector *var)
+{
+    gsl_blas_dgemv(CblasTrans, 1.0, Ks, e->b, 0.0, mean);
+    if (e->indefinite)
+        quad_signed(e, Ks, var);
+    else
+        quad_positive(e, Ks, var);
+    for (size_t j = 0; j < Ks->size2; j++) {
+        double v = gsl_vector_get(kss, j) - gsl_vector_get(var, j);
         gsl_vector_set(var, j, v > 0.0 ? v : 0.0);
     }
 }
@@ -356,12 +464,11 @@ int gpc_ep_evidence(gpc_ep *e, const gpc_kernel *k, const gsl_matrix *X, const g
     *log_evidence = e->log_evidence;
     if (!grad)
         return GPC_OK;
-    /* R = sS B^-1 sS in L (lower), b = nu - R K nu in t2 */
+    /* R = D B^-1 D in L (lower), b = nu - R K nu in t2 */
     double hld;
     if ((st = factor_B(e, &hld)) != GPC_OK)
         return st;
-    gpc_bmatrix_inverse(e->L);
-    gpc_bmatrix_scale(e->L, e->t1->data);
+    form_R(e);
     gsl_vector *Knu = e->t1, *b = e->t2;
     gsl_blas_dsymv(CblasLower, 1.0, e->K, e->nu, 0.0, Knu);
     gsl_vector_memcpy(b, e->nu);

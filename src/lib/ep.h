@@ -8,6 +8,10 @@
  * other with rank-one updates of the posterior covariance Sigma; after every
  * sweep Sigma and mu are recomputed from scratch through the Cholesky factor
  * of B = I + S^1/2 K S^1/2 (S = diag(tau)), so rounding cannot accumulate.
+ * A likelihood that is not log-concave (label noise) can have sites of
+ * negative precision at its fixed point; they are kept as they are (clamping
+ * them at zero would leave EP off its fixed point and the evidence gradient
+ * wrong), and B is then replaced by the indefinite E + D K D of bmatrix.h.
  * The sweeps stop when no site parameter moves by more than a relative 1e-9
  * and the log evidence by less than 1e-10 relative. */
 #ifndef GPC_EP_H
@@ -16,6 +20,7 @@
 #include <gsl/gsl_matrix.h>
 #include <gsl/gsl_vector.h>
 
+#include "bmatrix.h"
 #include "kernel.h"
 #include "lik.h"
 
@@ -40,6 +45,9 @@ typedef struct {
     gpc_ep_label_noise noise;  /* the likelihood set by gpc_ep_set_likelihood */
     gsl_matrix *K, *Sigma, *L; /* L: Cholesky factor of B, then scratch */
     gsl_vector *tau, *nu;      /* site precisions and precision-times-means */
+    gsl_vector *sign;          /* sign of each tau: a site may have negative precision */
+    int indefinite;            /* some tau < 0: L holds a Bunch-Kaufman factor (bmatrix.h) */
+    gpc_bmatrix_pivots *piv;   /* its pivots, allocated when first needed */
     gsl_vector *mu;            /* posterior mean */
     gsl_vector *t1, *t2;       /* scratch; after gpc_ep_prepare_predict t1 = S^1/2 */
     gsl_vector *b;             /* nu - R K nu: predictive means are k*' b */
@@ -90,7 +98,7 @@ int gpc_ep_evidence(gpc_ep *e, const gpc_kernel *k, const gsl_matrix *X, const g
  * forms b from w->K, tau and nu. */
 int gpc_ep_set_sites(gpc_ep *e, const gsl_vector *tau, const gsl_vector *nu);
 
-/* Latent mean k*' b and variance k** - |L^-1 S^1/2 k*|^2 at test inputs from
+/* Latent mean k*' b and variance k** - k*' R k* at test inputs from
  * the cross-covariances Ks (n x m, overwritten) and prior variances kss;
  * needs gpc_ep_set_sites (or a run followed by it). */
 void gpc_ep_predict(const gpc_ep *e, gsl_matrix *Ks, const gsl_vector *kss, gsl_vector *mean,

@@ -2,6 +2,7 @@
 
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include <gsl/gsl_cdf.h>
 #include <gsl/gsl_math.h>
@@ -59,32 +60,74 @@ static int fit_fixed(gpc_evidence *ev, double *theta, const gpc_robust_opts *o, 
     return st != GPC_OK ? st : evaluate(ev, theta, eps, &res->log_evidence);
 }
 
-/* EM over eps, with steps_per_em BFGS iterations on the kernel between
- * M-steps; the progress of the inner steps is shown only with -v. */
-static int fit_em(gpc_evidence *ev, double *theta, const gpc_robust_opts *o,
-                  gpc_robust_result *res)
+/* One E-step at eps: steps_per_em BFGS iterations on the kernel (their
+ * progress shown only with -v -v), then EP at the result, evidence in *z. */
+static int em_estep(gpc_evidence *ev, double *theta, const gpc_robust_opts *o, double eps,
+                    double *z)
 {
     gpc_optimize_opts inner = o->opt;
     inner.max_iter = o->steps_per_em;
     inner.restarts = 0;
-    double eps = o->eps > 0.0 ? o->eps : 0.01, prev = -HUGE_VAL, z = 0.0;
     int st = GPC_OK, saved = gpc_verbosity;
+    if (o->optimize) {
+        gpc_verbosity = saved > 1 ? saved : 0;
+        st = gpc_evidence_set_label_noise(ev, eps);
+        if (st == GPC_OK)
+            st = climb(ev, theta, &inner, NULL);
+        gpc_verbosity = saved;
+    }
+    return st != GPC_OK ? st : evaluate(ev, theta, eps, z);
+}
+
+/* Times an M-step that EP cannot follow is halved back toward the last eps
+ * at which it converged, or a start it cannot follow doubled: EP's fixed
+ * point is unstable for some label noise (outliers give sites of negative
+ * precision), usually small eps and a narrow range of it. */
+#define EM_BACKOFFS 4
+
+/* EM over eps (see robust.h). */
+static int fit_em(gpc_evidence *ev, double *theta, const gpc_robust_opts *o,
+                  gpc_robust_result *res)
+{
+    size_t p = gpc_kernel_nparams(ev->kernel);
+    double *good = malloc(p * sizeof *good);
+    double eps = o->eps > 0.0 ? o->eps : 0.01, good_eps = -1.0, prev = -HUGE_VAL, z = 0.0;
+    int st = GPC_OK;
     res->converged = 0;
     for (res->em_iterations = 1; res->em_iterations <= o->max_em; res->em_iterations++) {
-        if (o->optimize) {
-            gpc_verbosity = saved > 1 ? saved : 0;
-            st = gpc_evidence_set_label_noise(ev, eps);
-            if (st == GPC_OK)
-                st = climb(ev, theta, &inner, NULL);
-            gpc_verbosity = saved;
+        st = em_estep(ev, theta, o, eps, &z);
+        for (int b = 0; st == GPC_ENUM && good_eps < 0.0 && b < EM_BACKOFFS; b++) {
+            gpc_info(1, "EM: %s at the starting label noise %.8g; starting from %.8g instead",
+                     gpc_errmsg(), eps, 2.0 * eps);
+            eps *= 2.0;
+            st = em_estep(ev, theta, o, eps, &z);
         }
-        if (st != GPC_OK || (st = evaluate(ev, theta, eps, &z)) != GPC_OK)
-            return st;
+        for (int b = 0; st == GPC_ENUM && good_eps >= 0.0 && b < EM_BACKOFFS; b++) {
+            gpc_info(1, "EM iteration %d: %s; label noise back to %.8g", res->em_iterations,
+                     gpc_errmsg(), 0.5 * (eps + good_eps));
+            eps = 0.5 * (eps + good_eps);
+            memcpy(theta, good, p * sizeof *theta);
+            st = em_estep(ev, theta, o, eps, &z);
+        }
+        if (st == GPC_ENUM && good_eps >= 0.0) {
+            gpc_warn("EM stopped at iteration %d: EP does not converge at label noise %.8g; "
+                     "keeping %.8g", res->em_iterations, eps, good_eps);
+            eps = good_eps;
+            memcpy(theta, good, p * sizeof *theta);
+            st = evaluate(ev, theta, eps, &z);
+            break;
+        }
+        if (st != GPC_OK)
+            break;
+        good_eps = eps;
+        memcpy(good, theta, p * sizeof *good);
         double next = gpc_robust_flip_rate(ev->ep, ev->y);
-        if (!(next < 0.5))
-            return gpc_fail(GPC_ENUM, "EM: the flip probability reached 1/2 at iteration %d; "
-                            "the labels carry no information under this kernel",
-                            res->em_iterations);
+        if (!(next < 0.5)) {
+            st = gpc_fail(GPC_ENUM, "EM: the flip probability reached 1/2 at iteration %d; "
+                          "the labels carry no information under this kernel",
+                          res->em_iterations);
+            break;
+        }
         gpc_info(res->em_iterations % 10 == 0 ? 1 : 2,
                  "EM iteration %d: label noise %.8g, log evidence %.10g", res->em_iterations,
                  eps, z);
@@ -96,10 +139,13 @@ static int fit_em(gpc_evidence *ev, double *theta, const gpc_robust_opts *o,
             break;
         }
     }
-    if (!res->converged)
+    free(good);
+    if (st != GPC_OK)
+        return st;
+    if (res->em_iterations > o->max_em)
         gpc_warn("EM stopped after %d iterations before the label noise settled (%.8g)",
                  o->max_em, eps);
-    else if (o->optimize) /* a last full climb at the settled eps */
+    else if (res->converged && o->optimize) /* a last full climb at the settled eps */
         st = fit_fixed(ev, theta, o, eps, res);
     res->eps = eps;
     return st != GPC_OK ? st : evaluate(ev, theta, eps, &res->log_evidence);

@@ -1,7 +1,8 @@
 /* EP for probit GPC: the one-site moments against quadrature of the tilted
  * distribution, the one-point problem (where EP is exact), a two-point problem
  * against brute-force 2-D integration, the posterior against its dense
- * formula, and the evidence gradient against central differences. */
+ * formula, and the evidence gradient against central differences, also with
+ * sites of negative precision. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +15,7 @@
 #include "ep.h"
 #include "err.h"
 #include "gaussian_lik.h"
+#include "problems.h"
 #include "tap.h"
 
 /* Mass, mean and variance of Phi(y f) N(f | m, v) by the midpoint rule on
@@ -213,31 +215,12 @@ static void check_gradient(gpc_ep *e, gpc_kernel *k, const gsl_matrix *X, const 
     free(th);
 }
 
-/* After convergence: Sigma = (K^-1 + S)^-1, mu = Sigma nu, and each site's
- * tilted moments equal the posterior marginal (the EP fixed point). */
-static void test_fixed_point(gsl_rng *r)
+/* After convergence: Sigma = (K^-1 + S)^-1 (dense, by LU), mu = Sigma nu,
+ * and each site's tilted moments equal the posterior marginal (the EP fixed
+ * point), whatever the signs of the site precisions. */
+static void check_posterior(const gpc_ep *e, const gsl_vector *y, const char *what)
 {
-    size_t n = 30, d = 2;
-    gsl_matrix *X = gsl_matrix_alloc(n, d);
-    gsl_vector *y = gsl_vector_alloc(n);
-    for (size_t i = 0; i < n; i++) {
-        double s = 0;
-        for (size_t l = 0; l < d; l++) {
-            double x = 2 * gsl_rng_uniform(r) - 1;
-            gsl_matrix_set(X, i, l, x);
-            s += x;
-        }
-        gsl_vector_set(y, i, s + 0.3 * (gsl_rng_uniform(r) - 0.5) > 0 ? 1 : -1);
-    }
-    gpc_kernel *k;
-    gpc_kernel_parse("ard+bias", d, &k);
-    double th[4] = {1.0, 0.3, -0.2, -1.0}, z, g[4];
-    gpc_kernel_set_params(k, th);
-    gpc_ep *e = gpc_ep_alloc(n, 4);
-    int st = gpc_ep_evidence(e, k, X, y, &z, NULL);
-    TEST_OK(st == GPC_OK, "30 points: converges in %d sweeps", e->sweeps);
-
-    /* dense posterior: (K^-1 + S)^-1 = K - K (K + S^-1)^-1 K via LU */
+    size_t n = e->n;
     gsl_matrix *A = gsl_matrix_alloc(n, n), *Kinv = gsl_matrix_alloc(n, n);
     gsl_permutation *p = gsl_permutation_alloc(n);
     int sign;
@@ -251,35 +234,51 @@ static void test_fixed_point(gsl_rng *r)
     double worst = 0;
     for (size_t i = 0; i < n * n; i++)
         worst = fmax(worst, fabs(A->data[i] - e->Sigma->data[i]));
-    TEST_CLOSE(worst, 0, 0, 1e-9, "Sigma equals (K^-1 + S)^-1");
+    TEST_CLOSE(worst, 0, 0, 1e-9, "%s: Sigma equals (K^-1 + S)^-1", what);
+    gsl_vector *m = gsl_vector_alloc(n);
+    gsl_blas_dgemv(CblasNoTrans, 1.0, A, e->nu, 0.0, m);
+    double worst_mu = 0;
+    for (size_t i = 0; i < n; i++)
+        worst_mu = fmax(worst_mu, fabs(gsl_vector_get(m, i) - gsl_vector_get(e->mu, i)));
+    TEST_CLOSE(worst_mu, 0, 0, 1e-8, "%s: mu equals Sigma nu", what);
     double worst_m = 0, worst_v = 0;
     for (size_t i = 0; i < n; i++) {
         double s = gsl_matrix_get(e->Sigma, i, i), tc = 1 / s - gsl_vector_get(e->tau, i);
         double nc = gsl_vector_get(e->mu, i) / s - gsl_vector_get(e->nu, i), lz, mh, vh;
-        gpc_ep_probit_moments(gsl_vector_get(y, i), nc / tc, 1 / tc, &lz, &mh, &vh);
+        e->moments(e->moments_ctx, gsl_vector_get(y, i), nc / tc, 1 / tc, &lz, &mh, &vh);
         worst_m = fmax(worst_m, fabs(mh - gsl_vector_get(e->mu, i)));
         worst_v = fmax(worst_v, fabs(vh - s));
     }
     TEST_CLOSE(worst_m + worst_v, 0, 0, 1e-7,
-               "fixed point: tilted moments equal the posterior marginals (%.2g, %.2g)", worst_m,
-               worst_v);
+               "%s: fixed point, tilted moments equal the posterior marginals (%.2g, %.2g)",
+               what, worst_m, worst_v);
+    gsl_vector_free(m);
+    gsl_permutation_free(p);
+    gsl_matrix_free(A);
+    gsl_matrix_free(Kinv);
+}
 
-    /* predictions from the sites against the dense posterior: mean
-     * k*' K^-1 mu, variance k** - k*' K^-1 k* + k*' K^-1 Sigma K^-1 k* */
-    size_t m = 5;
+/* Predictions from the sites at 5 random inputs against the dense posterior:
+ * mean k*' K^-1 mu, variance k** - k*' K^-1 k* + k*' K^-1 Sigma K^-1 k*. */
+static void check_predictions(gpc_ep *e, const gpc_kernel *k, const gsl_matrix *X, gsl_rng *r,
+                              const char *what)
+{
+    size_t n = e->n, d = X->size2, m = 5;
     gsl_matrix *Xs = gsl_matrix_alloc(m, d), *Ks = gsl_matrix_alloc(n, m);
+    gsl_matrix *Ks0 = gsl_matrix_alloc(n, m), *A = gsl_matrix_alloc(n, n);
     for (size_t i = 0; i < m * d; i++)
         Xs->data[i] = 2 * gsl_rng_uniform(r) - 1;
     gsl_vector *kss = gsl_vector_alloc(m), *pm = gsl_vector_alloc(m), *pv = gsl_vector_alloc(m);
     gsl_vector *tau = gsl_vector_alloc(n), *nu = gsl_vector_alloc(n);
     gsl_vector_memcpy(tau, e->tau);
     gsl_vector_memcpy(nu, e->nu);
-    TEST_OK(gpc_ep_set_sites(e, tau, nu) == GPC_OK, "sites set for prediction");
+    TEST_OK(gpc_ep_set_sites(e, tau, nu) == GPC_OK, "%s: sites set for prediction", what);
     gpc_kernel_cross(k, X, Xs, Ks);
     gpc_kernel_diag(k, Xs, kss);
-    gsl_matrix *Ks0 = gsl_matrix_alloc(n, m);
     gsl_matrix_memcpy(Ks0, Ks);
     gpc_ep_predict(e, Ks, kss, pm, pv);
+    gsl_permutation *p = gsl_permutation_alloc(n);
+    int sign;
     gsl_matrix_memcpy(A, e->K);
     gsl_linalg_LU_decomp(A, p, &sign);
     gsl_vector *u = gsl_vector_alloc(n), *w = gsl_vector_alloc(n), *kc = gsl_vector_alloc(n);
@@ -295,11 +294,13 @@ static void test_fixed_point(gsl_rng *r)
         worst_pm = fmax(worst_pm, fabs(mean - gsl_vector_get(pm, c)));
         worst_pv = fmax(worst_pv, fabs(gsl_vector_get(kss, c) - kk + q - gsl_vector_get(pv, c)));
     }
-    TEST_CLOSE(worst_pm, 0, 0, 1e-8, "predictive means equal the dense formula");
-    TEST_CLOSE(worst_pv, 0, 0, 1e-8, "predictive variances equal the dense formula");
+    TEST_CLOSE(worst_pm, 0, 0, 1e-8, "%s: predictive means equal the dense formula", what);
+    TEST_CLOSE(worst_pv, 0, 0, 1e-8, "%s: predictive variances equal the dense formula", what);
+    gsl_permutation_free(p);
     gsl_matrix_free(Xs);
     gsl_matrix_free(Ks);
     gsl_matrix_free(Ks0);
+    gsl_matrix_free(A);
     gsl_vector_free(kss);
     gsl_vector_free(pm);
     gsl_vector_free(pv);
@@ -308,21 +309,73 @@ static void test_fixed_point(gsl_rng *r)
     gsl_vector_free(u);
     gsl_vector_free(w);
     gsl_vector_free(kc);
+}
 
+static void test_fixed_point(gsl_rng *r)
+{
+    size_t n = 30, d = 2;
+    gsl_matrix *X;
+    gsl_vector *y;
+    linear_problem(r, n, d, &X, &y);
+    gpc_kernel *k;
+    gpc_kernel_parse("ard+bias", d, &k);
+    double th[4] = {1.0, 0.3, -0.2, -1.0}, z, g[4];
+    gpc_kernel_set_params(k, th);
+    gpc_ep *e = gpc_ep_alloc(n, 4);
+    int st = gpc_ep_evidence(e, k, X, y, &z, NULL);
+    TEST_OK(st == GPC_OK, "30 points: converges in %d sweeps", e->sweeps);
+    check_posterior(e, y, "probit");
+    check_predictions(e, k, X, r, "probit");
     gpc_ep_evidence(e, k, X, y, &z, g);
     check_gradient(e, k, X, y, g, 1e-5, 1e-7, "probit");
 
     /* the step likelihood with 10% label noise: converges, exact gradient */
-    gpc_ep_label_noise noisy = {0.1, 0.0};
-    e->moments = gpc_ep_label_noise_moments;
-    e->moments_ctx = &noisy;
+    gpc_ep_set_likelihood(e, GPC_LIK_STEP, 0.1);
     st = gpc_ep_evidence(e, k, X, y, &z, g);
     TEST_OK(st == GPC_OK && isfinite(z), "step likelihood with label noise: converges (%d sweeps)",
             e->sweeps);
     check_gradient(e, k, X, y, g, 1e-5, 1e-7, "step, 10% label noise");
-    gsl_permutation_free(p);
-    gsl_matrix_free(A);
-    gsl_matrix_free(Kinv);
+    gpc_ep_free(e);
+    gpc_kernel_free(k);
+    gsl_matrix_free(X);
+    gsl_vector_free(y);
+}
+
+/* Outliers under label noise: their tilted variance exceeds the cavity
+ * variance, so their sites have negative precision at the fixed point.  EP
+ * must keep them so (a site clamped at zero is not at the fixed point, and
+ * the evidence gradient then disagrees with finite differences). */
+static void test_negative_sites(gsl_rng *r)
+{
+    size_t n = 40;
+    gsl_matrix *X;
+    gsl_vector *y;
+    circle_problem(r, n, &X, &y);
+    gpc_kernel *k;
+    gpc_kernel_parse("ard+jitter", 2, &k);
+    /* v0 large enough that the probit's outliers are far on the wrong side */
+    double th[4] = {log(25.0), log(4.0), log(4.0), log(1e-3)}, z, g[4];
+    gpc_kernel_set_params(k, th);
+    gpc_ep *e = gpc_ep_alloc(n, 4);
+    const double rates[2] = {0.05, 0.2};
+    const gpc_lik liks[2] = {GPC_LIK_STEP, GPC_LIK_PROBIT};
+    for (int c = 0; c < 2; c++) {
+        char what[64];
+        snprintf(what, sizeof what, "%s, label noise %g, two outliers",
+                 gpc_lik_name(liks[c]), rates[c]);
+        gpc_ep_set_likelihood(e, liks[c], rates[c]);
+        int st = gpc_ep_evidence(e, k, X, y, &z, g);
+        TEST_OK(st == GPC_OK && isfinite(z), "%s: converges (%d sweeps)", what, e->sweeps);
+        int negative = 0;
+        for (size_t i = 0; i < n; i++)
+            negative += gsl_vector_get(e->tau, i) < 0;
+        TEST_OK(negative > 0 && e->indefinite, "%s: %d sites of negative precision", what,
+                negative);
+        check_posterior(e, y, what);
+        check_predictions(e, k, X, r, what);
+        gpc_ep_evidence(e, k, X, y, &z, g);
+        check_gradient(e, k, X, y, g, 1e-5, 1e-7, what);
+    }
     gpc_ep_free(e);
     gpc_kernel_free(k);
     gsl_matrix_free(X);
@@ -383,6 +436,7 @@ int main(void)
     test_small_problems();
     test_step_small_problems();
     test_fixed_point(r);
+    test_negative_sites(r);
     test_gaussian_exact(r);
     gsl_rng_free(r);
     return tap_done();

@@ -18,6 +18,7 @@
 #include "kernel.h"
 #include "meanfield.h"
 #include "gaussian_lik.h"
+#include "problems.h"
 #include "tap.h"
 
 static double max_abs_diff(const gsl_vector *a, const gsl_vector *b)
@@ -33,16 +34,10 @@ static double max_abs_diff(const gsl_vector *a, const gsl_vector *b)
 static void probit_problem(gsl_rng *r, size_t n, size_t d, double log_v0, gsl_matrix *K,
                            gsl_vector *y)
 {
-    gsl_matrix *X = gsl_matrix_alloc(n, d);
-    for (size_t i = 0; i < n; i++) {
-        double s = 0;
-        for (size_t l = 0; l < d; l++) {
-            double x = 2 * gsl_rng_uniform(r) - 1;
-            gsl_matrix_set(X, i, l, x);
-            s += x;
-        }
-        gsl_vector_set(y, i, s + 0.3 * (gsl_rng_uniform(r) - 0.5) > 0 ? 1 : -1);
-    }
+    gsl_matrix *X;
+    gsl_vector *labels;
+    linear_problem(r, n, d, &X, &labels);
+    gsl_vector_memcpy(y, labels);
     gpc_kernel *k;
     gpc_kernel_parse("ard+bias", d, &k);
     double th[4] = {log_v0, 0.3, -0.2, -1.0};
@@ -50,6 +45,7 @@ static void probit_problem(gsl_rng *r, size_t n, size_t d, double log_v0, gsl_ma
     gpc_kernel_matrix(k, X, K);
     gpc_kernel_free(k);
     gsl_matrix_free(X);
+    gsl_vector_free(labels);
 }
 
 /* The largest |x_i - g_i(m_i)| over the cases, with the cavity recomputed

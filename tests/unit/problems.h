@@ -1,0 +1,56 @@
+/* problems.h — small classification problems shared by the unit tests of EP
+ * and mean field. */
+#ifndef GPC_TEST_PROBLEMS_H
+#define GPC_TEST_PROBLEMS_H
+
+#include <gsl/gsl_matrix.h>
+#include <gsl/gsl_rng.h>
+#include <gsl/gsl_vector.h>
+
+/* n inputs uniform on [-1, 1]^d, labelled by the sign of their coordinate sum
+ * plus U(-0.15, 0.15) noise. */
+static void linear_problem(gsl_rng *r, size_t n, size_t d, gsl_matrix **X, gsl_vector **y)
+{
+    *X = gsl_matrix_alloc(n, d);
+    *y = gsl_vector_alloc(n);
+    for (size_t i = 0; i < n; i++) {
+        double s = 0;
+        for (size_t l = 0; l < d; l++) {
+            double x = 2 * gsl_rng_uniform(r) - 1;
+            gsl_matrix_set(*X, i, l, x);
+            s += x;
+        }
+        gsl_vector_set(*y, i, s + 0.3 * (gsl_rng_uniform(r) - 0.5) > 0 ? 1 : -1);
+    }
+}
+
+/* n inputs uniform on [-1, 1]^2, +1 outside the circle of radius sqrt(1/2)
+ * (Kim & Ghahramani's synthetic rule), with the labels of the two cases
+ * farthest inside the circle flipped: outliers whose EP sites have negative
+ * precision under the step likelihood with label noise. */
+static void circle_problem(gsl_rng *r, size_t n, gsl_matrix **X, gsl_vector **y)
+{
+    *X = gsl_matrix_alloc(n, 2);
+    *y = gsl_vector_alloc(n);
+    size_t deep[2] = {0, 0};
+    double r2[2] = {1e9, 1e9};
+    for (size_t i = 0; i < n; i++) {
+        double a = 2 * gsl_rng_uniform(r) - 1, b = 2 * gsl_rng_uniform(r) - 1, s = a * a + b * b;
+        gsl_matrix_set(*X, i, 0, a);
+        gsl_matrix_set(*X, i, 1, b);
+        gsl_vector_set(*y, i, s > 0.5 ? 1 : -1);
+        if (s < r2[1]) {
+            int k = s < r2[0] ? 0 : 1;
+            if (k == 0) {
+                deep[1] = deep[0];
+                r2[1] = r2[0];
+            }
+            deep[k] = i;
+            r2[k] = s;
+        }
+    }
+    for (int k = 0; k < 2; k++)
+        gsl_vector_set(*y, deep[k], -gsl_vector_get(*y, deep[k]));
+}
+
+#endif
