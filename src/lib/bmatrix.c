@@ -17,7 +17,8 @@ void dsytrs_(const char *uplo, const int *n, const int *nrhs, const double *a, c
 void dsytri_(const char *uplo, const int *n, double *a, const int *lda, const int *ipiv,
              double *work, int *info, size_t uplo_len);
 
-int gpc_bmatrix_factor(const gsl_matrix *K, const double *s, gsl_matrix *L)
+/* Lower triangle of diag(e) + diag(s) K diag(s) in L (e NULL: the identity). */
+static void assemble(const gsl_matrix *K, const double *s, const double *e, gsl_matrix *L)
 {
     size_t n = K->size1;
 #pragma omp parallel for schedule(static) if (n >= GPC_PARALLEL_MIN_ROWS)
@@ -26,9 +27,14 @@ int gpc_bmatrix_factor(const gsl_matrix *K, const double *s, gsl_matrix *L)
         double *Li = L->data + i * L->tda;
         for (size_t j = 0; j <= i; j++)
             Li[j] = s[i] * Ki[j] * s[j];
-        Li[i] += 1.0;
+        Li[i] += e ? e[i] : 1.0;
     }
-    int nn = (int)n, lda = (int)L->tda, info;
+}
+
+int gpc_bmatrix_factor(const gsl_matrix *K, const double *s, gsl_matrix *L)
+{
+    assemble(K, s, NULL, L);
+    int nn = (int)K->size1, lda = (int)L->tda, info;
     dpotrf_("U", &nn, L->data, &lda, &info, 1);
     return info;
 }
@@ -83,16 +89,8 @@ void gpc_bmatrix_pivots_free(gpc_bmatrix_pivots *p)
 int gpc_bmatrix_factor_signed(const gsl_matrix *K, const double *d, const double *e,
                               gsl_matrix *A, gpc_bmatrix_pivots *p)
 {
-    size_t n = K->size1;
-#pragma omp parallel for schedule(static) if (n >= GPC_PARALLEL_MIN_ROWS)
-    for (size_t i = 0; i < n; i++) {
-        const double *Ki = K->data + i * K->tda;
-        double *Ai = A->data + i * A->tda;
-        for (size_t j = 0; j <= i; j++)
-            Ai[j] = d[i] * Ki[j] * d[j];
-        Ai[i] += e[i];
-    }
-    int nn = (int)n, lda = (int)A->tda, info;
+    assemble(K, d, e, A);
+    int nn = (int)K->size1, lda = (int)A->tda, info;
     dsytrf_("U", &nn, A->data, &lda, p->ipiv, p->work, &p->lwork, &info, 1);
     return info;
 }

@@ -97,14 +97,14 @@ static int fit_em(gpc_evidence *ev, double *theta, const gpc_robust_opts *o,
     for (res->em_iterations = 1; res->em_iterations <= o->max_em; res->em_iterations++) {
         st = em_estep(ev, theta, o, eps, &z);
         for (int b = 0; st == GPC_ENUM && good_eps < 0.0 && b < EM_BACKOFFS; b++) {
-            gpc_info(1, "EM: %s at the starting label noise %.8g; starting from %.8g instead",
-                     gpc_errmsg(), eps, 2.0 * eps);
+            gpc_info(1, "EM: at the starting label noise %.8g, %s; starting from %.8g instead",
+                     eps, gpc_errmsg(), 2.0 * eps);
             eps *= 2.0;
             st = em_estep(ev, theta, o, eps, &z);
         }
         for (int b = 0; st == GPC_ENUM && good_eps >= 0.0 && b < EM_BACKOFFS; b++) {
-            gpc_info(1, "EM iteration %d: %s; label noise back to %.8g", res->em_iterations,
-                     gpc_errmsg(), 0.5 * (eps + good_eps));
+            gpc_info(1, "EM iteration %d: at label noise %.8g, %s; back to %.8g",
+                     res->em_iterations, eps, gpc_errmsg(), 0.5 * (eps + good_eps));
             eps = 0.5 * (eps + good_eps);
             memcpy(theta, good, p * sizeof *theta);
             st = em_estep(ev, theta, o, eps, &z);
