@@ -466,24 +466,18 @@ echo "Check of the evidence gradient d log-ev / d log v2: gpc-evidence's analyti
 echo "gradient against a central difference (h = 1e-3), which should agree, at the"
 echo "hyperparameters and eps of robust-GPC fits (eps > 0) but v2 = 0.01, and the"
 echo "fits' EP sites of negative precision:"
-for m in "$so/flipped-em" "$to/split1/std-5-em" "$to/split1/std-15-em"; do
-    case $m in
-        "$so"/*) x=$syn/X-train.txt y=$syn/y-train.txt ;;
-        *) x=$to/split1/Xs-train.txt y=$to/split1/y-train-${m##*std-}; y=${y%-em}.txt ;;
-    esac
-    if [ -f "$m.model" ]; then
-        printf '  %-32s %s\n' "${m#"$out"/}:" "$(gradcheck "$m.model" "$x" "$y")"
-    fi
-done
-echo "and at the same fits with eps = 0:"
-for m in "$so/flipped-0" "$to/split1/std-5-0" "$to/split1/std-15-0"; do
-    case $m in
-        "$so"/*) x=$syn/X-train.txt y=$syn/y-train.txt ;;
-        *) x=$to/split1/Xs-train.txt y=$to/split1/y-train-${m##*std-}; y=${y%-0}.txt ;;
-    esac
-    if [ -f "$m.model" ]; then
-        printf '  %-32s %s\n' "${m#"$out"/}:" "$(gradcheck "$m.model" "$x" "$y")"
-    fi
+for model in em 0; do
+    [ "$model" = 0 ] && echo "and at the same fits with eps = 0:"
+    for m in "$so/flipped-$model" "$to/split1/std-5-$model" "$to/split1/std-15-$model"; do
+        case $m in
+            "$so"/*) x=$syn/X-train.txt y=$syn/y-train.txt ;;
+            *) x=$to/split1/Xs-train.txt y=$to/split1/y-train-${m##*std-}
+               y=${y%-"$model"}.txt ;;
+        esac
+        if [ -f "$m.model" ]; then
+            printf '  %-32s %s\n' "${m#"$out"/}:" "$(gradcheck "$m.model" "$x" "$y")"
+        fi
+    done
 done
 echo
 echo "Wall time of the whole script: $(awk -v a="$t_start" -v b="$(date +%s.%N)" \
