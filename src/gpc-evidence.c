@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "alloc.h"
 #include "cli.h"
 #include "err.h"
 #include "evidence.h"
@@ -103,14 +104,14 @@ int main(int argc, char **argv)
     if (grid_path) {
         grid = gpc_cli_read_matrix(grid_path, p, "the kernel's hyperparameter vector");
     } else {
-        grid = gsl_matrix_alloc(1, p);
+        grid = gpc_matrix_alloc(1, p);
         memcpy(grid->data, gpc_kernel_params(k), p * sizeof(double));
     }
 
     gpc_evidence *ev = gpc_evidence_alloc(k, X, y, lik, method);
     gpc_cli_damping(ev, damping);
     gpc_cli_label_noise(ev, label_noise);
-    gsl_matrix *res = gsl_matrix_alloc(grid->size1, no_grad ? 1 : 1 + p);
+    gsl_matrix *res = gpc_matrix_alloc(grid->size1, no_grad ? 1 : 1 + p);
     for (size_t r = 0; r < grid->size1; r++) {
         double *row = res->data + r * res->tda;
         int st = gpc_evidence_eval(ev, grid->data + r * grid->tda, &row[0],

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "alloc.h"
 #include "cli.h"
 #include "err.h"
 #include "evidence.h"
@@ -100,8 +101,8 @@ static unsigned char *fixed_mask(const gpc_kernel *k, const char *list)
 {
     if (!list)
         return NULL;
-    unsigned char *fixed = calloc(gpc_kernel_nparams(k), 1);
-    char *copy = strdup(list), *save = NULL;
+    unsigned char *fixed = gpc_calloc(gpc_kernel_nparams(k), 1);
+    char *copy = gpc_strdup(list), *save = NULL;
     for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
         long j = gpc_kernel_param_index(k, t);
         if (j < 0)
@@ -182,7 +183,7 @@ int main(int argc, char **argv)
     gpc_kernel *k = gpc_cli_kernel(o.kernel, X->size2, o.params_file, o.params);
 
     size_t p = gpc_kernel_nparams(k);
-    double *theta = malloc(p * sizeof *theta);
+    double *theta = gpc_malloc(p * sizeof *theta);
     memcpy(theta, gpc_kernel_params(k), p * sizeof *theta);
     unsigned char *fixed = fixed_mask(k, o.fix);
     o.robust.opt.fixed = fixed;

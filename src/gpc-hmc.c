@@ -8,6 +8,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "alloc.h"
 #include "chain.h"
 #include "cli.h"
 #include "diagnose.h"
@@ -143,7 +144,7 @@ static double now(void)
 
 static void summarise(int nchains, char **paths, long burn_opt)
 {
-    gpc_chain **c = calloc((size_t)nchains, sizeof *c);
+    gpc_chain **c = gpc_calloc((size_t)nchains, sizeof *c);
     for (int i = 0; i < nchains; i++)
         gpc_cli_check(gpc_chain_read(paths[i], &c[i]));
     size_t p = c[0]->p, n = c[0]->rows;
@@ -166,7 +167,7 @@ static void summarise(int nchains, char **paths, long burn_opt)
     printf("# %zu chain%s, iterations %zu..%zu of each (%zu kept), acceptance rate %.3f\n", m,
            m > 1 ? "s" : "", burn + 1, n, keep, (double)acc / (double)(m * keep));
     printf("%-16s %12s %12s %10s %8s\n", "name", "mean", "sd", "ess", "rhat");
-    double *x = malloc(m * keep * sizeof *x);
+    double *x = gpc_malloc(m * keep * sizeof *x);
     for (size_t j = 0; j <= p; j++) {
         for (size_t i = 0; i < m; i++)
             for (size_t r = 0; r < keep; r++)

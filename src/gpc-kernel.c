@@ -9,6 +9,7 @@
 #include <gsl/gsl_errno.h>
 #include <gsl/gsl_linalg.h>
 
+#include "alloc.h"
 #include "cli.h"
 #include "err.h"
 #include "kernel.h"
@@ -114,15 +115,15 @@ int main(int argc, char **argv)
     gsl_matrix *res;
     if (nfiles == 2) {
         gsl_matrix *Xs = gpc_cli_read_matrix(argv[optind + 1], X->size2, xpath);
-        res = gsl_matrix_alloc(n, Xs->size1);
+        res = gpc_matrix_alloc(n, Xs->size1);
         gpc_kernel_cross(k, X, Xs, res);
         gsl_matrix_free(Xs);
     } else if (diag) {
-        res = gsl_matrix_alloc(n, 1);
+        res = gpc_matrix_alloc(n, 1);
         gsl_vector_view d = gsl_matrix_column(res, 0);
         gpc_kernel_diag(k, X, &d.vector);
     } else {
-        res = gsl_matrix_alloc(n, n);
+        res = gpc_matrix_alloc(n, n);
         if (grad)
             gpc_kernel_grad_matrix(k, X, (size_t)j, res);
         else

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "alloc.h"
 #include "chain.h"
 #include "cli.h"
 #include "err.h"
@@ -68,7 +69,7 @@ static const char *const column_names[] = {"p", "plugin", "mean", "var", "label"
 
 static size_t parse_columns(const char *list, column *cols)
 {
-    char *copy = strdup(list), *save = NULL;
+    char *copy = gpc_strdup(list), *save = NULL;
     size_t n = 0;
     for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
         size_t c = 0;
@@ -95,8 +96,8 @@ typedef struct {
 
 static averages averages_alloc(size_t n)
 {
-    averages a = {gsl_vector_calloc(n), gsl_vector_calloc(n), gsl_vector_calloc(n),
-                  gsl_vector_calloc(n), 0};
+    averages a = {gpc_vector_calloc(n), gpc_vector_calloc(n), gpc_vector_calloc(n),
+                  gpc_vector_calloc(n), 0};
     return a;
 }
 
@@ -115,7 +116,7 @@ typedef enum { LOO_NONE, LOO_CAVITY, LOO_EXACT } loo_mode;
 static void accumulate(const gpc_model *m, const gsl_matrix *Xs, loo_mode loo, averages *a)
 {
     size_t n = Xs->size1;
-    gsl_vector *mean = gsl_vector_alloc(n), *var = gsl_vector_alloc(n), *p = gsl_vector_alloc(n);
+    gsl_vector *mean = gpc_vector_alloc(n), *var = gpc_vector_alloc(n), *p = gpc_vector_alloc(n);
     if (loo == LOO_CAVITY)
         gpc_cli_check(gpc_model_loo(m, mean, var, p));
     else if (loo == LOO_EXACT)
@@ -216,7 +217,7 @@ int main(int argc, char **argv)
     else
         accumulate(m, Xs, loo, &a);
 
-    gsl_matrix *res = gsl_matrix_alloc(n, ncols);
+    gsl_matrix *res = gpc_matrix_alloc(n, ncols);
     double k = 1.0 / (double)a.samples;
     for (size_t i = 0; i < n; i++) {
         double mu = k * gsl_vector_get(a.mean, i), pl = k * gsl_vector_get(a.plugin, i);

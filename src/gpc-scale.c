@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "alloc.h"
 #include "cli.h"
 #include "err.h"
 #include "matio.h"
@@ -44,7 +45,7 @@ static const struct option long_options[] = {
 static gsl_matrix *column_stats(const gsl_matrix *X)
 {
     size_t n = X->size1, d = X->size2;
-    gsl_matrix *s = gsl_matrix_calloc(2, d);
+    gsl_matrix *s = gpc_matrix_calloc(2, d);
     for (size_t l = 0; l < d; l++) {
         double mean = 0.0, ss = 0.0;
         for (size_t i = 0; i < n; i++)

@@ -3,6 +3,7 @@
 #include <math.h>
 #include <stdlib.h>
 
+#include "alloc.h"
 #include "parallel.h"
 
 /* LAPACK through OpenBLAS.  Row-major lower is column-major upper, hence "U". */
@@ -66,14 +67,14 @@ void gpc_bmatrix_scale(gsl_matrix *L, const double *s)
 
 gpc_bmatrix_pivots *gpc_bmatrix_pivots_alloc(size_t n)
 {
-    gpc_bmatrix_pivots *p = malloc(sizeof *p);
+    gpc_bmatrix_pivots *p = gpc_malloc(sizeof *p);
     int nn = (int)n, lda = nn > 1 ? nn : 1, query = -1, info, ipiv = 0;
     double best = 0.0, dummy = 0.0;
     dsytrf_("U", &nn, &dummy, &lda, &ipiv, &best, &query, &info, 1);
     p->n = n;
     p->lwork = best > (double)n ? (int)best : (int)n + 1;
-    p->ipiv = malloc((n + 1) * sizeof *p->ipiv);
-    p->work = malloc((size_t)p->lwork * sizeof *p->work);
+    p->ipiv = gpc_malloc((n + 1) * sizeof *p->ipiv);
+    p->work = gpc_malloc((size_t)p->lwork * sizeof *p->work);
     return p;
 }
 

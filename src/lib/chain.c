@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "alloc.h"
 #include "err.h"
 
 unsigned long long gpc_chain_data_hash(const gsl_matrix *X, const gsl_vector *y)
@@ -84,11 +85,11 @@ static int read_text(const char *path, char **text, size_t *len)
     if (!f)
         return gpc_fail(GPC_EINPUT, "%s: cannot open: %s", path, strerror(errno));
     size_t cap = 1 << 16, n = 0, got;
-    char *buf = malloc(cap + 1);
+    char *buf = gpc_malloc(cap + 1);
     while ((got = fread(buf + n, 1, cap - n, f)) > 0) {
         n += got;
         if (n == cap)
-            buf = realloc(buf, (cap *= 2) + 1);
+            buf = gpc_realloc(buf, (cap *= 2) + 1);
     }
     int err = ferror(f);
     fclose(f);
@@ -151,7 +152,7 @@ static int column_line(cursor *c, char *s, gpc_chain *ch)
     if (gpc_kernel_parse(ch->set.kernel, ch->set.dim, &k) != GPC_OK)
         return gpc_fail(GPC_EINPUT, "%s: bad kernel setting: %s", c->name, gpc_errmsg());
     ch->p = gpc_kernel_nparams(k);
-    ch->names = calloc(ch->p, sizeof *ch->names);
+    ch->names = gpc_calloc(ch->p, sizeof *ch->names);
     char want[8192] = "iteration";
     for (size_t j = 0; j < ch->p; j++) {
         snprintf(ch->names[j], GPC_NAME_MAX, "%s", gpc_kernel_param_name(k, j));
@@ -209,24 +210,24 @@ static int parse(cursor *c, gpc_chain *ch)
     if ((st = column_line(c, s, ch)) != GPC_OK)
         return st;
     size_t cap = 256;
-    ch->iteration = malloc(cap * sizeof *ch->iteration);
-    ch->theta = malloc(cap * ch->p * sizeof *ch->theta);
-    ch->mom = ch->set.hmc.persistence > 0 ? malloc(cap * ch->p * sizeof *ch->mom) : NULL;
-    ch->potential = malloc(cap * sizeof *ch->potential);
-    ch->log_evidence = malloc(cap * sizeof *ch->log_evidence);
-    ch->accepted = malloc(cap * sizeof *ch->accepted);
+    ch->iteration = gpc_malloc(cap * sizeof *ch->iteration);
+    ch->theta = gpc_malloc(cap * ch->p * sizeof *ch->theta);
+    ch->mom = ch->set.hmc.persistence > 0 ? gpc_malloc(cap * ch->p * sizeof *ch->mom) : NULL;
+    ch->potential = gpc_malloc(cap * sizeof *ch->potential);
+    ch->log_evidence = gpc_malloc(cap * sizeof *ch->log_evidence);
+    ch->accepted = gpc_malloc(cap * sizeof *ch->accepted);
     while ((s = next_line(c))) {
         if (s[strspn(s, " \t")] == '\0')
             continue;
         if (ch->rows == cap) {
             cap *= 2;
-            ch->iteration = realloc(ch->iteration, cap * sizeof *ch->iteration);
-            ch->theta = realloc(ch->theta, cap * ch->p * sizeof *ch->theta);
+            ch->iteration = gpc_realloc(ch->iteration, cap * sizeof *ch->iteration);
+            ch->theta = gpc_realloc(ch->theta, cap * ch->p * sizeof *ch->theta);
             if (ch->mom)
-                ch->mom = realloc(ch->mom, cap * ch->p * sizeof *ch->mom);
-            ch->potential = realloc(ch->potential, cap * sizeof *ch->potential);
-            ch->log_evidence = realloc(ch->log_evidence, cap * sizeof *ch->log_evidence);
-            ch->accepted = realloc(ch->accepted, cap * sizeof *ch->accepted);
+                ch->mom = gpc_realloc(ch->mom, cap * ch->p * sizeof *ch->mom);
+            ch->potential = gpc_realloc(ch->potential, cap * sizeof *ch->potential);
+            ch->log_evidence = gpc_realloc(ch->log_evidence, cap * sizeof *ch->log_evidence);
+            ch->accepted = gpc_realloc(ch->accepted, cap * sizeof *ch->accepted);
         }
         if ((st = data_row(c, s, ch, ch->rows)) != GPC_OK)
             return st;
@@ -237,13 +238,13 @@ static int parse(cursor *c, gpc_chain *ch)
 
 int gpc_chain_read(const char *path, gpc_chain **out)
 {
-    gpc_chain *ch = calloc(1, sizeof *ch);
+    gpc_chain *ch = gpc_calloc(1, sizeof *ch);
     int st = read_text(path, &ch->text, &ch->text_len);
     if (st != GPC_OK) {
         free(ch);
         return st;
     }
-    char *copy = malloc(ch->text_len + 1);
+    char *copy = gpc_malloc(ch->text_len + 1);
     memcpy(copy, ch->text, ch->text_len + 1);
     cursor c = {path, copy, copy + ch->text_len, 0};
     st = parse(&c, ch);

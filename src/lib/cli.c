@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "alloc.h"
 #include "err.h"
 
 #ifndef GPC_VERSION
@@ -105,9 +106,9 @@ static void list_names(const gpc_kernel *k, char *buf, size_t size)
 void gpc_cli_params(gpc_kernel *k, const char *arg)
 {
     size_t p = gpc_kernel_nparams(k), count = 0;
-    double *theta = malloc(p * sizeof *theta);
+    double *theta = gpc_malloc(p * sizeof *theta);
     memcpy(theta, gpc_kernel_params(k), p * sizeof *theta);
-    char *copy = strdup(arg), *save = NULL, names[1024];
+    char *copy = gpc_strdup(arg), *save = NULL, names[1024];
     int named = strchr(arg, '=') != NULL;
     for (char *item = strtok_r(copy, ",", &save); item; item = strtok_r(NULL, ",", &save)) {
         if (named != (strchr(item, '=') != NULL))
@@ -140,7 +141,7 @@ void gpc_cli_params_file(gpc_kernel *k, const char *path)
     if (is_stdin)
         path = "<stdin>";
     size_t p = gpc_kernel_nparams(k), line = 0;
-    double *theta = malloc(p * sizeof *theta);
+    double *theta = gpc_malloc(p * sizeof *theta);
     memcpy(theta, gpc_kernel_params(k), p * sizeof *theta);
     char *buf = NULL, name[256], rest[2];
     size_t cap = 0;

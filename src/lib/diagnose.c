@@ -1,5 +1,7 @@
 #include "diagnose.h"
 
+#include "alloc.h"
+
 #include <math.h>
 #include <stdlib.h>
 
@@ -28,7 +30,7 @@ static double autocov(const double *x, size_t n, double mean, size_t t)
 static void variances(const double *x, size_t m, size_t n, double *W, double *varplus)
 {
     double grand = 0.0, B = 0.0, w = 0.0;
-    double *means = malloc(m * sizeof *means);
+    double *means = gpc_malloc(m * sizeof *means);
     for (size_t c = 0; c < m; c++) {
         double sd;
         gpc_diag_mean_sd(x + c * n, n, &means[c], &sd);
@@ -50,7 +52,7 @@ double gpc_diag_ess_chains(const double *x, size_t m, size_t n)
     variances(x, m, n, &W, &varplus);
     if (!(W > 0.0))
         return NAN;
-    double *means = malloc(m * sizeof *means), sd;
+    double *means = gpc_malloc(m * sizeof *means), sd;
     for (size_t c = 0; c < m; c++)
         gpc_diag_mean_sd(x + c * n, n, &means[c], &sd);
     /* rho_t = 1 - (W - mean_c acov_c(t)) / var+; sum over pairs
@@ -85,7 +87,7 @@ double gpc_diag_split_rhat(const double *x, size_t m, size_t n)
     if (n < 4 || m == 0)
         return NAN;
     size_t h = n / 2;
-    double *halves = malloc(2 * m * h * sizeof *halves);
+    double *halves = gpc_malloc(2 * m * h * sizeof *halves);
     for (size_t c = 0; c < m; c++)
         for (size_t i = 0; i < h; i++) {
             halves[(2 * c) * h + i] = x[c * n + i];

@@ -7,6 +7,7 @@
 #include <gsl/gsl_math.h>
 #include <gsl/gsl_sf_erf.h>
 
+#include "alloc.h"
 #include "bmatrix.h"
 #include "err.h"
 #include "parallel.h"
@@ -20,23 +21,23 @@
 
 gpc_ep *gpc_ep_alloc(size_t n, size_t nparams)
 {
-    gpc_ep *e = calloc(1, sizeof *e);
+    gpc_ep *e = gpc_calloc(1, sizeof *e);
     e->n = n;
     gpc_ep_set_likelihood(e, GPC_LIK_PROBIT, 0.0);
-    e->K = gsl_matrix_alloc(n, n);
-    e->Sigma = gsl_matrix_alloc(n, n);
-    e->L = gsl_matrix_alloc(n, n);
-    e->tau = gsl_vector_calloc(n);
-    e->nu = gsl_vector_calloc(n);
-    e->sign = gsl_vector_alloc(n);
-    e->mu = gsl_vector_calloc(n);
-    e->t1 = gsl_vector_alloc(n);
-    e->t2 = gsl_vector_alloc(n);
-    e->b = gsl_vector_alloc(n);
-    e->U = gsl_matrix_alloc(n, UPDATE_BLOCK);
-    e->W = gsl_matrix_alloc(n, UPDATE_BLOCK);
-    e->c = gsl_vector_alloc(UPDATE_BLOCK > n ? UPDATE_BLOCK : n);
-    e->Bg = gsl_matrix_alloc(n, nparams > 0 ? nparams : 1);
+    e->K = gpc_matrix_alloc(n, n);
+    e->Sigma = gpc_matrix_alloc(n, n);
+    e->L = gpc_matrix_alloc(n, n);
+    e->tau = gpc_vector_calloc(n);
+    e->nu = gpc_vector_calloc(n);
+    e->sign = gpc_vector_alloc(n);
+    e->mu = gpc_vector_calloc(n);
+    e->t1 = gpc_vector_alloc(n);
+    e->t2 = gpc_vector_alloc(n);
+    e->b = gpc_vector_alloc(n);
+    e->U = gpc_matrix_alloc(n, UPDATE_BLOCK);
+    e->W = gpc_matrix_alloc(n, UPDATE_BLOCK);
+    e->c = gpc_vector_alloc(UPDATE_BLOCK > n ? UPDATE_BLOCK : n);
+    e->Bg = gpc_matrix_alloc(n, nparams > 0 ? nparams : 1);
     e->damping = 1.0;
     e->auto_damping = 1;
     e->max_sweeps = 200;
@@ -410,7 +411,7 @@ static void quad_signed(const gpc_ep *e, const gsl_matrix *Ks, gsl_vector *q)
 {
     size_t n = e->n, m = Ks->size2;
     const double *d = e->t1->data;
-    double *T = malloc(m * n * sizeof *T);
+    double *T = gpc_malloc(m * n * sizeof *T);
     for (size_t i = 0; i < n; i++)
         for (size_t j = 0; j < m; j++)
             T[j * n + i] = d[i] * gsl_matrix_get(Ks, i, j);

@@ -6,6 +6,7 @@
 
 #include <gsl/gsl_math.h>
 
+#include "alloc.h"
 #include "err.h"
 
 int gpc_method_parse(const char *name, gpc_lik lik, gpc_method *method)
@@ -36,7 +37,7 @@ const char *gpc_method_name(gpc_method method)
 gpc_evidence *gpc_evidence_alloc(const gpc_kernel *k, const gsl_matrix *X, const gsl_vector *y,
                                  gpc_lik lik, gpc_method method)
 {
-    gpc_evidence *e = calloc(1, sizeof *e);
+    gpc_evidence *e = gpc_calloc(1, sizeof *e);
     e->kernel = gpc_kernel_clone(k);
     e->X = X;
     e->y = y;

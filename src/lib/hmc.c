@@ -8,13 +8,14 @@
 #include <gsl/gsl_randist.h>
 #include <gsl/gsl_rng.h>
 
+#include "alloc.h"
 #include "err.h"
 
 gpc_hmc *gpc_hmc_alloc(size_t p)
 {
-    gpc_hmc *h = calloc(1, sizeof *h);
+    gpc_hmc *h = gpc_calloc(1, sizeof *h);
     h->p = p;
-    double *block = calloc(6 * p, sizeof *block);
+    double *block = gpc_calloc(6 * p, sizeof *block);
     h->theta = block;
     h->mom = block + p;
     h->grad = block + 2 * p;

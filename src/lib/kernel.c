@@ -8,6 +8,7 @@
 
 #include <gsl/gsl_math.h>
 
+#include "alloc.h"
 #include "err.h"
 #include "parallel.h"
 
@@ -57,7 +58,7 @@ static int parse_cols(const char *what, const char *s, size_t dim, size_t **cols
                       size_t *ncols)
 {
     size_t cap = 8, n = 0;
-    size_t *c = malloc(cap * sizeof *c);
+    size_t *c = gpc_malloc(cap * sizeof *c);
     const char *p = s;
     while (*p) {
         char *end;
@@ -77,7 +78,7 @@ static int parse_cols(const char *what, const char *s, size_t dim, size_t **cols
         }
         for (long j = a; j <= b; j++) {
             if (n == cap)
-                c = realloc(c, (cap *= 2) * sizeof *c);
+                c = gpc_realloc(c, (cap *= 2) * sizeof *c);
             c[n++] = (size_t)(j - 1);
         }
         p = end;
@@ -126,7 +127,7 @@ static int parse_term(const char *text, size_t dim, term *t)
             return rc;
     } else {
         t->ncols = dim;
-        t->cols = malloc((dim ? dim : 1) * sizeof *t->cols);
+        t->cols = gpc_malloc((dim ? dim : 1) * sizeof *t->cols);
         for (size_t j = 0; j < dim; j++)
             t->cols[j] = j;
     }
@@ -220,7 +221,7 @@ static void format_cols(const unsigned char *flags, size_t dim, char *buf, size_
  * one is "discrete=COLUMNS". */
 static int parse_clauses(gpc_kernel *k, const char *text, const char *spec)
 {
-    char *copy = strdup(text), *p = copy;
+    char *copy = gpc_strdup(text), *p = copy;
     int rc = GPC_OK;
     for (;;) {
         char *end = strchr(p, ':');
@@ -251,7 +252,7 @@ static int parse_clauses(gpc_kernel *k, const char *text, const char *spec)
             if (rc != GPC_OK) {
                 rc = gpc_fail(rc, "kernel spec '%s': %s", spec, gpc_errmsg());
             } else {
-                k->discrete = calloc(k->dim, 1);
+                k->discrete = gpc_calloc(k->dim, 1);
                 for (size_t l = 0; l < n; l++)
                     k->discrete[cols[l]] = 1;
                 free(cols);
@@ -269,7 +270,7 @@ static int parse_clauses(gpc_kernel *k, const char *text, const char *spec)
  * column must be read by one of them. */
 static int apply_discrete(gpc_kernel *k, const char *spec)
 {
-    unsigned char *used = calloc(k->dim ? k->dim : 1, 1);
+    unsigned char *used = gpc_calloc(k->dim ? k->dim : 1, 1);
     for (size_t ti = 0; ti < k->nterms; ti++) {
         term *t = &k->terms[ti];
         if (t->type != T_ARD && t->type != T_SE)
@@ -277,7 +278,7 @@ static int apply_discrete(gpc_kernel *k, const char *spec)
         for (size_t l = 0; l < t->ncols; l++)
             if (k->discrete[t->cols[l]]) {
                 if (!t->disc)
-                    t->disc = calloc(t->ncols, 1);
+                    t->disc = gpc_calloc(t->ncols, 1);
                 t->disc[l] = 1;
                 used[t->cols[l]] = 1;
             }
@@ -293,7 +294,7 @@ static int apply_discrete(gpc_kernel *k, const char *spec)
 
 int gpc_kernel_parse(const char *spec, size_t dim, gpc_kernel **out)
 {
-    gpc_kernel *k = calloc(1, sizeof *k);
+    gpc_kernel *k = gpc_calloc(1, sizeof *k);
     k->dim = dim;
     canonical_spec(k, spec);
     if (k->spec[0] == '\0') {
@@ -301,7 +302,7 @@ int gpc_kernel_parse(const char *spec, size_t dim, gpc_kernel **out)
         return gpc_fail(GPC_EUSAGE, "empty kernel spec (try ard)");
     }
     /* terms[] is the sum of terms, clauses what follows the first ':' */
-    char *terms = strdup(k->spec), *clauses = strchr(terms, ':');
+    char *terms = gpc_strdup(k->spec), *clauses = strchr(terms, ':');
     if (clauses)
         *clauses++ = '\0';
     size_t len = strlen(terms);
@@ -316,7 +317,7 @@ int gpc_kernel_parse(const char *spec, size_t dim, gpc_kernel **out)
         free(k);
         return gpc_fail(GPC_EUSAGE, "kernel spec '%s' has an empty term", spec);
     }
-    char *copy = strdup(terms), *save = NULL;
+    char *copy = gpc_strdup(terms), *save = NULL;
     int rc = GPC_OK;
     for (char *tok = strtok_r(copy, "+", &save); tok; tok = strtok_r(NULL, "+", &save)) {
         if (k->nterms == GPC_KERNEL_MAX_TERMS) {
@@ -348,11 +349,11 @@ int gpc_kernel_parse(const char *spec, size_t dim, gpc_kernel **out)
         gpc_kernel_free(k);
         return rc;
     }
-    k->theta = calloc(k->nparams, sizeof *k->theta);
-    k->etheta = calloc(k->nparams, sizeof *k->etheta);
-    k->names = calloc(k->nparams, sizeof *k->names);
+    k->theta = gpc_calloc(k->nparams, sizeof *k->theta);
+    k->etheta = gpc_calloc(k->nparams, sizeof *k->etheta);
+    k->names = gpc_calloc(k->nparams, sizeof *k->names);
     assign_names(k);
-    double *th0 = malloc(k->nparams * sizeof *th0);
+    double *th0 = gpc_malloc(k->nparams * sizeof *th0);
     gpc_kernel_default_params(k, th0);
     gpc_kernel_set_params(k, th0);
     free(th0);
@@ -610,7 +611,7 @@ void gpc_kernel_diag(const gpc_kernel *k, const gsl_matrix *Xs, gsl_vector *d)
 
 void gpc_kernel_grad_matrix(const gpc_kernel *k, const gsl_matrix *X, size_t j, gsl_matrix *dK)
 {
-    double *g = malloc(k->nparams * sizeof *g);
+    double *g = gpc_malloc(k->nparams * sizeof *g);
     for (size_t a = 0; a < X->size1; a++)
         for (size_t b = 0; b <= a; b++) {
             kernel_pair_grad(k, row(X, a), row(X, b), a == b, g);
@@ -712,7 +713,7 @@ static void contract_row_term(const contraction *c, const term *t, size_t a, dou
 
 static void contract_rows(const contraction *c, size_t lo, size_t hi, double *s, double *B)
 {
-    double *g = malloc(c->k->nparams * sizeof *g);
+    double *g = gpc_malloc(c->k->nparams * sizeof *g);
     for (size_t a = lo; a < hi; a++)
         for (size_t ti = 0; ti < c->k->nterms; ti++) {
             const term *t = &c->k->terms[ti];
@@ -729,12 +730,12 @@ void gpc_kernel_grad_contract(const gpc_kernel *k, const gsl_matrix *X, const gs
                               const gsl_vector *v, double *s, gsl_matrix *B)
 {
     size_t n = X->size1, p = k->nparams, nb = n < 4 * CONTRACT_BLOCKS ? 1 : CONTRACT_BLOCKS;
-    double *ub = malloc(2 * n * sizeof *ub), *vb = ub + n;
+    double *ub = gpc_malloc(2 * n * sizeof *ub), *vb = ub + n;
     for (size_t i = 0; i < n; i++) {
         ub[i] = gsl_vector_get(u, i);
         vb[i] = gsl_vector_get(v, i);
     }
-    double *sbuf = calloc(nb * p, sizeof *sbuf), *Bbuf = calloc(nb * n * p, sizeof *Bbuf);
+    double *sbuf = gpc_calloc(nb * p, sizeof *sbuf), *Bbuf = gpc_calloc(nb * n * p, sizeof *Bbuf);
     contraction c = {k, X, R, ub, vb, alpha, beta};
 #pragma omp parallel for schedule(dynamic, 1) if (n >= GPC_PARALLEL_MIN_ROWS)
     for (size_t b = 0; b < nb; b++)

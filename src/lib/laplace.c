@@ -7,6 +7,7 @@
 #include <gsl/gsl_errno.h>
 #include <gsl/gsl_linalg.h>
 
+#include "alloc.h"
 #include "bmatrix.h"
 #include "err.h"
 #include "parallel.h"
@@ -20,22 +21,22 @@
 
 gpc_laplace *gpc_laplace_alloc(size_t n, size_t nparams, gpc_lik lik)
 {
-    gpc_laplace *w = calloc(1, sizeof *w);
+    gpc_laplace *w = gpc_calloc(1, sizeof *w);
     w->n = n;
     w->lik = lik;
-    w->K = gsl_matrix_alloc(n, n);
-    w->L = gsl_matrix_alloc(n, n);
-    w->f = gsl_vector_calloc(n);
-    w->a = gsl_vector_calloc(n);
-    w->d1 = gsl_vector_alloc(n);
-    w->W = gsl_vector_alloc(n);
-    w->d3 = gsl_vector_alloc(n);
-    w->sW = gsl_vector_alloc(n);
-    w->t1 = gsl_vector_alloc(n);
-    w->t2 = gsl_vector_alloc(n);
-    w->t3 = gsl_vector_alloc(n);
-    w->t4 = gsl_vector_alloc(n);
-    w->Bg = gsl_matrix_alloc(n, nparams > 0 ? nparams : 1);
+    w->K = gpc_matrix_alloc(n, n);
+    w->L = gpc_matrix_alloc(n, n);
+    w->f = gpc_vector_calloc(n);
+    w->a = gpc_vector_calloc(n);
+    w->d1 = gpc_vector_alloc(n);
+    w->W = gpc_vector_alloc(n);
+    w->d3 = gpc_vector_alloc(n);
+    w->sW = gpc_vector_alloc(n);
+    w->t1 = gpc_vector_alloc(n);
+    w->t2 = gpc_vector_alloc(n);
+    w->t3 = gpc_vector_alloc(n);
+    w->t4 = gpc_vector_alloc(n);
+    w->Bg = gpc_matrix_alloc(n, nparams > 0 ? nparams : 1);
     return w;
 }
 

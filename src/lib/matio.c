@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "alloc.h"
 #include "err.h"
 
 /* ---- names and small helpers ------------------------------------------- */
@@ -181,7 +182,7 @@ static int text_matrix(text_rows *t, gsl_matrix **out)
 {
     if (t->rows == 0)
         return empty_input(t->name);
-    gsl_matrix *m = gsl_matrix_alloc(t->rows, t->cols);
+    gsl_matrix *m = gpc_matrix_alloc(t->rows, t->cols);
     if (!m)
         return out_of_memory(t->name);
     memcpy(m->data, t->val, t->nval * sizeof *t->val); /* fresh matrix: tda == cols */
@@ -414,7 +415,7 @@ static int npy_values(const unsigned char *b, size_t len, const gpc_source *src,
     if (have < want) /* extra bytes after the data are ignored, as numpy does */
         return gpc_fail(GPC_EINPUT, "%s: truncated .npy: expected %zu values, found %zu",
                         src->name, want, have);
-    gsl_matrix *m = gsl_matrix_alloc(rows, cols);
+    gsl_matrix *m = gpc_matrix_alloc(rows, cols);
     if (!m)
         return out_of_memory(src->name);
     for (size_t k = 0; k < want; k++) {
@@ -565,7 +566,7 @@ static int labels_from(const gsl_matrix *m, const gpc_source *src, gsl_vector **
     int st = label_coding(m, src, &coding);
     if (st != GPC_OK)
         return st;
-    gsl_vector *y = gsl_vector_alloc(m->size1);
+    gsl_vector *y = gpc_vector_alloc(m->size1);
     if (!y)
         return out_of_memory(src->name);
     for (size_t i = 0; i < m->size1; i++) {
@@ -704,7 +705,7 @@ static mode_t current_umask(void)
 int gpc_output_open(const char *path, gpc_output **out)
 {
     *out = NULL;
-    gpc_output *o = calloc(1, sizeof *o);
+    gpc_output *o = gpc_calloc(1, sizeof *o);
     if (!o)
         return out_of_memory(is_std(path) ? "<stdout>" : path);
     if (is_std(path)) {
@@ -713,8 +714,8 @@ int gpc_output_open(const char *path, gpc_output **out)
         return GPC_OK;
     }
     size_t n = strlen(path) + sizeof ".tmpXXXXXX";
-    o->path = strdup(path);
-    o->tmp = malloc(n);
+    o->path = gpc_strdup(path);
+    o->tmp = gpc_malloc(n);
     if (!o->path || !o->tmp) {
         output_free(o);
         return out_of_memory(path);

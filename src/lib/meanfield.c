@@ -5,6 +5,7 @@
 
 #include <gsl/gsl_blas.h>
 
+#include "alloc.h"
 #include "err.h"
 #include "parallel.h"
 
@@ -12,14 +13,14 @@
 
 gpc_meanfield *gpc_meanfield_alloc(size_t n)
 {
-    gpc_meanfield *m = calloc(1, sizeof *m);
+    gpc_meanfield *m = gpc_calloc(1, sizeof *m);
     m->n = n;
     m->moments = gpc_ep_probit;
-    m->K = gsl_matrix_alloc(n, n);
-    m->x = gsl_vector_calloc(n);
-    m->h = gsl_vector_calloc(n);
-    m->cav_mean = gsl_vector_calloc(n);
-    m->cav_var = gsl_vector_calloc(n);
+    m->K = gpc_matrix_alloc(n, n);
+    m->x = gpc_vector_calloc(n);
+    m->h = gpc_vector_calloc(n);
+    m->cav_mean = gpc_vector_calloc(n);
+    m->cav_var = gpc_vector_calloc(n);
     m->damping = 1.0;
     m->max_sweeps = 20000;
     return m;

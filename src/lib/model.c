@@ -7,6 +7,7 @@
 
 #include <gsl/gsl_math.h>
 
+#include "alloc.h"
 #include "err.h"
 #include "ep.h"
 #include "laplace.h"
@@ -183,7 +184,7 @@ static int read_header(reader *r, gpc_model *m)
     if (p != gpc_kernel_nparams(m->kernel))
         return gpc_fail(GPC_EINPUT, "%s:%zu: kernel '%s' has %zu hyperparameters, not %zu",
                         r->name, r->line, spec, gpc_kernel_nparams(m->kernel), p);
-    double *theta = malloc(p * sizeof *theta);
+    double *theta = gpc_malloc(p * sizeof *theta);
     for (size_t j = 0; j < p && st == GPC_OK; j++)
         if ((st = expect_key(r, gpc_kernel_param_name(m->kernel, j), &v)) == GPC_OK)
             st = parse_number(r, v, &theta[j], NULL);
@@ -210,11 +211,11 @@ static int read_training(reader *r, gpc_model *m)
         return st;
     if (n == 0)
         return gpc_fail(GPC_EINPUT, "%s:%zu: no training cases", r->name, r->line);
-    m->X = gsl_matrix_alloc(n, d);
-    m->y = gsl_vector_alloc(n);
+    m->X = gpc_matrix_alloc(n, d);
+    m->y = gpc_vector_alloc(n);
     int ep = strcmp(m->method, "ep") == 0;
     size_t s_cols = ep ? 2 : 1; /* per-case state: f, or the sites tau and nu */
-    gsl_vector *state[2] = {gsl_vector_alloc(n), ep ? gsl_vector_alloc(n) : NULL};
+    gsl_vector *state[2] = {gpc_vector_alloc(n), ep ? gpc_vector_alloc(n) : NULL};
     if (ep) {
         m->tau = state[0];
         m->nu = state[1];
@@ -257,7 +258,7 @@ int gpc_model_read(const char *path, gpc_model **out)
     reader r = {is_stdin ? stdin : fopen(path, "r"), is_stdin ? "<stdin>" : path, NULL, 0, 0};
     if (!r.f)
         return gpc_fail(GPC_EINPUT, "%s: cannot open: %s", path, strerror(errno));
-    gpc_model *m = calloc(1, sizeof *m);
+    gpc_model *m = gpc_calloc(1, sizeof *m);
     int st = read_header(&r, m);
     if (st == GPC_OK)
         st = read_training(&r, m);
@@ -399,8 +400,8 @@ int gpc_model_predict(const gpc_model *m, const gsl_matrix *Xs, gsl_vector *mean
     for (size_t s = 0; st == GPC_OK && s < ms; s += PREDICT_BLOCK) {
         size_t b = ms - s < PREDICT_BLOCK ? ms - s : PREDICT_BLOCK;
         gsl_matrix_const_view xs = gsl_matrix_const_submatrix(Xs, s, 0, b, Xs->size2);
-        gsl_matrix *Ks = gsl_matrix_alloc(n, b);
-        gsl_vector *kss = gsl_vector_alloc(b), *mu = gsl_vector_alloc(b), *v = gsl_vector_alloc(b);
+        gsl_matrix *Ks = gpc_matrix_alloc(n, b);
+        gsl_vector *kss = gpc_vector_alloc(b), *mu = gpc_vector_alloc(b), *v = gpc_vector_alloc(b);
         gpc_kernel_cross(m->kernel, m->X, &xs.matrix, Ks);
         gpc_kernel_diag(m->kernel, &xs.matrix, kss);
         predictor_latent(&pr, Ks, kss, mu, v);
@@ -445,8 +446,8 @@ int gpc_model_loo(const gpc_model *m, gsl_vector *mean, gsl_vector *var, gsl_vec
         predictor_free(&pr);
         return GPC_OK;
     }
-    gsl_matrix *Ks = gsl_matrix_alloc(n, n);
-    gsl_vector *kss = gsl_vector_alloc(n), *mu = gsl_vector_alloc(n), *v = gsl_vector_alloc(n);
+    gsl_matrix *Ks = gpc_matrix_alloc(n, n);
+    gsl_vector *kss = gpc_vector_alloc(n), *mu = gpc_vector_alloc(n), *v = gpc_vector_alloc(n);
     if (st == GPC_OK) { /* the posterior marginals at the training inputs */
         gsl_matrix_memcpy(Ks, pr.K);
         gsl_vector_view d = gsl_matrix_diagonal(pr.K);
@@ -477,11 +478,11 @@ int gpc_model_loo(const gpc_model *m, gsl_vector *mean, gsl_vector *var, gsl_vec
 static gpc_model *model_without(const gpc_model *m, size_t i)
 {
     size_t n = m->X->size1, d = m->X->size2;
-    gpc_model *s = calloc(1, sizeof *s);
+    gpc_model *s = gpc_calloc(1, sizeof *s);
     *s = *m;
     s->kernel = gpc_kernel_clone(m->kernel);
-    s->X = gsl_matrix_alloc(n - 1, d);
-    s->y = gsl_vector_alloc(n - 1);
+    s->X = gpc_matrix_alloc(n - 1, d);
+    s->y = gpc_vector_alloc(n - 1);
     for (size_t a = 0, b = 0; a < n; a++) {
         if (a == i)
             continue;
@@ -489,10 +490,10 @@ static gpc_model *model_without(const gpc_model *m, size_t i)
         gsl_matrix_set_row(s->X, b, &r.vector);
         gsl_vector_set(s->y, b++, gsl_vector_get(m->y, a));
     }
-    s->f = m->f ? gsl_vector_calloc(n - 1) : NULL;
-    s->tau = m->tau ? gsl_vector_calloc(n - 1) : NULL;
-    s->nu = m->nu ? gsl_vector_calloc(n - 1) : NULL;
-    s->x = m->x ? gsl_vector_calloc(n - 1) : NULL;
+    s->f = m->f ? gpc_vector_calloc(n - 1) : NULL;
+    s->tau = m->tau ? gpc_vector_calloc(n - 1) : NULL;
+    s->nu = m->nu ? gpc_vector_calloc(n - 1) : NULL;
+    s->x = m->x ? gpc_vector_calloc(n - 1) : NULL;
     return s;
 }
 
@@ -502,7 +503,7 @@ int gpc_model_loo_exact(const gpc_model *m, gsl_vector *mean, gsl_vector *var,
     size_t n = m->X->size1;
     if (n < 2)
         return gpc_fail(GPC_EUSAGE, "leave-one-out needs at least two training cases");
-    gsl_vector *mu = gsl_vector_alloc(1), *v = gsl_vector_alloc(1);
+    gsl_vector *mu = gpc_vector_alloc(1), *v = gpc_vector_alloc(1);
     int st = GPC_OK;
     for (size_t i = 0; st == GPC_OK && i < n; i++) {
         gpc_model *s = model_without(m, i);

@@ -9,6 +9,7 @@
 #include <gsl/gsl_randist.h>
 #include <gsl/gsl_rng.h>
 
+#include "alloc.h"
 #include "err.h"
 #include "evidence.h"
 
@@ -144,14 +145,14 @@ static int subset_eval(void *ctx, const double *t, double *value, double *grad)
 static int optimize_subset(gpc_objective fn, void *ctx, size_t p, double *theta,
                            const gpc_optimize_opts *o, gpc_optimize_result *res)
 {
-    size_t *free_idx = malloc(p * sizeof *free_idx), q = 0;
+    size_t *free_idx = gpc_malloc(p * sizeof *free_idx), q = 0;
     for (size_t j = 0; j < p; j++)
         if (!o->fixed[j])
             free_idx[q++] = j;
     if (q == 0) { /* nothing to move: the objective at theta is the answer */
         free(free_idx);
         memset(res, 0, sizeof *res);
-        double *g = malloc(p * sizeof *g);
+        double *g = gpc_malloc(p * sizeof *g);
         int st = fn(ctx, theta, &res->evidence, g);
         free(g);
         res->value = res->evidence;
@@ -159,9 +160,9 @@ static int optimize_subset(gpc_objective fn, void *ctx, size_t p, double *theta,
         res->evaluations = 1;
         return st;
     }
-    subset s = {fn, ctx, p, q, free_idx, malloc(p * sizeof(double)), malloc(p * sizeof(double))};
+    subset s = {fn, ctx, p, q, free_idx, gpc_malloc(p * sizeof(double)), gpc_malloc(p * sizeof(double))};
     memcpy(s.full, theta, p * sizeof(double));
-    double *t = malloc((q ? q : 1) * sizeof *t);
+    double *t = gpc_malloc((q ? q : 1) * sizeof *t);
     for (size_t j = 0; j < q; j++)
         t[j] = theta[free_idx[j]];
     gpc_optimize_opts oq = *o;
@@ -181,9 +182,9 @@ int gpc_optimize(gpc_objective fn, void *ctx, size_t p, double *theta,
 {
     if (o->fixed)
         return optimize_subset(fn, ctx, p, theta, o, res);
-    problem pb = {fn, ctx, o, p, malloc(p * sizeof(double)), malloc(p * sizeof(double)),
+    problem pb = {fn, ctx, o, p, gpc_malloc(p * sizeof(double)), gpc_malloc(p * sizeof(double)),
                   0, 0, 0, GPC_OK, 0};
-    gsl_vector *x = gsl_vector_alloc(p), *best = gsl_vector_alloc(p), *g = gsl_vector_alloc(p);
+    gsl_vector *x = gpc_vector_alloc(p), *best = gpc_vector_alloc(p), *g = gpc_vector_alloc(p);
     gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
     gsl_rng_set(rng, o->seed);
     double best_value = -HUGE_VAL;

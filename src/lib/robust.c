@@ -7,6 +7,7 @@
 #include <gsl/gsl_cdf.h>
 #include <gsl/gsl_math.h>
 
+#include "alloc.h"
 #include "err.h"
 
 void gpc_robust_defaults(gpc_robust_opts *o)
@@ -90,7 +91,7 @@ static int fit_em(gpc_evidence *ev, double *theta, const gpc_robust_opts *o,
                   gpc_robust_result *res)
 {
     size_t p = gpc_kernel_nparams(ev->kernel);
-    double *good = malloc(p * sizeof *good);
+    double *good = gpc_malloc(p * sizeof *good);
     double eps = o->eps > 0.0 ? o->eps : 0.01, good_eps = -1.0, prev = -HUGE_VAL, z = 0.0;
     int st = GPC_OK;
     res->converged = 0;
@@ -165,7 +166,7 @@ int gpc_robust_fit(gpc_evidence *ev, double *theta, const gpc_robust_opts *o,
         return fit_em(ev, theta, o, res);
 
     size_t p = gpc_kernel_nparams(ev->kernel);
-    double *theta_em = malloc(p * sizeof *theta_em);
+    double *theta_em = gpc_malloc(p * sizeof *theta_em);
     for (size_t j = 0; j < p; j++)
         theta_em[j] = theta[j];
     gpc_robust_result plain = *res;
