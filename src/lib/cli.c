@@ -176,6 +176,16 @@ void gpc_cli_params_write(const gpc_kernel *k, const char *path)
     gpc_cli_check(gpc_output_commit(o));
 }
 
+void gpc_cli_stdin_claim(const char *what, const char *path)
+{
+    static const char *claimed;
+    if (!path || strcmp(path, "-") != 0)
+        return;
+    if (claimed)
+        gpc_cli_usage("%s and %s cannot both be standard input ('-')", claimed, what);
+    claimed = what;
+}
+
 const char *gpc_cli_name(const char *path)
 {
     return !path || strcmp(path, "-") == 0 ? "<stdin>" : path;

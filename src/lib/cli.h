@@ -43,6 +43,11 @@ void gpc_cli_params_file(gpc_kernel *k, const char *path);
 /* Write "name value" lines. */
 void gpc_cli_params_write(const gpc_kernel *k, const char *path);
 
+/* Note that the input what ("-H", "X") is read from path; when path is "-"
+ * and another input already takes standard input, a usage error (exit 2):
+ * two readers of one stream would leave the second one empty. */
+void gpc_cli_stdin_claim(const char *what, const char *path);
+
 /* "<stdin>" for "-" or NULL, else path: how messages name a file. */
 const char *gpc_cli_name(const char *path);
 

@@ -490,16 +490,43 @@ int gpc_matrix_read_stream(FILE *f, const char *name, gsl_matrix **out, gpc_sour
     return st;
 }
 
+int gpc_input_open(const char *path, FILE **f, const char **name)
+{
+    *name = in_name(path);
+    if (is_std(path)) {
+        *f = stdin;
+        return GPC_OK;
+    }
+    *f = fopen(path, "rb");
+    if (!*f)
+        return gpc_fail(GPC_EINPUT, "%s: cannot open: %s", path, strerror(errno));
+    /* fopen opens a directory for reading on Linux, and the first read fails
+     * with EISDIR, which line readers would take for the end of the file. */
+    struct stat sb;
+    if (fstat(fileno(*f), &sb) == 0 && S_ISDIR(sb.st_mode)) {
+        fclose(*f);
+        *f = NULL;
+        return gpc_fail(GPC_EINPUT, "%s: is a directory; give a file", path);
+    }
+    return GPC_OK;
+}
+
+void gpc_input_close(FILE *f)
+{
+    if (f && f != stdin)
+        fclose(f);
+}
+
 int gpc_matrix_read(const char *path, gsl_matrix **out, gpc_source *src)
 {
     reset(out, src);
-    if (is_std(path))
-        return gpc_matrix_read_stream(stdin, path, out, src);
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return gpc_fail(GPC_EINPUT, "%s: cannot open: %s", path, strerror(errno));
-    int st = gpc_matrix_read_stream(f, path, out, src);
-    fclose(f);
+    FILE *f;
+    const char *name;
+    int st = gpc_input_open(path, &f, &name);
+    if (st != GPC_OK)
+        return st;
+    st = gpc_matrix_read_stream(f, path, out, src);
+    gpc_input_close(f);
     return st;
 }
 

@@ -25,6 +25,12 @@ typedef struct {
     size_t rows;
 } gpc_source;
 
+/* Open path for reading ("-" or NULL: standard input, named "<stdin>" in
+ * *name).  A directory, or a path that cannot be opened, is GPC_EINPUT with a
+ * message naming it.  Close with gpc_input_close, which leaves stdin open. */
+int gpc_input_open(const char *path, FILE **f, const char **name);
+void gpc_input_close(FILE *f);
+
 /* Parse "text" or "npy" (also "txt"); GPC_EUSAGE on anything else. */
 int gpc_format_parse(const char *s, gpc_format *fmt);
 
