@@ -271,6 +271,14 @@ void gpc_cli_check(int status)
 
 void gpc_cli_write_matrix(gpc_output *o, const gsl_matrix *m, gpc_format fmt)
 {
+    /* the last line of defence against silent garbage: every result a tool
+     * writes is a finite number */
+    for (size_t i = 0; i < m->size1; i++)
+        for (size_t j = 0; j < m->size2; j++)
+            if (!isfinite(gsl_matrix_get(m, i, j)))
+                gpc_die(GPC_ENUM, "the result is not a finite number (row %zu, column %zu is "
+                        "%g), so nothing was written: the hyperparameters are probably out of "
+                        "range (their logs far above 0)", i + 1, j + 1, gsl_matrix_get(m, i, j));
     /* on failure gpc_die removes the temporary */
     gpc_cli_check(gpc_matrix_write(gpc_output_file(o), gpc_output_name(o), m, fmt));
     gpc_cli_check(gpc_output_commit(o));

@@ -85,7 +85,8 @@ gpc_kernel *gpc_cli_kernel(const char *spec, size_t dim, const char *params_file
 /* Die with the matching status after a failed library call. */
 void gpc_cli_check(int status);
 
-/* Write m to o in fmt and commit it; dies on error. */
+/* Write m to o in fmt and commit it; dies on error, and with status 1 when
+ * m holds a NaN or an infinity. */
 void gpc_cli_write_matrix(gpc_output *o, const gsl_matrix *m, gpc_format fmt);
 
 /* Read a matrix or die; with expect_cols > 0 also check its width, naming

@@ -223,3 +223,20 @@ model_with() {
     printf '1.7e308 1\n-1.7e308 2\n' > huge.txt
     expect_failure 3 "huge.txt: column 1:" gpc-scale -s out/s -o out/x huge.txt
 }
+
+# ---- memory -----------------------------------------------------------------------------
+
+@test "memory: an allocation that fails is 'out of memory', exit 3, no output" {
+    # K for 20000 cases needs 3.2 GB; the address space is capped at 1.5 GB
+    awk 'BEGIN { for (i = 0; i < 20000; i++) print i % 7, i % 11 }' > X20k.txt
+    run -3 --separate-stderr bash -c 'ulimit -v 1500000 && gpc-kernel -k se -o out/K.txt X20k.txt'
+    [[ "$stderr" == *"gpc-kernel: out of memory (3200000000 bytes)"* ]] || fail "$stderr"
+    assert_dir_empty out
+}
+
+@test "results: a model whose hyperparameters overflow gives exit 1, not NaN" {
+    model_with s.model 's/^log_v0 .*/log_v0 1000/'
+    expect_failure 1 "not a finite number" gpc-predict -m bad.model -o out/p Xtz.txt
+    model_with ep.model 's/^log_v0 .*/log_v0 1000/'
+    expect_failure 1 "not a finite number" gpc-predict -m bad.model -o out/p Xtz.txt
+}
