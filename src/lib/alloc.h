@@ -5,7 +5,7 @@
  * "prog: out of memory (N bytes)" and exit with status 3 after the gpc_die
  * cleanup handlers ran (no temporary output file survives).  Sizes read from
  * files are checked against what the file can hold before they get here, so
- * a hostile header cannot ask for gigabytes (see gpc_count_fits). */
+ * a hostile header cannot ask for gigabytes. */
 #ifndef GPC_ALLOC_H
 #define GPC_ALLOC_H
 
