@@ -281,7 +281,7 @@ static int parse_header(cursor *c, gpc_chain_settings *set, char **cols)
         if (!seen[k])
             return gpc_fail(GPC_EINPUT, "%s: no '# %s' line in the header (before line %zu); "
                             "restore it as gpc-hmc wrote it", c->name, keys[k].name,
-                            c->line + (s != NULL));
+                            c->line + (s == NULL));
     if (!s)
         return gpc_fail(GPC_EINPUT, "%s: no column line after the header; the chain is "
                         "incomplete", c->name);
