@@ -293,15 +293,19 @@ static volatile sig_atomic_t stop_signal;
 
 static void on_signal(int sig) { stop_signal = sig; }
 
+/* A signal ignored when the program starts stays ignored: nohup ignores
+ * SIGHUP, and a shell without job control makes background jobs ignore
+ * SIGINT, so that a hangup or ^C does not reach them. */
 static void catch_signals(void)
 {
     static const int sigs[] = {SIGINT, SIGTERM, SIGHUP};
-    struct sigaction sa;
+    struct sigaction sa, old;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_signal;
     sigemptyset(&sa.sa_mask);
     for (size_t i = 0; i < sizeof sigs / sizeof *sigs; i++)
-        sigaction(sigs[i], &sa, NULL);
+        if (sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler != SIG_IGN)
+            sigaction(sigs[i], &sa, NULL);
 }
 
 static const char *signal_name(int sig)
