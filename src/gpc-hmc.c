@@ -47,7 +47,8 @@ static void usage(void)
            "                           seconds have passed (at least one iteration is\n"
            "                           run); the chain can be extended\n"
            "  -x, --extend=CHAIN       continue CHAIN by N iterations with its own settings\n"
-           "                           (written back in place unless -o is given)\n"
+           "                           (appended in place unless -o is given; '-' reads\n"
+           "                           it from standard input and writes to -o or stdout)\n"
            "  -s, --summary            summarise the chains given as arguments\n"
            "  -b, --burn=B             with --summary: iterations to discard (default: the\n"
            "                           first third)\n"
@@ -57,8 +58,13 @@ static void usage(void)
            "  -h, --help               show this help and exit\n"
            "  -V, --version            show the version and exit\n"
            "\n"
-           "Exit status: 0 success, 1 numerical failure, 2 usage error, 3 input or output\n"
-           "error.\n",
+           "Every iteration is on disk before the next starts.  SIGINT, SIGTERM or SIGHUP\n"
+           "stops the run after the current iteration, with the chain whole; --extend\n"
+           "continues it exactly.\n"
+           "\n"
+           "Exit status: 0 success, 1 numerical failure (the rows before it are kept),\n"
+           "2 usage error, 3 input or output error; stopped by a signal, the program\n"
+           "ends by that signal (status 128+N in the shell).\n",
            gpc_progname(), gpc_progname(), gpc_progname());
     exit(0);
 }
