@@ -368,7 +368,7 @@ static int data_row(cursor *c, char *s, gpc_chain *ch, size_t r, double *v)
     char *e;
     errno = 0;
     long it = strtol(s, &e, 10);
-    if (e == s || (*e != ' ' && *e != '\t') || errno == ERANGE || it < 1)
+    if (e == s || (*e != ' ' && *e != '\t') || errno == ERANGE || it < 1 || it == LONG_MAX)
         return gpc_fail(GPC_EINPUT, "%s:%zu: expected an iteration number (1 or more) and "
                         "%zu numbers", c->name, c->line, ncol - 1);
     for (size_t j = 1; j < ncol; j++) {
