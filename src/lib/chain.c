@@ -505,6 +505,20 @@ int gpc_chain_out_create(const char *path, gpc_chain_out **out)
         return GPC_OK;
     }
     o->path = gpc_strdup(path);
+    /* a device, a pipe or a symbolic link (/dev/stdout, /dev/full, a FIFO)
+     * is written through as it is: a file renamed over it would replace it
+     * (as root, /dev/full itself) */
+    struct stat sb;
+    if (lstat(path, &sb) == 0 && !S_ISREG(sb.st_mode) && !S_ISDIR(sb.st_mode)) {
+        if (!(o->f = fopen(path, "wb"))) {
+            int err = errno;
+            out_free(o);
+            *out = NULL;
+            return gpc_fail(GPC_EINPUT, "%s: cannot open for writing: %s", path,
+                            strerror(err));
+        }
+        return GPC_OK;
+    }
     size_t n = strlen(path) + sizeof ".tmpXXXXXX";
     o->tmp = gpc_malloc(n);
     snprintf(o->tmp, n, "%s.tmpXXXXXX", path);

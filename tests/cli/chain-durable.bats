@@ -164,3 +164,25 @@ stop_and_extend() {
     assert_files_equal one.txt ext.txt
     assert_files_equal one.txt std.txt
 }
+
+@test "chain: -o names a device, a pipe or a link: written through, never replaced" {
+    # a file renamed over the name would replace the device, pipe or link;
+    # links in this directory keep a failure of this test from touching /dev
+    ln -s /dev/full full
+    run gpc-hmc -k se -L 5 -q -n 2 -o full Xz.txt y.txt
+    assert_failure 3
+    assert_output --partial "full: write error: No space left on device"
+    [ -L full ] || fail "the link to /dev/full was replaced"
+    gpc-hmc -k se -L 5 -q -n 2 -o one.txt Xz.txt y.txt
+    ln -s /dev/stdout out.lnk
+    gpc-hmc -k se -L 5 -q -n 2 -o out.lnk Xz.txt y.txt > dev.txt
+    assert_files_equal one.txt dev.txt
+    [ -L out.lnk ] || fail "the link to /dev/stdout was replaced"
+    mkfifo pipe
+    cat pipe > fifo.txt &
+    gpc-hmc -k se -L 5 -q -n 2 -o pipe Xz.txt y.txt
+    wait $!
+    assert_files_equal one.txt fifo.txt
+    [ -p pipe ] || fail "the FIFO was replaced"
+    assert_no_tmp_files
+}
