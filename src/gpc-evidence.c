@@ -95,6 +95,10 @@ int main(int argc, char **argv)
     gpc_cli_method(mname, likname, &method, &lik);
     if (method == GPC_METHOD_NAIVE)
         gpc_cli_usage("naive mean field gives no evidence; use -M ep (or tap)");
+    gpc_cli_stdin_claim("-H", params_file);
+    gpc_cli_stdin_claim("--grid", grid_path);
+    gpc_cli_stdin_claim_training(argc, argv);
+    gpc_output *output = gpc_cli_output(out);
     gsl_matrix *X;
     gsl_vector *y;
     gpc_cli_read_training(argc, argv, &X, &y);
@@ -122,7 +126,7 @@ int main(int argc, char **argv)
         if (grid->size1 > 1 && (r + 1) % 100 == 0)
             gpc_info(1, "%zu of %zu hyperparameter vectors", r + 1, grid->size1);
     }
-    gpc_cli_write_matrix(out, res, fmt);
+    gpc_cli_write_matrix(output, res, fmt);
     gpc_evidence_free(ev);
     gpc_kernel_free(k);
     gsl_matrix_free(grid);

@@ -177,6 +177,10 @@ int main(int argc, char **argv)
                       "the hyperparameters e.g. by the leave-one-out error, gpc-predict --loo)");
     if (method == GPC_METHOD_NAIVE && o.robust.mode != GPC_ROBUST_FIXED)
         gpc_cli_usage("--label-noise=em and select need -M ep");
+    gpc_cli_stdin_claim("-H", o.params_file);
+    gpc_cli_stdin_claim_training(argc, argv);
+    gpc_output *model_out = gpc_cli_output(o.model);
+    gpc_output *params_out = o.params_out ? gpc_cli_output(o.params_out) : NULL;
     gsl_matrix *X;
     gsl_vector *y;
     gpc_cli_read_training(argc, argv, &X, &y);
@@ -224,16 +228,15 @@ int main(int argc, char **argv)
                  ev->laplace->iterations);
     if (o.robust.mode != GPC_ROBUST_FIXED)
         gpc_info(1, "label noise %.8g after %d EM iterations", res.eps, res.em_iterations);
-    gpc_output *out;
-    gpc_cli_check(gpc_output_open(o.model, &out));
-    st = gpc_model_write(gpc_output_file(out), gpc_output_name(out), &m);
-    if (st != GPC_OK) {
-        gpc_output_abort(out);
-        gpc_die_last(st);
+    /* both written before either is committed, so a failure leaves neither
+     * (gpc_die removes the temporaries) */
+    gpc_cli_check(gpc_model_write(gpc_output_file(model_out), gpc_output_name(model_out), &m));
+    gpc_cli_check(gpc_output_flush(model_out));
+    if (params_out) {
+        gpc_cli_params_write(k, params_out);
+        gpc_cli_check(gpc_output_commit(params_out));
     }
-    gpc_cli_check(gpc_output_commit(out));
-    if (o.params_out)
-        gpc_cli_params_write(k, o.params_out);
+    gpc_cli_check(gpc_output_commit(model_out));
 
     gpc_evidence_free(ev);
     gpc_kernel_free(k);

@@ -152,15 +152,18 @@ static void claim_inputs(const options *o, int argc, char **argv)
 {
     gpc_cli_stdin_claim("-H", o->params_file);
     if (o->summary) {
-        for (int i = optind; i < argc; i++)
-            gpc_cli_stdin_claim("a chain", argv[i]);
+        /* each chain by its place: a claim under the same name is allowed twice */
+        for (int i = optind; i < argc; i++) {
+            if (strcmp(argv[i], "-") != 0)
+                continue;
+            char *what = gpc_malloc(32); /* kept: the claim holds on to it */
+            snprintf(what, 32, "chain %d", i - optind + 1);
+            gpc_cli_stdin_claim(what, argv[i]);
+        }
         return;
     }
     gpc_cli_stdin_claim("--extend", o->extend);
-    if (argc - optind == 2) {
-        gpc_cli_stdin_claim("X", argv[optind]);
-        gpc_cli_stdin_claim("Y", argv[optind + 1]);
-    }
+    gpc_cli_stdin_claim_training(argc, argv);
 }
 
 static double now(void)

@@ -97,13 +97,17 @@ int main(int argc, char **argv)
     if (diag + !!grad + chol + list > 1)
         gpc_cli_usage("--diag, --grad, --cholesky and --list cannot be combined");
     const char *xpath = argv[optind];
-    if (nfiles == 2 && strcmp(xpath, "-") == 0 && strcmp(argv[optind + 1], "-") == 0)
-        gpc_cli_usage("X and XS cannot both be standard input");
+    gpc_cli_stdin_claim("-H", params_file);
+    gpc_cli_stdin_claim("X", xpath);
+    if (nfiles == 2)
+        gpc_cli_stdin_claim("XS", argv[optind + 1]);
+    gpc_output *output = gpc_cli_output(out);
 
     gsl_matrix *X = gpc_cli_read_matrix(xpath, 0, NULL);
     gpc_kernel *k = gpc_cli_kernel(kspec, X->size2, params_file, params);
     if (list) {
-        gpc_cli_params_write(k, out);
+        gpc_cli_params_write(k, output);
+        gpc_cli_check(gpc_output_commit(output));
         return 0;
     }
     long j = grad ? gpc_kernel_param_index(k, grad) : -1;
@@ -135,7 +139,7 @@ int main(int argc, char **argv)
         if (!isfinite(res->data[i]))
             gpc_die(GPC_ENUM, "kernel values overflow: the hyperparameters are too large "
                     "(their logs should stay well below 700)");
-    gpc_cli_write_matrix(out, res, fmt);
+    gpc_cli_write_matrix(output, res, fmt);
     gsl_matrix_free(res);
     gsl_matrix_free(X);
     gpc_kernel_free(k);

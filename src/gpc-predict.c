@@ -212,13 +212,11 @@ int main(int argc, char **argv)
     column cols[MAX_COLUMNS];
     size_t ncols = parse_columns(columns, cols);
     const char *xpath = optind < argc ? argv[optind] : "-";
-    if (loo == LOO_NONE && strcmp(xpath, "-") == 0 && strcmp(model_path, "-") == 0)
-        gpc_cli_usage("the model and the inputs cannot both be standard input");
-    if (chain_path) {
-        gpc_cli_stdin_claim("the model", model_path);
+    gpc_cli_stdin_claim("the model (-m)", model_path);
+    gpc_cli_stdin_claim("--chain", chain_path);
+    if (loo == LOO_NONE)
         gpc_cli_stdin_claim("the inputs", xpath);
-        gpc_cli_stdin_claim("--chain", chain_path);
-    }
+    gpc_output *output = gpc_cli_output(out);
 
     gpc_model *m;
     gpc_cli_check(gpc_model_read(model_path, &m));
@@ -248,7 +246,7 @@ int main(int argc, char **argv)
             gsl_matrix_set(res, i, j, v);
         }
     }
-    gpc_cli_write_matrix(out, res, fmt);
+    gpc_cli_write_matrix(output, res, fmt);
     gsl_matrix_free(res);
     if (Xs != m->X)
         gsl_matrix_free(Xs);

@@ -42,21 +42,49 @@ static const struct option long_options[] = {
     GPC_CLI_COMMON_OPTIONS};
 
 /* Means (row 0) and sample standard deviations (row 1) of the columns. */
-static gsl_matrix *column_stats(const gsl_matrix *X)
+/* Mean and sample sd of column l, with the values divided by scale first
+ * (and the results multiplied back). */
+static void mean_sd(const gsl_matrix *X, size_t l, double scale, double *mean, double *sd)
 {
-    size_t n = X->size1, d = X->size2;
-    gsl_matrix *s = gpc_matrix_calloc(2, d);
-    for (size_t l = 0; l < d; l++) {
-        double mean = 0.0, ss = 0.0;
-        for (size_t i = 0; i < n; i++)
-            mean += gsl_matrix_get(X, i, l);
-        mean /= n;
-        for (size_t i = 0; i < n; i++) {
-            double e = gsl_matrix_get(X, i, l) - mean;
-            ss += e * e;
-        }
+    size_t n = X->size1;
+    double m = 0.0, ss = 0.0;
+    for (size_t i = 0; i < n; i++)
+        m += gsl_matrix_get(X, i, l) / scale;
+    m /= n;
+    for (size_t i = 0; i < n; i++) {
+        double e = gsl_matrix_get(X, i, l) / scale - m;
+        ss += e * e;
+    }
+    *mean = m * scale;
+    *sd = n > 1 ? scale * sqrt(ss / (n - 1)) : 0.0;
+}
+
+/* Largest magnitude in column l. */
+static double column_max(const gsl_matrix *X, size_t l)
+{
+    double s = 0.0;
+    for (size_t i = 0; i < X->size1; i++)
+        s = fmax(s, fabs(gsl_matrix_get(X, i, l)));
+    return s;
+}
+
+static gsl_matrix *column_stats(const gsl_matrix *X, const char *xname)
+{
+    gsl_matrix *s = gpc_matrix_calloc(2, X->size2);
+    for (size_t l = 0; l < X->size2; l++) {
+        double mean, sd;
+        mean_sd(X, l, 1.0, &mean, &sd);
+        /* sums of values near the top of the double range overflow: sum
+         * them divided by the largest instead (plain sums stay exact for
+         * the rest) */
+        if (!isfinite(mean) || !isfinite(sd))
+            mean_sd(X, l, column_max(X, l), &mean, &sd);
+        if (!isfinite(sd))
+            gpc_die(GPC_EINPUT, "%s: column %zu: the values span more than the double range "
+                    "(their standard deviation overflows); rescale the column first", xname,
+                    l + 1);
         gsl_matrix_set(s, 0, l, mean);
-        gsl_matrix_set(s, 1, l, n > 1 ? sqrt(ss / (n - 1)) : 0.0);
+        gsl_matrix_set(s, 1, l, sd);
     }
     return s;
 }
@@ -82,10 +110,11 @@ int main(int argc, char **argv)
     if (save && restore)
         gpc_cli_usage("--save and --restore cannot be combined");
     const char *xpath = optind < argc ? argv[optind] : "-";
-    if (restore && strcmp(restore, "-") == 0 && strcmp(xpath, "-") == 0)
-        gpc_cli_usage("the statistics and the inputs cannot both be standard input");
+    gpc_cli_stdin_claim("the statistics (-r)", restore);
+    gpc_cli_stdin_claim("the inputs", xpath);
     if (save && strcmp(save, "-") == 0 && strcmp(out, "-") == 0)
         gpc_cli_usage("--save - needs the output elsewhere (-o FILE)");
+    gpc_output *save_out = save ? gpc_cli_output(save) : NULL, *output = gpc_cli_output(out);
 
     gsl_matrix *X = gpc_cli_read_matrix(xpath, 0, NULL), *stats;
     if (restore) {
@@ -100,7 +129,7 @@ int main(int argc, char **argv)
                 gpc_die(GPC_EINPUT, "%s: standard deviation of column %zu is negative; save "
                         "statistics with gpc-scale --save", gpc_cli_name(restore), l + 1);
     } else {
-        stats = column_stats(X);
+        stats = column_stats(X, gpc_cli_name(xpath));
     }
     for (size_t l = 0; l < X->size2; l++) {
         double mean = gsl_matrix_get(stats, 0, l), sd = gsl_matrix_get(stats, 1, l);
@@ -110,12 +139,23 @@ int main(int argc, char **argv)
                 gpc_info(1, "column %zu is constant: centred, not scaled", l + 1);
             sd = 1.0;
         }
-        for (size_t i = 0; i < X->size1; i++)
-            gsl_matrix_set(X, i, l, (gsl_matrix_get(X, i, l) - mean) / sd);
+        for (size_t i = 0; i < X->size1; i++) {
+            double z = (gsl_matrix_get(X, i, l) - mean) / sd;
+            if (!isfinite(z))
+                gpc_die(GPC_EINPUT, "%s: row %zu, column %zu: the scaled value overflows "
+                        "(mean %g, sd %g); scale statistics that fit the data", gpc_cli_name(xpath),
+                        i + 1, l + 1, mean, sd);
+            gsl_matrix_set(X, i, l, z);
+        }
     }
-    if (save)
-        gpc_cli_write_matrix(save, stats, GPC_FMT_TEXT);
-    gpc_cli_write_matrix(out, X, fmt);
+    /* both written before either is committed, so a failure leaves neither */
+    if (save_out)
+        gpc_cli_check(gpc_matrix_write(gpc_output_file(save_out), gpc_output_name(save_out),
+                                       stats, GPC_FMT_TEXT));
+    gpc_cli_check(gpc_matrix_write(gpc_output_file(output), gpc_output_name(output), X, fmt));
+    if (save_out)
+        gpc_cli_check(gpc_output_commit(save_out));
+    gpc_cli_check(gpc_output_commit(output));
     gsl_matrix_free(X);
     gsl_matrix_free(stats);
     return 0;

@@ -56,8 +56,8 @@ int main(int argc, char **argv)
     if (argc - optind != 2)
         gpc_cli_usage("expected two files, the predictions and the labels");
     const char *ppath = argv[optind], *ypath = argv[optind + 1];
-    if (strcmp(ppath, "-") == 0 && strcmp(ypath, "-") == 0)
-        gpc_cli_usage("the predictions and the labels cannot both be standard input");
+    gpc_cli_stdin_claim("the predictions", ppath);
+    gpc_cli_stdin_claim("the labels", ypath);
     gsl_matrix *P = gpc_cli_read_matrix(ppath, 0, NULL);
     gsl_vector *y;
     gpc_cli_check(gpc_labels_read_binary(ypath, &y));

@@ -22,6 +22,7 @@ void gpc_cli_init(int argc, char **argv)
     gpc_set_progname(argv[0]);
     setlocale(LC_ALL, "C");
     gpc_gsl_quiet();
+    gpc_output_remove_on_signals();
 }
 
 void gpc_cli_version(void)
@@ -40,7 +41,7 @@ void gpc_cli_usage(const char *fmt, ...)
     vfprintf(stderr, fmt, ap);
     va_end(ap);
     fprintf(stderr, "\nTry '%s --help' for more information.\n", gpc_progname());
-    exit(GPC_EUSAGE);
+    gpc_exit(GPC_EUSAGE);
 }
 
 int gpc_cli_common(int c, const char *arg, gpc_format *fmt)
@@ -55,7 +56,7 @@ int gpc_cli_common(int c, const char *arg, gpc_format *fmt)
         return 1;
     case '?': /* getopt has already said what is wrong */
         fprintf(stderr, "Try '%s --help' for more information.\n", gpc_progname());
-        exit(GPC_EUSAGE);
+        gpc_exit(GPC_EUSAGE);
     default: return 0;
     }
 }
@@ -134,12 +135,8 @@ void gpc_cli_params(gpc_kernel *k, const char *arg)
 
 void gpc_cli_params_file(gpc_kernel *k, const char *path)
 {
-    int is_stdin = strcmp(path, "-") == 0;
-    FILE *f = is_stdin ? stdin : fopen(path, "r");
-    if (!f)
-        gpc_die(GPC_EINPUT, "%s: cannot open: %s", path, strerror(errno));
-    if (is_stdin)
-        path = "<stdin>";
+    FILE *f;
+    gpc_cli_check(gpc_input_open(path, &f, &path));
     size_t p = gpc_kernel_nparams(k), line = 0;
     double *theta = gpc_malloc(p * sizeof *theta);
     memcpy(theta, gpc_kernel_params(k), p * sizeof *theta);
@@ -159,31 +156,44 @@ void gpc_cli_params_file(gpc_kernel *k, const char *path)
                     gpc_kernel_spec(k), name);
         theta[j] = x;
     }
-    if (!is_stdin)
-        fclose(f);
+    if (ferror(f))
+        gpc_die(GPC_EINPUT, "%s: read error: %s", path, strerror(errno ? errno : EIO));
+    gpc_input_close(f);
     free(buf);
     gpc_kernel_set_params(k, theta);
     free(theta);
 }
 
-void gpc_cli_params_write(const gpc_kernel *k, const char *path)
+void gpc_cli_params_write(const gpc_kernel *k, gpc_output *o)
 {
-    gpc_output *o;
-    gpc_cli_check(gpc_output_open(path, &o));
     FILE *f = gpc_output_file(o);
     for (size_t j = 0; j < gpc_kernel_nparams(k); j++)
         fprintf(f, "%s %.17g\n", gpc_kernel_param_name(k, j), gpc_kernel_params(k)[j]);
-    gpc_cli_check(gpc_output_commit(o));
+}
+
+gpc_output *gpc_cli_output(const char *path)
+{
+    gpc_output *o;
+    gpc_cli_check(gpc_output_open(path, &o));
+    return o;
 }
 
 void gpc_cli_stdin_claim(const char *what, const char *path)
 {
     static const char *claimed;
-    if (!path || strcmp(path, "-") != 0)
+    if (!path || strcmp(path, "-") != 0 || (claimed && !strcmp(claimed, what)))
         return;
     if (claimed)
         gpc_cli_usage("%s and %s cannot both be standard input ('-')", claimed, what);
     claimed = what;
+}
+
+void gpc_cli_stdin_claim_training(int argc, char **argv)
+{
+    if (argc - optind == 2) {
+        gpc_cli_stdin_claim("X", argv[optind]);
+        gpc_cli_stdin_claim("Y", argv[optind + 1]);
+    }
 }
 
 const char *gpc_cli_name(const char *path)
@@ -196,8 +206,8 @@ void gpc_cli_read_training(int argc, char **argv, gsl_matrix **X, gsl_vector **y
     if (argc - optind != 2)
         gpc_cli_usage("expected two files, the inputs X and the labels Y");
     const char *xpath = argv[optind], *ypath = argv[optind + 1];
-    if (strcmp(xpath, "-") == 0 && strcmp(ypath, "-") == 0)
-        gpc_cli_usage("X and Y cannot both be standard input");
+    gpc_cli_stdin_claim("X", xpath);
+    gpc_cli_stdin_claim("Y", ypath);
     *X = gpc_cli_read_matrix(xpath, 0, NULL);
     gpc_cli_check(gpc_labels_read_binary(ypath, y));
     if ((*y)->size != (*X)->size1)
@@ -259,15 +269,18 @@ void gpc_cli_check(int status)
         gpc_die_last(status);
 }
 
-void gpc_cli_write_matrix(const char *path, const gsl_matrix *m, gpc_format fmt)
+void gpc_cli_write_matrix(gpc_output *o, const gsl_matrix *m, gpc_format fmt)
 {
-    gpc_output *o;
-    gpc_cli_check(gpc_output_open(path, &o));
-    int st = gpc_matrix_write(gpc_output_file(o), gpc_output_name(o), m, fmt);
-    if (st != GPC_OK) {
-        gpc_output_abort(o);
-        gpc_die_last(st);
-    }
+    /* the last line of defence against silent garbage: every result a tool
+     * writes is a finite number */
+    for (size_t i = 0; i < m->size1; i++)
+        for (size_t j = 0; j < m->size2; j++)
+            if (!isfinite(gsl_matrix_get(m, i, j)))
+                gpc_die(GPC_ENUM, "the result is not a finite number (row %zu, column %zu is "
+                        "%g), so nothing was written: the hyperparameters are probably out of "
+                        "range (their logs far above 0)", i + 1, j + 1, gsl_matrix_get(m, i, j));
+    /* on failure gpc_die removes the temporary */
+    gpc_cli_check(gpc_matrix_write(gpc_output_file(o), gpc_output_name(o), m, fmt));
     gpc_cli_check(gpc_output_commit(o));
 }
 

@@ -40,13 +40,21 @@ void gpc_cli_params(gpc_kernel *k, const char *arg);
 /* Set hyperparameters from a file of "name value" lines ('#' comments), as
  * gpc-fit --params-out writes them. */
 void gpc_cli_params_file(gpc_kernel *k, const char *path);
-/* Write "name value" lines. */
-void gpc_cli_params_write(const gpc_kernel *k, const char *path);
+/* Open an output (see output.h) or die: tools open every output before
+ * their work starts, so that a path they cannot write stops them at once
+ * and no output is committed when another fails. */
+gpc_output *gpc_cli_output(const char *path);
+
+/* Write "name value" lines to o (the caller commits it). */
+void gpc_cli_params_write(const gpc_kernel *k, gpc_output *o);
 
 /* Note that the input what ("-H", "X") is read from path; when path is "-"
  * and another input already takes standard input, a usage error (exit 2):
  * two readers of one stream would leave the second one empty. */
 void gpc_cli_stdin_claim(const char *what, const char *path);
+/* The same for "X" and "Y", the training set's two remaining arguments
+ * (when there are two), so that mains can claim every input before reading. */
+void gpc_cli_stdin_claim_training(int argc, char **argv);
 
 /* "<stdin>" for "-" or NULL, else path: how messages name a file. */
 const char *gpc_cli_name(const char *path);
@@ -77,8 +85,9 @@ gpc_kernel *gpc_cli_kernel(const char *spec, size_t dim, const char *params_file
 /* Die with the matching status after a failed library call. */
 void gpc_cli_check(int status);
 
-/* Write m to path ("-" = stdout) in fmt, atomically; dies on error. */
-void gpc_cli_write_matrix(const char *path, const gsl_matrix *m, gpc_format fmt);
+/* Write m to o in fmt and commit it; dies on error, and with status 1 when
+ * m holds a NaN or an infinity. */
+void gpc_cli_write_matrix(gpc_output *o, const gsl_matrix *m, gpc_format fmt);
 
 /* Read a matrix or die; with expect_cols > 0 also check its width, naming
  * what the width should match ("the model's inputs"). */

@@ -42,7 +42,7 @@ void gpc_on_die(void (*fn)(void))
         on_die[n_on_die++] = fn;
 }
 
-static _Noreturn void die_now(int status)
+void gpc_exit(int status)
 {
     for (int i = n_on_die - 1; i >= 0; i--)
         on_die[i]();
@@ -57,13 +57,13 @@ void gpc_die(int status, const char *fmt, ...)
     vfprintf(stderr, fmt, ap);
     va_end(ap);
     fputc('\n', stderr);
-    die_now(status);
+    gpc_exit(status);
 }
 
 void gpc_die_last(int status)
 {
     fprintf(stderr, "%s: %s\n", progname, errmsg[0] ? errmsg : "failed");
-    die_now(status);
+    gpc_exit(status);
 }
 
 void gpc_warn(const char *fmt, ...)

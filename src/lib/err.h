@@ -39,6 +39,9 @@ void gpc_info(int level, const char *fmt, ...) __attribute__((format(printf, 2, 
 
 /* Register a function run by gpc_die before exiting (at most a few). */
 void gpc_on_die(void (*fn)(void));
+/* Run those functions and exit with status, for exits that print their own
+ * message (usage errors). */
+_Noreturn void gpc_exit(int status);
 
 /* Install a GSL error handler that does not abort; GSL errors surface as
  * return codes instead. */

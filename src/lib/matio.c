@@ -517,6 +517,19 @@ void gpc_input_close(FILE *f)
         fclose(f);
 }
 
+int gpc_input_read_all(const char *path, char **text, size_t *len, const char **name)
+{
+    FILE *f;
+    *text = NULL;
+    *len = 0;
+    int st = gpc_input_open(path, &f, name);
+    if (st != GPC_OK)
+        return st;
+    st = slurp(f, *name, text, len);
+    gpc_input_close(f);
+    return st;
+}
+
 int gpc_matrix_read(const char *path, gsl_matrix **out, gpc_source *src)
 {
     reset(out, src);
@@ -678,136 +691,4 @@ int gpc_matrix_write(FILE *f, const char *name, const gsl_matrix *m, gpc_format 
     if (fflush(f) != 0 || ferror(f))
         return write_error(name, errno);
     return GPC_OK;
-}
-
-/* ---- outputs that appear whole or not at all --------------------------------- */
-
-struct gpc_output {
-    FILE *f;
-    char *path;       /* NULL for stdout */
-    char *tmp;        /* temporary file beside path; NULL for stdout */
-    gpc_output *next; /* in the list of live temporaries */
-};
-
-/* Temporaries not yet committed or aborted, removed if the program dies. */
-static gpc_output *live;
-
-static void remove_live(void)
-{
-    for (gpc_output *o = live; o; o = o->next)
-        unlink(o->tmp);
-}
-
-static void track(gpc_output *o)
-{
-    static int hooked;
-    if (!hooked) {
-        gpc_on_die(remove_live);
-        hooked = 1;
-    }
-    o->next = live;
-    live = o;
-}
-
-static void output_free(gpc_output *o)
-{
-    for (gpc_output **pp = &live; *pp; pp = &(*pp)->next)
-        if (*pp == o) {
-            *pp = o->next;
-            break;
-        }
-    free(o->path);
-    free(o->tmp);
-    free(o);
-}
-
-/* POSIX can only read the umask by setting it. */
-static mode_t current_umask(void)
-{
-    mode_t mask = umask(0);
-    umask(mask);
-    return mask;
-}
-
-int gpc_output_open(const char *path, gpc_output **out)
-{
-    *out = NULL;
-    gpc_output *o = gpc_calloc(1, sizeof *o);
-    if (!o)
-        return out_of_memory(is_std(path) ? "<stdout>" : path);
-    if (is_std(path)) {
-        o->f = stdout;
-        *out = o;
-        return GPC_OK;
-    }
-    size_t n = strlen(path) + sizeof ".tmpXXXXXX";
-    o->path = gpc_strdup(path);
-    o->tmp = gpc_malloc(n);
-    if (!o->path || !o->tmp) {
-        output_free(o);
-        return out_of_memory(path);
-    }
-    snprintf(o->tmp, n, "%s.tmpXXXXXX", path);
-    int fd = mkstemp(o->tmp);
-    if (fd < 0 || !(o->f = fdopen(fd, "wb"))) {
-        int err = errno;
-        if (fd >= 0) {
-            close(fd);
-            unlink(o->tmp);
-        }
-        output_free(o);
-        return gpc_fail(GPC_EINPUT, "%s: cannot create: %s", path, strerror(err));
-    }
-    track(o);
-    *out = o;
-    return GPC_OK;
-}
-
-FILE *gpc_output_file(gpc_output *o) { return o->f; }
-
-const char *gpc_output_name(const gpc_output *o) { return o->path ? o->path : "<stdout>"; }
-
-/* Close the temporary (mkstemp made it 0600; give it the mode a plain fopen
- * would) and rename it into place, or remove it on any error. */
-static int commit_file(gpc_output *o, int failed, int err)
-{
-    (void)fchmod(fileno(o->f), 0666 & ~current_umask()); /* best effort */
-    if (fclose(o->f) != 0 && !failed) {
-        failed = 1;
-        err = errno;
-    }
-    int st = GPC_OK;
-    if (failed)
-        st = write_error(o->path, err);
-    else if (rename(o->tmp, o->path) != 0)
-        st = gpc_fail(GPC_EINPUT, "%s: cannot rename %s into place: %s", o->path, o->tmp,
-                      strerror(errno));
-    if (st != GPC_OK)
-        unlink(o->tmp);
-    return st;
-}
-
-int gpc_output_commit(gpc_output *o)
-{
-    errno = 0;
-    int failed = fflush(o->f) != 0 || ferror(o->f);
-    int err = errno;
-    int st = GPC_OK;
-    if (o->tmp)
-        st = commit_file(o, failed, err);
-    else if (failed)
-        st = write_error("<stdout>", err);
-    output_free(o);
-    return st;
-}
-
-void gpc_output_abort(gpc_output *o)
-{
-    if (!o)
-        return;
-    if (o->tmp) {
-        fclose(o->f);
-        unlink(o->tmp);
-    }
-    output_free(o);
 }

@@ -16,6 +16,8 @@
 #include <gsl/gsl_matrix.h>
 #include <gsl/gsl_vector.h>
 
+#include "output.h"  /* gpc_output: how every tool writes its files */
+
 typedef enum { GPC_FMT_TEXT = 0, GPC_FMT_NPY = 1 } gpc_format;
 
 /* Where each row of a matrix came from, for messages about a row. */
@@ -30,6 +32,11 @@ typedef struct {
  * message naming it.  Close with gpc_input_close, which leaves stdin open. */
 int gpc_input_open(const char *path, FILE **f, const char **name);
 void gpc_input_close(FILE *f);
+/* The whole of path (as gpc_input_open opens it) in memory, NUL-terminated:
+ * *len bytes in *text (free it).  Readers of keyed files parse this, so that
+ * every count a file states can be checked against what it holds before
+ * anything is allocated for it. */
+int gpc_input_read_all(const char *path, char **text, size_t *len, const char **name);
 
 /* Parse "text" or "npy" (also "txt"); GPC_EUSAGE on anything else. */
 int gpc_format_parse(const char *s, gpc_format *fmt);
@@ -51,16 +58,5 @@ int gpc_labels_read_binary(const char *path, gsl_vector **out);
 
 /* Write m to f; returns GPC_EINPUT with a message on a write error. */
 int gpc_matrix_write(FILE *f, const char *name, const gsl_matrix *m, gpc_format fmt);
-
-/* Output files that appear whole or not at all: gpc_output_open writes to a
- * temporary file beside path (or to stdout for "-"/NULL); gpc_output_commit
- * flushes, checks for write errors and renames it into place.  Temporary files
- * still open when gpc_die runs are removed. */
-typedef struct gpc_output gpc_output;
-int gpc_output_open(const char *path, gpc_output **out);
-FILE *gpc_output_file(gpc_output *o);
-const char *gpc_output_name(const gpc_output *o);
-int gpc_output_commit(gpc_output *o);  /* frees o */
-void gpc_output_abort(gpc_output *o);  /* removes the temporary file, frees o */
 
 #endif

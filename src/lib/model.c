@@ -9,6 +9,8 @@
 
 #include "alloc.h"
 #include "err.h"
+#include "evidence.h"
+#include "matio.h"
 #include "ep.h"
 #include "laplace.h"
 #include "meanfield.h"
@@ -63,21 +65,25 @@ int gpc_model_write(FILE *out, const char *name, const gpc_model *m)
 /* ---- reading ----------------------------------------------------------- */
 
 typedef struct {
-    FILE *f;
     const char *name;
-    char *buf;
-    size_t cap;
+    char *pos, *end; /* the unread part of the file's text */
     size_t line;
 } reader;
 
-/* Next line that is neither blank nor a comment, without its newline;
- * NULL at the end. */
+/* Next line that is neither blank nor a comment, without its newline (cut
+ * in place); NULL at the end. */
 static char *next_line(reader *r)
 {
-    while (getline(&r->buf, &r->cap, r->f) >= 0) {
+    while (r->pos < r->end) {
+        char *s = r->pos, *nl = memchr(s, '\n', (size_t)(r->end - s));
+        if (nl) {
+            *nl = '\0';
+            r->pos = nl + 1;
+        } else {
+            r->pos = r->end;
+        }
         r->line++;
-        char *s = r->buf;
-        s[strcspn(s, "\r\n")] = '\0';
+        s[strcspn(s, "\r")] = '\0';
         while (*s == ' ' || *s == '\t')
             s++;
         if (*s && *s != '#')
@@ -85,6 +91,10 @@ static char *next_line(reader *r)
     }
     return NULL;
 }
+
+/* Bytes not yet read: every number still to come takes at least two of them
+ * (a digit and a separator), which bounds what a stated count can be. */
+static size_t bytes_left(const reader *r) { return (size_t)(r->end - r->pos); }
 
 /* Read "key value" where value is the rest of the line. */
 static int expect_key(reader *r, const char *key, char **value)
@@ -150,6 +160,21 @@ static int parse_likelihood(reader *r, char *v, gpc_model *m)
     return st;
 }
 
+/* A model the tools could not have written is refused rather than
+ * predicted from: e.g. Laplace with the step likelihood gives 0.5
+ * everywhere. */
+static int check_method_likelihood(reader *r, gpc_model *m)
+{
+    gpc_method method;
+    if (gpc_method_parse(m->method, m->lik, &method) != GPC_OK)
+        return gpc_fail(GPC_EINPUT, "%s:%zu: method %s with the %s likelihood: %s", r->name,
+                        r->line, m->method, gpc_lik_name(m->lik), gpc_errmsg());
+    if (method == GPC_METHOD_LAPLACE && m->label_noise > 0.0)
+        return gpc_fail(GPC_EINPUT, "%s:%zu: method laplace takes no label noise", r->name,
+                        r->line);
+    return GPC_OK;
+}
+
 static int read_header(reader *r, gpc_model *m)
 {
     char *v;
@@ -170,12 +195,17 @@ static int read_header(reader *r, gpc_model *m)
         return st;
     if ((st = parse_likelihood(r, v, m)) != GPC_OK)
         return st;
+    if ((st = check_method_likelihood(r, m)) != GPC_OK)
+        return st;
     char spec[1024];
     if ((st = expect_key(r, "kernel", &v)) != GPC_OK)
         return st;
     snprintf(spec, sizeof spec, "%s", v);
     if ((st = parse_count(r, "dim", &dim)) != GPC_OK)
         return st;
+    if (dim > bytes_left(r) / 2)
+        return gpc_fail(GPC_EINPUT, "%s:%zu: dim %zu is more than the rest of the file can "
+                        "hold; the model file is damaged", r->name, r->line, dim);
     if (dim == 0 || gpc_kernel_parse(spec, dim, &m->kernel) != GPC_OK)
         return gpc_fail(GPC_EINPUT, "%s:%zu: bad kernel or dimension: %s", r->name, r->line,
                         dim ? gpc_errmsg() : "dim is 0");
@@ -211,10 +241,14 @@ static int read_training(reader *r, gpc_model *m)
         return st;
     if (n == 0)
         return gpc_fail(GPC_EINPUT, "%s:%zu: no training cases", r->name, r->line);
-    m->X = gpc_matrix_alloc(n, d);
-    m->y = gpc_vector_alloc(n);
     int ep = strcmp(m->method, "ep") == 0;
     size_t s_cols = ep ? 2 : 1; /* per-case state: f, or the sites tau and nu */
+    if (n > bytes_left(r) / 2 / (d + 1 + s_cols))
+        return gpc_fail(GPC_EINPUT, "%s:%zu: model file truncated: %zu training cases of %zu "
+                        "numbers cannot fit in the %zu bytes that follow", r->name, r->line, n,
+                        d + 1 + s_cols, bytes_left(r));
+    m->X = gpc_matrix_alloc(n, d);
+    m->y = gpc_vector_alloc(n);
     gsl_vector *state[2] = {gpc_vector_alloc(n), ep ? gpc_vector_alloc(n) : NULL};
     if (ep) {
         m->tau = state[0];
@@ -254,19 +288,19 @@ static int read_training(reader *r, gpc_model *m)
 
 int gpc_model_read(const char *path, gpc_model **out)
 {
-    int is_stdin = !path || strcmp(path, "-") == 0;
-    reader r = {is_stdin ? stdin : fopen(path, "r"), is_stdin ? "<stdin>" : path, NULL, 0, 0};
-    if (!r.f)
-        return gpc_fail(GPC_EINPUT, "%s: cannot open: %s", path, strerror(errno));
+    char *text;
+    size_t len;
+    reader r = {NULL, NULL, NULL, 0};
+    int st = gpc_input_read_all(path, &text, &len, &r.name);
+    if (st != GPC_OK)
+        return st;
+    r.pos = text;
+    r.end = text + len;
     gpc_model *m = gpc_calloc(1, sizeof *m);
-    int st = read_header(&r, m);
+    st = read_header(&r, m);
     if (st == GPC_OK)
         st = read_training(&r, m);
-    if (st == GPC_OK && ferror(r.f))
-        st = gpc_fail(GPC_EINPUT, "%s: read error: %s", r.name, strerror(errno));
-    free(r.buf);
-    if (!is_stdin)
-        fclose(r.f);
+    free(text);
     if (st != GPC_OK) {
         gpc_model_free(m);
         return st;

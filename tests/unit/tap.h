@@ -33,7 +33,7 @@ __attribute__((format(printf, 2, 3))) static int TEST_OK(int cond, const char *f
     return cond;
 }
 
-__attribute__((format(printf, 5, 6))) static int
+__attribute__((format(printf, 5, 6), unused)) static int
 TEST_CLOSE(double got, double want, double rtol, double atol, const char *fmt, ...)
 {
     int pass = isfinite(got) && fabs(got - want) <= atol + rtol * fabs(want);

@@ -129,7 +129,7 @@ int main(void)
                  "gpc-model 1\nmethod laplace\nlikelihood probit\nkernel bias\ndim 1\n"
                  "hyperparameters 1\nlog_bias 0\nfit none\nlog_evidence -1\ntraining 2\n"
                  "1 0.5 0\n",
-                 "truncated: 1 of 2");
+                 "short.txt:10: model file truncated: 2 training cases");
     expect_error("badlabel.txt",
                  "gpc-model 1\nmethod laplace\nlikelihood probit\nkernel bias\ndim 1\n"
                  "hyperparameters 1\nlog_bias 0\nfit none\nlog_evidence -1\ntraining 1\n"

@@ -1,0 +1,306 @@
+#include "labels.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "alloc.h"
+#include "err.h"
+#include "matio.h"
+
+static const char NPY_MAGIC[] = "\x93NUMPY";
+
+/* The labels as read: each token with its line, before classes are known. */
+typedef struct {
+    const char *name;
+    char **tok;   /* n tokens, each its own string */
+    size_t *line; /* source line of each token; 0 for .npy */
+    size_t n, cap;
+} tokens;
+
+static void tokens_free(tokens *t)
+{
+    for (size_t i = 0; i < t->n; i++)
+        free(t->tok[i]);
+    free(t->tok);
+    free(t->line);
+}
+
+static void push(tokens *t, const char *s, size_t len, size_t line)
+{
+    if (t->n == t->cap) {
+        t->cap = t->cap ? 2 * t->cap : 256;
+        t->tok = gpc_reallocarray(t->tok, t->cap, sizeof *t->tok);
+        t->line = gpc_reallocarray(t->line, t->cap, sizeof *t->line);
+    }
+    t->tok[t->n] = gpc_malloc(len + 1);
+    memcpy(t->tok[t->n], s, len);
+    t->tok[t->n][len] = '\0';
+    t->line[t->n++] = line;
+}
+
+/* The whole token as a finite number ("nan" and "inf" are words). */
+static int as_number(const char *s, double *x)
+{
+    char *end;
+    errno = 0;
+    *x = strtod(s, &end);
+    return end != s && *end == '\0' && isfinite(*x);
+}
+
+static int is_blank(char c) { return c == ' ' || c == '\t' || c == '\r'; }
+
+/* One line of a text labels file: a comment, or exactly one token. */
+static int text_line(tokens *t, const char *s, const char *eol, size_t line)
+{
+    while (s < eol && is_blank(*s))
+        s++;
+    while (eol > s && is_blank(eol[-1]))
+        eol--;
+    if (s == eol)
+        return gpc_fail(GPC_EINPUT, "%s:%zu: blank line: every case needs its label (a "
+                        "missing one would shift the rest onto the wrong cases)", t->name, line);
+    if (*s == '#')
+        return GPC_OK;
+    for (const char *p = s; p < eol; p++)
+        if (is_blank(*p))
+            return gpc_fail(GPC_EINPUT, "%s:%zu: expected one label, found '%.*s'", t->name,
+                            line, (int)(eol - s > 60 ? 60 : eol - s), s);
+    push(t, s, (size_t)(eol - s), line);
+    return GPC_OK;
+}
+
+static int read_text(tokens *t, const char *text, size_t len)
+{
+    const char *nul = memchr(text, '\0', len);
+    if (nul) {
+        size_t line = 1;
+        for (const char *p = text; p < nul; p++)
+            line += *p == '\n';
+        return gpc_fail(GPC_EINPUT, "%s:%zu: a NUL byte: this is not a text labels file",
+                        t->name, line);
+    }
+    const char *s = text, *end = text + len;
+    for (size_t line = 1; s < end; line++) {
+        const char *eol = memchr(s, '\n', (size_t)(end - s));
+        if (!eol)
+            eol = end;
+        int st = text_line(t, s, eol, line);
+        if (st != GPC_OK)
+            return st;
+        s = eol + 1;
+    }
+    return GPC_OK;
+}
+
+/* A one-column .npy file: its numbers, written back as the shortest exact
+ * text so that they compare and print as numbers. */
+static int read_npy(tokens *t, char *text, size_t len)
+{
+    FILE *f = fmemopen(text, len, "rb");
+    if (!f)
+        return gpc_fail(GPC_EINPUT, "%s: cannot read: %s", t->name, strerror(errno));
+    gsl_matrix *m;
+    int st = gpc_matrix_read_stream(f, t->name, &m, NULL);
+    fclose(f);
+    if (st != GPC_OK)
+        return st;
+    if (m->size2 != 1)
+        st = gpc_fail(GPC_EINPUT, "%s: labels must be one column, found %zu", t->name,
+                      m->size2);
+    for (size_t i = 0; st == GPC_OK && i < m->size1; i++) {
+        char buf[32];
+        int k = snprintf(buf, sizeof buf, "%.17g", gsl_matrix_get(m, i, 0));
+        push(t, buf, (size_t)k, 0);
+    }
+    gsl_matrix_free(m);
+    return st;
+}
+
+static int read_tokens(const char *path, tokens *t)
+{
+    char *text;
+    size_t len;
+    *t = (tokens){.name = NULL};
+    int st = gpc_input_read_all(path, &text, &len, &t->name);
+    if (st != GPC_OK)
+        return st;
+    if (len >= sizeof NPY_MAGIC - 1 && memcmp(text, NPY_MAGIC, sizeof NPY_MAGIC - 1) == 0)
+        st = read_npy(t, text, len);
+    else
+        st = read_text(t, text, len);
+    free(text);
+    if (st == GPC_OK && t->n == 0)
+        st = gpc_fail(GPC_EINPUT, "%s: no labels", t->name);
+    if (st != GPC_OK)
+        tokens_free(t);
+    return st;
+}
+
+/* "file:line" for case i, or "file: case i" for .npy. */
+static const char *where(const tokens *t, size_t i, char *buf, size_t size)
+{
+    if (t->line[i])
+        snprintf(buf, size, "%s:%zu", t->name, t->line[i]);
+    else
+        snprintf(buf, size, "%s: case %zu", t->name, i + 1);
+    return buf;
+}
+
+/* ---- classes ----------------------------------------------------------------- */
+
+static int all_numbers(char *const *s, size_t n)
+{
+    double x;
+    for (size_t i = 0; i < n; i++)
+        if (!as_number(s[i], &x))
+            return 0;
+    return 1;
+}
+
+static int compare_names(const char *a, const char *b, int numeric)
+{
+    if (!numeric)
+        return strcmp(a, b);
+    double x, y;
+    as_number(a, &x);
+    as_number(b, &y);
+    return (x > y) - (x < y);
+}
+
+/* qsort has no context argument: the tokens and their kind for the one
+ * sort in progress. */
+static char *const *sort_tok;
+static int sort_numeric;
+
+/* Case indices by label, ties by position, so that each class's first
+ * case comes first within its run. */
+static int by_label(const void *a, const void *b)
+{
+    size_t i = *(const size_t *)a, j = *(const size_t *)b;
+    int c = compare_names(sort_tok[i], sort_tok[j], sort_numeric);
+    return c ? c : (i > j) - (i < j);
+}
+
+static gpc_labels *labels_alloc(size_t n)
+{
+    gpc_labels *l = gpc_calloc(1, sizeof *l);
+    l->n = n;
+    l->cls = gpc_mallocarray(n, sizeof *l->cls);
+    return l;
+}
+
+/* The classes of the tokens, sorted; each case's class index. */
+static gpc_labels *classes_of(const tokens *t)
+{
+    gpc_labels *l = labels_alloc(t->n);
+    l->numeric = all_numbers(t->tok, t->n);
+    size_t *order = gpc_mallocarray(t->n, sizeof *order);
+    for (size_t i = 0; i < t->n; i++)
+        order[i] = i;
+    sort_tok = t->tok;
+    sort_numeric = l->numeric;
+    qsort(order, t->n, sizeof *order, by_label);
+    l->names = gpc_mallocarray(t->n, sizeof *l->names);
+    for (size_t r = 0; r < t->n; r++) {
+        const char *s = t->tok[order[r]];
+        if (r == 0 || compare_names(l->names[l->nclasses - 1], s, l->numeric) != 0)
+            l->names[l->nclasses++] = gpc_strdup(s);
+        l->cls[order[r]] = l->nclasses - 1;
+    }
+    free(order);
+    return l;
+}
+
+long gpc_labels_find(char *const *names, size_t nclasses, int numeric, const char *name)
+{
+    double x;
+    if (numeric && !as_number(name, &x))
+        return -1;
+    for (size_t c = 0; c < nclasses; c++)
+        if (compare_names(names[c], name, numeric) == 0)
+            return (long)c;
+    return -1;
+}
+
+int gpc_labels_read(const char *path, gpc_labels **out)
+{
+    tokens t;
+    *out = NULL;
+    int st = read_tokens(path, &t);
+    if (st != GPC_OK)
+        return st;
+    gpc_labels *l = classes_of(&t);
+    if (l->nclasses < 2)
+        st = gpc_fail(GPC_EINPUT, "%s: every one of the %zu labels is '%s': a classifier "
+                      "needs cases of at least two classes", t.name, t.n, l->names[0]);
+    tokens_free(&t);
+    if (st != GPC_OK) {
+        gpc_labels_free(l);
+        return st;
+    }
+    *out = l;
+    return GPC_OK;
+}
+
+static void list_classes(char *const *names, size_t nclasses, char *buf, size_t size)
+{
+    buf[0] = '\0';
+    for (size_t c = 0; c < nclasses; c++) {
+        size_t len = strlen(buf);
+        snprintf(buf + len, size - len, "%s%s", c ? " " : "", names[c]);
+    }
+}
+
+int gpc_labels_read_classes(const char *path, char *const *names, size_t nclasses,
+                            gpc_labels **out)
+{
+    tokens t;
+    *out = NULL;
+    int st = read_tokens(path, &t);
+    if (st != GPC_OK)
+        return st;
+    gpc_labels *l = labels_alloc(t.n);
+    l->numeric = all_numbers(names, nclasses);
+    for (size_t i = 0; i < t.n && st == GPC_OK; i++) {
+        long c = gpc_labels_find(names, nclasses, l->numeric, t.tok[i]);
+        if (c < 0) {
+            char at[300], known[512];
+            list_classes(names, nclasses, known, sizeof known);
+            st = gpc_fail(GPC_EINPUT, "%s: label '%s' is not one of the model's classes (%s)",
+                          where(&t, i, at, sizeof at), t.tok[i], known);
+        }
+        l->cls[i] = (size_t)c;
+    }
+    l->names = gpc_mallocarray(nclasses, sizeof *l->names);
+    for (size_t c = 0; c < nclasses; c++)
+        l->names[l->nclasses++] = gpc_strdup(names[c]);
+    tokens_free(&t);
+    if (st != GPC_OK) {
+        gpc_labels_free(l);
+        return st;
+    }
+    *out = l;
+    return GPC_OK;
+}
+
+void gpc_labels_free(gpc_labels *l)
+{
+    if (!l)
+        return;
+    for (size_t c = 0; c < l->nclasses; c++)
+        free(l->names[c]);
+    free(l->names);
+    free(l->cls);
+    free(l);
+}
+
+gsl_vector *gpc_labels_binary(const gpc_labels *l)
+{
+    gsl_vector *y = gpc_vector_alloc(l->n);
+    for (size_t i = 0; i < l->n; i++)
+        gsl_vector_set(y, i, l->cls[i] == 1 ? 1.0 : -1.0);
+    return y;
+}

@@ -1,0 +1,45 @@
+/* labels — class labels of any kind, one per line.
+ *
+ * A label is one token: a number (any codes: -1/+1, 0/1, 1..C, 3 5 7) or a
+ * word ("setosa").  The classes are the distinct labels, in sorted order:
+ * by value when every label is a number (so "1", "+1" and "1.0" are one
+ * class, spelt as it first appears), else by byte order of the words.  Two
+ * classes make a binary problem whose positive class is the later one, so
+ * -1/+1 and 0/1 keep their meaning; three or more a multiclass one.
+ *
+ * '#' starts a comment line.  A blank line is an error: a missing label
+ * would shift every label after it onto the wrong case.  A one-column .npy
+ * file is read as numbers.  Errors are GPC_EINPUT with the file and line. */
+#ifndef GPC_LABELS_H
+#define GPC_LABELS_H
+
+#include <stddef.h>
+
+#include <gsl/gsl_vector.h>
+
+typedef struct {
+    size_t n;        /* cases */
+    size_t nclasses; /* distinct classes */
+    char **names;    /* nclasses class names in order, as first written */
+    size_t *cls;     /* n class indices, 0 .. nclasses - 1 */
+    int numeric;     /* every class is a number (and names sort by value) */
+} gpc_labels;
+
+/* Training labels: the classes are those present, at least two. */
+int gpc_labels_read(const char *path, gpc_labels **out);
+
+/* Labels of given classes (a model's): a label that is none of them is an
+ * error naming it; classes need not all be present. */
+int gpc_labels_read_classes(const char *path, char *const *names, size_t nclasses,
+                            gpc_labels **out);
+
+void gpc_labels_free(gpc_labels *l);
+
+/* The index of class name among names (numbers compared by value when
+ * numeric), or -1. */
+long gpc_labels_find(char *const *names, size_t nclasses, int numeric, const char *name);
+
+/* -1/+1 for a binary problem: +1 for the later class. */
+gsl_vector *gpc_labels_binary(const gpc_labels *l);
+
+#endif

@@ -1,0 +1,294 @@
+#include "output.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "alloc.h"
+#include "err.h"
+
+struct gpc_output {
+    FILE *f;
+    char *name;       /* as given, for messages; "<stdout>" for "-" */
+    char *target;     /* the regular file a commit replaces; NULL when written directly */
+    char *tmp;        /* the temporary beside target */
+    int close_f;      /* f is ours to close (not stdout) */
+    gpc_output *next; /* in the list of live temporaries */
+};
+
+/* Temporaries not yet committed or aborted.  The signal handler walks this
+ * list, so a node is linked only once complete and unlinked before it is
+ * freed. */
+static gpc_output *volatile live;
+
+static void remove_live(void)
+{
+    for (gpc_output *o = live; o; o = o->next)
+        unlink(o->tmp);
+}
+
+static void die_of_signal(int sig)
+{
+    remove_live();
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+void gpc_output_remove_on_signals(void)
+{
+    static const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGPIPE};
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = die_of_signal;
+    sigemptyset(&sa.sa_mask);
+    for (size_t i = 0; i < sizeof sigs / sizeof *sigs; i++) {
+        struct sigaction old;
+        /* a signal the shell told us to ignore (nohup, &) stays ignored */
+        if (sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler != SIG_IGN)
+            sigaction(sigs[i], &sa, NULL);
+    }
+}
+
+static void track(gpc_output *o)
+{
+    static int hooked;
+    if (!hooked) {
+        gpc_on_die(remove_live);
+        hooked = 1;
+    }
+    o->next = live;
+    live = o;
+}
+
+static void output_free(gpc_output *o)
+{
+    for (gpc_output *volatile *pp = &live; *pp; pp = &(*pp)->next)
+        if (*pp == o) {
+            *pp = o->next;
+            break;
+        }
+    free(o->name);
+    free(o->target);
+    free(o->tmp);
+    free(o);
+}
+
+static int write_error(const char *name, int err)
+{
+    return gpc_fail(GPC_EINPUT, "%s: write error: %s", name, strerror(err ? err : EIO));
+}
+
+/* ---- where a path leads ---------------------------------------------------- */
+
+/* The descriptor a /dev/stdout-like name stands for, or -1.  Reopening
+ * such a name would truncate what the shell opened (think of >>), so the
+ * descriptor itself is written. */
+static int std_descriptor(const char *path)
+{
+    if (!strcmp(path, "/dev/stdout"))
+        return 1;
+    if (!strcmp(path, "/dev/stderr"))
+        return 2;
+    const char *prefixes[] = {"/dev/fd/", "/proc/self/fd/"};
+    for (size_t i = 0; i < 2; i++) {
+        size_t n = strlen(prefixes[i]);
+        if (!strncmp(path, prefixes[i], n) && path[n]) {
+            char *end;
+            long fd = strtol(path + n, &end, 10);
+            if (!*end && fd >= 0 && fd <= INT_MAX)
+                return (int)fd;
+        }
+    }
+    return -1;
+}
+
+/* The path with every symlink along its last component followed, so a
+ * rename replaces the link's target and not the link.  A dangling link
+ * leads to the file it names, which is then created. */
+static int follow_links(const char *path, char **out)
+{
+    char *p = gpc_strdup(path);
+    for (int hops = 0; hops < 40; hops++) {
+        struct stat sb;
+        if (lstat(p, &sb) != 0 || !S_ISLNK(sb.st_mode)) {
+            *out = p;
+            return GPC_OK;
+        }
+        char link[PATH_MAX];
+        ssize_t len = readlink(p, link, sizeof link - 1);
+        if (len < 0) {
+            free(p);
+            return gpc_fail(GPC_EINPUT, "%s: cannot read the link: %s", path, strerror(errno));
+        }
+        link[len] = '\0';
+        char *slash = strrchr(p, '/');
+        if (link[0] == '/' || !slash) {
+            free(p);
+            p = gpc_strdup(link);
+        } else { /* relative to the link's own directory */
+            size_t dir = (size_t)(slash - p) + 1;
+            char *q = gpc_malloc(dir + (size_t)len + 1);
+            memcpy(q, p, dir);
+            memcpy(q + dir, link, (size_t)len + 1);
+            free(p);
+            p = q;
+        }
+    }
+    free(p);
+    return gpc_fail(GPC_EINPUT, "%s: too many levels of symbolic links", path);
+}
+
+/* ---- opening ------------------------------------------------------------------ */
+
+static int open_direct(gpc_output *o, const char *path, int fd)
+{
+    int err;
+    if (fd >= 0) {
+        int copy = dup(fd);
+        o->f = copy < 0 ? NULL : fdopen(copy, "wb");
+        err = errno;
+        if (!o->f && copy >= 0)
+            close(copy);
+    } else {
+        o->f = fopen(path, "wb");
+        err = errno;
+    }
+    if (!o->f)
+        return gpc_fail(GPC_EINPUT, "%s: cannot open for writing: %s", path, strerror(err));
+    o->close_f = 1;
+    return GPC_OK;
+}
+
+static int open_temporary(gpc_output *o, const char *path, char *target)
+{
+    size_t n = strlen(target) + sizeof ".tmpXXXXXX";
+    o->target = target;
+    o->tmp = gpc_malloc(n);
+    snprintf(o->tmp, n, "%s.tmpXXXXXX", target);
+    int fd = mkstemp(o->tmp);
+    if (fd < 0 || !(o->f = fdopen(fd, "wb"))) {
+        int err = errno;
+        if (fd >= 0) {
+            close(fd);
+            unlink(o->tmp);
+        }
+        return gpc_fail(GPC_EINPUT, "%s: cannot create: %s", path, strerror(err));
+    }
+    o->close_f = 1;
+    track(o);
+    return GPC_OK;
+}
+
+static int open_path(gpc_output *o, const char *path)
+{
+    int fd = std_descriptor(path);
+    if (fd >= 0)
+        return open_direct(o, path, fd);
+    char *target;
+    int st = follow_links(path, &target);
+    if (st != GPC_OK)
+        return st;
+    struct stat sb;
+    if (stat(target, &sb) != 0 || S_ISREG(sb.st_mode))
+        return open_temporary(o, path, target); /* a new file, or one to replace whole */
+    free(target);
+    if (S_ISDIR(sb.st_mode))
+        return gpc_fail(GPC_EINPUT, "%s: is a directory; give a file name", path);
+    return open_direct(o, path, -1); /* device, FIFO: write into it, never replace it */
+}
+
+int gpc_output_open(const char *path, gpc_output **out)
+{
+    *out = NULL;
+    if (path && !path[0])
+        return gpc_fail(GPC_EUSAGE, "an output file name is empty: give a path, or - for "
+                                    "standard output");
+    int std = !path || !strcmp(path, "-");
+    gpc_output *o = gpc_calloc(1, sizeof *o);
+    o->name = gpc_strdup(std ? "<stdout>" : path);
+    if (std) {
+        o->f = stdout;
+        *out = o;
+        return GPC_OK;
+    }
+    int st = open_path(o, path);
+    if (st != GPC_OK) {
+        output_free(o);
+        return st;
+    }
+    *out = o;
+    return GPC_OK;
+}
+
+FILE *gpc_output_file(gpc_output *o) { return o->f; }
+
+const char *gpc_output_name(const gpc_output *o) { return o->name; }
+
+/* ---- committing ----------------------------------------------------------------- */
+
+/* POSIX can only read the umask by setting it. */
+static mode_t current_umask(void)
+{
+    mode_t mask = umask(0);
+    umask(mask);
+    return mask;
+}
+
+/* The temporary gets the permissions of the file it replaces, or those a
+ * plain fopen would give a new one (mkstemp made it 0600). */
+static void copy_mode(gpc_output *o)
+{
+    struct stat sb;
+    mode_t mode = stat(o->target, &sb) == 0 ? sb.st_mode & 07777 : 0666 & ~current_umask();
+    (void)fchmod(fileno(o->f), mode); /* best effort: the data matter more */
+}
+
+int gpc_output_flush(gpc_output *o)
+{
+    errno = 0;
+    if (fflush(o->f) != 0 || ferror(o->f))
+        return write_error(o->name, errno);
+    return GPC_OK;
+}
+
+static int finish_stream(gpc_output *o)
+{
+    errno = 0;
+    int failed = fflush(o->f) != 0 || ferror(o->f);
+    int err = errno;
+    if (o->tmp)
+        copy_mode(o);
+    if (o->close_f && fclose(o->f) != 0 && !failed) {
+        failed = 1;
+        err = errno;
+    }
+    return failed ? write_error(o->name, err) : GPC_OK;
+}
+
+int gpc_output_commit(gpc_output *o)
+{
+    int st = finish_stream(o);
+    if (st == GPC_OK && o->tmp && rename(o->tmp, o->target) != 0)
+        st = gpc_fail(GPC_EINPUT, "%s: cannot rename %s into place: %s", o->name, o->tmp,
+                      strerror(errno));
+    if (st != GPC_OK && o->tmp)
+        unlink(o->tmp);
+    output_free(o);
+    return st;
+}
+
+void gpc_output_abort(gpc_output *o)
+{
+    if (!o)
+        return;
+    if (o->close_f)
+        fclose(o->f);
+    if (o->tmp)
+        unlink(o->tmp);
+    output_free(o);
+}

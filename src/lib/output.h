@@ -1,0 +1,43 @@
+/* output — output files that appear whole or not at all, and never replace
+ * what they write to.
+ *
+ * gpc_output_open decides how a path is written:
+ *   "-"                      standard output, written directly;
+ *   /dev/stdout, /dev/stderr, /dev/fd/N, /proc/self/fd/N
+ *                            the descriptor itself, written directly;
+ *   a regular file, or a path that does not exist yet
+ *                            a temporary file beside it, renamed over it by
+ *                            gpc_output_commit (a symlink is followed, so the
+ *                            link stays and its target is replaced; an existing
+ *                            file keeps its permission bits);
+ *   a device, FIFO or socket opened and written directly: replacing it by a
+ *                            regular file would destroy it;
+ *   a directory or ""        an error.
+ * Every write, flush and close is checked; gpc_output_commit reports a full
+ * device (/dev/full) or disk as a write error.  Temporary files not yet
+ * committed are removed when gpc_die runs and on SIGINT, SIGTERM, SIGHUP and
+ * SIGPIPE (gpc_output_remove_on_signals). */
+#ifndef GPC_OUTPUT_H
+#define GPC_OUTPUT_H
+
+#include <stdio.h>
+
+typedef struct gpc_output gpc_output;
+
+/* GPC_EUSAGE for an empty name, GPC_EINPUT when the path cannot be written. */
+int gpc_output_open(const char *path, gpc_output **out);
+FILE *gpc_output_file(gpc_output *o);
+const char *gpc_output_name(const gpc_output *o);
+/* Flush and check for write errors, without committing: a tool with two
+ * outputs flushes both before it commits either. */
+int gpc_output_flush(gpc_output *o);
+/* Flush and check; rename a temporary into place.  Frees o. */
+int gpc_output_commit(gpc_output *o);
+/* Remove the temporary file (a direct output is left as written).  Frees o. */
+void gpc_output_abort(gpc_output *o);
+
+/* Remove live temporaries when one of those signals arrives, then die of it
+ * as the default action would (so the caller's shell sees the signal). */
+void gpc_output_remove_on_signals(void);
+
+#endif

@@ -1,0 +1,175 @@
+/* test_labels — class labels of any kind: words, codes, their order, the
+ * binary coding, labels against a model's classes, and every bad file. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "err.h"
+#include "labels.h"
+#include "matio.h"
+#include "tap.h"
+
+static char dir[] = "/tmp/gpc_test_labels_XXXXXX";
+
+static const char *P(const char *name)
+{
+    static char buf[512];
+    snprintf(buf, sizeof buf, "%s/%s", dir, name);
+    return buf;
+}
+
+static const char *put(const char *name, const char *text, size_t len)
+{
+    FILE *f = fopen(P(name), "wb");
+    if (!f || fwrite(text, 1, len, f) != len || fclose(f) != 0) {
+        perror(P(name));
+        exit(99);
+    }
+    return P(name);
+}
+
+static const char *put_text(const char *name, const char *text)
+{
+    return put(name, text, strlen(text));
+}
+
+/* Read text as training labels and check the classes (space-separated
+ * names in order) and the class index of every case. */
+static void expect_classes(const char *what, const char *text, const char *names,
+                           const size_t *cls, size_t n)
+{
+    gpc_labels *l;
+    int st = gpc_labels_read(put_text("l.txt", text), &l);
+    if (!TEST_OK(st == GPC_OK, "%s: read (%s)", what, st ? gpc_errmsg() : "ok"))
+        return;
+    char got[256] = "";
+    for (size_t c = 0; c < l->nclasses; c++)
+        snprintf(got + strlen(got), sizeof got - strlen(got), "%s%s", c ? " " : "",
+                 l->names[c]);
+    TEST_OK(strcmp(got, names) == 0, "%s: classes '%s' (want '%s')", what, got, names);
+    int same = l->n == n;
+    for (size_t i = 0; same && i < n; i++)
+        same = l->cls[i] == cls[i];
+    TEST_OK(same, "%s: every case in its class", what);
+    gpc_labels_free(l);
+}
+
+static void expect_error(const char *what, const char *text, size_t len, const char *message)
+{
+    gpc_labels *l = NULL;
+    int st = gpc_labels_read(put("bad.txt", text, len), &l);
+    TEST_OK(st == GPC_EINPUT && l == NULL && strstr(gpc_errmsg(), message) != NULL,
+            "%s: error '%s' (got %d: %s)", what, message, st, gpc_errmsg());
+}
+
+static void test_kinds(void)
+{
+    expect_classes("words", "setosa\nvirginica\nsetosa\nversicolor\n",
+                   "setosa versicolor virginica", (size_t[]){0, 2, 0, 1}, 4);
+    expect_classes("codes sort by value, not as text", "10\n9\n10\n100\n", "9 10 100",
+                   (size_t[]){1, 0, 1, 2}, 4);
+    expect_classes("codes 3 5 7", "7\n3\n5\n", "3 5 7", (size_t[]){2, 0, 1}, 3);
+    expect_classes("+1 and 1 are one class, spelt as first written", "+1\n-1\n1\n1.0\n",
+                   "-1 +1", (size_t[]){1, 0, 1, 1}, 4);
+    expect_classes("numbers mixed with words sort as text", "b\n1\na\n", "1 a b",
+                   (size_t[]){2, 0, 1}, 3);
+    expect_classes("comments, blanks around a label, CRLF and no final newline",
+                   "# header\n  yes \t\r\nno\r\n# more\nyes", "no yes", (size_t[]){1, 0, 1}, 3);
+}
+
+static void test_binary(void)
+{
+    const char *texts[] = {"1\n-1\n-1\n", "1\n0\n0\n", "yes\nno\nno\n", "2\n1\n1\n"};
+    for (size_t k = 0; k < 4; k++) {
+        gpc_labels *l;
+        if (!TEST_OK(gpc_labels_read(put_text("b.txt", texts[k]), &l) == GPC_OK,
+                     "binary %zu read", k))
+            continue;
+        gsl_vector *y = gpc_labels_binary(l);
+        TEST_OK(l->nclasses == 2 && gsl_vector_get(y, 0) == 1 && gsl_vector_get(y, 1) == -1 &&
+                    gsl_vector_get(y, 2) == -1,
+                "binary %zu: the later class (%s) is +1", k, l->names[1]);
+        gsl_vector_free(y);
+        gpc_labels_free(l);
+    }
+}
+
+static void test_npy(void)
+{
+    gsl_matrix *m = gsl_matrix_alloc(4, 1);
+    double v[] = {3, 1, 3, 2};
+    for (size_t i = 0; i < 4; i++)
+        gsl_matrix_set(m, i, 0, v[i]);
+    FILE *f = fopen(P("l.npy"), "wb");
+    int st = gpc_matrix_write(f, "l.npy", m, GPC_FMT_NPY);
+    fclose(f);
+    gsl_matrix_free(m);
+    gpc_labels *l;
+    if (!TEST_OK(st == GPC_OK && gpc_labels_read(P("l.npy"), &l) == GPC_OK, "a .npy column"))
+        return;
+    TEST_OK(l->numeric && l->nclasses == 3 && !strcmp(l->names[0], "1") &&
+                !strcmp(l->names[2], "3") && l->cls[0] == 2 && l->cls[3] == 1,
+            ".npy labels are numbers 1 2 3");
+    gpc_labels_free(l);
+}
+
+static void test_errors(void)
+{
+    expect_error("a blank line", "a\n\nb\n", 5, "bad.txt:2: blank line");
+    expect_error("a blank line of spaces", "a\nb\n  \t\na\n", 10, "bad.txt:3: blank line");
+    expect_error("two labels on a line", "a\nb c\n", 6, "bad.txt:2: expected one label");
+    expect_error("one class", "a\na\n# c\na\n", 10, "needs cases of at least two classes");
+    expect_error("no labels", "# nothing\n", 10, "bad.txt: no labels");
+    expect_error("empty", "", 0, "bad.txt: no labels");
+    expect_error("a NUL byte", "a\nb\0\n", 5, "bad.txt:2: a NUL byte");
+    gpc_labels *l = NULL;
+    TEST_OK(gpc_labels_read(dir, &l) == GPC_EINPUT && strstr(gpc_errmsg(), "is a directory"),
+            "a directory is an input error (%s)", gpc_errmsg());
+    TEST_OK(gpc_labels_read(P("missing.txt"), &l) == GPC_EINPUT &&
+                strstr(gpc_errmsg(), "missing.txt: cannot open"),
+            "a missing file is an input error (%s)", gpc_errmsg());
+}
+
+static void test_model_classes(void)
+{
+    char *names[] = {"1", "2", "3"};
+    gpc_labels *l;
+    int st = gpc_labels_read_classes(put_text("t.txt", "3\n1.0\n3\n"), names, 3, &l);
+    if (TEST_OK(st == GPC_OK, "test labels with a class missing (%s)", st ? gpc_errmsg() : ""))
+        TEST_OK(l->nclasses == 3 && l->cls[0] == 2 && l->cls[1] == 0 && l->cls[2] == 2 &&
+                    !strcmp(l->names[1], "2"),
+                "they keep the model's classes, 1.0 found as 1");
+    gpc_labels_free(l);
+    l = NULL;
+    st = gpc_labels_read_classes(put_text("t.txt", "3\n4\n"), names, 3, &l);
+    TEST_OK(st == GPC_EINPUT && !l && strstr(gpc_errmsg(), "t.txt:2: label '4' is not one of "
+                                                          "the model's classes (1 2 3)"),
+            "an unknown label names its line and the classes (%s)", gpc_errmsg());
+    char *words[] = {"no", "yes"};
+    st = gpc_labels_read_classes(put_text("t.txt", "yes\n1\n"), words, 2, &l);
+    TEST_OK(st == GPC_EINPUT && strstr(gpc_errmsg(), "t.txt:2: label '1'"),
+            "a number among word classes is unknown (%s)", gpc_errmsg());
+    TEST_OK(gpc_labels_find(names, 3, 1, "+2") == 1 && gpc_labels_find(names, 3, 1, "x") == -1 &&
+                gpc_labels_find(words, 2, 0, "yes") == 1,
+            "gpc_labels_find by value and by word");
+}
+
+int main(void)
+{
+    if (!mkdtemp(dir)) {
+        perror("mkdtemp");
+        return 99;
+    }
+    gpc_gsl_quiet();
+    test_kinds();
+    test_binary();
+    test_npy();
+    test_errors();
+    test_model_classes();
+    const char *files[] = {"l.txt", "b.txt", "bad.txt", "l.npy", "t.txt"};
+    for (size_t i = 0; i < sizeof files / sizeof *files; i++)
+        unlink(P(files[i]));
+    rmdir(dir);
+    return tap_done();
+}
