@@ -495,6 +495,24 @@ static void out_free(gpc_chain_out *o)
     free(o);
 }
 
+/* Hold a write lock on the chain file for as long as it is written, so
+ * that a second run cannot extend it at the same time; returns 0 if another
+ * process holds one. */
+static int lock_file(int fd)
+{
+    struct flock fl;
+    memset(&fl, 0, sizeof fl);
+    fl.l_type = F_WRLCK;
+    fl.l_whence = SEEK_SET;
+    return fcntl(fd, F_SETLK, &fl) == 0 || (errno != EACCES && errno != EAGAIN);
+}
+
+static int busy(const char *path)
+{
+    return gpc_fail(GPC_EINPUT, "%s: another run is writing this chain; extend it when that "
+                    "run is done", path);
+}
+
 int gpc_chain_out_create(const char *path, gpc_chain_out **out)
 {
     static int hooked;
@@ -533,6 +551,7 @@ int gpc_chain_out_create(const char *path, gpc_chain_out **out)
         *out = NULL;
         return gpc_fail(GPC_EINPUT, "%s: cannot create: %s", path, strerror(err));
     }
+    lock_file(fd); /* nobody else knows the new file yet */
     if (!hooked) {
         gpc_on_die(remove_pending);
         hooked = 1;
@@ -551,6 +570,10 @@ int gpc_chain_out_append(const char *path, const gpc_chain *c, gpc_chain_out **o
     int fd = open(path, O_WRONLY | O_APPEND);
     if (fd < 0)
         return gpc_fail(GPC_EINPUT, "%s: cannot open for writing: %s", path, strerror(errno));
+    if (!lock_file(fd)) {
+        close(fd);
+        return busy(path);
+    }
     struct stat sb;
     /* another run may have extended it since it was read: appending would
      * repeat or interleave iterations */

@@ -186,3 +186,23 @@ stop_and_extend() {
     [ -p pipe ] || fail "the FIFO was replaced"
     assert_no_tmp_files
 }
+
+@test "chain: a chain that a run is writing cannot be extended by another" {
+    env --default-signal=TERM gpc-hmc -k se -L 5 -q -n 1000000 -o c.txt Xz.txt y.txt 2>/dev/null &
+    pid=$!
+    tries=0
+    until [ -f c.txt ] && [ "$(rows c.txt)" -ge 3 ]; do
+        [ $((tries += 1)) -lt 1500 ] || { kill -KILL "$pid"; fail "no rows"; }
+        sleep 0.02
+    done
+    run gpc-hmc -q -x c.txt -n 1 Xz.txt y.txt
+    kill -TERM "$pid"
+    wait "$pid" || true
+    assert_failure 3
+    assert_output --partial "c.txt: another run is writing this chain"
+    r=$(rows c.txt)
+    # the chain is the first run's alone, and can be extended now
+    gpc-hmc -q -x c.txt -n 1 Xz.txt y.txt
+    gpc-hmc -k se -L 5 -q -n $((r + 1)) -o one.txt Xz.txt y.txt
+    assert_files_equal one.txt c.txt
+}
