@@ -1,12 +1,15 @@
 /* gpc-hmc — sample the kernel hyperparameters of a binary GP classifier by
  * Hybrid Monte Carlo on the Laplace approximation to their posterior
  * (Barber & Williams 1997); write, extend and summarise chain files. */
+#include <errno.h>
 #include <getopt.h>
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "alloc.h"
 #include "chain.h"
@@ -44,7 +47,8 @@ static void usage(void)
            "                           seconds have passed (at least one iteration is\n"
            "                           run); the chain can be extended\n"
            "  -x, --extend=CHAIN       continue CHAIN by N iterations with its own settings\n"
-           "                           (written back in place unless -o is given)\n"
+           "                           (appended in place unless -o is given; '-' reads\n"
+           "                           it from standard input and writes to -o or stdout)\n"
            "  -s, --summary            summarise the chains given as arguments\n"
            "  -b, --burn=B             with --summary: iterations to discard (default: the\n"
            "                           first third)\n"
@@ -54,8 +58,13 @@ static void usage(void)
            "  -h, --help               show this help and exit\n"
            "  -V, --version            show the version and exit\n"
            "\n"
-           "Exit status: 0 success, 1 numerical failure, 2 usage error, 3 input or output\n"
-           "error.\n",
+           "Every iteration is on disk before the next starts.  SIGINT, SIGTERM or SIGHUP\n"
+           "stops the run after the current iteration, with the chain whole; --extend\n"
+           "continues it exactly.\n"
+           "\n"
+           "Exit status: 0 success, 1 numerical failure (the rows before it are kept),\n"
+           "2 usage error, 3 input or output error; stopped by a signal, the program\n"
+           "ends by that signal (status 128+N in the shell).\n",
            gpc_progname(), gpc_progname(), gpc_progname());
     exit(0);
 }
@@ -131,6 +140,30 @@ static void parse_options(int argc, char **argv, options *o)
         gpc_cli_usage("--extend takes its settings and state from the chain; give only -n");
     if (o->summary && o->extend)
         gpc_cli_usage("--summary and --extend cannot be combined");
+    o->set.lik = gpc_cli_lik(o->lik);
+    if (o->set.lik != GPC_LIK_LOGISTIC && o->set.lik != GPC_LIK_PROBIT)
+        gpc_cli_usage("--likelihood %s: the sampler uses the Laplace evidence, which takes "
+                      "logistic or probit (gpc-fit -M ep takes step)", o->lik);
+}
+
+/* Every path argument that may be standard input, so that two of them
+ * cannot both read it. */
+static void claim_inputs(const options *o, int argc, char **argv)
+{
+    gpc_cli_stdin_claim("-H", o->params_file);
+    if (o->summary) {
+        /* each chain by its place: a claim under the same name is allowed twice */
+        for (int i = optind; i < argc; i++) {
+            if (strcmp(argv[i], "-") != 0)
+                continue;
+            char *what = gpc_malloc(32); /* kept: the claim holds on to it */
+            snprintf(what, 32, "chain %d", i - optind + 1);
+            gpc_cli_stdin_claim(what, argv[i]);
+        }
+        return;
+    }
+    gpc_cli_stdin_claim("--extend", o->extend);
+    gpc_cli_stdin_claim_training(argc, argv);
 }
 
 static double now(void)
@@ -146,7 +179,7 @@ static void summarise(int nchains, char **paths, long burn_opt)
 {
     gpc_chain **c = gpc_calloc((size_t)nchains, sizeof *c);
     for (int i = 0; i < nchains; i++)
-        gpc_cli_check(gpc_chain_read(paths[i], &c[i]));
+        gpc_cli_check(gpc_chain_read(paths[i], 0, &c[i]));
     size_t p = c[0]->p, n = c[0]->rows;
     for (int i = 1; i < nchains; i++) {
         if (c[i]->p != p || strcmp(c[i]->set.kernel, c[0]->set.kernel) != 0)
@@ -182,6 +215,9 @@ static void summarise(int nchains, char **paths, long burn_opt)
     for (int i = 0; i < nchains; i++)
         gpc_chain_free(c[i]);
     free(c);
+    errno = 0;
+    if (fflush(stdout) != 0 || ferror(stdout))
+        gpc_die(GPC_EINPUT, "<stdout>: write error: %s", strerror(errno ? errno : EIO));
 }
 
 /* ---- sampling ----------------------------------------------------------- */
@@ -200,7 +236,6 @@ static void start_new(const options *o, int argc, char **argv, run_state *rs,
                       gpc_chain_settings *set)
 {
     *set = o->set;
-    set->lik = gpc_cli_lik(o->lik);
     gpc_cli_read_training(argc, argv, &rs->X, &rs->y);
     rs->kernel = gpc_cli_kernel(o->kernel, rs->X->size2, o->params_file, o->params);
     snprintf(set->kernel, sizeof set->kernel, "%s", gpc_kernel_spec(rs->kernel));
@@ -211,28 +246,129 @@ static void start_new(const options *o, int argc, char **argv, run_state *rs,
     gpc_hmc_set_state(rs->hmc, gpc_kernel_params(rs->kernel), NULL, 0);
 }
 
-/* Continue a chain: settings and the state of its last row. */
+/* Continue a chain: settings and the state of its last row.  The data come
+ * first, so that the chain's sizes are checked against them before anything
+ * is allocated by those sizes. */
 static void start_extend(const options *o, int argc, char **argv, run_state *rs,
                          gpc_chain_settings *set)
 {
     gpc_chain *ch;
-    gpc_cli_check(gpc_chain_read(o->extend, &ch));
-    *set = ch->set;
+    const char *name = gpc_cli_name(o->extend);
     gpc_cli_read_training(argc, argv, &rs->X, &rs->y);
-    if (rs->X->size1 != set->ntrain || rs->X->size2 != set->dim ||
-        gpc_chain_data_hash(rs->X, rs->y) != set->data_hash)
+    gpc_cli_check(gpc_chain_read(o->extend, rs->X->size2, &ch));
+    *set = ch->set;
+    if (rs->X->size1 != set->ntrain || gpc_chain_data_hash(rs->X, rs->y) != set->data_hash)
         gpc_die(GPC_EINPUT, "%s: the chain was run on other training data (%zu cases of "
-                "dimension %zu); give the same X and Y", o->extend, set->ntrain, set->dim);
+                "dimension %zu); give the same X and Y", name, set->ntrain, set->dim);
+    if (ch->rows == 0)
+        gpc_die(GPC_EINPUT, "%s: the chain has no rows to continue from; start a new one",
+                name);
     if (gpc_kernel_parse(set->kernel, set->dim, &rs->kernel) != GPC_OK)
-        gpc_die(GPC_EINPUT, "%s: %s", o->extend, gpc_errmsg());
+        gpc_die(GPC_EINPUT, "%s: %s", name, gpc_errmsg());
     rs->hmc = gpc_hmc_alloc(ch->p);
-    if (ch->rows == 0) {
-        gpc_die(GPC_EINPUT, "%s: the chain has no rows to continue from", o->extend);
-    }
     size_t last = ch->rows - 1;
     gpc_hmc_set_state(rs->hmc, ch->theta + last * ch->p, ch->mom ? ch->mom + last * ch->p : NULL,
                       ch->iteration[last]);
     rs->from = ch;
+}
+
+/* Where the chain goes: appended in place when a chain file is extended
+ * without -o, else a new file (or standard output) that starts with the
+ * header or with a copy of the chain being extended. */
+static gpc_chain_out *open_output(const options *o, const run_state *rs,
+                                  const gpc_chain_settings *set, const char **name)
+{
+    gpc_chain_out *out;
+    int in_place = rs->from && !o->out && strcmp(o->extend, "-") != 0;
+    *name = gpc_cli_name(o->out ? o->out : in_place ? o->extend : "-");
+    if (in_place) {
+        gpc_cli_check(gpc_chain_out_append(o->extend, rs->from, &out));
+        return out;
+    }
+    gpc_cli_check(gpc_chain_out_create(o->out, &out));
+    FILE *f = gpc_chain_out_file(out);
+    if (rs->from)
+        fwrite(rs->from->text, 1, rs->from->text_len, f);
+    else
+        gpc_chain_write_header(f, set, rs->kernel);
+    return out;
+}
+
+/* ---- stopping ------------------------------------------------------------ */
+
+/* The signal that asked the run to stop, 0 if none.  Handlers only set it;
+ * the run looks at it between iterations, so every row is whole. */
+static volatile sig_atomic_t stop_signal;
+
+static void on_signal(int sig) { stop_signal = sig; }
+
+/* A signal ignored when the program starts stays ignored: nohup ignores
+ * SIGHUP, and a shell without job control makes background jobs ignore
+ * SIGINT, so that a hangup or ^C does not reach them. */
+static void catch_signals(void)
+{
+    static const int sigs[] = {SIGINT, SIGTERM, SIGHUP};
+    struct sigaction sa, old;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    for (size_t i = 0; i < sizeof sigs / sizeof *sigs; i++)
+        if (sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler != SIG_IGN)
+            sigaction(sigs[i], &sa, NULL);
+}
+
+static const char *signal_name(int sig)
+{
+    return sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : sig == SIGHUP ? "SIGHUP"
+                                                                               : "a signal";
+}
+
+typedef struct {
+    double t0, time_limit;
+    int leapfrog;
+    int timed_out;
+} progress;
+
+/* After every row: a progress line, then whether to stop. */
+static int after_row(void *ctx, const gpc_hmc *h, long done)
+{
+    progress *pr = ctx;
+    double t = now() - pr->t0;
+    gpc_info((h->iteration % 10 == 0) ? 1 : 2,
+             "iteration %ld: log evidence %.6g, acceptance %.2f, %.3f s per leapfrog step",
+             h->iteration, h->aux, (double)h->n_accepted / (double)done,
+             t / (double)(done * (pr->leapfrog + 1)));
+    if (stop_signal)
+        return 1;
+    pr->timed_out = pr->time_limit > 0 && t >= pr->time_limit;
+    return pr->timed_out;
+}
+
+/* The run ended with an error.  Rows already written stay: say where the
+ * finished iterations are (from is the chain extended, NULL for a new one). */
+static _Noreturn void fail_run(int st, gpc_chain_out *out, const char *name, const char *from,
+                               const gpc_hmc *h, long done)
+{
+    char msg[1024];
+    snprintf(msg, sizeof msg, "%s", gpc_errmsg());
+    gpc_chain_out_abort(out);
+    const char *where = done > 0 ? name : from;
+    if (st == GPC_ENUM && where)
+        gpc_die(st, "iteration %ld: %s; the iterations before it are in %s", h->iteration + 1,
+                msg, where);
+    gpc_die(st, "%s", msg);
+}
+
+/* Stopped by a signal: the chain is whole; end as the signal would have, so
+ * that a calling shell or batch system sees it. */
+static _Noreturn void end_by_signal(const char *name, const gpc_hmc *h)
+{
+    int sig = stop_signal;
+    gpc_warn("stopped by %s after iteration %ld; %s holds every finished iteration, and "
+             "--extend continues it", signal_name(sig), h->iteration, name);
+    signal(sig, SIG_DFL);
+    raise(sig);
+    _exit(128 + sig); /* not reached: the default action ends the process */
 }
 
 int main(int argc, char **argv)
@@ -242,6 +378,7 @@ int main(int argc, char **argv)
                  .set = {.prior_mean = -3.0, .prior_sd = 3.0, .hmc = {0.1, 20, 0.0, 1}}};
     gpc_cli_init(argc, argv);
     parse_options(argc, argv, &o);
+    claim_inputs(&o, argc, argv);
     if (o.summary) {
         if (optind >= argc)
             gpc_cli_usage("--summary needs at least one chain file");
@@ -255,43 +392,25 @@ int main(int argc, char **argv)
         start_extend(&o, argc, argv, &rs, &set);
     else
         start_new(&o, argc, argv, &rs, &set);
-    const char *out = o.out ? o.out : o.extend ? o.extend : "-";
 
     gpc_evidence *ev = gpc_evidence_alloc(rs.kernel, rs.X, rs.y, set.lik, GPC_METHOD_LAPLACE);
     gpc_posterior post = {ev, set.prior_mean, set.prior_sd};
     gpc_potential U = {gpc_posterior_eval, gpc_posterior_restart, &post};
-    gpc_output *outp;
-    gpc_cli_check(gpc_output_open(out, &outp));
-    FILE *f = gpc_output_file(outp);
-    if (rs.from)
-        fwrite(rs.from->text, 1, rs.from->text_len, f);
-    else
-        gpc_chain_write_header(f, &set, rs.kernel);
-
-    double t0 = now();
+    const char *name;
+    catch_signals();
+    gpc_chain_out *out = open_output(&o, &rs, &set, &name);
+    progress pr = {now(), o.time_limit, set.hmc.leapfrog, 0};
     long done;
-    for (done = 0; done < o.iterations; done++) {
-        /* at least one row, so that the chain can always be extended */
-        if (o.time_limit > 0 && done > 0 && now() - t0 >= o.time_limit) {
-            gpc_info(1, "time limit reached after %ld iterations; extend the chain to go on",
-                     done);
-            break;
-        }
-        int st = gpc_hmc_iterate(rs.hmc, &U, &set.hmc);
-        if (st != GPC_OK) {
-            gpc_output_abort(outp);
-            gpc_die_last(st);
-        }
-        gpc_chain_write_row(f, &set, rs.hmc);
-        gpc_info((rs.hmc->iteration % 10 == 0) ? 1 : 2,
-                 "iteration %ld: log evidence %.6g, acceptance %.2f, %.3f s per leapfrog step",
-                 rs.hmc->iteration, rs.hmc->aux,
-                 (double)rs.hmc->n_accepted / (double)(done + 1),
-                 (now() - t0) / (double)((done + 1) * (set.hmc.leapfrog + 1)));
-    }
-    gpc_cli_check(gpc_output_commit(outp));
+    int st = gpc_chain_run(out, rs.hmc, &U, &set, o.iterations, after_row, &pr, &done);
+    if (st != GPC_OK)
+        fail_run(st, out, name, rs.from ? gpc_cli_name(o.extend) : NULL, rs.hmc, done);
+    gpc_cli_check(gpc_chain_out_close(out));
+    if (stop_signal)
+        end_by_signal(name, rs.hmc);
+    if (pr.timed_out && done < o.iterations)
+        gpc_info(1, "time limit reached after %ld iterations; extend the chain to go on", done);
     gpc_info(1, "%ld iterations, acceptance %.2f, %.2f s", done,
-             done ? (double)rs.hmc->n_accepted / (double)done : 0.0, now() - t0);
+             done ? (double)rs.hmc->n_accepted / (double)done : 0.0, now() - pr.t0);
 
     gpc_evidence_free(ev);
     gpc_hmc_free(rs.hmc);

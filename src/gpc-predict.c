@@ -142,15 +142,24 @@ static void accumulate_chain(gpc_model *m, const char *path, long burn, long thi
                              const gsl_matrix *Xs, averages *a)
 {
     gpc_chain *ch;
-    gpc_cli_check(gpc_chain_read(path, &ch));
-    if (strcmp(ch->set.kernel, gpc_kernel_spec(m->kernel)) != 0 || ch->set.lik != m->lik ||
-        ch->set.dim != m->X->size2 || ch->set.data_hash != gpc_chain_data_hash(m->X, m->y))
-        gpc_die(GPC_EINPUT, "%s: the chain is not for this model (kernel, likelihood or "
-                "training data differ); fit the model on the chain's data with -k '%s'",
-                path, ch->set.kernel);
+    const char *name = gpc_cli_name(path);
+    /* the model's inputs bound the chain's sizes before they are used */
+    gpc_cli_check(gpc_chain_read(path, m->X->size2, &ch));
+    if (strcmp(ch->set.kernel, gpc_kernel_spec(m->kernel)) != 0 ||
+        ch->set.ntrain != m->X->size1 || ch->set.data_hash != gpc_chain_data_hash(m->X, m->y))
+        gpc_die(GPC_EINPUT, "%s: the chain is not for this model (kernel or training data "
+                "differ); fit the model on the chain's data with -k '%s'", name,
+                ch->set.kernel);
+    /* the samples are of the posterior under the Laplace evidence with this
+     * likelihood; under another method they would be averaged wrongly */
+    if (strcmp(m->method, "laplace") != 0 || ch->set.lik != m->lik || m->label_noise != 0.0)
+        gpc_die(GPC_EINPUT, "%s: the chain was sampled under the Laplace evidence with the "
+                "%s likelihood, the model is %s %s%s; fit it with -M laplace -l %s", name,
+                gpc_lik_name(ch->set.lik), m->method, gpc_lik_name(m->lik),
+                m->label_noise != 0.0 ? " with label noise" : "", gpc_lik_name(ch->set.lik));
     size_t first = burn >= 0 ? (size_t)burn : ch->rows / 3;
     if (first >= ch->rows)
-        gpc_die(GPC_EINPUT, "%s: no samples left after a burn-in of %zu", path, first);
+        gpc_die(GPC_EINPUT, "%s: no samples left after a burn-in of %zu", name, first);
     size_t total = (ch->rows - first + (size_t)thin - 1) / (size_t)thin, done = 0;
     for (size_t r = first; r < ch->rows; r += (size_t)thin) {
         gpc_cli_check(gpc_model_refit(m, ch->theta + r * ch->p));

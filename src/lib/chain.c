@@ -1,12 +1,18 @@
 #include "chain.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "alloc.h"
 #include "err.h"
+#include "matio.h"
 
 unsigned long long gpc_chain_data_hash(const gsl_matrix *X, const gsl_vector *y)
 {
@@ -58,8 +64,10 @@ void gpc_chain_write_row(FILE *f, const gpc_chain_settings *s, const gpc_hmc *h)
 
 typedef struct {
     const char *name;
-    char *pos, *end; /* unread part of the text copy */
+    char *base;      /* the text copy */
+    char *pos, *end; /* its unread part */
     size_t line;
+    int cut;         /* the line just returned had no newline */
 } cursor;
 
 /* The next line (NUL-terminated in place), or NULL at the end. */
@@ -68,6 +76,7 @@ static char *next_line(cursor *c)
     if (c->pos >= c->end)
         return NULL;
     char *s = c->pos, *nl = memchr(s, '\n', (size_t)(c->end - s));
+    c->cut = nl == NULL;
     if (nl) {
         *nl = '\0';
         c->pos = nl + 1;
@@ -79,11 +88,13 @@ static char *next_line(cursor *c)
     return s;
 }
 
-static int read_text(const char *path, char **text, size_t *len)
+static int read_text(const char *path, gpc_chain *ch)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return gpc_fail(GPC_EINPUT, "%s: cannot open: %s", path, strerror(errno));
+    FILE *f;
+    const char *name;
+    int st = gpc_input_open(path, &f, &name);
+    if (st != GPC_OK)
+        return st;
     size_t cap = 1 << 16, n = 0, got;
     char *buf = gpc_malloc(cap + 1);
     while ((got = fread(buf + n, 1, cap - n, f)) > 0) {
@@ -91,163 +102,340 @@ static int read_text(const char *path, char **text, size_t *len)
         if (n == cap)
             buf = gpc_realloc(buf, (cap *= 2) + 1);
     }
-    int err = ferror(f);
-    fclose(f);
+    struct stat sb;
+    int err = ferror(f), stat_ok = fstat(fileno(f), &sb) == 0;
+    gpc_input_close(f);
     if (err) {
         free(buf);
-        return gpc_fail(GPC_EINPUT, "%s: read error", path);
+        return gpc_fail(GPC_EINPUT, "%s: read error", name);
     }
     buf[n] = '\0';
-    *text = buf;
-    *len = n;
+    ch->text = buf;
+    ch->text_len = ch->file_len = n;
+    ch->regular = stat_ok && S_ISREG(sb.st_mode) && f != stdin;
+    ch->dev = stat_ok ? (unsigned long long)sb.st_dev : 0;
+    ch->ino = stat_ok ? (unsigned long long)sb.st_ino : 0;
     return GPC_OK;
 }
 
-/* One "# key value" header line into the settings. */
-static int header_line(cursor *c, const char *s, gpc_chain_settings *set)
+/* ---- the header: every key once, each value as its option takes it ---- */
+
+enum { K_VERSION, K_METHOD, K_LIK, K_KERNEL, K_DIM, K_TRAINING, K_PRIOR, K_STEP, K_LEAPFROG,
+       K_PERSISTENCE, K_SEED, NKEYS };
+
+static const struct {
+    const char *name;
+    int nvalues;      /* tokens after the key */
+    const char *form; /* for messages */
+} keys[NKEYS] = {
+    {"gpc-chain", 1, "1"},
+    {"method", 1, "laplace"},
+    {"likelihood", 1, "logistic or probit"},
+    {"kernel", 1, "a kernel spec"},
+    {"dim", 1, "a whole number of input columns, at least 1"},
+    {"training", 2, "the number of cases, at least 1, and a hash 0x..."},
+    {"prior", 3, "normal MEAN SD, with SD > 0"},
+    {"step", 1, "a positive number"},
+    {"leapfrog", 1, "a whole number from 1 to 100000"},
+    {"persistence", 1, "a number in [0, 1)"},
+    {"seed", 1, "a whole number from 0 to 4294967295"},
+};
+
+/* The whole token as a finite number (the test gpc_cli_double makes). */
+static int to_double(const char *t, double *x)
 {
-    char key[32], a[1024], b[64];
-    int k = sscanf(s, "# %31s %1023s %63s", key, a, b);
-    if (k < 2)
-        return gpc_fail(GPC_EINPUT, "%s:%zu: expected '# key value'", c->name, c->line);
-    if (!strcmp(key, "gpc-chain")) {
-        if (strcmp(a, "1") != 0)
-            return gpc_fail(GPC_EINPUT, "%s:%zu: chain file version %s is not supported",
-                            c->name, c->line, a);
-    } else if (!strcmp(key, "method")) {
-        if (strcmp(a, "laplace") != 0)
-            return gpc_fail(GPC_EINPUT, "%s:%zu: unknown method '%s'", c->name, c->line, a);
-    } else if (!strcmp(key, "likelihood")) {
-        if (gpc_lik_parse(a, &set->lik) != GPC_OK)
-            return gpc_fail(GPC_EINPUT, "%s:%zu: %s", c->name, c->line, gpc_errmsg());
-    } else if (!strcmp(key, "kernel")) {
-        snprintf(set->kernel, sizeof set->kernel, "%s", a);
-    } else if (!strcmp(key, "dim")) {
-        set->dim = strtoul(a, NULL, 10);
-    } else if (!strcmp(key, "training") && k == 3) {
-        set->ntrain = strtoul(a, NULL, 10);
-        set->data_hash = strtoull(b, NULL, 16);
-    } else if (!strcmp(key, "prior") && !strcmp(a, "normal")) {
-        if (sscanf(s, "# prior normal %lf %lf", &set->prior_mean, &set->prior_sd) != 2)
-            return gpc_fail(GPC_EINPUT, "%s:%zu: expected '# prior normal MEAN SD'", c->name,
-                            c->line);
-    } else if (!strcmp(key, "step")) {
-        set->hmc.step = strtod(a, NULL);
-    } else if (!strcmp(key, "leapfrog")) {
-        set->hmc.leapfrog = atoi(a);
-    } else if (!strcmp(key, "persistence")) {
-        set->hmc.persistence = strtod(a, NULL);
-    } else if (!strcmp(key, "seed")) {
-        set->hmc.seed = strtoul(a, NULL, 10);
-    } else {
-        return gpc_fail(GPC_EINPUT, "%s:%zu: unknown chain setting '%s'", c->name, c->line, key);
+    char *e;
+    errno = 0;
+    *x = strtod(t, &e);
+    return e != t && *e == '\0' && errno != ERANGE && isfinite(*x);
+}
+
+/* The whole token as a decimal count in [min, max]. */
+static int to_count(const char *t, unsigned long long min, unsigned long long max,
+                    unsigned long long *x)
+{
+    char *e;
+    if (t[0] < '0' || t[0] > '9')
+        return 0;
+    errno = 0;
+    *x = strtoull(t, &e, 10);
+    return *e == '\0' && errno != ERANGE && *x >= min && *x <= max;
+}
+
+static int to_hash(const char *t, unsigned long long *x)
+{
+    size_t n = strlen(t);
+    if (n < 3 || n > 18 || t[0] != '0' || t[1] != 'x' ||
+        strspn(t + 2, "0123456789abcdefABCDEF") != n - 2)
+        return 0;
+    *x = strtoull(t + 2, NULL, 16);
+    return 1;
+}
+
+/* The value tokens v[] of key k into the settings; 0 if they are not valid. */
+static int header_value(int k, char **v, gpc_chain_settings *set)
+{
+    unsigned long long u;
+    double x;
+    switch (k) {
+    case K_VERSION: return !strcmp(v[0], "1");
+    case K_METHOD: return !strcmp(v[0], "laplace");
+    case K_LIK:
+        /* the sampler's Laplace evidence takes only these (as -l) */
+        if (!strcmp(v[0], "logistic"))
+            set->lik = GPC_LIK_LOGISTIC;
+        else if (!strcmp(v[0], "probit"))
+            set->lik = GPC_LIK_PROBIT;
+        else
+            return 0;
+        return 1;
+    case K_KERNEL:
+        return snprintf(set->kernel, sizeof set->kernel, "%s", v[0]) < (int)sizeof set->kernel;
+    case K_DIM:
+        if (!to_count(v[0], 1, SIZE_MAX, &u))
+            return 0;
+        set->dim = (size_t)u;
+        return 1;
+    case K_TRAINING:
+        if (!to_count(v[0], 1, SIZE_MAX, &u) || !to_hash(v[1], &set->data_hash))
+            return 0;
+        set->ntrain = (size_t)u;
+        return 1;
+    case K_PRIOR:
+        return !strcmp(v[0], "normal") && to_double(v[1], &set->prior_mean) &&
+               to_double(v[2], &set->prior_sd) && set->prior_sd > 0;
+    case K_STEP: return to_double(v[0], &set->hmc.step) && set->hmc.step > 0;
+    case K_LEAPFROG:
+        if (!to_count(v[0], 1, 100000, &u))
+            return 0;
+        set->hmc.leapfrog = (int)u;
+        return 1;
+    case K_PERSISTENCE:
+        if (!to_double(v[0], &x) || !(x >= 0 && x < 1))
+            return 0;
+        set->hmc.persistence = x;
+        return 1;
+    case K_SEED:
+        if (!to_count(v[0], 0, 4294967295ull, &u))
+            return 0;
+        set->hmc.seed = (unsigned long)u;
+        return 1;
     }
+    return 0;
+}
+
+/* Split s at blanks into at most max tokens; returns how many there were
+ * (more than max means too many). */
+static int tokens(char *s, char **tok, int max)
+{
+    int n = 0;
+    char *save = NULL;
+    for (char *t = strtok_r(s, " \t", &save); t; t = strtok_r(NULL, " \t", &save)) {
+        if (n < max)
+            tok[n] = t;
+        n++;
+    }
+    return n;
+}
+
+/* One "# key value..." line; seen[k] records the line of each key. */
+static int header_line(cursor *c, char *s, gpc_chain_settings *set, size_t *seen)
+{
+    char *tok[5];
+    int n = tokens(s + 1, tok, 5), k;
+    if (n < 1)
+        return gpc_fail(GPC_EINPUT, "%s:%zu: expected '# key value'", c->name, c->line);
+    for (k = 0; k < NKEYS && strcmp(tok[0], keys[k].name) != 0; k++)
+        ;
+    if (k == NKEYS)
+        return gpc_fail(GPC_EINPUT, "%s:%zu: unknown chain setting '%s'", c->name, c->line,
+                        tok[0]);
+    if (seen[k])
+        return gpc_fail(GPC_EINPUT, "%s:%zu: '%s' is set again (first on line %zu); a chain "
+                        "has one value for each setting", c->name, c->line, tok[0], seen[k]);
+    seen[k] = c->line;
+    if (k == K_VERSION && n == 2 && strcmp(tok[1], "1") != 0)
+        return gpc_fail(GPC_EINPUT, "%s:%zu: chain file version %s is not supported (this "
+                        "gpc reads version %d)", c->name, c->line, tok[1], GPC_CHAIN_VERSION);
+    if (n - 1 != keys[k].nvalues || !header_value(k, tok + 1, set))
+        return gpc_fail(GPC_EINPUT, "%s:%zu: bad '%s' setting: expected %s; restore the "
+                        "line as gpc-hmc wrote it", c->name, c->line, tok[0], keys[k].form);
     return GPC_OK;
 }
 
-/* The column line: iteration, the names, then the fixed columns. */
+/* The '#' lines up to the column line, which is returned in *cols. */
+static int parse_header(cursor *c, gpc_chain_settings *set, char **cols)
+{
+    size_t seen[NKEYS] = {0};
+    char *s = next_line(c);
+    if (!s)
+        return gpc_fail(GPC_EINPUT, "%s: empty: not a gpc chain file", c->name);
+    if (strncmp(s, "# gpc-chain", 11) != 0 || (s[11] != ' ' && s[11] != '\t'))
+        return gpc_fail(GPC_EINPUT, "%s:1: not a gpc chain file (it should start with "
+                        "'# gpc-chain %d')", c->name, GPC_CHAIN_VERSION);
+    int st;
+    for (; s && s[0] == '#'; s = next_line(c))
+        if ((st = header_line(c, s, set, seen)) != GPC_OK)
+            return st;
+    for (int k = 0; k < NKEYS; k++)
+        if (!seen[k])
+            return gpc_fail(GPC_EINPUT, "%s: no '# %s' line in the header (before line %zu); "
+                            "restore it as gpc-hmc wrote it", c->name, keys[k].name,
+                            c->line + (s == NULL));
+    if (!s)
+        return gpc_fail(GPC_EINPUT, "%s: no column line after the header; the chain is "
+                        "incomplete", c->name);
+    if (c->cut)
+        return gpc_fail(GPC_EINPUT, "%s:%zu: the column line has no end of line; the chain "
+                        "is incomplete", c->name, c->line);
+    *cols = s;
+    return GPC_OK;
+}
+
+/* Without the data, an input dimension is believed up to this; parsing a
+ * kernel costs a few words per column, so this is a few MB at most. */
+#define DIM_BELIEVED 65536
+
+/* The chain's dim against what is known before the kernel is parsed, since
+ * the kernel allocates by it: the data's, or what the column line can name
+ * (ARD kernels name a weight per input column). */
+static int check_dim(const cursor *c, const gpc_chain_settings *set, size_t dim,
+                     size_t cols_len)
+{
+    if (dim && set->dim != dim)
+        return gpc_fail(GPC_EINPUT, "%s: the chain was run on inputs with %zu columns, these "
+                        "have %zu; give the data it was run on", c->name, set->dim, dim);
+    if (!dim && set->dim > DIM_BELIEVED && set->dim > cols_len)
+        return gpc_fail(GPC_EINPUT, "%s: dim %zu is more than the chain's columns can name; "
+                        "restore the line as gpc-hmc wrote it", c->name, set->dim);
+    return GPC_OK;
+}
+
+/* The column line: iteration, the names, the fixed columns, the momenta. */
 static int column_line(cursor *c, char *s, gpc_chain *ch)
 {
     gpc_kernel *k;
     if (gpc_kernel_parse(ch->set.kernel, ch->set.dim, &k) != GPC_OK)
         return gpc_fail(GPC_EINPUT, "%s: bad kernel setting: %s", c->name, gpc_errmsg());
-    ch->p = gpc_kernel_nparams(k);
-    ch->names = gpc_calloc(ch->p, sizeof *ch->names);
-    char want[8192] = "iteration";
-    for (size_t j = 0; j < ch->p; j++) {
+    snprintf(ch->set.kernel, sizeof ch->set.kernel, "%s", gpc_kernel_spec(k));
+    size_t p = ch->p = gpc_kernel_nparams(k), nmom = ch->set.hmc.persistence > 0 ? p : 0;
+    size_t want_len = 64;
+    ch->names = gpc_calloc(p, sizeof *ch->names);
+    for (size_t j = 0; j < p; j++) {
         snprintf(ch->names[j], GPC_NAME_MAX, "%s", gpc_kernel_param_name(k, j));
-        strncat(want, " ", sizeof want - strlen(want) - 1);
-        strncat(want, ch->names[j], sizeof want - strlen(want) - 1);
-    }
-    strncat(want, " potential log_evidence accepted step", sizeof want - strlen(want) - 1);
-    for (size_t j = 0; ch->set.hmc.persistence > 0 && j < ch->p; j++) {
-        strncat(want, " p.", sizeof want - strlen(want) - 1);
-        strncat(want, ch->names[j], sizeof want - strlen(want) - 1);
+        want_len += 2 * (strlen(ch->names[j]) + 3);
     }
     gpc_kernel_free(k);
-    if (strcmp(s, want) != 0)
-        return gpc_fail(GPC_EINPUT, "%s:%zu: expected the columns '%s'", c->name, c->line, want);
-    return GPC_OK;
+    char *want = gpc_malloc(want_len);
+    size_t n = (size_t)sprintf(want, "iteration");
+    for (size_t j = 0; j < p; j++)
+        n += (size_t)sprintf(want + n, " %s", ch->names[j]);
+    n += (size_t)sprintf(want + n, " potential log_evidence accepted step");
+    for (size_t j = 0; j < nmom; j++)
+        n += (size_t)sprintf(want + n, " p.%s", ch->names[j]);
+    /* compare word by word, so that blanks may differ */
+    char *save_a = NULL, *save_b = NULL, *copy = gpc_strdup(want);
+    char *a = strtok_r(s, " \t", &save_a), *b = strtok_r(copy, " ", &save_b);
+    while (a && b && !strcmp(a, b)) {
+        a = strtok_r(NULL, " \t", &save_a);
+        b = strtok_r(NULL, " ", &save_b);
+    }
+    free(copy);
+    int st = GPC_OK;
+    if (a || b)
+        st = gpc_fail(GPC_EINPUT, "%s:%zu: expected the columns '%s'", c->name, c->line, want);
+    free(want);
+    return st;
 }
 
-static int data_row(cursor *c, char *s, gpc_chain *ch, size_t r)
+/* Room for rows up to cap. */
+static void grow_rows(gpc_chain *ch, size_t cap)
+{
+    size_t p = ch->p;
+    ch->iteration = gpc_reallocarray(ch->iteration, cap, sizeof *ch->iteration);
+    ch->theta = gpc_reallocarray(ch->theta, cap, p * sizeof *ch->theta);
+    if (ch->set.hmc.persistence > 0)
+        ch->mom = gpc_reallocarray(ch->mom, cap, p * sizeof *ch->mom);
+    ch->potential = gpc_reallocarray(ch->potential, cap, sizeof *ch->potential);
+    ch->log_evidence = gpc_reallocarray(ch->log_evidence, cap, sizeof *ch->log_evidence);
+    ch->accepted = gpc_reallocarray(ch->accepted, cap, sizeof *ch->accepted);
+}
+
+/* One row into row r; v has room for every column. */
+static int data_row(cursor *c, char *s, gpc_chain *ch, size_t r, double *v)
 {
     size_t p = ch->p, ncol = 5 + p + (ch->mom ? p : 0);
-    double v[ncol];
     char *e;
-    for (size_t j = 0; j < ncol; j++, s = e) {
+    errno = 0;
+    long it = strtol(s, &e, 10);
+    if (e == s || (*e != ' ' && *e != '\t') || errno == ERANGE || it < 1 || it == LONG_MAX)
+        return gpc_fail(GPC_EINPUT, "%s:%zu: expected an iteration number (1 or more) and "
+                        "%zu numbers", c->name, c->line, ncol - 1);
+    for (size_t j = 1; j < ncol; j++) {
+        s = e;
         v[j] = strtod(s, &e);
         if (e == s || !isfinite(v[j]))
             return gpc_fail(GPC_EINPUT, "%s:%zu: expected %zu numbers", c->name, c->line, ncol);
     }
-    if (s[strspn(s, " \t")] != '\0')
+    if (e[strspn(e, " \t")] != '\0')
         return gpc_fail(GPC_EINPUT, "%s:%zu: expected %zu numbers", c->name, c->line, ncol);
-    ch->iteration[r] = (long)v[0];
+    if (v[3 + p] != 0.0 && v[3 + p] != 1.0)
+        return gpc_fail(GPC_EINPUT, "%s:%zu: the accepted column holds %g; expected 0 or 1",
+                        c->name, c->line, v[3 + p]);
+    if (r > 0 && it != ch->iteration[r - 1] + 1)
+        return gpc_fail(GPC_EINPUT, "%s:%zu: iteration %ld does not follow %ld", c->name,
+                        c->line, it, ch->iteration[r - 1]);
+    ch->iteration[r] = it;
     memcpy(ch->theta + r * p, v + 1, p * sizeof *v);
     ch->potential[r] = v[1 + p];
     ch->log_evidence[r] = v[2 + p];
     ch->accepted[r] = v[3 + p] != 0.0;
     if (ch->mom)
         memcpy(ch->mom + r * p, v + 5 + p, p * sizeof *v);
-    if (r > 0 && ch->iteration[r] != ch->iteration[r - 1] + 1)
-        return gpc_fail(GPC_EINPUT, "%s:%zu: iteration %ld does not follow %ld", c->name,
-                        c->line, ch->iteration[r], ch->iteration[r - 1]);
     return GPC_OK;
 }
 
-static int parse(cursor *c, gpc_chain *ch)
+static int parse_rows(cursor *c, gpc_chain *ch)
 {
+    size_t cap = 0;
+    double *v = gpc_mallocarray(5 + 2 * ch->p, sizeof *v);
+    int st = GPC_OK;
     char *s;
-    int st;
-    while ((s = next_line(c)) && s[0] == '#')
-        if ((st = header_line(c, s, &ch->set)) != GPC_OK)
-            return st;
-    if (c->line == 1 && s)
-        return gpc_fail(GPC_EINPUT, "%s:1: not a gpc chain file (it should start with "
-                        "'# gpc-chain %d')", c->name, GPC_CHAIN_VERSION);
-    if (!s)
-        return gpc_fail(GPC_EINPUT, "%s: no column line: not a gpc chain file", c->name);
-    if ((st = column_line(c, s, ch)) != GPC_OK)
-        return st;
-    size_t cap = 256;
-    ch->iteration = gpc_malloc(cap * sizeof *ch->iteration);
-    ch->theta = gpc_malloc(cap * ch->p * sizeof *ch->theta);
-    ch->mom = ch->set.hmc.persistence > 0 ? gpc_malloc(cap * ch->p * sizeof *ch->mom) : NULL;
-    ch->potential = gpc_malloc(cap * sizeof *ch->potential);
-    ch->log_evidence = gpc_malloc(cap * sizeof *ch->log_evidence);
-    ch->accepted = gpc_malloc(cap * sizeof *ch->accepted);
-    while ((s = next_line(c))) {
+    while (st == GPC_OK && (s = next_line(c))) {
+        if (c->cut) {
+            /* killed while writing it: the rows before are whole */
+            gpc_warn("%s:%zu: the last row has no end of line (the run was stopped while "
+                     "writing it); it is left out", c->name, c->line);
+            ch->text_len = (size_t)(s - c->base);
+            break;
+        }
         if (s[strspn(s, " \t")] == '\0')
             continue;
-        if (ch->rows == cap) {
-            cap *= 2;
-            ch->iteration = gpc_realloc(ch->iteration, cap * sizeof *ch->iteration);
-            ch->theta = gpc_realloc(ch->theta, cap * ch->p * sizeof *ch->theta);
-            if (ch->mom)
-                ch->mom = gpc_realloc(ch->mom, cap * ch->p * sizeof *ch->mom);
-            ch->potential = gpc_realloc(ch->potential, cap * sizeof *ch->potential);
-            ch->log_evidence = gpc_realloc(ch->log_evidence, cap * sizeof *ch->log_evidence);
-            ch->accepted = gpc_realloc(ch->accepted, cap * sizeof *ch->accepted);
-        }
-        if ((st = data_row(c, s, ch, ch->rows)) != GPC_OK)
-            return st;
-        ch->rows++;
+        if (ch->rows == cap)
+            grow_rows(ch, cap = cap ? 2 * cap : 256);
+        if ((st = data_row(c, s, ch, ch->rows, v)) == GPC_OK)
+            ch->rows++;
     }
-    return GPC_OK;
+    free(v);
+    return st;
 }
 
-int gpc_chain_read(const char *path, gpc_chain **out)
+int gpc_chain_read(const char *path, size_t dim, gpc_chain **out)
 {
     gpc_chain *ch = gpc_calloc(1, sizeof *ch);
-    int st = read_text(path, &ch->text, &ch->text_len);
+    int st = read_text(path, ch);
     if (st != GPC_OK) {
         free(ch);
         return st;
     }
-    char *copy = gpc_malloc(ch->text_len + 1);
+    char *copy = gpc_malloc(ch->text_len + 1), *cols = NULL;
     memcpy(copy, ch->text, ch->text_len + 1);
-    cursor c = {path, copy, copy + ch->text_len, 0};
-    st = parse(&c, ch);
+    cursor c = {!path || !strcmp(path, "-") ? "<stdin>" : path, copy, copy,
+                copy + ch->text_len, 0, 0};
+    if ((st = parse_header(&c, &ch->set, &cols)) == GPC_OK &&
+        (st = check_dim(&c, &ch->set, dim, strlen(cols))) == GPC_OK &&
+        (st = column_line(&c, cols, ch)) == GPC_OK)
+        st = parse_rows(&c, ch);
     free(copy);
     if (st != GPC_OK) {
         gpc_chain_free(ch);
@@ -270,4 +458,227 @@ void gpc_chain_free(gpc_chain *c)
     free(c->accepted);
     free(c->text);
     free(c);
+}
+
+/* ---- writing ------------------------------------------------------------- */
+
+struct gpc_chain_out {
+    FILE *f;
+    char *path;          /* NULL for standard output */
+    char *tmp;           /* the file beside path until it is renamed into place */
+    gpc_chain_out *next; /* in the list of files not yet in place */
+};
+
+/* Files not yet in place, removed if the program dies before they are. */
+static gpc_chain_out *pending;
+
+static void remove_pending(void)
+{
+    for (gpc_chain_out *o = pending; o; o = o->next)
+        unlink(o->tmp);
+}
+
+static void unlist(gpc_chain_out *o)
+{
+    for (gpc_chain_out **pp = &pending; *pp; pp = &(*pp)->next)
+        if (*pp == o) {
+            *pp = o->next;
+            break;
+        }
+}
+
+static void out_free(gpc_chain_out *o)
+{
+    unlist(o);
+    free(o->path);
+    free(o->tmp);
+    free(o);
+}
+
+/* Hold a write lock on the chain file for as long as it is written, so
+ * that a second run cannot extend it at the same time; returns 0 if another
+ * process holds one. */
+static int lock_file(int fd)
+{
+    struct flock fl;
+    memset(&fl, 0, sizeof fl);
+    fl.l_type = F_WRLCK;
+    fl.l_whence = SEEK_SET;
+    return fcntl(fd, F_SETLK, &fl) == 0 || (errno != EACCES && errno != EAGAIN);
+}
+
+static int busy(const char *path)
+{
+    return gpc_fail(GPC_EINPUT, "%s: another run is writing this chain; extend it when that "
+                    "run is done", path);
+}
+
+int gpc_chain_out_create(const char *path, gpc_chain_out **out)
+{
+    static int hooked;
+    gpc_chain_out *o = gpc_calloc(1, sizeof *o);
+    *out = o;
+    if (!path || !strcmp(path, "-")) {
+        o->f = stdout;
+        return GPC_OK;
+    }
+    o->path = gpc_strdup(path);
+    /* a device, a pipe or a symbolic link (/dev/stdout, /dev/full, a FIFO)
+     * is written through as it is: a file renamed over it would replace it
+     * (as root, /dev/full itself) */
+    struct stat sb;
+    if (lstat(path, &sb) == 0 && !S_ISREG(sb.st_mode) && !S_ISDIR(sb.st_mode)) {
+        if (!(o->f = fopen(path, "wb"))) {
+            int err = errno;
+            out_free(o);
+            *out = NULL;
+            return gpc_fail(GPC_EINPUT, "%s: cannot open for writing: %s", path,
+                            strerror(err));
+        }
+        return GPC_OK;
+    }
+    size_t n = strlen(path) + sizeof ".tmpXXXXXX";
+    o->tmp = gpc_malloc(n);
+    snprintf(o->tmp, n, "%s.tmpXXXXXX", path);
+    int fd = mkstemp(o->tmp);
+    if (fd < 0 || !(o->f = fdopen(fd, "wb"))) {
+        int err = errno;
+        if (fd >= 0) {
+            close(fd);
+            unlink(o->tmp);
+        }
+        out_free(o);
+        *out = NULL;
+        return gpc_fail(GPC_EINPUT, "%s: cannot create: %s", path, strerror(err));
+    }
+    lock_file(fd); /* nobody else knows the new file yet */
+    if (!hooked) {
+        gpc_on_die(remove_pending);
+        hooked = 1;
+    }
+    o->next = pending;
+    pending = o;
+    return GPC_OK;
+}
+
+int gpc_chain_out_append(const char *path, const gpc_chain *c, gpc_chain_out **out)
+{
+    *out = NULL;
+    if (!c->regular)
+        return gpc_fail(GPC_EINPUT, "%s: not a regular file, so it cannot be extended in "
+                        "place; give -o FILE", path);
+    int fd = open(path, O_WRONLY | O_APPEND);
+    if (fd < 0)
+        return gpc_fail(GPC_EINPUT, "%s: cannot open for writing: %s", path, strerror(errno));
+    if (!lock_file(fd)) {
+        close(fd);
+        return busy(path);
+    }
+    struct stat sb;
+    /* another run may have extended it since it was read: appending would
+     * repeat or interleave iterations */
+    if (fstat(fd, &sb) != 0 || (unsigned long long)sb.st_dev != c->dev ||
+        (unsigned long long)sb.st_ino != c->ino || (size_t)sb.st_size != c->file_len) {
+        close(fd);
+        return gpc_fail(GPC_EINPUT, "%s: the file changed while it was read (is another run "
+                        "extending it?); try again when it is done", path);
+    }
+    FILE *f = NULL;
+    if ((c->text_len < c->file_len && ftruncate(fd, (off_t)c->text_len) != 0) ||
+        !(f = fdopen(fd, "ab"))) {
+        int err = errno;
+        close(fd);
+        return gpc_fail(GPC_EINPUT, "%s: cannot write: %s", path, strerror(err));
+    }
+    gpc_chain_out *o = gpc_calloc(1, sizeof *o);
+    o->f = f;
+    o->path = gpc_strdup(path);
+    *out = o;
+    return GPC_OK;
+}
+
+FILE *gpc_chain_out_file(gpc_chain_out *o) { return o->f; }
+
+static const char *out_name(const gpc_chain_out *o) { return o->path ? o->path : "<stdout>"; }
+
+/* POSIX can only read the umask by setting it. */
+static mode_t current_umask(void)
+{
+    mode_t mask = umask(0);
+    umask(mask);
+    return mask;
+}
+
+/* Rename the temporary into place, with the mode a plain fopen would give
+ * (mkstemp made it 0600). */
+static int put_in_place(gpc_chain_out *o)
+{
+    (void)fchmod(fileno(o->f), 0666 & ~current_umask()); /* best effort */
+    if (rename(o->tmp, o->path) != 0)
+        return gpc_fail(GPC_EINPUT, "%s: cannot rename %s into place: %s", o->path, o->tmp,
+                        strerror(errno));
+    unlist(o);
+    free(o->tmp);
+    o->tmp = NULL;
+    return GPC_OK;
+}
+
+static int flush(gpc_chain_out *o)
+{
+    errno = 0;
+    if (fflush(o->f) != 0 || ferror(o->f))
+        return gpc_fail(GPC_EINPUT, "%s: write error: %s", out_name(o),
+                        strerror(errno ? errno : EIO));
+    return GPC_OK;
+}
+
+int gpc_chain_out_row(gpc_chain_out *o, const gpc_chain_settings *s, const gpc_hmc *h)
+{
+    gpc_chain_write_row(o->f, s, h);
+    int st = flush(o);
+    if (st == GPC_OK && o->tmp)
+        st = put_in_place(o);
+    return st;
+}
+
+int gpc_chain_out_close(gpc_chain_out *o)
+{
+    int st = flush(o);
+    if (st == GPC_OK && o->tmp)
+        st = put_in_place(o);
+    if (o->f != stdout && fclose(o->f) != 0 && st == GPC_OK)
+        st = gpc_fail(GPC_EINPUT, "%s: write error: %s", out_name(o), strerror(errno));
+    if (o->tmp)
+        unlink(o->tmp);
+    out_free(o);
+    return st;
+}
+
+void gpc_chain_out_abort(gpc_chain_out *o)
+{
+    if (!o)
+        return;
+    if (o->f != stdout) {
+        fflush(o->f);
+        fclose(o->f);
+    }
+    if (o->tmp)
+        unlink(o->tmp);
+    out_free(o);
+}
+
+int gpc_chain_run(gpc_chain_out *o, gpc_hmc *h, const gpc_potential *U,
+                  const gpc_chain_settings *s, long n, gpc_chain_stop_fn stop, void *ctx,
+                  long *done)
+{
+    int st = GPC_OK;
+    for (*done = 0; *done < n;) {
+        if ((st = gpc_hmc_iterate(h, U, &s->hmc)) != GPC_OK ||
+            (st = gpc_chain_out_row(o, s, h)) != GPC_OK)
+            break;
+        ++*done;
+        if (stop && stop(ctx, h, *done))
+            break;
+    }
+    return st;
 }

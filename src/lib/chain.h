@@ -21,7 +21,13 @@
  * With persistence > 0 the momentum of each row follows in columns
  * p.<name>, since the next iteration starts from it.  The last row is the
  * whole state of the run (iterations are seeded by their number), so a chain
- * is extended by appending rows. */
+ * is extended by appending rows.
+ *
+ * Every header key is required, exactly once, with the value the gpc-hmc
+ * option of the same meaning accepts; '# gpc-chain 1' is the first line.
+ * Rows are written whole and flushed one at a time, so a run that is killed
+ * leaves every finished iteration on disk; a last row without its newline
+ * (the run was killed while writing it) is dropped with a warning. */
 #ifndef GPC_CHAIN_H
 #define GPC_CHAIN_H
 
@@ -55,7 +61,10 @@ typedef struct {
     double *potential, *log_evidence;
     int *accepted;
     char *text;        /* the file as read, for extending it verbatim */
-    size_t text_len;
+    size_t text_len;   /* its complete part: without a row cut short */
+    size_t file_len;   /* bytes read, with such a row */
+    int regular;       /* read from a regular file, whose identity follows */
+    unsigned long long dev, ino;
 } gpc_chain;
 
 /* A hash of the training data, to tell when a chain is extended on other data. */
@@ -64,8 +73,43 @@ unsigned long long gpc_chain_data_hash(const gsl_matrix *X, const gsl_vector *y)
 void gpc_chain_write_header(FILE *f, const gpc_chain_settings *s, const gpc_kernel *k);
 void gpc_chain_write_row(FILE *f, const gpc_chain_settings *s, const gpc_hmc *h);
 
-/* Read a chain; errors (GPC_EINPUT) name the file and line. */
-int gpc_chain_read(const char *path, gpc_chain **out);
+/* Read a chain ("-": standard input); errors (GPC_EINPUT) name the file and
+ * line.  dim > 0 is the number of input columns the chain must be for,
+ * checked before anything is allocated by the chain's own numbers; 0 when
+ * it is not known (then the file must be able to name dim columns). */
+int gpc_chain_read(const char *path, size_t dim, gpc_chain **out);
 void gpc_chain_free(gpc_chain *c);
+
+/* ---- writing a chain that survives interruption ------------------------- */
+
+typedef struct gpc_chain_out gpc_chain_out;
+
+/* A new chain file at path ("-" or NULL: standard output).  The header (or
+ * the chain being copied) goes to gpc_chain_out_file; a file is written
+ * beside path and renamed into place when the first row is on disk, so path
+ * never holds a chain without rows from a run that failed at its start. */
+int gpc_chain_out_create(const char *path, gpc_chain_out **out);
+/* Append to the file c was read from, in place.  It must still be the same
+ * file, ending where the read ended; a row cut short is cut off first. */
+int gpc_chain_out_append(const char *path, const gpc_chain *c, gpc_chain_out **out);
+FILE *gpc_chain_out_file(gpc_chain_out *o);
+/* Write one row and flush it to the file before returning. */
+int gpc_chain_out_row(gpc_chain_out *o, const gpc_chain_settings *s, const gpc_hmc *h);
+/* Finish: flush, put the file in place if no row did, close.  Frees o. */
+int gpc_chain_out_close(gpc_chain_out *o);
+/* Give up after an error: rows already in place stay (each is a complete
+ * iteration), a file not yet in place is removed.  Frees o. */
+void gpc_chain_out_abort(gpc_chain_out *o);
+
+/* Called after every row of gpc_chain_run with the number of iterations
+ * done in this run; nonzero stops the run. */
+typedef int (*gpc_chain_stop_fn)(void *ctx, const gpc_hmc *h, long done);
+
+/* Up to n iterations of h on U, each written to o as it finishes, until
+ * stop says so.  Returns GPC_OK, a write error or the numerical failure of
+ * an iteration (the rows before it are on disk); *done counts the rows. */
+int gpc_chain_run(gpc_chain_out *o, gpc_hmc *h, const gpc_potential *U,
+                  const gpc_chain_settings *s, long n, gpc_chain_stop_fn stop, void *ctx,
+                  long *done);
 
 #endif

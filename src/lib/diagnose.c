@@ -74,10 +74,12 @@ double gpc_diag_ess_chains(const double *x, size_t m, size_t n)
         sum += pair;
     }
     free(means);
-    /* sum = rho_0 + 2 sum_{t>=1} rho_t would need rho_0 once: tau = 2 sum - 1 */
-    double tau = 2.0 * sum - 1.0;
-    double ess = (double)(m * n) / tau;
-    return ess;
+    /* sum = rho_0 + 2 sum_{t>=1} rho_t would need rho_0 once: tau = 2 sum - 1.
+     * On a few draws the estimated autocorrelations are noise, and tau can
+     * come out below 1 or negative (no positive pair at all); m n draws hold
+     * at most m n independent ones, so tau is kept at 1 or more. */
+    double tau = fmax(2.0 * sum - 1.0, 1.0);
+    return (double)(m * n) / tau;
 }
 
 double gpc_diag_ess(const double *x, size_t n) { return gpc_diag_ess_chains(x, 1, n); }

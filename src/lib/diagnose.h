@@ -16,7 +16,8 @@ double gpc_diag_ess(const double *x, size_t n);
 
 /* Effective sample size of m chains of n draws each (x is m x n, row i is
  * chain i), with BDA3's combined autocorrelation estimate
- * rho_t = 1 - (W - mean of the chains' autocovariances at lag t) / var+. */
+ * rho_t = 1 - (W - mean of the chains' autocovariances at lag t) / var+.
+ * The result is in (0, m n], or NAN as gpc_diag_ess. */
 double gpc_diag_ess_chains(const double *x, size_t m, size_t n);
 
 /* Split R-hat: every chain halved (the middle draw dropped when n is odd),

@@ -182,3 +182,90 @@ rows() { awk '!/^#/ && !/^iteration/' "$1" | wc -l; }
     assert_failure 2
     assert_dir_empty out
 }
+
+@test "gpc-hmc --summary of chains of 4 to 6 rows: every ESS in (0, rows]" {
+    for n in 4 5 6; do
+        gpc-hmc -k se -L 5 -q -S 1 -n "$n" -o s.txt Xz.txt y.txt
+        run gpc-hmc --summary --burn 0 s.txt
+        assert_success
+        run awk -v n="$n" 'NR > 2 && !($4 > 0 && $4 <= n) { print "ess", $4, "of", n, "rows: " $0 }' \
+            <<< "$output"
+        assert_output ""
+    done
+}
+
+@test "gpc-hmc --summary to a full disk is status 3 with a write error" {
+    gpc-hmc "${RUN[@]}" -o c.txt Xz.txt y.txt
+    run bash -c "gpc-hmc --summary --burn 0 c.txt > /dev/full"
+    assert_failure 3
+    assert_output --partial "<stdout>: write error"
+    run bash -c "gpc-hmc ${RUN[*]} Xz.txt y.txt > /dev/full"
+    assert_failure 3
+    assert_output --partial "<stdout>: write error"
+}
+
+@test "gpc-hmc -l step is a usage error: the Laplace evidence takes logistic or probit" {
+    run gpc-hmc -l step "${RUN[@]}" -o out/c.txt Xz.txt y.txt
+    assert_failure 2
+    assert_output --partial "the sampler uses the Laplace evidence, which takes logistic or probit"
+    gpc-hmc -l probit "${RUN[@]}" -o c.txt Xz.txt y.txt
+    run grep -x '# likelihood probit' c.txt
+    assert_success
+    assert_dir_empty out
+}
+
+@test "gpc-hmc: two inputs on standard input are a usage error (status 2)" {
+    gpc-hmc "${RUN[@]}" -o c.txt Xz.txt y.txt
+    printf 'log_v0 0\n' > h.txt
+    for args in "-H - - y.txt" "-H - Xz.txt -" "- -" "-x - - y.txt" "-x - Xz.txt -"; do
+        run gpc-hmc -q -n 1 $args -o out/c.txt < Xz.txt
+        assert_failure 2
+        assert_output --partial "cannot both be standard input"
+    done
+    run gpc-hmc --summary - - < c.txt
+    assert_failure 2
+    assert_dir_empty out
+}
+
+@test "gpc-hmc: '-' reads a chain or the data from standard input" {
+    gpc-hmc "${RUN[@]}" -o c.txt Xz.txt y.txt
+    gpc-hmc --summary --burn 0 c.txt > want.txt
+    gpc-hmc --summary --burn 0 - < c.txt > got.txt
+    assert_files_equal want.txt got.txt
+    gpc-hmc "${RUN[@]}" -o std.txt - y.txt < Xz.txt
+    assert_files_equal c.txt std.txt
+    printf 'log_v0 0\nlog_w -2\n' > h.txt
+    gpc-hmc "${RUN[@]}" -H - -o h.out Xz.txt y.txt < h.txt
+    assert_files_equal c.txt h.out
+}
+
+@test "gpc-predict --chain -: the chain from standard input, not with the inputs" {
+    gpc-hmc "${RUN[@]}" -o c.txt Xz.txt y.txt
+    gpc-fit -q -k se -O none -m m.txt Xz.txt y.txt
+    gpc-predict -q -m m.txt --chain c.txt Xtz.txt > want.txt
+    gpc-predict -q -m m.txt --chain - Xtz.txt < c.txt > got.txt
+    assert_files_equal want.txt got.txt
+    run gpc-predict -q -m m.txt --chain - -o out/p.txt < c.txt
+    assert_failure 2
+    assert_output --partial "cannot both be standard input"
+    assert_dir_empty out
+}
+
+@test "gpc-predict --chain refuses a model of another method, likelihood or label noise" {
+    gpc-hmc "${RUN[@]}" -o c.txt Xz.txt y.txt
+    gpc-fit -q -k se -M ep -O none -m ep.txt Xz.txt y.txt
+    gpc-fit -q -k se -l probit -O none -m probit.txt Xz.txt y.txt
+    for m in ep.txt probit.txt; do
+        run gpc-predict -q -m "$m" --chain c.txt -o out/p.txt Xtz.txt
+        assert_failure 3
+        assert_output --partial \
+            "c.txt: the chain was sampled under the Laplace evidence with the logistic likelihood"
+        assert_output --partial "fit it with -M laplace -l logistic"
+    done
+    gpc-hmc -l probit "${RUN[@]}" -o cp.txt Xz.txt y.txt
+    gpc-fit -q -k se -M ep -l probit --label-noise 0.1 -O none -m noisy.txt Xz.txt y.txt
+    run gpc-predict -q -m noisy.txt --chain cp.txt -o out/p.txt Xtz.txt
+    assert_failure 3
+    assert_output --partial "with label noise"
+    assert_dir_empty out
+}

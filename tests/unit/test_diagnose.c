@@ -53,6 +53,24 @@ int main(void)
             "a constant chain: ESS and R-hat undefined (NAN)");
     TEST_OK(isnan(gpc_diag_ess(v, 3)) && isnan(gpc_diag_split_rhat(v, 1, 3)),
             "fewer than 4 draws: undefined (NAN)");
+    /* Short chains: the autocorrelation estimates are noise and must not
+     * give a negative ESS or more effective draws than draws. */
+    const double alternating[4] = {1, -1, 1, -1};
+    double e = gpc_diag_ess(alternating, 4);
+    TEST_OK(e > 0 && e <= 4, "ESS of 1 -1 1 -1 is in (0, 4]: %g", e);
+    int short_ok = 1;
+    for (size_t rep = 0; rep < 2000; rep++) {
+        size_t m = 1 + rep % 3, len = 4 + rep % 3;
+        for (size_t i = 0; i < m * len; i++)
+            x[i] = gsl_ran_gaussian(r, 1.0);
+        e = gpc_diag_ess_chains(x, m, len);
+        if (!(e > 0 && e <= (double)(m * len))) {
+            printf("#   %zu chains of %zu draws: ESS %g\n", m, len, e);
+            short_ok = 0;
+            break;
+        }
+    }
+    TEST_OK(short_ok, "ESS of 2000 random chains of 4 to 6 draws is in (0, m n]");
     free(x);
     gsl_rng_free(r);
     return tap_done();

@@ -1,13 +1,18 @@
 /* Hybrid Monte Carlo: moments of known targets through the sampler's own
  * code path, energy error falling as the square of the step size, exact
  * reproducibility and extension, and a GPC posterior over two hyperparameters
- * against brute-force quadrature on a grid. */
+ * against brute-force quadrature on a grid; chain files written row by row,
+ * kept whole when a run fails or stops, and continued exactly. */
+#include <dirent.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <gsl/gsl_rng.h>
 
+#include "chain.h"
 #include "err.h"
 #include "evidence.h"
 #include "hmc.h"
@@ -210,6 +215,178 @@ static void test_gpc_posterior(void)
     gsl_rng_free(r);
 }
 
+/* ---- chain files through interruption ---------------------------------- */
+
+/* The Gaussian target, failing at the start of iteration fail_at (counted by
+ * the restart hook, which every iteration calls first; 0: never). */
+typedef struct {
+    target t;
+    long restarts, fail_at;
+} failing;
+
+static void failing_restart(void *ctx) { ((failing *)ctx)->restarts++; }
+
+static int failing_eval(void *ctx, const double *th, double *U, double *g, double *aux)
+{
+    failing *f = ctx;
+    if (f->restarts == f->fail_at)
+        return gpc_fail(GPC_ENUM, "cannot evaluate");
+    return target_eval(&f->t, th, U, g, aux);
+}
+
+static char dir[] = "/tmp/gpc-test-chain-XXXXXX";
+
+static char *in_dir(const char *name)
+{
+    static char buf[2][256];
+    static int k;
+    k = !k;
+    snprintf(buf[k], sizeof buf[k], "%s/%s", dir, name);
+    return buf[k];
+}
+
+/* Files in the test directory, and rows (lines starting with a digit) of one. */
+static int dir_entries(void)
+{
+    DIR *d = opendir(dir);
+    int n = 0;
+    for (struct dirent *e; d && (e = readdir(d));)
+        n += e->d_name[0] != '.';
+    if (d)
+        closedir(d);
+    return n;
+}
+
+static int file_rows(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return -1;
+    int n = 0, at_start = 1, c;
+    while ((c = getc(f)) != EOF) {
+        n += at_start && c >= '0' && c <= '9';
+        at_start = c == '\n';
+    }
+    fclose(f);
+    return n;
+}
+
+static gpc_chain_settings chain_settings(void)
+{
+    gpc_chain_settings s = {.kernel = "se", .lik = GPC_LIK_LOGISTIC, .dim = 1, .ntrain = 1,
+                            .prior_mean = -3, .prior_sd = 3, .hmc = {0.3, 5, 0.0, 7}};
+    return s;
+}
+
+/* A new chain of up to n rows; returns gpc_chain_run's status. */
+static int new_chain(const char *path, long n, long fail_at, long *done, int close)
+{
+    gpc_chain_settings s = chain_settings();
+    failing f = {{{1.0, 2.0}, 0.0}, 0, fail_at};
+    gpc_potential U = {failing_eval, failing_restart, &f};
+    gpc_kernel *k;
+    gpc_kernel_parse("se", 1, &k);
+    gpc_hmc *h = gpc_hmc_alloc(2);
+    double th0[2] = {1.0, -1.0};
+    gpc_hmc_set_state(h, th0, NULL, 0);
+    gpc_chain_out *o;
+    int st = gpc_chain_out_create(path, &o);
+    if (st == GPC_OK) {
+        gpc_chain_write_header(gpc_chain_out_file(o), &s, k);
+        st = gpc_chain_run(o, h, &U, &s, n, NULL, NULL, done);
+        if (close && st == GPC_OK)
+            st = gpc_chain_out_close(o);
+        else
+            gpc_chain_out_abort(o);
+    }
+    gpc_hmc_free(h);
+    gpc_kernel_free(k);
+    return st;
+}
+
+/* Continue the chain at path in place by n rows. */
+static int extend_chain(const char *path, long n, long *done)
+{
+    gpc_chain *c;
+    int st = gpc_chain_read(path, 1, &c);
+    if (st != GPC_OK)
+        return st;
+    failing f = {{{1.0, 2.0}, 0.0}, 0, 0};
+    gpc_potential U = {failing_eval, failing_restart, &f};
+    gpc_hmc *h = gpc_hmc_alloc(c->p);
+    gpc_hmc_set_state(h, c->theta + (c->rows - 1) * c->p, NULL, c->iteration[c->rows - 1]);
+    gpc_chain_out *o;
+    if ((st = gpc_chain_out_append(path, c, &o)) == GPC_OK) {
+        st = gpc_chain_run(o, h, &U, &c->set, n, NULL, NULL, done);
+        if (st == GPC_OK)
+            st = gpc_chain_out_close(o);
+        else
+            gpc_chain_out_abort(o);
+    }
+    gpc_hmc_free(h);
+    gpc_chain_free(c);
+    return st;
+}
+
+static int files_equal(const char *a, const char *b)
+{
+    FILE *f = fopen(a, "rb"), *g = fopen(b, "rb");
+    int same = f && g, c;
+    while (same && (c = getc(f)) == getc(g))
+        if (c == EOF)
+            break;
+    same = same && c == EOF;
+    if (f)
+        fclose(f);
+    if (g)
+        fclose(g);
+    return same;
+}
+
+static void test_chain_durable(void)
+{
+    if (!mkdtemp(dir)) {
+        TEST_OK(0, "a temporary directory for chain files");
+        return;
+    }
+    long done;
+    int st = new_chain(in_dir("a.txt"), 10, 1, &done, 1);
+    TEST_OK(st == GPC_ENUM && done == 0 && dir_entries() == 0,
+            "a chain failing at its first iteration leaves no file (status %d, %ld rows, %d "
+            "files)", st, done, dir_entries());
+    st = new_chain(in_dir("a.txt"), 10, 4, &done, 1);
+    TEST_OK(st == GPC_ENUM && done == 3 && file_rows(in_dir("a.txt")) == 3 &&
+                dir_entries() == 1,
+            "failing at iteration 4 keeps the 3 rows before it (%ld written, %d on disk)", done,
+            file_rows(in_dir("a.txt")));
+    st = extend_chain(in_dir("a.txt"), 4, &done);
+    TEST_OK(st == GPC_OK && file_rows(in_dir("a.txt")) == 7, "and it continues in place");
+    new_chain(in_dir("b.txt"), 7, 0, &done, 1);
+    TEST_OK(files_equal(in_dir("a.txt"), in_dir("b.txt")),
+            "into the chain one run of 7 iterations writes, byte for byte");
+
+    /* killed while writing a row: the row is cut short, without its newline */
+    FILE *f = fopen(in_dir("a.txt"), "r+b");
+    fseek(f, -9, SEEK_END);
+    long keep = ftell(f);
+    fclose(f);
+    if (truncate(in_dir("a.txt"), keep) != 0)
+        TEST_OK(0, "truncate a.txt");
+    gpc_chain *c;
+    st = gpc_chain_read(in_dir("a.txt"), 1, &c);
+    TEST_OK(st == GPC_OK && c->rows == 6 && c->text_len < c->file_len,
+            "a last row cut short is left out when the chain is read");
+    gpc_chain_free(c);
+    st = extend_chain(in_dir("a.txt"), 1, &done);
+    TEST_OK(st == GPC_OK && files_equal(in_dir("a.txt"), in_dir("b.txt")),
+            "and continuing the chain replaces it with the whole row");
+
+    unlink(in_dir("a.txt"));
+    unlink(in_dir("b.txt"));
+    TEST_OK(dir_entries() == 0, "no temporary file is left behind");
+    rmdir(dir);
+}
+
 int main(void)
 {
     gpc_gsl_quiet();
@@ -219,5 +396,6 @@ int main(void)
     test_reproducible(0.0);
     test_reproducible(0.8);
     test_gpc_posterior();
+    test_chain_durable();
     return tap_done();
 }
