@@ -12,6 +12,7 @@
 
 #include "alloc.h"
 #include "err.h"
+#include "output.h"
 #include "matio.h"
 
 unsigned long long gpc_chain_data_hash(const gsl_matrix *X, const gsl_vector *y)
@@ -463,37 +464,11 @@ void gpc_chain_free(gpc_chain *c)
 /* ---- writing ------------------------------------------------------------- */
 
 struct gpc_chain_out {
-    FILE *f;
-    char *path;          /* NULL for standard output */
-    char *tmp;           /* the file beside path until it is renamed into place */
-    gpc_chain_out *next; /* in the list of files not yet in place */
+    gpc_output *out; /* a new chain: a file put in place with its first row, a
+                        device, or standard output (see output.h) */
+    FILE *f;         /* where the rows go */
+    char *path;      /* the chain appended to in place; NULL for a new one */
 };
-
-/* Files not yet in place, removed if the program dies before they are. */
-static gpc_chain_out *pending;
-
-static void remove_pending(void)
-{
-    for (gpc_chain_out *o = pending; o; o = o->next)
-        unlink(o->tmp);
-}
-
-static void unlist(gpc_chain_out *o)
-{
-    for (gpc_chain_out **pp = &pending; *pp; pp = &(*pp)->next)
-        if (*pp == o) {
-            *pp = o->next;
-            break;
-        }
-}
-
-static void out_free(gpc_chain_out *o)
-{
-    unlist(o);
-    free(o->path);
-    free(o->tmp);
-    free(o);
-}
 
 /* Hold a write lock on the chain file for as long as it is written, so
  * that a second run cannot extend it at the same time; returns 0 if another
@@ -515,49 +490,17 @@ static int busy(const char *path)
 
 int gpc_chain_out_create(const char *path, gpc_chain_out **out)
 {
-    static int hooked;
-    gpc_chain_out *o = gpc_calloc(1, sizeof *o);
-    *out = o;
-    if (!path || !strcmp(path, "-")) {
-        o->f = stdout;
-        return GPC_OK;
-    }
-    o->path = gpc_strdup(path);
-    /* a device, a pipe or a symbolic link (/dev/stdout, /dev/full, a FIFO)
-     * is written through as it is: a file renamed over it would replace it
-     * (as root, /dev/full itself) */
-    struct stat sb;
-    if (lstat(path, &sb) == 0 && !S_ISREG(sb.st_mode) && !S_ISDIR(sb.st_mode)) {
-        if (!(o->f = fopen(path, "wb"))) {
-            int err = errno;
-            out_free(o);
-            *out = NULL;
-            return gpc_fail(GPC_EINPUT, "%s: cannot open for writing: %s", path,
-                            strerror(err));
-        }
-        return GPC_OK;
-    }
-    size_t n = strlen(path) + sizeof ".tmpXXXXXX";
-    o->tmp = gpc_malloc(n);
-    snprintf(o->tmp, n, "%s.tmpXXXXXX", path);
-    int fd = mkstemp(o->tmp);
-    if (fd < 0 || !(o->f = fdopen(fd, "wb"))) {
-        int err = errno;
-        if (fd >= 0) {
-            close(fd);
-            unlink(o->tmp);
-        }
-        out_free(o);
-        *out = NULL;
-        return gpc_fail(GPC_EINPUT, "%s: cannot create: %s", path, strerror(err));
-    }
-    lock_file(fd); /* nobody else knows the new file yet */
-    if (!hooked) {
-        gpc_on_die(remove_pending);
-        hooked = 1;
-    }
-    o->next = pending;
-    pending = o;
+    *out = NULL;
+    gpc_output *o;
+    int st = gpc_output_open(path, &o);
+    if (st != GPC_OK)
+        return st;
+    gpc_chain_out *c = gpc_calloc(1, sizeof *c);
+    c->out = o;
+    c->f = gpc_output_file(o);
+    if (c->f != stdout)
+        lock_file(fileno(c->f)); /* nobody else knows a new file yet */
+    *out = c;
     return GPC_OK;
 }
 
@@ -599,35 +542,11 @@ int gpc_chain_out_append(const char *path, const gpc_chain *c, gpc_chain_out **o
 
 FILE *gpc_chain_out_file(gpc_chain_out *o) { return o->f; }
 
-static const char *out_name(const gpc_chain_out *o) { return o->path ? o->path : "<stdout>"; }
-
-/* POSIX can only read the umask by setting it. */
-static mode_t current_umask(void)
-{
-    mode_t mask = umask(0);
-    umask(mask);
-    return mask;
-}
-
-/* Rename the temporary into place, with the mode a plain fopen would give
- * (mkstemp made it 0600). */
-static int put_in_place(gpc_chain_out *o)
-{
-    (void)fchmod(fileno(o->f), 0666 & ~current_umask()); /* best effort */
-    if (rename(o->tmp, o->path) != 0)
-        return gpc_fail(GPC_EINPUT, "%s: cannot rename %s into place: %s", o->path, o->tmp,
-                        strerror(errno));
-    unlist(o);
-    free(o->tmp);
-    o->tmp = NULL;
-    return GPC_OK;
-}
-
 static int flush(gpc_chain_out *o)
 {
     errno = 0;
     if (fflush(o->f) != 0 || ferror(o->f))
-        return gpc_fail(GPC_EINPUT, "%s: write error: %s", out_name(o),
+        return gpc_fail(GPC_EINPUT, "%s: write error: %s", o->path,
                         strerror(errno ? errno : EIO));
     return GPC_OK;
 }
@@ -635,22 +554,23 @@ static int flush(gpc_chain_out *o)
 int gpc_chain_out_row(gpc_chain_out *o, const gpc_chain_settings *s, const gpc_hmc *h)
 {
     gpc_chain_write_row(o->f, s, h);
-    int st = flush(o);
-    if (st == GPC_OK && o->tmp)
-        st = put_in_place(o);
-    return st;
+    /* a new file goes in place with its first row, and every row is
+     * flushed before the next iteration starts */
+    return o->out ? gpc_output_publish(o->out) : flush(o);
 }
 
 int gpc_chain_out_close(gpc_chain_out *o)
 {
-    int st = flush(o);
-    if (st == GPC_OK && o->tmp)
-        st = put_in_place(o);
-    if (o->f != stdout && fclose(o->f) != 0 && st == GPC_OK)
-        st = gpc_fail(GPC_EINPUT, "%s: write error: %s", out_name(o), strerror(errno));
-    if (o->tmp)
-        unlink(o->tmp);
-    out_free(o);
+    int st;
+    if (o->out) {
+        st = gpc_output_commit(o->out);
+    } else {
+        st = flush(o);
+        if (fclose(o->f) != 0 && st == GPC_OK)
+            st = gpc_fail(GPC_EINPUT, "%s: write error: %s", o->path, strerror(errno));
+    }
+    free(o->path);
+    free(o);
     return st;
 }
 
@@ -658,13 +578,14 @@ void gpc_chain_out_abort(gpc_chain_out *o)
 {
     if (!o)
         return;
-    if (o->f != stdout) {
+    if (o->out) {
+        gpc_output_abort(o->out);
+    } else {
         fflush(o->f);
         fclose(o->f);
     }
-    if (o->tmp)
-        unlink(o->tmp);
-    out_free(o);
+    free(o->path);
+    free(o);
 }
 
 int gpc_chain_run(gpc_chain_out *o, gpc_hmc *h, const gpc_potential *U,

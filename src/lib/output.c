@@ -65,16 +65,24 @@ static void track(gpc_output *o)
     live = o;
 }
 
-static void output_free(gpc_output *o)
+/* The temporary is the file itself from here on (published), or gone:
+ * no longer removed on failure or signal. */
+static void untrack(gpc_output *o)
 {
     for (gpc_output *volatile *pp = &live; *pp; pp = &(*pp)->next)
         if (*pp == o) {
             *pp = o->next;
             break;
         }
+    free(o->tmp);
+    o->tmp = NULL;
+}
+
+static void output_free(gpc_output *o)
+{
+    untrack(o);
     free(o->name);
     free(o->target);
-    free(o->tmp);
     free(o);
 }
 
@@ -109,13 +117,16 @@ static int std_descriptor(const char *path)
 
 /* The path with every symlink along its last component followed, so a
  * rename replaces the link's target and not the link.  A dangling link
- * leads to the file it names, which is then created. */
-static int follow_links(const char *path, char **out)
+ * leads to the file it names, which is then created.  Following stops at a
+ * name for a descriptor (/dev/stdout -> /proc/self/fd/1 -> pipe:[...]),
+ * whose descriptor is then written: *fd is it, or -1. */
+static int follow_links(const char *path, char **out, int *fd)
 {
     char *p = gpc_strdup(path);
     for (int hops = 0; hops < 40; hops++) {
         struct stat sb;
-        if (lstat(p, &sb) != 0 || !S_ISLNK(sb.st_mode)) {
+        *fd = std_descriptor(p);
+        if (*fd >= 0 || lstat(p, &sb) != 0 || !S_ISLNK(sb.st_mode)) {
             *out = p;
             return GPC_OK;
         }
@@ -186,13 +197,15 @@ static int open_temporary(gpc_output *o, const char *path, char *target)
 
 static int open_path(gpc_output *o, const char *path)
 {
-    int fd = std_descriptor(path);
-    if (fd >= 0)
-        return open_direct(o, path, fd);
     char *target;
-    int st = follow_links(path, &target);
+    int fd;
+    int st = follow_links(path, &target, &fd);
     if (st != GPC_OK)
         return st;
+    if (fd >= 0) {
+        free(target);
+        return open_direct(o, path, fd);
+    }
     struct stat sb;
     if (stat(target, &sb) != 0 || S_ISREG(sb.st_mode))
         return open_temporary(o, path, target); /* a new file, or one to replace whole */
@@ -268,6 +281,19 @@ static int finish_stream(gpc_output *o)
         err = errno;
     }
     return failed ? write_error(o->name, err) : GPC_OK;
+}
+
+int gpc_output_publish(gpc_output *o)
+{
+    int st = gpc_output_flush(o);
+    if (st != GPC_OK || !o->tmp)
+        return st;
+    copy_mode(o);
+    if (rename(o->tmp, o->target) != 0)
+        return gpc_fail(GPC_EINPUT, "%s: cannot rename %s into place: %s", o->name, o->tmp,
+                        strerror(errno));
+    untrack(o);
+    return GPC_OK;
 }
 
 int gpc_output_commit(gpc_output *o)

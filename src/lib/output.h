@@ -11,7 +11,8 @@
  *                            link stays and its target is replaced; an existing
  *                            file keeps its permission bits);
  *   a device, FIFO or socket opened and written directly: replacing it by a
- *                            regular file would destroy it;
+ *                            regular file would destroy it (so is a link that
+ *                            leads to one, or to /dev/stdout and the like);
  *   a directory or ""        an error.
  * Every write, flush and close is checked; gpc_output_commit reports a full
  * device (/dev/full) or disk as a write error.  Temporary files not yet
@@ -31,6 +32,11 @@ const char *gpc_output_name(const gpc_output *o);
 /* Flush and check for write errors, without committing: a tool with two
  * outputs flushes both before it commits either. */
 int gpc_output_flush(gpc_output *o);
+/* Put a temporary in place now and go on writing to the same file, for
+ * logs (chains) that must be on disk whole after every row: from here on a
+ * write goes straight to the file, gpc_output_commit only flushes and
+ * closes it, and gpc_output_abort leaves it.  A no-op for direct outputs. */
+int gpc_output_publish(gpc_output *o);
 /* Flush and check; rename a temporary into place.  Frees o. */
 int gpc_output_commit(gpc_output *o);
 /* Remove the temporary file (a direct output is left as written).  Frees o. */
