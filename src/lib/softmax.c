@@ -1,0 +1,735 @@
+#include "softmax.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+#include <gsl/gsl_blas.h>
+#include <gsl/gsl_cdf.h>
+#include <gsl/gsl_eigen.h>
+#include <gsl/gsl_qrng.h>
+
+#include "alloc.h"
+#include "bmatrix.h"
+#include "err.h"
+#include "lik.h"
+#include "parallel.h"
+
+#define MAX_NEWTON 200
+#define MAX_HALVINGS 40
+/* A full Newton step that raises Psi by less than this (relative) or moves f
+ * by less than STEP_TOL ends the search; convergence is quadratic, so the
+ * mode is then good to about the square root of it in f and to rounding in
+ * the evidence. */
+#define PSI_RTOL 1e-12
+#define STEP_TOL 1e-10
+
+/* LAPACK through OpenBLAS.  Row-major lower is column-major upper, hence "U". */
+void dpotrf_(const char *uplo, const int *n, double *a, const int *lda, int *info,
+             size_t uplo_len);
+void dtrtri_(const char *uplo, const char *diag, const int *n, double *a, const int *lda,
+             int *info, size_t uplo_len, size_t diag_len);
+
+static gsl_vector_view block(gsl_vector *v, size_t n, size_t c)
+{
+    return gsl_vector_subvector(v, c * n, n);
+}
+
+static _gsl_vector_const_view cblock(const gsl_vector *v, size_t n, size_t c)
+{
+    return gsl_vector_const_subvector(v, c * n, n);
+}
+
+static gsl_matrix *kern(const gpc_softmax *w, size_t c)
+{
+    return w->K[w->per_class ? c : 0];
+}
+
+gpc_softmax *gpc_softmax_alloc(size_t n, size_t C, size_t nparams, int per_class)
+{
+    gpc_softmax *w = gpc_calloc(1, sizeof *w);
+    size_t Cn = C * n;
+    w->n = n;
+    w->C = C;
+    w->nparams = nparams;
+    w->per_class = per_class != 0;
+    w->nK = w->per_class ? C : 1;
+    w->K = gpc_calloc(w->nK, sizeof *w->K);
+    for (size_t k = 0; k < w->nK; k++)
+        w->K[k] = gpc_matrix_alloc(n, n);
+    w->Binv = gpc_calloc(C, sizeof *w->Binv);
+    for (size_t c = 0; c < C; c++)
+        w->Binv[c] = gpc_matrix_alloc(n, n);
+    w->M = gpc_matrix_alloc(n, n);
+    w->f = gpc_vector_calloc(Cn);
+    w->a = gpc_vector_calloc(Cn);
+    gsl_vector **v[] = {&w->pi, &w->sD, &w->binv_diag, &w->t1, &w->t2,
+                        &w->t3, &w->t4, &w->t5, &w->ypi};
+    for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
+        *v[i] = gpc_vector_calloc(Cn);
+    w->u1 = gpc_vector_alloc(n);
+    w->u2 = gpc_vector_alloc(n);
+    w->u3 = gpc_vector_alloc(n);
+    w->zero = gpc_vector_calloc(n);
+    w->Bg = gpc_matrix_alloc(n, C * (nparams > 0 ? nparams : 1));
+    return w;
+}
+
+void gpc_softmax_free(gpc_softmax *w)
+{
+    if (!w)
+        return;
+    for (size_t k = 0; k < w->nK; k++)
+        gsl_matrix_free(w->K[k]);
+    for (size_t c = 0; c < w->C; c++)
+        gsl_matrix_free(w->Binv[c]);
+    free(w->K);
+    free(w->Binv);
+    gsl_matrix *m[] = {w->M, w->S1, w->S2, w->S3, w->S4, w->Bg};
+    for (size_t i = 0; i < sizeof m / sizeof m[0]; i++)
+        if (m[i])
+            gsl_matrix_free(m[i]);
+    gsl_vector *v[] = {w->f,  w->a,  w->pi, w->sD, w->binv_diag, w->t1, w->t2, w->t3,
+                       w->t4, w->t5, w->ypi, w->u1, w->u2, w->u3, w->zero};
+    for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
+        gsl_vector_free(v[i]);
+    free(w);
+}
+
+static double dot(const gsl_vector *x, const gsl_vector *y)
+{
+    double r;
+    gsl_blas_ddot(x, y, &r);
+    return r;
+}
+
+/* y'f - sum_i log sum_c exp f_i^c, by log-sum-exp.  With pi not NULL, also
+ * the softmax pi, sD = sqrt(pi) and ypi = y - pi at f. */
+static double log_lik(gpc_softmax *w, const size_t *cls, const gsl_vector *f, int derivs)
+{
+    size_t n = w->n, C = w->C;
+    const double *fd = f->data;
+    double sum = 0.0;
+    for (size_t i = 0; i < n; i++) {
+        double mx = fd[i], s = 0.0;
+        for (size_t c = 1; c < C; c++)
+            mx = fmax(mx, fd[c * n + i]);
+        for (size_t c = 0; c < C; c++)
+            s += exp(fd[c * n + i] - mx);
+        double lse = mx + log(s);
+        sum += fd[cls[i] * n + i] - lse;
+        if (!derivs)
+            continue;
+        for (size_t c = 0; c < C; c++) {
+            double p = exp(fd[c * n + i] - lse);
+            w->pi->data[c * n + i] = p;
+            w->sD->data[c * n + i] = sqrt(p);
+            w->ypi->data[c * n + i] = (cls[i] == c) - p;
+        }
+    }
+    return sum;
+}
+
+/* Factor B_c = I + D_c^1/2 K_c D_c^1/2 for every class, keep B_c^-1, and
+ * factor S = sum_c E_c into M.  Also 1/2 log|I + K W| = sum_c log|L_c| +
+ * log|M|.  3C + 1 Cholesky equivalents. */
+static int factor(gpc_softmax *w)
+{
+    size_t n = w->n;
+    double hl = 0.0;
+    w->factor_valid = 0;
+    for (size_t c = 0; c < w->C; c++) {
+        const double *sd = w->sD->data + c * n;
+        gsl_matrix *Bi = w->Binv[c];
+        if (gpc_bmatrix_factor(kern(w, c), sd, Bi) != 0)
+            return gpc_fail(GPC_ENUM, "B = I + D^1/2 K D^1/2 is not positive definite: the "
+                            "kernel matrix is far from positive semi-definite; add a jitter "
+                            "term to the kernel (e.g. 'ard+jitter') or try other "
+                            "hyperparameters");
+        hl += gpc_bmatrix_half_log_det(Bi);
+        gpc_bmatrix_inverse(Bi);
+        w->chol_equiv += 3;
+        for (size_t i = 0; i < n; i++) {
+            double *Mi = w->M->data + i * w->M->tda;
+            const double *Bri = Bi->data + i * Bi->tda;
+            w->binv_diag->data[c * n + i] = Bri[i];
+            for (size_t j = 0; j <= i; j++)
+                Mi[j] = (c ? Mi[j] : 0.0) + sd[i] * Bri[j] * sd[j];
+        }
+    }
+    int nn = (int)n, lda = (int)w->M->tda, info;
+    dpotrf_("U", &nn, w->M->data, &lda, &info, 1);
+    w->chol_equiv += 1;
+    if (info != 0)
+        return gpc_fail(GPC_ENUM, "the matrix sum_c E_c of the softmax Laplace approximation "
+                        "is not positive definite; try smaller signal variances");
+    w->half_log_det = hl + gpc_bmatrix_half_log_det(w->M);
+    w->factor_valid = 1;
+    return GPC_OK;
+}
+
+/* y = E_c x for vectors of length n (E_c = D_c^1/2 B_c^-1 D_c^1/2). */
+static void apply_E(const gpc_softmax *w, size_t c, const gsl_vector *x, gsl_vector *y)
+{
+    gsl_vector_const_view sd = cblock(w->sD, w->n, c);
+    gsl_vector_memcpy(w->u1, x);
+    gsl_vector_mul(w->u1, &sd.vector);
+    gsl_blas_dsymv(CblasLower, 1.0, w->Binv[c], w->u1, 0.0, y);
+    gsl_vector_mul(y, &sd.vector);
+}
+
+/* y = (K + W^-1)^-1 x = E x - E R S^-1 R' E x (length Cn). */
+static void apply_R(const gpc_softmax *w, const gsl_vector *x, gsl_vector *y)
+{
+    size_t n = w->n;
+    gsl_vector_set_zero(w->u2);
+    for (size_t c = 0; c < w->C; c++) {
+        gsl_vector_const_view xc = cblock(x, n, c);
+        gsl_vector_view yc = block(y, n, c);
+        apply_E(w, c, &xc.vector, &yc.vector);
+        gsl_vector_add(w->u2, &yc.vector);
+    }
+    gsl_blas_dtrsv(CblasLower, CblasNoTrans, CblasNonUnit, w->M, w->u2);
+    gsl_blas_dtrsv(CblasLower, CblasTrans, CblasNonUnit, w->M, w->u2);
+    for (size_t c = 0; c < w->C; c++) {
+        gsl_vector_view yc = block(y, n, c);
+        apply_E(w, c, w->u2, w->u3);
+        gsl_vector_sub(&yc.vector, w->u3);
+    }
+}
+
+/* y = K x, class by class (length Cn). */
+static void apply_K(const gpc_softmax *w, const gsl_vector *x, gsl_vector *y)
+{
+    for (size_t c = 0; c < w->C; c++) {
+        gsl_vector_const_view xc = cblock(x, w->n, c);
+        gsl_vector_view yc = block(y, w->n, c);
+        gsl_blas_dsymv(CblasLower, 1.0, kern(w, c), &xc.vector, 0.0, &yc.vector);
+    }
+}
+
+/* Newton direction (Algorithm 3.3): b = W f + y - pi and
+ * a_new = b - (K + W^-1)^-1 K b.  Leaves da = a_new - a in t3, K da in t4. */
+static void newton_direction(gpc_softmax *w)
+{
+    size_t n = w->n, C = w->C;
+    const double *p = w->pi->data, *f = w->f->data;
+    double *b = w->t1->data;
+    for (size_t i = 0; i < n; i++) {
+        double pf = 0.0;
+        for (size_t c = 0; c < C; c++)
+            pf += p[c * n + i] * f[c * n + i];
+        for (size_t c = 0; c < C; c++)
+            b[c * n + i] = p[c * n + i] * (f[c * n + i] - pf) + w->ypi->data[c * n + i];
+    }
+    apply_K(w, w->t1, w->t2);
+    apply_R(w, w->t2, w->t3);
+    gsl_vector_sub(w->t3, w->t1);
+    gsl_vector_scale(w->t3, -1.0);
+    gsl_vector_sub(w->t3, w->a);
+    apply_K(w, w->t3, w->t4);
+}
+
+/* Move along (da, K da) with step halving until Psi does not fall.  Returns
+ * 1 when the search has converged: a full step gained less than the
+ * tolerance or hardly moved f, or no step length gains anything. */
+static int line_search(gpc_softmax *w, const size_t *cls)
+{
+    gsl_vector *ft = w->t1, *at = w->t2;
+    double tol = PSI_RTOL * fmax(1.0, fabs(w->psi));
+    double step = fabs(w->t4->data[gsl_blas_idamax(w->t4)]);
+    for (int h = 0; h < MAX_HALVINGS; h++) {
+        double t = ldexp(1.0, -h);
+        gsl_vector_memcpy(ft, w->f);
+        gsl_blas_daxpy(t, w->t4, ft);
+        gsl_vector_memcpy(at, w->a);
+        gsl_blas_daxpy(t, w->t3, at);
+        double psi_t = log_lik(w, cls, ft, 0) - 0.5 * dot(at, ft);
+        if (psi_t >= w->psi - tol) {
+            double gain = psi_t - w->psi;
+            gsl_vector_memcpy(w->f, ft);
+            gsl_vector_memcpy(w->a, at);
+            w->psi = log_lik(w, cls, w->f, 1) - 0.5 * dot(w->a, w->f);
+            return h == 0 && (gain < tol || step < STEP_TOL);
+        }
+    }
+    return 1;
+}
+
+/* Start from the warm state a if it is at least as good as f = 0. */
+static void start_point(gpc_softmax *w, const size_t *cls)
+{
+    if (w->has_mode) {
+        apply_K(w, w->a, w->f);
+        w->psi = log_lik(w, cls, w->f, 1) - 0.5 * dot(w->a, w->f);
+        if (w->psi >= -(double)w->n * log((double)w->C))
+            return;
+    }
+    gsl_vector_set_zero(w->a);
+    gsl_vector_set_zero(w->f);
+    w->psi = log_lik(w, cls, w->f, 1);
+}
+
+static int check_input(const gpc_softmax *w, const size_t *cls)
+{
+    for (size_t i = 0; i < w->n; i++)
+        if (cls[i] >= w->C)
+            return gpc_fail(GPC_EUSAGE, "class index %zu of case %zu is not below the number "
+                            "of classes %zu", cls[i], i + 1, w->C);
+    /* Kernel values that overflowed would turn every later number into NaN;
+     * the diagonal bounds the rest (|K_ij|^2 <= K_ii K_jj). */
+    for (size_t k = 0; k < w->nK; k++)
+        for (size_t i = 0; i < w->n; i++)
+            if (!isfinite(gsl_matrix_get(w->K[k], i, i)))
+                return gpc_fail(GPC_ENUM, "the kernel matrix overflows: the hyperparameters "
+                                "are too large (their logs should stay well below 700)");
+    return GPC_OK;
+}
+
+int gpc_softmax_mode(gpc_softmax *w, const size_t *cls)
+{
+    int converged = 0, status;
+    w->factor_valid = 0;
+    gpc_parallel_blas(w->n);
+    if ((status = check_input(w, cls)) != GPC_OK)
+        return status;
+    start_point(w, cls);
+    for (w->iterations = 0;; w->iterations++) {
+        if ((status = factor(w)) != GPC_OK)
+            return status;
+        if (converged)
+            break;
+        if (w->iterations == MAX_NEWTON)
+            return gpc_fail(GPC_ENUM, "Newton's method for the softmax Laplace mode did not "
+                            "converge in %d iterations; try other hyperparameters",
+                            MAX_NEWTON);
+        newton_direction(w);
+        converged = line_search(w, cls);
+        w->n_newton++;
+    }
+    w->log_evidence = w->psi - w->half_log_det;
+    w->has_mode = 1;
+    return GPC_OK;
+}
+
+int gpc_softmax_set_mode(gpc_softmax *w, const size_t *cls, const gsl_vector *f)
+{
+    int status;
+    gpc_parallel_blas(w->n);
+    if ((status = check_input(w, cls)) != GPC_OK)
+        return status;
+    gsl_vector_memcpy(w->f, f);
+    double ll = log_lik(w, cls, w->f, 1);
+    gsl_vector_memcpy(w->a, w->ypi); /* at the mode, K^-1 f = y - pi */
+    w->psi = ll - 0.5 * dot(w->a, w->f);
+    if ((status = factor(w)) != GPC_OK)
+        return status;
+    w->log_evidence = w->psi - w->half_log_det;
+    w->has_mode = 1;
+    return GPC_OK;
+}
+
+/* ---- gradient (Algorithm 5.2) ---- */
+
+static void ensure_scratch(gpc_softmax *w)
+{
+    gsl_matrix **m[] = {&w->S1, &w->S2, &w->S3, &w->S4};
+    for (size_t i = 0; i < 4; i++)
+        if (!*m[i])
+            *m[i] = gpc_matrix_alloc(w->n, w->n);
+}
+
+/* S1 = M^-1 (lower, zeros above) and S2 = M^-1 - M', whose column i is
+ * M^-1 (I - S) e_i = M^-1 sum_b E_b K_b D_b e_i (since E K D = D - E). */
+static void inverse_terms(gpc_softmax *w)
+{
+    size_t n = w->n;
+    gsl_matrix *Mi = w->S1, *Nt = w->S2;
+    gsl_matrix_memcpy(Mi, w->M);
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = i + 1; j < n; j++)
+            gsl_matrix_set(Mi, i, j, 0.0);
+    int nn = (int)n, lda = (int)Mi->tda, info;
+    dtrtri_("U", "N", &nn, Mi->data, &lda, &info, 1, 1);
+    w->chol_equiv += 1;
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = 0; j < n; j++)
+            gsl_matrix_set(Nt, i, j,
+                           (j <= i ? gsl_matrix_get(Mi, i, j) : 0.0) -
+                               (j >= i ? gsl_matrix_get(w->M, j, i) : 0.0));
+}
+
+/* For class c: Z = M^-1 D^1/2 B^-1 in S3, then the per-case sums
+ *   gam[i] = |V e_i|^2 and del[i] = sqrt(pi_i) (V e_i)'(S2 e_i) with
+ *   V = M^-1 D^1/2 - Z = M^-1 D^1/2 (I - B^-1),
+ * i.e. pi_i^c times the (i,i) entries of the low-rank part of
+ * Sigma = (K^-1 + W)^-1 in block (c,c) and of block row c times pi.  Finally
+ * S3 becomes T = Z D^1/2 = M^-1 E_c. */
+static void class_terms(gpc_softmax *w, size_t c, double *gam, double *del)
+{
+    size_t n = w->n;
+    const double *sd = w->sD->data + c * n;
+    gsl_matrix *Z = w->S3, *Bi = w->Binv[c];
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = 0; j < n; j++)
+            Z->data[i * Z->tda + j] = sd[i] * (j <= i ? Bi->data[i * Bi->tda + j]
+                                                      : Bi->data[j * Bi->tda + i]);
+    gsl_blas_dtrsm(CblasLeft, CblasLower, CblasNoTrans, CblasNonUnit, 1.0, w->M, Z);
+    w->chol_equiv += 3;
+    for (size_t i = 0; i < n; i++)
+        gam[i] = del[i] = 0.0;
+    for (size_t k = 0; k < n; k++) {
+        const double *Mk = w->S1->data + k * w->S1->tda, *Nk = w->S2->data + k * w->S2->tda;
+        double *Zk = Z->data + k * Z->tda;
+        for (size_t i = 0; i < n; i++) {
+            double v = Mk[i] * sd[i] - Zk[i];
+            gam[i] += v * v;
+            del[i] += v * Nk[i];
+            Zk[i] *= sd[i];
+        }
+    }
+    for (size_t i = 0; i < n; i++)
+        del[i] *= sd[i];
+}
+
+/* R_cc = E_c - E_c S^-1 E_c, the diagonal block of (K + W^-1)^-1, added
+ * (times scale) to the lower triangle of R, from T = M^-1 E_c in S3. */
+static void add_R_block(gpc_softmax *w, size_t c, double scale, gsl_matrix *R)
+{
+    size_t n = w->n;
+    const double *sd = w->sD->data + c * n;
+    const gsl_matrix *Bi = w->Binv[c];
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = 0; j <= i; j++)
+            R->data[i * R->tda + j] += scale * sd[i] * Bi->data[i * Bi->tda + j] * sd[j];
+    gsl_blas_dsyrk(CblasLower, CblasTrans, -scale, w->S3, 1.0, R);
+    w->chol_equiv += 3;
+}
+
+/* s2 = d(-1/2 log|I + K W|)/df at the mode, from the per-case C x C blocks
+ * Sigma_i of Sigma = (K^-1 + W)^-1: with W_i = diag(pi) - pi pi',
+ * d log|I + KW| / d f^c = tr(Sigma_i dW_i/df^c)
+ *   = pi^c Sigma_cc - pi^c sum_a pi^a Sigma_aa - 2 pi^c (Sigma pi)_c
+ *     + 2 pi^c pi' Sigma pi.
+ * Sigma = (K^-1 + D)^-1 + low rank; the first part enters only as
+ * pi^c (K_c^-1 + D_c)^-1_ii = 1 - (B_c^-1)_ii, so nothing divides by pi.
+ * gam, del come from class_terms; eps[i] = |S2 e_i|^2 = pi' Sigma_low pi. */
+static void mode_derivative(gpc_softmax *w, const double *gam, const double *del,
+                            const double *eps, double *s2)
+{
+    size_t n = w->n, C = w->C;
+    const double *p = w->pi->data, *bd = w->binv_diag->data;
+    for (size_t i = 0; i < n; i++) {
+        double sum_diag = 0.0, quad = eps[i];
+        for (size_t a = 0; a < C; a++) {
+            double beta = 1.0 - bd[a * n + i];
+            sum_diag += beta + gam[a * n + i];
+            quad += p[a * n + i] * beta;
+        }
+        for (size_t c = 0; c < C; c++) {
+            size_t ic = c * n + i;
+            double beta = 1.0 - bd[ic];
+            double g = beta + gam[ic] - p[ic] * sum_diag - 2.0 * (p[ic] * beta + del[ic]) +
+                       2.0 * p[ic] * quad;
+            s2[ic] = -0.5 * g;
+        }
+    }
+}
+
+/* Algorithm 5.2: grad_j = 1/2 a' dK_j a - 1/2 sum_c tr(R_cc dK_j,c)
+ * + z' dK_j (y - pi), with z = (I + W K)^-1 s2 = s2 - (K + W^-1)^-1 K s2 the
+ * implicit part through the mode.  Per-class kernels contract block c with
+ * kernel c; a shared kernel contracts the sum over classes once, every term
+ * folded into one symmetric matrix. */
+static void evidence_gradient(gpc_softmax *w, gpc_kernel *const *kernels, const gsl_matrix *X,
+                              double *grad)
+{
+    size_t n = w->n, C = w->C, p = w->nparams;
+    double *gam = w->t1->data, *del = w->t2->data, *eps = w->u3->data;
+    gsl_matrix *R = w->S4;
+    ensure_scratch(w);
+    R = w->S4;
+    inverse_terms(w);
+    for (size_t i = 0; i < n; i++) {
+        double e = 0.0;
+        for (size_t k = 0; k < n; k++)
+            e += gsl_matrix_get(w->S2, k, i) * gsl_matrix_get(w->S2, k, i);
+        eps[i] = e;
+    }
+    gsl_matrix_set_zero(R);
+    for (size_t c = 0; c < C; c++) {
+        class_terms(w, c, gam + c * n, del + c * n);
+        if (!w->per_class) {
+            add_R_block(w, c, -0.5, R);
+            continue;
+        }
+        gsl_matrix_set_zero(R);
+        add_R_block(w, c, 1.0, R);
+        gsl_vector_view ac = block(w->a, n, c), vc = block(w->ypi, n, c);
+        gsl_matrix_view Bc = gsl_matrix_submatrix(w->Bg, 0, c * p, n, p);
+        gpc_kernel_grad_contract(kernels[c], X, &ac.vector, 0.5, R, -0.5, &vc.vector,
+                                 grad + c * p, &Bc.matrix);
+    }
+    mode_derivative(w, gam, del, eps, w->t5->data);
+    apply_K(w, w->t5, w->t1);
+    apply_R(w, w->t1, w->t2);
+    gsl_vector_memcpy(w->t4, w->t5);
+    gsl_vector_sub(w->t4, w->t2); /* z */
+    for (size_t c = 0; c < C; c++) {
+        gsl_vector_view zc = block(w->t4, n, c), vc = block(w->ypi, n, c),
+                        ac = block(w->a, n, c);
+        if (w->per_class) {
+            gsl_matrix_view Bc = gsl_matrix_submatrix(w->Bg, 0, c * p, n, p);
+            gsl_vector_view g = gsl_vector_view_array(grad + c * p, p);
+            gsl_blas_dgemv(CblasTrans, 1.0, &Bc.matrix, &zc.vector, 1.0, &g.vector);
+        } else {
+            gsl_blas_dsyr(CblasLower, 0.5, &ac.vector, R);
+            gsl_blas_dsyr2(CblasLower, 0.5, &zc.vector, &vc.vector, R);
+        }
+    }
+    if (!w->per_class) {
+        gsl_matrix_view B0 = gsl_matrix_submatrix(w->Bg, 0, 0, n, p);
+        gpc_kernel_grad_contract(kernels[0], X, w->zero, 0.0, R, 1.0, w->zero, grad,
+                                 &B0.matrix);
+    }
+    w->factor_valid = 1; /* the factors are untouched: the scratch held all of it */
+}
+
+int gpc_softmax_evidence(gpc_softmax *w, gpc_kernel *const *kernels, const gsl_matrix *X,
+                         const size_t *cls, double *log_evidence, double *grad)
+{
+    int status;
+    for (size_t k = 0; k < w->nK; k++) {
+        if (gpc_kernel_nparams(kernels[k]) != w->nparams)
+            return gpc_fail(GPC_EUSAGE, "kernel %zu has %zu hyperparameters, the softmax "
+                            "workspace expects %zu", k + 1, gpc_kernel_nparams(kernels[k]),
+                            w->nparams);
+        gpc_kernel_matrix(kernels[k], X, w->K[k]);
+    }
+    if ((status = gpc_softmax_mode(w, cls)) != GPC_OK)
+        return status;
+    *log_evidence = w->log_evidence;
+    size_t ng = w->nparams * w->nK;
+    if (grad && w->nparams > 0)
+        evidence_gradient(w, kernels, X, grad);
+    int finite = isfinite(*log_evidence);
+    for (size_t j = 0; grad && j < ng; j++)
+        finite &= isfinite(grad[j]);
+    if (!finite)
+        return gpc_fail(GPC_ENUM, "the log evidence or its gradient is not finite at these "
+                        "hyperparameters; try values of moderate size");
+    return GPC_OK;
+}
+
+/* ---- predictions (Algorithm 3.4) ---- */
+
+void gpc_softmax_plugin(size_t C, const double *mu, double *p)
+{
+    double mx = mu[0], s = 0.0;
+    for (size_t c = 1; c < C; c++)
+        mx = fmax(mx, mu[c]);
+    for (size_t c = 0; c < C; c++)
+        s += (p[c] = exp(mu[c] - mx));
+    for (size_t c = 0; c < C; c++)
+        p[c] /= s;
+}
+
+gpc_softmax_rule *gpc_softmax_rule_alloc(size_t C)
+{
+    gpc_softmax_rule *r = gpc_malloc(sizeof *r);
+    r->C = C;
+    r->N = C == 2 ? 0 : GPC_SOFTMAX_QMC_POINTS;
+    r->z = gpc_mallocarray(r->N * C + 1, sizeof *r->z);
+    if (r->N == 0)
+        return r;
+    /* GSL's Sobol sequence (up to 40 dimensions) starts at (1/2, ..., 1/2)
+     * and never returns 0 or 1, so every point maps to a finite deviate. */
+    gsl_qrng *q = gsl_qrng_alloc(C <= 40 ? gsl_qrng_sobol : gsl_qrng_halton, (unsigned)C);
+    if (!q)
+        gpc_out_of_memory(C * sizeof(double));
+    for (size_t k = 0; k < r->N; k++) {
+        double *zk = r->z + k * C;
+        gsl_qrng_get(q, zk);
+        for (size_t c = 0; c < C; c++)
+            zk[c] = gsl_cdf_ugaussian_Pinv(zk[c]);
+    }
+    gsl_qrng_free(q);
+    return r;
+}
+
+void gpc_softmax_rule_free(gpc_softmax_rule *r)
+{
+    if (!r)
+        return;
+    free(r->z);
+    free(r);
+}
+
+/* A with A A' = Sigma along the principal axes, largest variance first (in
+ * row-major C x C).  GPC_ENUM for a clearly negative eigenvalue. */
+static int principal_root(size_t C, const double *Sigma, double *A)
+{
+    gsl_matrix *S = gpc_matrix_alloc(C, C), *V = gpc_matrix_alloc(C, C);
+    gsl_vector *lam = gpc_vector_alloc(C);
+    double scale = 0.0;
+    for (size_t i = 0; i < C * C; i++)
+        S->data[(i / C) * S->tda + i % C] = Sigma[i];
+    for (size_t c = 0; c < C; c++)
+        scale = fmax(scale, fabs(Sigma[c * C + c]));
+    gsl_eigen_symmv_workspace *ws = gsl_eigen_symmv_alloc(C);
+    if (!ws)
+        gpc_out_of_memory(C * sizeof(double));
+    gsl_eigen_symmv(S, lam, V, ws);
+    gsl_eigen_symmv_free(ws);
+    gsl_eigen_symmv_sort(lam, V, GSL_EIGEN_SORT_VAL_DESC);
+    int status = GPC_OK;
+    for (size_t c = 0; c < C; c++) {
+        double l = gsl_vector_get(lam, c);
+        if (l < -1e-8 * scale - 1e-300 || !isfinite(l))
+            status = gpc_fail(GPC_ENUM, "a latent predictive covariance is not positive "
+                              "semi-definite (eigenvalue %g)", l);
+        double s = l > 0.0 ? sqrt(l) : 0.0;
+        for (size_t i = 0; i < C; i++)
+            A[i * C + c] = gsl_matrix_get(V, i, c) * s;
+    }
+    gsl_matrix_free(S);
+    gsl_matrix_free(V);
+    gsl_vector_free(lam);
+    return status;
+}
+
+int gpc_softmax_expect(const gpc_softmax_rule *r, const double *mu, const double *Sigma,
+                       double *p)
+{
+    size_t C = r->C;
+    if (C == 2) {
+        double var = Sigma[0] + Sigma[3] - Sigma[1] - Sigma[2];
+        if (!(var >= -1e-8 * (fabs(Sigma[0]) + fabs(Sigma[3])) - 1e-300))
+            return gpc_fail(GPC_ENUM, "a latent predictive covariance is not positive "
+                            "semi-definite");
+        p[0] = gpc_lik_predict(GPC_LIK_LOGISTIC, mu[0] - mu[1], fmax(var, 0.0));
+        p[1] = 1.0 - p[0];
+        return GPC_OK;
+    }
+    double *A = gpc_mallocarray(3 * C * C + 2 * C, sizeof *A);
+    double *f = A + C * C, *q = f + C, *dev = q + C;
+    int status = principal_root(C, Sigma, A);
+    for (size_t c = 0; c < C; c++)
+        p[c] = 0.0;
+    for (size_t k = 0; status == GPC_OK && k < r->N; k++) {
+        const double *z = r->z + k * C;
+        for (size_t i = 0; i < C; i++) {
+            double s = 0.0;
+            for (size_t j = 0; j < C; j++)
+                s += A[i * C + j] * z[j];
+            dev[i] = s;
+        }
+        for (int sign = -1; sign <= 1; sign += 2) {
+            for (size_t i = 0; i < C; i++)
+                f[i] = mu[i] + sign * dev[i];
+            gpc_softmax_plugin(C, f, q);
+            for (size_t c = 0; c < C; c++)
+                p[c] += q[c];
+        }
+    }
+    for (size_t c = 0; c < C; c++)
+        p[c] /= 2.0 * (double)r->N;
+    free(A);
+    return status;
+}
+
+/* Latent mean and covariance of one block of test cases [j0, j0 + m):
+ * mean_c = k_c*' (y_c - pi_c), cov_ab = delta_ab (k_a** - k_a*' E_a k_a*)
+ * + (M^-1 E_a k_a*)'(M^-1 E_b k_b*). */
+static void predict_block(const gpc_softmax *w, const gsl_matrix *const *Ks,
+                          const gsl_vector *const *kss, size_t j0, size_t m,
+                          gsl_matrix **Q, gsl_matrix *P, gsl_matrix *mean, double *cov)
+{
+    size_t n = w->n, C = w->C;
+    for (size_t c = 0; c < C; c++) {
+        size_t k = w->per_class ? c : 0;
+        gsl_matrix_const_view Kc = gsl_matrix_const_submatrix(Ks[k], 0, j0, n, m);
+        gsl_vector_const_view v = cblock(w->ypi, n, c);
+        gsl_vector_view mc = gsl_matrix_subcolumn(mean, c, j0, m);
+        gsl_blas_dgemv(CblasTrans, 1.0, &Kc.matrix, &v.vector, 0.0, &mc.vector);
+        const double *sd = w->sD->data + c * n;
+        for (size_t i = 0; i < n; i++)
+            for (size_t j = 0; j < m; j++)
+                P->data[i * P->tda + j] = sd[i] * gsl_matrix_get(&Kc.matrix, i, j);
+        gsl_blas_dsymm(CblasLeft, CblasLower, 1.0, w->Binv[c], P, 0.0, Q[c]);
+        for (size_t i = 0; i < n; i++)
+            for (size_t j = 0; j < m; j++)
+                Q[c]->data[i * Q[c]->tda + j] *= sd[i];
+        for (size_t j = 0; j < m; j++) {
+            double s = 0.0;
+            for (size_t i = 0; i < n; i++)
+                s += gsl_matrix_get(&Kc.matrix, i, j) * Q[c]->data[i * Q[c]->tda + j];
+            cov[j * C * C + c * C + c] = gsl_vector_get(kss[k], j0 + j) - s;
+        }
+        gsl_blas_dtrsm(CblasLeft, CblasLower, CblasNoTrans, CblasNonUnit, 1.0, w->M, Q[c]);
+    }
+    for (size_t j = 0; j < m; j++)
+        for (size_t a = 0; a < C; a++)
+            for (size_t b = 0; b <= a; b++) {
+                double s = 0.0;
+                for (size_t i = 0; i < n; i++)
+                    s += Q[a]->data[i * Q[a]->tda + j] * Q[b]->data[i * Q[b]->tda + j];
+                double *cj = cov + j * C * C;
+                cj[a * C + b] = (a == b ? cj[a * C + a] : 0.0) + s;
+                cj[b * C + a] = cj[a * C + b];
+            }
+}
+
+#define PREDICT_BLOCK 64
+
+int gpc_softmax_predict(const gpc_softmax *w, const gsl_matrix *const *Ks,
+                        const gsl_vector *const *kss, gsl_matrix *mean, gsl_matrix *cov,
+                        gsl_matrix *prob, gsl_matrix *plugin)
+{
+    size_t n = w->n, C = w->C, mt = mean->size1;
+    int status = GPC_OK;
+    if (!w->factor_valid)
+        return gpc_fail(GPC_EUSAGE, "softmax predictions need a mode: fit the model first");
+    size_t bs = mt < PREDICT_BLOCK ? (mt ? mt : 1) : PREDICT_BLOCK;
+    gsl_matrix **Q = gpc_calloc(C, sizeof *Q), **Qm = gpc_calloc(C, sizeof *Qm);
+    for (size_t c = 0; c < C; c++)
+        Q[c] = gpc_matrix_alloc(n, bs);
+    gsl_matrix *P = gpc_matrix_alloc(n, bs);
+    double *cv = gpc_mallocarray(bs * C * C + 2 * C, sizeof *cv), *mu = cv + bs * C * C,
+           *pr = mu + C;
+    gpc_softmax_rule *rule = prob ? gpc_softmax_rule_alloc(C) : NULL;
+    for (size_t j0 = 0; j0 < mt && status == GPC_OK; j0 += bs) {
+        size_t m = mt - j0 < bs ? mt - j0 : bs;
+        gsl_matrix_view Pm = gsl_matrix_submatrix(P, 0, 0, n, m);
+        gsl_matrix_view Qv[C];
+        for (size_t c = 0; c < C; c++) {
+            Qv[c] = gsl_matrix_submatrix(Q[c], 0, 0, n, m);
+            Qm[c] = &Qv[c].matrix;
+        }
+        predict_block(w, Ks, kss, j0, m, Qm, &Pm.matrix, mean, cv);
+        for (size_t j = 0; j < m && status == GPC_OK; j++) {
+            const double *cj = cv + j * C * C;
+            for (size_t c = 0; c < C; c++)
+                mu[c] = gsl_matrix_get(mean, j0 + j, c);
+            for (size_t e = 0; cov && e < C * C; e++)
+                gsl_matrix_set(cov, j0 + j, e, cj[e]);
+            if (prob) {
+                status = gpc_softmax_expect(rule, mu, cj, pr);
+                for (size_t c = 0; c < C; c++)
+                    gsl_matrix_set(prob, j0 + j, c, pr[c]);
+            }
+            if (plugin) {
+                gpc_softmax_plugin(C, mu, pr);
+                for (size_t c = 0; c < C; c++)
+                    gsl_matrix_set(plugin, j0 + j, c, pr[c]);
+            }
+        }
+    }
+    gpc_softmax_rule_free(rule);
+    for (size_t c = 0; c < C; c++)
+        gsl_matrix_free(Q[c]);
+    free(Q);
+    free(Qm);
+    gsl_matrix_free(P);
+    free(cv);
+    return status;
+}
