@@ -1,0 +1,397 @@
+/* Softmax (multiclass) Laplace approximation: two classes reduce to the
+ * binary logistic Laplace approximation, the evidence and its gradient match
+ * a dense reference on the full Cn x Cn system and central differences, the
+ * mode satisfies its fixed-point equations, predictive probabilities match
+ * long Monte Carlo, and warm starts and extreme hyperparameters behave. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <gsl/gsl_blas.h>
+#include <gsl/gsl_linalg.h>
+#include <gsl/gsl_permutation.h>
+#include <gsl/gsl_randist.h>
+#include <gsl/gsl_rng.h>
+
+#include "err.h"
+#include "kernel.h"
+#include "laplace.h"
+#include "lik.h"
+#include "softmax.h"
+#include "tap.h"
+
+/* n inputs uniform on [-1, 1]^d; class = argmax_c of a noisy linear score
+ * with a different direction per class. */
+static void make_problem(gsl_rng *r, size_t n, size_t d, size_t C, gsl_matrix **X,
+                         size_t **cls)
+{
+    *X = gsl_matrix_alloc(n, d);
+    *cls = malloc(n * sizeof **cls);
+    for (size_t i = 0; i < n; i++) {
+        for (size_t l = 0; l < d; l++)
+            gsl_matrix_set(*X, i, l, 2.0 * gsl_rng_uniform(r) - 1.0);
+        double best = -1e300;
+        for (size_t c = 0; c < C; c++) {
+            double s = 0.4 * gsl_rng_uniform(r);
+            for (size_t l = 0; l < d; l++)
+                s += cos(2.0 * M_PI * (double)(c + l) / (double)C) * gsl_matrix_get(*X, i, l);
+            if (s > best) {
+                best = s;
+                (*cls)[i] = c;
+            }
+        }
+    }
+}
+
+static gpc_kernel *kernel(const char *spec, size_t d, const double *theta)
+{
+    gpc_kernel *k;
+    if (gpc_kernel_parse(spec, d, &k) != GPC_OK)
+        abort();
+    gpc_kernel_set_params(k, theta);
+    return k;
+}
+
+/* ---- the dense reference: Newton on the full Cn system ---- */
+
+/* Block-diagonal Cn x Cn prior covariance from nK kernels. */
+static gsl_matrix *dense_prior(gpc_kernel *const *ks, size_t nK, const gsl_matrix *X, size_t C)
+{
+    size_t n = X->size1;
+    gsl_matrix *Kb = gsl_matrix_calloc(C * n, C * n), *K = gsl_matrix_alloc(n, n);
+    for (size_t c = 0; c < C; c++) {
+        gpc_kernel_matrix(ks[nK == 1 ? 0 : c], X, K);
+        gsl_matrix_view b = gsl_matrix_submatrix(Kb, c * n, c * n, n, n);
+        gsl_matrix_memcpy(&b.matrix, K);
+    }
+    gsl_matrix_free(K);
+    return Kb;
+}
+
+/* softmax pi (class-major) at f; returns y'f - sum_i log sum_c exp f_i^c */
+static double dense_lik(const gsl_vector *f, const size_t *cls, size_t n, size_t C,
+                        gsl_vector *pi)
+{
+    double s = 0.0;
+    for (size_t i = 0; i < n; i++) {
+        double z = 0.0;
+        for (size_t c = 0; c < C; c++)
+            z += exp(gsl_vector_get(f, c * n + i));
+        s += gsl_vector_get(f, cls[i] * n + i) - log(z);
+        for (size_t c = 0; c < C; c++)
+            gsl_vector_set(pi, c * n + i, exp(gsl_vector_get(f, c * n + i)) / z);
+    }
+    return s;
+}
+
+/* W = diag(pi) - Pi Pi', formed explicitly. */
+static void dense_W(const gsl_vector *pi, size_t n, size_t C, gsl_matrix *W)
+{
+    gsl_matrix_set_zero(W);
+    for (size_t i = 0; i < n; i++)
+        for (size_t a = 0; a < C; a++) {
+            double pa = gsl_vector_get(pi, a * n + i);
+            for (size_t b = 0; b < C; b++)
+                gsl_matrix_set(W, a * n + i, b * n + i,
+                               (a == b ? pa : 0.0) - pa * gsl_vector_get(pi, b * n + i));
+        }
+}
+
+/* Newton a <- (I + W K)^-1 (W f + y - pi), f = K a, by LU, to a fixed point;
+ * log Z = -1/2 a'f + y'f - sum log sum exp - 1/2 log|I + K W| by LU. */
+static double dense_evidence(gpc_kernel *const *ks, size_t nK, const gsl_matrix *X,
+                             const size_t *cls, size_t C, gsl_vector *fout)
+{
+    size_t n = X->size1, N = C * n;
+    gsl_matrix *Kb = dense_prior(ks, nK, X, C), *W = gsl_matrix_alloc(N, N),
+               *A = gsl_matrix_alloc(N, N);
+    gsl_vector *f = gsl_vector_calloc(N), *a = gsl_vector_calloc(N), *pi = gsl_vector_alloc(N),
+               *b = gsl_vector_alloc(N), *fn = gsl_vector_alloc(N);
+    gsl_permutation *p = gsl_permutation_alloc(N);
+    int sign;
+    double lik = 0.0;
+    for (int it = 0; it < 100; it++) {
+        lik = dense_lik(f, cls, n, C, pi);
+        dense_W(pi, n, C, W);
+        gsl_blas_dgemv(CblasNoTrans, 1.0, W, f, 0.0, b);
+        for (size_t i = 0; i < n; i++)
+            for (size_t c = 0; c < C; c++)
+                b->data[c * n + i] += (cls[i] == c) - pi->data[c * n + i];
+        gsl_matrix_set_identity(A);
+        gsl_blas_dgemm(CblasNoTrans, CblasNoTrans, 1.0, W, Kb, 1.0, A);
+        gsl_linalg_LU_decomp(A, p, &sign);
+        gsl_linalg_LU_solve(A, p, b, a);
+        gsl_blas_dgemv(CblasNoTrans, 1.0, Kb, a, 0.0, fn);
+        gsl_vector_sub(f, fn);
+        double step = fabs(gsl_vector_get(f, gsl_blas_idamax(f)));
+        gsl_vector_memcpy(f, fn);
+        if (step < 1e-14 && it > 3)
+            break;
+    }
+    lik = dense_lik(f, cls, n, C, pi);
+    dense_W(pi, n, C, W);
+    gsl_matrix_set_identity(A);
+    gsl_blas_dgemm(CblasNoTrans, CblasNoTrans, 1.0, Kb, W, 1.0, A);
+    gsl_linalg_LU_decomp(A, p, &sign);
+    double af;
+    gsl_blas_ddot(a, f, &af);
+    double logz = -0.5 * af + lik - 0.5 * gsl_linalg_LU_lndet(A);
+    if (fout)
+        gsl_vector_memcpy(fout, f);
+    gsl_matrix_free(Kb);
+    gsl_matrix_free(W);
+    gsl_matrix_free(A);
+    gsl_vector_free(f);
+    gsl_vector_free(a);
+    gsl_vector_free(pi);
+    gsl_vector_free(b);
+    gsl_vector_free(fn);
+    gsl_permutation_free(p);
+    return logz;
+}
+
+/* Shift parameter j of kernel k (of nK) by h, evaluate, restore. */
+typedef double (*evidence_fn)(gpc_kernel *const *ks, size_t nK, const gsl_matrix *X,
+                              const size_t *cls, size_t C, void *ctx);
+
+static double shifted(evidence_fn fn, gpc_kernel **ks, size_t nK, size_t k, size_t j,
+                      double h, const gsl_matrix *X, const size_t *cls, size_t C, void *ctx)
+{
+    size_t p = gpc_kernel_nparams(ks[k]);
+    double th[32];
+    memcpy(th, gpc_kernel_params(ks[k]), p * sizeof *th);
+    th[j] += h;
+    gpc_kernel_set_params(ks[k], th);
+    double v = fn(ks, nK, X, cls, C, ctx);
+    th[j] -= h;
+    gpc_kernel_set_params(ks[k], th);
+    return v;
+}
+
+/* Central difference, Richardson-extrapolated from steps h and h/2 (error
+ * O(h^4)), for every parameter of every kernel. */
+static void fd_gradient(evidence_fn fn, gpc_kernel **ks, size_t nK, const gsl_matrix *X,
+                        const size_t *cls, size_t C, void *ctx, double h, int richardson,
+                        double *g)
+{
+    size_t p = gpc_kernel_nparams(ks[0]);
+    for (size_t k = 0; k < nK; k++)
+        for (size_t j = 0; j < p; j++) {
+            double d1 = (shifted(fn, ks, nK, k, j, h, X, cls, C, ctx) -
+                         shifted(fn, ks, nK, k, j, -h, X, cls, C, ctx)) / (2 * h);
+            if (!richardson) {
+                g[k * p + j] = d1;
+                continue;
+            }
+            double d2 = (shifted(fn, ks, nK, k, j, h / 2, X, cls, C, ctx) -
+                         shifted(fn, ks, nK, k, j, -h / 2, X, cls, C, ctx)) / h;
+            g[k * p + j] = (4 * d2 - d1) / 3;
+        }
+}
+
+static double dense_fn(gpc_kernel *const *ks, size_t nK, const gsl_matrix *X,
+                       const size_t *cls, size_t C, void *ctx)
+{
+    (void)ctx;
+    return dense_evidence(ks, nK, X, cls, C, NULL);
+}
+
+static double softmax_fn(gpc_kernel *const *ks, size_t nK, const gsl_matrix *X,
+                         const size_t *cls, size_t C, void *ctx)
+{
+    (void)nK;
+    gpc_softmax *w = gpc_softmax_alloc(X->size1, C, gpc_kernel_nparams(ks[0]), ctx != NULL);
+    double lz = NAN;
+    if (gpc_softmax_evidence(w, ks, X, cls, &lz, NULL) != GPC_OK)
+        lz = NAN;
+    gpc_softmax_free(w);
+    return lz;
+}
+
+static double grad_scale(const double *g, size_t m)
+{
+    double s = 0.0;
+    for (size_t j = 0; j < m; j++)
+        s = fmax(s, fabs(g[j]));
+    return s;
+}
+
+/* ---- tests ---- */
+
+/* f1, f2 ~ GP(0, K) independent: g = f1 - f2 ~ GP(0, 2K) carries the whole
+ * likelihood (softmax_0 = sigma(g)), h = f1 + f2 ~ GP(0, 2K) is independent
+ * of g and untouched by the data.  The Laplace approximation is invariant
+ * under the linear change of variables (f1, f2) -> (g, h): the Jacobian of
+ * the map cancels between the prior density and the Hessian determinant, and
+ * the h part is an exact Gaussian integrating to 1.  So the softmax Laplace
+ * evidence with K equals the logistic Laplace evidence with 2K exactly, and
+ * with "ard+bias+jitter" the kernel 2K is log_v0, log_bias and log_jitter
+ * shifted by log 2 (the log_w do not scale), which leaves the gradient
+ * component by component unchanged. */
+static void test_two_classes(gsl_rng *r)
+{
+    size_t n = 30, d = 2, m = 5;
+    gsl_matrix *X, *Xs = gsl_matrix_alloc(m, d);
+    size_t *cls;
+    make_problem(r, n, d, 2, &X, &cls);
+    for (size_t i = 0; i < m * d; i++)
+        Xs->data[i] = 3.0 * gsl_rng_uniform(r) - 1.5;
+    double th[] = {1.2, 0.3, -0.4, -2.0, -5.0}, th2[5];
+    memcpy(th2, th, sizeof th);
+    th2[0] += M_LN2;
+    th2[3] += M_LN2;
+    th2[4] += M_LN2;
+    gpc_kernel *k = kernel("ard+bias+jitter", d, th), *k2 = kernel("ard+bias+jitter", d, th2);
+    size_t p = gpc_kernel_nparams(k);
+    gsl_vector *y = gsl_vector_alloc(n);
+    for (size_t i = 0; i < n; i++)
+        gsl_vector_set(y, i, cls[i] == 0 ? 1.0 : -1.0);
+
+    gpc_laplace *lw = gpc_laplace_alloc(n, p, GPC_LIK_LOGISTIC);
+    double lz_bin, g_bin[8], lz_sm, g_sm[8];
+    int st1 = gpc_laplace_evidence(lw, k2, X, y, &lz_bin, g_bin);
+    gpc_softmax *sw = gpc_softmax_alloc(n, 2, p, 0);
+    int st2 = gpc_softmax_evidence(sw, &k, X, cls, &lz_sm, g_sm);
+    TEST_OK(st1 == GPC_OK && st2 == GPC_OK, "C = 2: both evidences computed");
+    TEST_CLOSE(lz_sm, lz_bin, 1e-10, 0.0, "C = 2: softmax evidence with K = logistic with 2K");
+    double gs = grad_scale(g_bin, p);
+    for (size_t j = 0; j < p; j++)
+        TEST_CLOSE(g_sm[j], g_bin[j], 1e-10, 1e-10 * gs, "C = 2: gradient %s",
+                   gpc_kernel_param_name(k, j));
+    double fdiff = 0.0;
+    for (size_t i = 0; i < n; i++)
+        fdiff = fmax(fdiff, fabs(gsl_vector_get(sw->f, i) - gsl_vector_get(sw->f, n + i) -
+                                 gsl_vector_get(lw->f, i)));
+    TEST_CLOSE(fdiff, 0.0, 0.0, 1e-8, "C = 2: f_0 - f_1 is the binary mode");
+
+    /* predictions: the difference of the latent classes is the binary latent */
+    gsl_matrix *Ks = gsl_matrix_alloc(n, m), *Ks2 = gsl_matrix_alloc(n, m);
+    gsl_vector *kss = gsl_vector_alloc(m), *kss2 = gsl_vector_alloc(m);
+    gpc_kernel_cross(k, X, Xs, Ks);
+    gpc_kernel_diag(k, Xs, kss);
+    gpc_kernel_cross(k2, X, Xs, Ks2);
+    gpc_kernel_diag(k2, Xs, kss2);
+    gsl_vector *bm = gsl_vector_alloc(m), *bv = gsl_vector_alloc(m);
+    gpc_laplace_mode(lw, y); /* the gradient used up the factor */
+    gpc_laplace_predict(lw, Ks2, kss2, bm, bv);
+    gsl_matrix *mean = gsl_matrix_alloc(m, 2), *cov = gsl_matrix_alloc(m, 4),
+               *prob = gsl_matrix_alloc(m, 2);
+    const gsl_matrix *Kp[] = {Ks};
+    const gsl_vector *kp[] = {kss};
+    int st3 = gpc_softmax_predict(sw, Kp, kp, mean, cov, prob, NULL);
+    TEST_OK(st3 == GPC_OK, "C = 2: predictions computed");
+    for (size_t j = 0; j < m; j++) {
+        double mu = gsl_matrix_get(mean, j, 0) - gsl_matrix_get(mean, j, 1);
+        double var = gsl_matrix_get(cov, j, 0) + gsl_matrix_get(cov, j, 3) -
+                     2.0 * gsl_matrix_get(cov, j, 1);
+        double bmu = gsl_vector_get(bm, j), bvar = gsl_vector_get(bv, j);
+        TEST_CLOSE(mu, bmu, 1e-8, 1e-10, "C = 2: latent mean of f_0 - f_1, case %zu", j);
+        TEST_CLOSE(var, bvar, 1e-8, 1e-10, "C = 2: latent variance of f_0 - f_1, case %zu", j);
+        TEST_CLOSE(gsl_matrix_get(prob, j, 0), gpc_lik_predict(GPC_LIK_LOGISTIC, bmu, bvar),
+                   0.0, 1e-9, "C = 2: class probability, case %zu", j);
+    }
+    gsl_matrix_free(Ks);
+    gsl_matrix_free(Ks2);
+    gsl_matrix_free(mean);
+    gsl_matrix_free(cov);
+    gsl_matrix_free(prob);
+    gsl_vector_free(kss);
+    gsl_vector_free(kss2);
+    gsl_vector_free(bm);
+    gsl_vector_free(bv);
+    gsl_vector_free(y);
+    gpc_laplace_free(lw);
+    gpc_softmax_free(sw);
+    gpc_kernel_free(k);
+    gpc_kernel_free(k2);
+    gsl_matrix_free(X);
+    gsl_matrix_free(Xs);
+    free(cls);
+}
+
+/* At the mode, K_c^-1 f_c = y_c - pi_c (by a Cholesky solve of K_c), and
+ * with a shared kernel sum_c f_c = K sum_c (y_c - pi_c) = 0. */
+static void check_fixed_point(const gpc_softmax *w, const char *what)
+{
+    size_t n = w->n, C = w->C;
+    gsl_matrix *L = gsl_matrix_alloc(n, n);
+    gsl_vector *x = gsl_vector_alloc(n), *sum = gsl_vector_calloc(n);
+    double res = 0.0, fmaxabs = 0.0;
+    for (size_t c = 0; c < C; c++) {
+        gsl_matrix_memcpy(L, w->K[w->per_class ? c : 0]);
+        gsl_linalg_cholesky_decomp1(L);
+        gsl_vector_const_view fc = gsl_vector_const_subvector(w->f, c * n, n);
+        gsl_linalg_cholesky_solve(L, &fc.vector, x);
+        for (size_t i = 0; i < n; i++) {
+            res = fmax(res, fabs(gsl_vector_get(x, i) - gsl_vector_get(w->ypi, c * n + i)));
+            fmaxabs = fmax(fmaxabs, fabs(gsl_vector_get(&fc.vector, i)));
+        }
+        gsl_vector_add(sum, &fc.vector);
+    }
+    TEST_CLOSE(res, 0.0, 0.0, 1e-10, "%s: K_c^-1 f_c = y_c - pi_c at the mode", what);
+    if (!w->per_class)
+        TEST_CLOSE(fabs(gsl_vector_get(sum, gsl_blas_idamax(sum))), 0.0, 0.0,
+                   1e-10 * fmax(1.0, fmaxabs), "%s: sum_c f_c = 0 at the mode", what);
+    gsl_matrix_free(L);
+    gsl_vector_free(x);
+    gsl_vector_free(sum);
+}
+
+/* Evidence and gradient against the dense reference (n = 12, C = 3, d = 2),
+ * and the gradient against central differences of gpc_softmax_evidence. */
+static void test_dense_and_fd(gsl_rng *r, int per_class)
+{
+    size_t n = 12, d = 2, C = 3;
+    gsl_matrix *X;
+    size_t *cls;
+    make_problem(r, n, d, C, &X, &cls);
+    double th[3][4] = {{1.0, 0.2, -0.5, -4.0}, {0.5, -0.3, 0.4, -3.0}, {1.5, 0.6, 0.0, -5.0}};
+    gpc_kernel *ks[3];
+    size_t nK = per_class ? C : 1;
+    for (size_t c = 0; c < nK; c++)
+        ks[c] = kernel("ard+jitter", d, th[c]);
+    size_t p = gpc_kernel_nparams(ks[0]), ng = p * nK;
+    const char *what = per_class ? "per-class" : "shared";
+
+    gpc_softmax *w = gpc_softmax_alloc(n, C, p, per_class);
+    double lz, g[16], gd[16], gf[16];
+    int st = gpc_softmax_evidence(w, ks, X, cls, &lz, g);
+    TEST_OK(st == GPC_OK, "%s: evidence computed", what);
+    gsl_vector *fd = gsl_vector_alloc(C * n);
+    double lz_dense = dense_evidence(ks, nK, X, cls, C, fd);
+    TEST_CLOSE(lz, lz_dense, 1e-9, 0.0, "%s: evidence equals the dense Cn x Cn reference", what);
+    gsl_vector_sub(fd, w->f);
+    TEST_CLOSE(fabs(gsl_vector_get(fd, gsl_blas_idamax(fd))), 0.0, 0.0, 1e-9,
+               "%s: mode equals the dense reference's", what);
+
+    fd_gradient(dense_fn, ks, nK, X, cls, C, NULL, 1e-3, 1, gd);
+    double gs = grad_scale(g, ng);
+    for (size_t j = 0; j < ng; j++)
+        TEST_CLOSE(g[j], gd[j], 1e-9, 1e-9 * gs,
+                   "%s: gradient[%zu] equals the dense reference (Richardson differences)",
+                   what, j);
+    fd_gradient(softmax_fn, ks, nK, X, cls, C, per_class ? (void *)1 : NULL, 1e-5, 0, gf);
+    for (size_t j = 0; j < ng; j++)
+        TEST_CLOSE(g[j], gf[j], 1e-6, 1e-7 * gs,
+                   "%s: gradient[%zu] equals central differences of the evidence", what, j);
+
+    check_fixed_point(w, what);
+    gsl_vector_free(fd);
+    gpc_softmax_free(w);
+    for (size_t c = 0; c < nK; c++)
+        gpc_kernel_free(ks[c]);
+    gsl_matrix_free(X);
+    free(cls);
+}
+
+int main(void)
+{
+    gpc_gsl_quiet();
+    gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+    gsl_rng_set(r, 17);
+    test_two_classes(r);
+    test_dense_and_fd(r, 0);
+    test_dense_and_fd(r, 1);
+    gsl_rng_free(r);
+    return tap_done();
+}
