@@ -384,6 +384,236 @@ static void test_dense_and_fd(gsl_rng *r, int per_class)
     free(cls);
 }
 
+/* E[softmax(f)], f ~ N(mu, Sigma), by plain Monte Carlo: ns samples from a
+ * fixed seed, drawn in antithetic pairs mu +- L z. */
+static void monte_carlo(size_t C, const double *mu, const double *Sigma, size_t ns, double *p)
+{
+    gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+    gsl_rng_set(r, 4242);
+    gsl_matrix *L = gsl_matrix_alloc(C, C);
+    for (size_t i = 0; i < C * C; i++)
+        L->data[i] = Sigma[i];
+    for (size_t i = 0; i < C; i++) /* a whisker of jitter for singular Sigma */
+        L->data[i * C + i] += 1e-12 * (1.0 + fabs(Sigma[i * C + i]));
+    gsl_linalg_cholesky_decomp1(L);
+    double z[16], f[16], q[16];
+    for (size_t c = 0; c < C; c++)
+        p[c] = 0.0;
+    for (size_t s = 0; s < ns / 2; s++) {
+        for (size_t c = 0; c < C; c++)
+            z[c] = gsl_ran_gaussian_ziggurat(r, 1.0);
+        for (int sign = -1; sign <= 1; sign += 2) {
+            for (size_t i = 0; i < C; i++) {
+                double v = 0.0;
+                for (size_t j = 0; j <= i; j++)
+                    v += gsl_matrix_get(L, i, j) * z[j];
+                f[i] = mu[i] + sign * v;
+            }
+            gpc_softmax_plugin(C, f, q);
+            for (size_t c = 0; c < C; c++)
+                p[c] += q[c];
+        }
+    }
+    for (size_t c = 0; c < C; c++)
+        p[c] /= (double)(ns / 2 * 2);
+    gsl_matrix_free(L);
+    gsl_rng_free(r);
+}
+
+/* mu ~ N(0, m^2) per class, Sigma = s^2 (A A' / C + 0.1 I) with A standard
+ * normal: correlated and of scale s. */
+static void random_gaussian(gsl_rng *r, size_t C, double m, double s, double *mu,
+                            double *Sigma)
+{
+    double A[16 * 16];
+    for (size_t i = 0; i < C * C; i++)
+        A[i] = gsl_ran_gaussian(r, 1.0);
+    for (size_t i = 0; i < C; i++) {
+        mu[i] = gsl_ran_gaussian(r, m);
+        for (size_t j = 0; j < C; j++) {
+            double v = i == j ? 0.1 : 0.0;
+            for (size_t k = 0; k < C; k++)
+                v += A[i * C + k] * A[j * C + k] / (double)C;
+            Sigma[i * C + j] = s * s * v;
+        }
+    }
+}
+
+/* The deterministic rule against 10^6-sample Monte Carlo, from small to
+ * large latent variance and up to ten classes. */
+static void test_expect(gsl_rng *r)
+{
+    size_t Cs[] = {3, 3, 4, 6, 10, 10};
+    double sd[] = {0.5, 6.0, 2.0, 4.0, 1.0, 8.0};
+    double worst = 0.0;
+    for (size_t t = 0; t < sizeof Cs / sizeof Cs[0]; t++) {
+        size_t C = Cs[t];
+        double mu[16], Sigma[256], p[16], q[16], p2[16];
+        random_gaussian(r, C, 1.5, sd[t], mu, Sigma);
+        gpc_softmax_rule *rule = gpc_softmax_rule_alloc(C);
+        int st = gpc_softmax_expect(rule, mu, Sigma, p);
+        gpc_softmax_expect(rule, mu, Sigma, p2);
+        gpc_softmax_rule_free(rule);
+        monte_carlo(C, mu, Sigma, 1000000, q);
+        double diff = 0.0, sum = 0.0;
+        int inside = 1;
+        for (size_t c = 0; c < C; c++) {
+            diff = fmax(diff, fabs(p[c] - q[c]));
+            sum += p[c];
+            inside &= p[c] >= 0.0 && p[c] <= 1.0;
+        }
+        worst = fmax(worst, diff);
+        TEST_OK(st == GPC_OK && inside, "E[softmax], C = %zu, sd %g: status and range", C,
+                sd[t]);
+        TEST_CLOSE(sum, 1.0, 0.0, 1e-12, "E[softmax], C = %zu, sd %g: sums to one", C, sd[t]);
+        TEST_CLOSE(diff, 0.0, 0.0, 1e-3, "E[softmax], C = %zu, sd %g: within 1e-3 of Monte "
+                   "Carlo", C, sd[t]);
+        TEST_OK(memcmp(p, p2, C * sizeof *p) == 0, "E[softmax], C = %zu: deterministic", C);
+    }
+    printf("# largest |rule - Monte Carlo| over all classes and cases: %.2e\n", worst);
+}
+
+/* Predictions of a fitted model: probabilities in [0, 1] summing to one,
+ * equal to Monte Carlo over the latent Gaussian (test points near the data
+ * and far from it, where the latent variance is the prior's), identical bits
+ * from two calls, and the plug-in softmax(mean). */
+static void test_predict(gsl_rng *r)
+{
+    size_t n = 12, d = 2, C = 3, m = 4;
+    gsl_matrix *X, *Xs = gsl_matrix_alloc(m, d);
+    size_t *cls;
+    make_problem(r, n, d, C, &X, &cls);
+    double xs[] = {0.1, -0.2, 0.8, 0.7, 4.0, -3.0, -6.0, 5.0}; /* two far away */
+    memcpy(Xs->data, xs, sizeof xs);
+    double th[] = {3.0, 0.5, 0.5, -4.0}; /* v0 = e^3: latent sd up to 4.5 */
+    gpc_kernel *k = kernel("ard+jitter", d, th);
+    gpc_softmax *w = gpc_softmax_alloc(n, C, 4, 0);
+    double lz;
+    TEST_OK(gpc_softmax_evidence(w, &k, X, cls, &lz, NULL) == GPC_OK, "predict: fitted");
+    gsl_matrix *Ks = gsl_matrix_alloc(n, m);
+    gsl_vector *kss = gsl_vector_alloc(m);
+    gpc_kernel_cross(k, X, Xs, Ks);
+    gpc_kernel_diag(k, Xs, kss);
+    const gsl_matrix *Kp[] = {Ks};
+    const gsl_vector *kp[] = {kss};
+    gsl_matrix *mean = gsl_matrix_alloc(m, C), *cov = gsl_matrix_alloc(m, C * C),
+               *prob = gsl_matrix_alloc(m, C), *prob2 = gsl_matrix_alloc(m, C),
+               *plug = gsl_matrix_alloc(m, C);
+    int st = gpc_softmax_predict(w, Kp, kp, mean, cov, prob, plug);
+    int st2 = gpc_softmax_predict(w, Kp, kp, mean, cov, prob2, NULL);
+    TEST_OK(st == GPC_OK && st2 == GPC_OK, "predict: status");
+    TEST_OK(memcmp(prob->data, prob2->data, m * C * sizeof(double)) == 0,
+            "predict: two calls give identical bits");
+    double worst = 0.0;
+    for (size_t j = 0; j < m; j++) {
+        double mu[3], q[3], pl[3], sum = 0.0;
+        int inside = 1;
+        for (size_t c = 0; c < C; c++) {
+            mu[c] = gsl_matrix_get(mean, j, c);
+            sum += gsl_matrix_get(prob, j, c);
+            inside &= gsl_matrix_get(prob, j, c) >= 0.0 && gsl_matrix_get(prob, j, c) <= 1.0;
+        }
+        gsl_vector_view cj = gsl_matrix_row(cov, j);
+        monte_carlo(C, mu, cj.vector.data, 1000000, q);
+        gpc_softmax_plugin(C, mu, pl);
+        double diff = 0.0, pdiff = 0.0;
+        for (size_t c = 0; c < C; c++) {
+            diff = fmax(diff, fabs(gsl_matrix_get(prob, j, c) - q[c]));
+            pdiff = fmax(pdiff, fabs(gsl_matrix_get(plug, j, c) - pl[c]));
+        }
+        worst = fmax(worst, diff);
+        TEST_OK(inside, "predict: case %zu probabilities in [0, 1]", j);
+        TEST_CLOSE(sum, 1.0, 0.0, 1e-12, "predict: case %zu probabilities sum to one", j);
+        TEST_CLOSE(diff, 0.0, 0.0, 1e-3, "predict: case %zu within 1e-3 of Monte Carlo "
+                   "(latent variance %.3g)", j, gsl_matrix_get(cov, j, 0));
+        TEST_CLOSE(pdiff, 0.0, 0.0, 1e-15, "predict: case %zu plug-in is softmax(mean)", j);
+    }
+    printf("# predict: largest |probability - Monte Carlo| = %.2e\n", worst);
+    /* far away the latent mean is 0 and the covariance is the prior's */
+    TEST_CLOSE(gsl_matrix_get(cov, 3, 0), gsl_vector_get(kss, 3), 1e-6, 0.0,
+               "predict: far case has the prior variance");
+    TEST_CLOSE(gsl_matrix_get(prob, 3, 0), 1.0 / 3.0, 0.0, 1e-4,
+               "predict: far case has probability 1/C (to the rule's accuracy)");
+    gsl_matrix *mats[] = {Ks, mean, cov, prob, prob2, plug, X, Xs};
+    for (size_t i = 0; i < sizeof mats / sizeof mats[0]; i++)
+        gsl_matrix_free(mats[i]);
+    gsl_vector_free(kss);
+    gpc_softmax_free(w);
+    gpc_kernel_free(k);
+    free(cls);
+}
+
+/* A warm start from the mode at other hyperparameters lands on the cold
+ * start's mode; extreme hyperparameters give a finite answer or an error,
+ * never NaN with GPC_OK; the cost counters follow the documented counts. */
+static void test_warm_extreme_cost(gsl_rng *r)
+{
+    size_t n = 25, d = 2, C = 4;
+    gsl_matrix *X;
+    size_t *cls;
+    make_problem(r, n, d, C, &X, &cls);
+    double th1[] = {0.5, 0.0, 0.0, -4.0}, th2[] = {1.5, -0.5, 0.3, -4.0};
+    gpc_kernel *k = kernel("ard+jitter", d, th1);
+    gpc_softmax *warm = gpc_softmax_alloc(n, C, 4, 0), *cold = gpc_softmax_alloc(n, C, 4, 0);
+    double lw, lc, gw[4], gc[4];
+    gpc_softmax_evidence(warm, &k, X, cls, &lw, NULL);
+    gpc_kernel_set_params(k, th2);
+    int s1 = gpc_softmax_evidence(warm, &k, X, cls, &lw, gw);
+    int s2 = gpc_softmax_evidence(cold, &k, X, cls, &lc, gc);
+    TEST_OK(s1 == GPC_OK && s2 == GPC_OK, "warm start: status");
+    gsl_vector_sub(warm->f, cold->f);
+    TEST_CLOSE(fabs(gsl_vector_get(warm->f, gsl_blas_idamax(warm->f))), 0.0, 0.0, 1e-8,
+               "warm start: same mode as a cold start");
+    TEST_CLOSE(lw, lc, 1e-12, 0.0, "warm start: same evidence");
+    TEST_CLOSE(gw[0], gc[0], 1e-8, 1e-10, "warm start: same gradient");
+
+    /* cost: 3C + 1 per factorisation (one per Newton step plus one at the
+     * mode), 6C + 1 for the gradient */
+    unsigned long e0 = cold->chol_equiv, it0 = cold->n_newton;
+    double g[4];
+    gpc_softmax_evidence(cold, &k, X, cls, &lc, NULL);
+    unsigned long per_fit = cold->chol_equiv - e0, steps = cold->n_newton - it0;
+    TEST_OK(per_fit == (steps + 1) * (3 * C + 1), "cost: %lu Cholesky equivalents for %lu "
+            "Newton steps = (steps + 1)(3C + 1)", per_fit, steps);
+    e0 = cold->chol_equiv;
+    it0 = cold->n_newton;
+    gpc_softmax_evidence(cold, &k, X, cls, &lc, g);
+    steps = cold->n_newton - it0;
+    TEST_OK(cold->chol_equiv - e0 == (steps + 1) * (3 * C + 1) + 6 * C + 1,
+            "cost: the gradient adds 6C + 1 Cholesky equivalents");
+
+    double big[][4] = {{10.0, 0.0, 0.0, -4.0}, {10.0, 3.0, 3.0, -6.0}, {-8.0, 0.0, 0.0, -9.0},
+                       {2.0, 12.0, 12.0, -6.0}};
+    for (int per = 0; per <= 1; per++)
+        for (size_t t = 0; t < sizeof big / sizeof big[0]; t++) {
+            gpc_kernel *ks[4];
+            size_t nK = per ? C : 1;
+            for (size_t c = 0; c < nK; c++)
+                ks[c] = kernel("ard+jitter", d, big[t]);
+            gpc_softmax *w = gpc_softmax_alloc(n, C, 4, per);
+            double lz = NAN, gg[16];
+            int st = gpc_softmax_evidence(w, ks, X, cls, &lz, gg);
+            int finite = isfinite(lz);
+            for (size_t j = 0; j < 4 * nK; j++)
+                finite &= isfinite(gg[j]);
+            TEST_OK(st != GPC_OK || finite, "extreme %s log_v0 = %g, log_w = %g: %s (%g)",
+                    per ? "per-class" : "shared", big[t][0], big[t][1],
+                    st == GPC_OK ? "finite" : gpc_errmsg(), lz);
+            /* log q = Psi(f) - 1/2 log|I + K W| <= 0: Psi(f) <= log p(y|f) <= 0
+             * and every eigenvalue of I + K W is at least 1 */
+            TEST_OK(st != GPC_OK || lz < 0.0, "extreme %s case %zu: log evidence below 0",
+                    per ? "per-class" : "shared", t);
+            gpc_softmax_free(w);
+            for (size_t c = 0; c < nK; c++)
+                gpc_kernel_free(ks[c]);
+        }
+    gpc_softmax_free(warm);
+    gpc_softmax_free(cold);
+    gpc_kernel_free(k);
+    gsl_matrix_free(X);
+    free(cls);
+}
+
 int main(void)
 {
     gpc_gsl_quiet();
@@ -392,6 +622,9 @@ int main(void)
     test_two_classes(r);
     test_dense_and_fd(r, 0);
     test_dense_and_fd(r, 1);
+    test_expect(r);
+    test_predict(r);
+    test_warm_extreme_cost(r);
     gsl_rng_free(r);
     return tap_done();
 }
