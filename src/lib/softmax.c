@@ -537,7 +537,7 @@ gpc_softmax_rule *gpc_softmax_rule_alloc(size_t C)
 {
     gpc_softmax_rule *r = gpc_malloc(sizeof *r);
     r->C = C;
-    r->N = C == 2 ? 0 : GPC_SOFTMAX_QMC_POINTS;
+    r->N = C == 2 ? 0 : GPC_SOFTMAX_QMC_MAX;
     r->z = gpc_mallocarray(r->N * C + 1, sizeof *r->z);
     if (r->N == 0)
         return r;
@@ -610,11 +610,12 @@ int gpc_softmax_expect(const gpc_softmax_rule *r, const double *mu, const double
         p[1] = 1.0 - p[0];
         return GPC_OK;
     }
-    double *A = gpc_mallocarray(3 * C * C + 2 * C, sizeof *A);
-    double *f = A + C * C, *q = f + C, *dev = q + C;
+    double *A = gpc_mallocarray(C * C + 5 * C, sizeof *A);
+    double *f = A + C * C, *q = f + C, *dev = q + C, *sum = dev + C, *prev = sum + C;
     int status = principal_root(C, Sigma, A);
     for (size_t c = 0; c < C; c++)
-        p[c] = 0.0;
+        sum[c] = prev[c] = 0.0;
+    size_t level = GPC_SOFTMAX_QMC_MIN + 1;
     for (size_t k = 0; status == GPC_OK && k < r->N; k++) {
         const double *z = r->z + k * C;
         for (size_t i = 0; i < C; i++) {
@@ -628,11 +629,24 @@ int gpc_softmax_expect(const gpc_softmax_rule *r, const double *mu, const double
                 f[i] = mu[i] + sign * dev[i];
             gpc_softmax_plugin(C, f, q);
             for (size_t c = 0; c < C; c++)
-                p[c] += q[c];
+                sum[c] += q[c];
         }
+        if (k + 2 != level) /* prefixes of 2^j - 1 points */
+            continue;
+        /* The change since the previous (half as long) prefix bounds the
+         * error of that prefix; stop once it is small. */
+        double change = 0.0;
+        for (size_t c = 0; c < C; c++) {
+            double est = sum[c] / (2.0 * (double)(k + 1));
+            change = fmax(change, fabs(est - prev[c]));
+            prev[c] = est;
+        }
+        if (level > GPC_SOFTMAX_QMC_MIN + 1 && change < GPC_SOFTMAX_QMC_TOL)
+            break;
+        level *= 2;
     }
     for (size_t c = 0; c < C; c++)
-        p[c] /= 2.0 * (double)r->N;
+        p[c] = prev[c];
     free(A);
     return status;
 }
