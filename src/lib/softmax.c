@@ -445,15 +445,15 @@ static void evidence_gradient(gpc_softmax *w, gpc_kernel *const *kernels, const 
 {
     size_t n = w->n, C = w->C, p = w->nparams;
     double *gam = w->t1->data, *del = w->t2->data, *eps = w->u3->data;
-    gsl_matrix *R = w->S4;
     ensure_scratch(w);
-    R = w->S4;
+    gsl_matrix *R = w->S4;
     inverse_terms(w);
-    for (size_t i = 0; i < n; i++) {
-        double e = 0.0;
-        for (size_t k = 0; k < n; k++)
-            e += gsl_matrix_get(w->S2, k, i) * gsl_matrix_get(w->S2, k, i);
-        eps[i] = e;
+    for (size_t i = 0; i < n; i++)
+        eps[i] = 0.0;
+    for (size_t k = 0; k < n; k++) {
+        const double *Nk = w->S2->data + k * w->S2->tda;
+        for (size_t i = 0; i < n; i++)
+            eps[i] += Nk[i] * Nk[i];
     }
     gsl_matrix_set_zero(R);
     for (size_t c = 0; c < C; c++) {

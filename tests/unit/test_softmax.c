@@ -254,7 +254,11 @@ static void test_two_classes(gsl_rng *r)
     int st2 = gpc_softmax_evidence(sw, &k, X, cls, &lz_sm, g_sm);
     TEST_OK(st1 == GPC_OK && st2 == GPC_OK, "C = 2: both evidences computed");
     TEST_CLOSE(lz_sm, lz_bin, 1e-10, 0.0, "C = 2: softmax evidence with K = logistic with 2K");
-    double gs = grad_scale(g_bin, p);
+    double gs = grad_scale(g_bin, p), gerr = 0.0;
+    for (size_t j = 0; j < p; j++)
+        gerr = fmax(gerr, fabs(g_sm[j] - g_bin[j]) / gs);
+    printf("# C = 2: evidence relative difference %.1e, gradient %.1e (relative to its "
+           "largest component)\n", fabs(lz_sm - lz_bin) / fabs(lz_bin), gerr);
     for (size_t j = 0; j < p; j++)
         TEST_CLOSE(g_sm[j], g_bin[j], 1e-10, 1e-10 * gs, "C = 2: gradient %s",
                    gpc_kernel_param_name(k, j));
@@ -365,12 +369,19 @@ static void test_dense_and_fd(gsl_rng *r, int per_class)
                "%s: mode equals the dense reference's", what);
 
     fd_gradient(dense_fn, ks, nK, X, cls, C, NULL, 1e-3, 1, gd);
-    double gs = grad_scale(g, ng);
+    fd_gradient(softmax_fn, ks, nK, X, cls, C, per_class ? (void *)1 : NULL, 1e-5, 0, gf);
+    double gs = grad_scale(g, ng), ed = 0.0, ef = 0.0;
+    for (size_t j = 0; j < ng; j++) {
+        ed = fmax(ed, fabs(g[j] - gd[j]) / gs);
+        ef = fmax(ef, fabs(g[j] - gf[j]) / gs);
+    }
+    printf("# %s: evidence relative difference to dense %.1e; gradient differences "
+           "(relative to its largest component) to dense %.3e, to central differences %.3e\n",
+           what, fabs(lz - lz_dense) / fabs(lz_dense), ed, ef);
     for (size_t j = 0; j < ng; j++)
         TEST_CLOSE(g[j], gd[j], 1e-9, 1e-9 * gs,
                    "%s: gradient[%zu] equals the dense reference (Richardson differences)",
                    what, j);
-    fd_gradient(softmax_fn, ks, nK, X, cls, C, per_class ? (void *)1 : NULL, 1e-5, 0, gf);
     for (size_t j = 0; j < ng; j++)
         TEST_CLOSE(g[j], gf[j], 1e-6, 1e-7 * gs,
                    "%s: gradient[%zu] equals central differences of the evidence", what, j);
@@ -529,6 +540,22 @@ static void test_predict(gsl_rng *r)
         TEST_CLOSE(pdiff, 0.0, 0.0, 1e-15, "predict: case %zu plug-in is softmax(mean)", j);
     }
     printf("# predict: largest |probability - Monte Carlo| = %.2e\n", worst);
+    /* a model file stores f: set_mode in a fresh workspace restores it all */
+    gpc_softmax *w2 = gpc_softmax_alloc(n, C, 4, 0);
+    gpc_kernel_matrix(k, X, w2->K[0]);
+    int st3 = gpc_softmax_set_mode(w2, cls, w->f);
+    TEST_OK(st3 == GPC_OK, "set_mode: status");
+    TEST_CLOSE(w2->log_evidence, lz, 1e-12, 0.0, "set_mode: same evidence");
+    gpc_softmax_predict(w2, Kp, kp, mean, cov, prob2, NULL);
+    double pd = 0.0;
+    for (size_t i = 0; i < m * C; i++)
+        pd = fmax(pd, fabs(prob->data[i] - prob2->data[i]));
+    TEST_CLOSE(pd, 0.0, 0.0, 1e-9, "set_mode: same predictions");
+    cls[0] = C;
+    TEST_OK(gpc_softmax_set_mode(w2, cls, w->f) == GPC_EUSAGE, "a class index >= C is a "
+            "usage error: %s", gpc_errmsg());
+    cls[0] = 0;
+    gpc_softmax_free(w2);
     /* far away the latent mean is 0 and the covariance is the prior's */
     TEST_CLOSE(gsl_matrix_get(cov, 3, 0), gsl_vector_get(kss, 3), 1e-6, 0.0,
                "predict: far case has the prior variance");
