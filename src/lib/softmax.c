@@ -102,8 +102,8 @@ static double dot(const gsl_vector *x, const gsl_vector *y)
     return r;
 }
 
-/* y'f - sum_i log sum_c exp f_i^c, by log-sum-exp.  With pi not NULL, also
- * the softmax pi, sD = sqrt(pi) and ypi = y - pi at f. */
+/* y'f - sum_i log sum_c exp f_i^c, by log-sum-exp.  With derivs, also the
+ * softmax pi, sD = sqrt(pi) and ypi = y - pi at f. */
 static double log_lik(gpc_softmax *w, const size_t *cls, const gsl_vector *f, int derivs)
 {
     size_t n = w->n, C = w->C;
