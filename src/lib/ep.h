@@ -12,8 +12,12 @@
  * negative precision at its fixed point; they are kept as they are (clamping
  * them at zero would leave EP off its fixed point and the evidence gradient
  * wrong), and B is then replaced by the indefinite E + D K D of bmatrix.h.
- * The sweeps stop when no site parameter moves by more than a relative 1e-9
- * and the log evidence by less than 1e-10 relative. */
+ * The sweeps stop when no site moves the posterior marginal at its case by
+ * more than a relative tol (default 1e-9: dt Sigma_ii for the precision, and
+ * dnu Sigma_ii over sqrt(Sigma_ii) + |mu_i| for the mean, which does not
+ * depend on the kernel's scale), the log evidence moves by less than tol / 10
+ * relative, and no site of the sweep was skipped (an improper cavity or a
+ * tilted variance lost to rounding). */
 #ifndef GPC_EP_H
 #define GPC_EP_H
 
@@ -38,6 +42,10 @@ typedef struct {
     double sigma; /* 1: probit, 0: step */
 } gpc_ep_label_noise;
 
+/* Default convergence tolerance: relative change of every site parameter
+ * in a sweep (the log evidence's relative change must be ten times smaller). */
+#define GPC_EP_TOL 1e-9
+
 typedef struct {
     size_t n;
     gpc_ep_moments moments;    /* the likelihood: gpc_ep_probit by default */
@@ -57,7 +65,9 @@ typedef struct {
     double damping;            /* 1: plain updates; smaller values damp them */
     int auto_damping;          /* halve the damping and start again if a run does not settle */
     int max_sweeps;
+    double tol;                /* site tolerance (default GPC_EP_TOL); evidence tol / 10 */
     int sweeps;                /* sweeps of the last run */
+    unsigned long lost;        /* site updates skipped because the tilted variance was lost */
     double log_evidence;
 } gpc_ep;
 
