@@ -133,6 +133,7 @@ static int factor_B(gpc_ep *e, double *half_logdet)
 {
     double *d = e->t1->data, *sg = e->sign->data;
     e->indefinite = 0;
+    e->improper = 0;
     for (size_t i = 0; i < e->n; i++) {
         double t = gsl_vector_get(e->tau, i);
         d[i] = sqrt(fabs(t));
@@ -152,6 +153,11 @@ static int factor_B(gpc_ep *e, double *half_logdet)
         return gpc_fail(GPC_ENUM, "EP: the sites' matrix E + D K D is singular (negative site "
                         "precisions); try a smaller damping or a jitter term");
     *half_logdet = gpc_bmatrix_half_log_det_signed(e->L, e->piv);
+    size_t neg_sites = 0;
+    for (size_t i = 0; i < e->n; i++)
+        neg_sites += sg[i] < 0.0;
+    size_t neg_A = gpc_bmatrix_negative_eigenvalues_signed(e->L, e->piv);
+    e->improper = neg_sites > neg_A ? neg_sites - neg_A : 0;
     return GPC_OK;
 }
 
@@ -336,6 +342,16 @@ static double log_evidence(const gpc_ep *e, const gsl_vector *y, double half_log
     return sum + 0.5 * q;
 }
 
+/* The sites' Gaussian (K^-1 + S)^-1 has negative variances: no posterior,
+ * and no evidence, however converged the sweeps. */
+static int improper(const gpc_ep *e)
+{
+    return gpc_fail(GPC_ENUM, "EP: the approximate posterior is improper: K^-1 + S has %zu "
+                    "negative eigenvalue(s) with sites of negative precision; try another "
+                    "label noise or other kernel hyperparameters",
+                    e->improper);
+}
+
 /* EP from zero sites with damping d.  Returns GPC_OK, GPC_ENUM for a
  * factorisation failure, or -1 if the sweeps do not settle (the reason is
  * left in *change: negative when the last sweep skipped a site). */
@@ -360,7 +376,7 @@ static int run_damped(gpc_ep *e, const gsl_vector *y, double d, double *change)
         prev = z;
         if (done && isfinite(z)) {
             e->log_evidence = z;
-            return GPC_OK;
+            return e->improper ? improper(e) : GPC_OK;
         }
     }
     e->sweeps = e->max_sweeps;
@@ -427,6 +443,8 @@ int gpc_ep_set_sites(gpc_ep *e, const gsl_vector *tau, const gsl_vector *nu)
     int st = factor_B(e, &hld);
     if (st != GPC_OK)
         return st;
+    if (e->improper)
+        return improper(e);
     form_b(e, e->b);
     return GPC_OK;
 }
@@ -489,6 +507,9 @@ int gpc_ep_evidence(gpc_ep *e, const gpc_kernel *k, const gsl_matrix *X, const g
     if (st != GPC_OK)
         return st;
     *log_evidence = e->log_evidence;
+    if (!isfinite(*log_evidence)) /* never a number that is not one with status 0 */
+        return gpc_fail(GPC_ENUM, "EP: the log evidence is not finite at these "
+                        "hyperparameters; try values of moderate size");
     if (!grad)
         return GPC_OK;
     /* b = K^-1 mu in e->b, then R = D B^-1 D in L (lower) */

@@ -56,6 +56,7 @@ typedef struct {
     gsl_vector *sign;          /* sign of each tau: a site may have negative precision */
     int indefinite;            /* some tau < 0: L holds a Bunch-Kaufman factor (bmatrix.h) */
     gpc_bmatrix_pivots *piv;   /* its pivots, allocated when first needed */
+    size_t improper;           /* negative eigenvalues of K^-1 + S at the last factorisation */
     gsl_vector *mu;            /* posterior mean */
     gsl_vector *t1, *t2;       /* scratch; after gpc_ep_prepare_predict t1 = S^1/2 */
     gsl_vector *b;             /* nu - R K nu: predictive means are k*' b */

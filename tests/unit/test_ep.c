@@ -9,6 +9,7 @@
 
 #include <gsl/gsl_blas.h>
 #include <gsl/gsl_cdf.h>
+#include <gsl/gsl_eigen.h>
 #include <gsl/gsl_linalg.h>
 #include <gsl/gsl_rng.h>
 
@@ -540,6 +541,95 @@ static void test_lost_site(void)
     gsl_vector_free(y);
 }
 
+/* Negative eigenvalues of K^-1 + S by an explicit eigen-decomposition. */
+static size_t dense_negative(const gsl_matrix *K, const double *tau)
+{
+    size_t n = K->size1, neg = 0;
+    gsl_matrix *A = gsl_matrix_alloc(n, n), *Kinv = gsl_matrix_alloc(n, n);
+    gsl_permutation *p = gsl_permutation_alloc(n);
+    gsl_vector *ev = gsl_vector_alloc(n);
+    gsl_eigen_symm_workspace *ws = gsl_eigen_symm_alloc(n);
+    int sign;
+    gsl_matrix_memcpy(A, K);
+    gsl_linalg_LU_decomp(A, p, &sign);
+    gsl_linalg_LU_invert(A, p, Kinv);
+    for (size_t i = 0; i < n; i++)
+        *gsl_matrix_ptr(Kinv, i, i) += tau[i];
+    gsl_eigen_symm(Kinv, ev, ws);
+    for (size_t i = 0; i < n; i++)
+        neg += gsl_vector_get(ev, i) < 0;
+    gsl_eigen_symm_free(ws);
+    gsl_vector_free(ev);
+    gsl_permutation_free(p);
+    gsl_matrix_free(A);
+    gsl_matrix_free(Kinv);
+    return neg;
+}
+
+/* The inertia of the Bunch-Kaufman factor of A = E + D K D tells whether
+ * K^-1 + S is positive definite (bmatrix.h): on 400 random small problems
+ * with sites of both signs, (number of tau < 0) - n_-(A) equals the number
+ * of negative eigenvalues of K^-1 + S from an eigen-decomposition. */
+static void test_inertia(gsl_rng *r)
+{
+    int agree = 0, proper = 0, improper = 0, trials = 400;
+    for (int t = 0; t < trials; t++) {
+        size_t n = 1 + t % 6;
+        gsl_matrix *M = gsl_matrix_alloc(n, n), *K = gsl_matrix_alloc(n, n);
+        gsl_matrix *A = gsl_matrix_alloc(n, n);
+        for (size_t i = 0; i < n * n; i++)
+            M->data[i] = gsl_rng_uniform(r) - 0.5;
+        gsl_blas_dgemm(CblasNoTrans, CblasTrans, 1.0, M, M, 0.0, K);
+        for (size_t i = 0; i < n; i++)
+            *gsl_matrix_ptr(K, i, i) += 0.05;
+        double tau[6], d[6], sg[6];
+        size_t neg_sites = 0;
+        for (size_t i = 0; i < n; i++) {
+            tau[i] = (gsl_rng_uniform(r) < 0.5 ? -1 : 1) * 10 * gsl_rng_uniform(r);
+            d[i] = sqrt(fabs(tau[i]));
+            sg[i] = tau[i] < 0 ? -1 : 1;
+            neg_sites += tau[i] < 0;
+        }
+        gpc_bmatrix_pivots *piv = gpc_bmatrix_pivots_alloc(n);
+        if (gpc_bmatrix_factor_signed(K, d, sg, A, piv) == 0) {
+            size_t negA = gpc_bmatrix_negative_eigenvalues_signed(A, piv);
+            size_t want = dense_negative(K, tau);
+            agree += neg_sites >= negA && neg_sites - negA == want;
+            proper += want == 0;
+            improper += want > 0;
+        }
+        gpc_bmatrix_pivots_free(piv);
+        gsl_matrix_free(M);
+        gsl_matrix_free(K);
+        gsl_matrix_free(A);
+    }
+    TEST_OK(agree == trials && proper > 50 && improper > 50,
+            "inertia of E + D K D: properness of K^-1 + S right in %d of %d cases (%d proper, "
+            "%d improper)", agree, trials, proper, improper);
+}
+
+/* An improper fixed point is refused: sites set by hand with a precision
+ * so negative that K^-1 + S is indefinite give GPC_ENUM, not predictions. */
+static void test_improper_sites(void)
+{
+    size_t n = 2;
+    gpc_ep *e = gpc_ep_alloc(n, 1);
+    double kv[4] = {1.0, 0.5, 0.5, 1.0};
+    memcpy(e->K->data, kv, sizeof kv);
+    gsl_vector *tau = gsl_vector_alloc(n), *nu = gsl_vector_calloc(n);
+    gsl_vector_set(tau, 0, -3.0); /* 1/k = 1.33 < 3: improper */
+    gsl_vector_set(tau, 1, 1.0);
+    int st = gpc_ep_set_sites(e, tau, nu);
+    TEST_OK(st == GPC_ENUM && e->improper == 1,
+            "improper sites refused (%zu negative eigenvalue)", e->improper);
+    gsl_vector_set(tau, 0, -0.5); /* proper */
+    TEST_OK(gpc_ep_set_sites(e, tau, nu) == GPC_OK && e->improper == 0,
+            "proper sites of negative precision accepted");
+    gsl_vector_free(tau);
+    gsl_vector_free(nu);
+    gpc_ep_free(e);
+}
+
 int main(void)
 {
     gpc_gsl_quiet();
@@ -554,6 +644,8 @@ int main(void)
     test_gaussian_exact(r);
     test_huge_signal_variance();
     test_lost_site();
+    test_inertia(r);
+    test_improper_sites();
     gsl_rng_free(r);
     return tap_done();
 }
