@@ -352,6 +352,19 @@ static int improper(const gpc_ep *e)
                     e->improper);
 }
 
+double gpc_ep_dlogz_deps(const gpc_ep *e, const gsl_vector *y)
+{
+    double sum = 0.0, sg = e->noise.sigma;
+    for (size_t i = 0; i < e->n; i++) {
+        double tc, nc, lz, mh, vh;
+        cavity(e, i, &tc, &nc);
+        double mc = nc / tc, vc = 1.0 / tc, z = gsl_vector_get(y, i) * mc / sqrt(sg * sg + vc);
+        gpc_ep_label_noise_moments(&e->noise, gsl_vector_get(y, i), mc, vc, &lz, &mh, &vh);
+        sum += -erf(z / M_SQRT2) * exp(-lz); /* (1 - 2 Phi(z)) / Z_i */
+    }
+    return sum;
+}
+
 /* EP from zero sites with damping d.  Returns GPC_OK, GPC_ENUM for a
  * factorisation failure, or -1 if the sweeps do not settle (the reason is
  * left in *change: negative when the last sweep skipped a site). */

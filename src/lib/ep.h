@@ -105,6 +105,12 @@ int gpc_ep_run(gpc_ep *e, const gsl_vector *y);
 int gpc_ep_evidence(gpc_ep *e, const gpc_kernel *k, const gsl_matrix *X, const gsl_vector *y,
                     double *log_evidence, double *grad);
 
+/* d log Z_EP / d eps for the label-noise likelihood after a converged run.
+ * At EP's fixed point the evidence is stationary in the sites, so only the
+ * tilted masses Z_i = eps + (1 - 2 eps) Phi(z_i) depend on eps, at fixed
+ * cavities: the derivative is sum_i (1 - 2 Phi(z_i)) / Z_i. */
+double gpc_ep_dlogz_deps(const gpc_ep *e, const gsl_vector *y);
+
 /* Set the sites (e.g. from a model file) for predictions: factors B and
  * forms b from w->K, tau and nu. */
 int gpc_ep_set_sites(gpc_ep *e, const gsl_vector *tau, const gsl_vector *nu);
