@@ -204,8 +204,11 @@ int gpc_laplace_mode(gpc_laplace *w, const gsl_vector *y)
         if (w->iterations == MAX_NEWTON)
             return gpc_fail(GPC_ENUM,
                             "Newton's method for the Laplace mode did not converge in %d "
-                            "iterations; try other hyperparameters",
-                            MAX_NEWTON);
+                            "iterations (largest |f| %.3g: a huge signal variance moves the "
+                            "mode out slowly); try other hyperparameters, e.g. a smaller "
+                            "signal variance",
+                            MAX_NEWTON, gsl_vector_max(w->f) > -gsl_vector_min(w->f)
+                                            ? gsl_vector_max(w->f) : -gsl_vector_min(w->f));
         newton_direction(w);
         if ((converged = line_search(w, y)) < 0)
             return gpc_fail(GPC_ENUM,

@@ -451,6 +451,12 @@ static void test_huge_signal_variance(void)
                        "log v0 = %g: gradient %zu against central differences", th[0], j);
         }
     }
+    /* beyond the reach of 200 Newton steps: a loud failure, not a mode */
+    double th[2] = {200.0, -2.0}, z;
+    gpc_kernel_set_params(k, th);
+    w->has_mode = 0;
+    int st = gpc_laplace_evidence(w, k, X, y, &z, NULL);
+    TEST_OK(st == GPC_ENUM, "log v0 = 200: status %d, %s", st, gpc_errmsg());
     gsl_vector_free(Kd1);
     gpc_laplace_free(w);
     gpc_kernel_free(k);
