@@ -38,8 +38,8 @@ typedef struct {
     gpc_optimize_opts opt;  /* how; with EM, opt.max_iter BFGS steps per M-step */
     int steps_per_em;       /* EM: BFGS iterations between M-steps (default 5) */
     int max_em;             /* EM iterations (default 500) */
-    double tol;             /* EM stops when eps moves by less (default 1e-7) ... */
-    double evidence_rtol;   /* ... and the log evidence by less, relative (1e-9) */
+    double tol;             /* EM stops when eps moves by less (default 1e-5) ... */
+    double evidence_rtol;   /* ... and the log evidence by less, relative (1e-7) */
 } gpc_robust_opts;
 
 void gpc_robust_defaults(gpc_robust_opts *o);
