@@ -39,7 +39,7 @@ typedef struct {
     int steps_per_em;       /* EM: BFGS iterations between M-steps (default 5) */
     int max_em;             /* EM iterations (default 500) */
     double tol;             /* EM stops when eps moves by less (default 1e-5) ... */
-    double evidence_rtol;   /* ... and the log evidence by less, relative (1e-7) */
+    double evidence_rtol;   /* ... and the log evidence by less, relative (1e-5) */
 } gpc_robust_opts;
 
 void gpc_robust_defaults(gpc_robust_opts *o);
