@@ -430,7 +430,7 @@ int gpc_ep_run(gpc_ep *e, const gsl_vector *y)
  * A = E + D K D (E = I when every tau >= 0, A = B), I - R K = D A^-1 E D^-1,
  * so b = D A^-1 (E nu / D).  The difference cancels to rounding noise once
  * K is huge (b is then of order 1 / v0).  Sites with tau = 0 have nu = 0
- * and contribute nothing.  Needs the factor of A in L; uses t2, leaves b. */
+ * and contribute nothing.  Needs the factor of A in L and D in t1. */
 static void form_b(gpc_ep *e, gsl_vector *b)
 {
     const double *d = e->t1->data, *sg = e->sign->data;
