@@ -96,7 +96,9 @@ int gpc_ep_set_likelihood(gpc_ep *e, gpc_lik lik, double eps);
 /* Run EP on w->K (filled by the caller) and labels y from zero sites, with
  * the damping set; if the sweeps do not settle within max_sweeps and
  * auto_damping is set, again with half the damping, down to 0.1.  GPC_ENUM
- * with the sweep reached and a damping hint if it still does not converge. */
+ * with the sweep reached and a damping hint if it still does not converge,
+ * and GPC_ENUM if it converges to sites whose Gaussian is improper
+ * (K^-1 + S not positive definite; see gpc_bmatrix_negative_eigenvalues_signed). */
 int gpc_ep_run(gpc_ep *e, const gsl_vector *y);
 
 /* EP log evidence and, if grad is not NULL, its gradient with respect to the
@@ -112,7 +114,7 @@ int gpc_ep_evidence(gpc_ep *e, const gpc_kernel *k, const gsl_matrix *X, const g
 double gpc_ep_dlogz_deps(const gpc_ep *e, const gsl_vector *y);
 
 /* Set the sites (e.g. from a model file) for predictions: factors B and
- * forms b from w->K, tau and nu. */
+ * forms b from w->K, tau and nu.  GPC_ENUM for improper sites. */
 int gpc_ep_set_sites(gpc_ep *e, const gsl_vector *tau, const gsl_vector *nu);
 
 /* Latent mean k*' b and variance k** - k*' R k* at test inputs from
