@@ -292,6 +292,8 @@ int gpc_robust_fit(gpc_evidence *ev, double *theta, const gpc_robust_opts *o,
             res->log_evidence = plain.log_evidence;
             res->converged = plain.converged;
             st = evaluate(ev, theta, 0.0, &res->log_evidence);
+            if (st == GPC_OK)
+                res->deps = gpc_ep_dlogz_deps(ev->ep, ev->y);
         }
     }
     free(theta_em);

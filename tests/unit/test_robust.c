@@ -172,6 +172,8 @@ static void test_select(gsl_rng *r)
         TEST_OK(sel.eps == (robust ? em.eps : 0.0) &&
                     fabs(t2[2] - (robust ? t1[2] : t0[2])) < 1e-9,
                 "select: the chosen model's eps and hyperparameters are returned");
+        TEST_CLOSE(sel.deps, gpc_ep_dlogz_deps(ev->ep, y), 1e-12, 0,
+                   "select: d log Z / d eps reported at the chosen eps (%.3g)", sel.deps);
         gpc_evidence_free(ev);
         gsl_matrix_free(X);
         gsl_vector_free(y);
