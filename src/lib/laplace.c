@@ -236,6 +236,9 @@ int gpc_laplace_set_mode(gpc_laplace *w, const gsl_vector *y, const gsl_vector *
     if ((status = factor_B(w)) != GPC_OK)
         return status;
     w->log_evidence = w->psi - gpc_bmatrix_half_log_det(w->L);
+    if (!isfinite(w->log_evidence)) /* a stored mode no likelihood can have */
+        return gpc_fail(GPC_ENUM, "the stored latent mode gives a log evidence that is not "
+                        "finite; refit the model");
     w->chol_valid = 1;
     w->has_mode = 1;
     return GPC_OK;

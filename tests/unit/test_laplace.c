@@ -451,6 +451,13 @@ static void test_huge_signal_variance(void)
                        "log v0 = %g: gradient %zu against central differences", th[0], j);
         }
     }
+    /* a stored mode whose evidence is not a number is refused */
+    gsl_vector *fbad = gsl_vector_alloc(n);
+    for (size_t i = 0; i < n; i++) /* every case far on its wrong side: log p = -inf */
+        gsl_vector_set(fbad, i, -gsl_vector_get(y, i) * 1e308);
+    int sm = gpc_laplace_set_mode(w, y, fbad);
+    TEST_OK(sm == GPC_ENUM, "a stored mode with a non-finite evidence: status %d", sm);
+    gsl_vector_free(fbad);
     /* beyond the reach of 200 Newton steps: a loud failure, not a mode */
     double th[2] = {200.0, -2.0}, z;
     gpc_kernel_set_params(k, th);
