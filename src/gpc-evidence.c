@@ -28,6 +28,8 @@ static void usage(void)
            "      --damping=D          with ep: damped site updates, 0 < D <= 1 (default 1)\n"
            "      --label-noise=EPS    with ep: each label flipped with probability EPS,\n"
            "                           0 <= EPS < 0.5 (default 0)\n"
+           "      --tol=T              with ep: stop when no site moves by more than T,\n"
+           "                           relative (default 1e-9)\n"
            "  -p, --params=LIST        hyperparameters: name=value,... or all values\n"
            "  -H, --params-file=FILE   hyperparameters from 'name value' lines\n"
            "  -g, --grid=FILE          a matrix with one hyperparameter vector per row;\n"
@@ -46,7 +48,7 @@ static void usage(void)
     exit(0);
 }
 
-enum { OPT_DAMPING = 256, OPT_LABEL_NOISE };
+enum { OPT_DAMPING = 256, OPT_LABEL_NOISE, OPT_TOL };
 
 static const struct option long_options[] = {
     {"kernel", required_argument, NULL, 'k'},
@@ -54,6 +56,7 @@ static const struct option long_options[] = {
     {"method", required_argument, NULL, 'M'},
     {"damping", required_argument, NULL, OPT_DAMPING},
     {"label-noise", required_argument, NULL, OPT_LABEL_NOISE},
+    {"tol", required_argument, NULL, OPT_TOL},
     {"params", required_argument, NULL, 'p'},
     {"params-file", required_argument, NULL, 'H'},
     {"grid", required_argument, NULL, 'g'},
@@ -67,8 +70,8 @@ int main(int argc, char **argv)
     const char *kspec = "ard", *likname = NULL, *mname = "laplace", *params = NULL;
     const char *params_file = NULL;
     const char *grid_path = NULL, *out = "-";
-    int no_grad = 0, c;
-    double damping = 1.0, label_noise = 0.0;
+    int no_grad = 0, tol_set = 0, c;
+    double damping = 1.0, label_noise = 0.0, tol = 0.0;
     gpc_format fmt = GPC_FMT_TEXT;
     gpc_cli_init(argc, argv);
     while ((c = getopt_long(argc, argv, "k:l:M:p:H:g:no:F:vqhV", long_options, NULL)) != -1) {
@@ -80,6 +83,7 @@ int main(int argc, char **argv)
         case 'M': mname = optarg; break;
         case OPT_DAMPING: damping = gpc_cli_double("--damping", optarg); break;
         case OPT_LABEL_NOISE: label_noise = gpc_cli_double("--label-noise", optarg); break;
+        case OPT_TOL: tol = gpc_cli_double("--tol", optarg), tol_set = 1; break;
         case 'p': params = optarg; break;
         case 'H': params_file = optarg; break;
         case 'g': grid_path = optarg; break;
@@ -115,6 +119,8 @@ int main(int argc, char **argv)
     gpc_evidence *ev = gpc_evidence_alloc(k, X, y, lik, method);
     gpc_cli_damping(ev, damping);
     gpc_cli_label_noise(ev, label_noise);
+    if (tol_set && gpc_evidence_set_tol(ev, tol) != GPC_OK)
+        gpc_cli_usage("%s", gpc_errmsg());
     gsl_matrix *res = gpc_matrix_alloc(grid->size1, no_grad ? 1 : 1 + p);
     for (size_t r = 0; r < grid->size1; r++) {
         double *row = res->data + r * res->tda;

@@ -33,6 +33,8 @@ static void usage(void)
            "                           a number in [0, 0.5) (default 0); with ep also em\n"
            "                           (learnt by EM, -l step) or select (0 or em, the one\n"
            "                           with the higher evidence)\n"
+           "      --tol=T              with ep: stop when no site moves by more than T,\n"
+           "                           relative (default 1e-9)\n"
            "  -p, --params=LIST        starting hyperparameters: name=value,... or all values\n"
            "  -H, --params-file=FILE   starting hyperparameters from 'name value' lines\n"
            "  -O, --optimize=HOW       ml (type-II maximum likelihood, default), map (maximum\n"
@@ -57,7 +59,7 @@ static void usage(void)
     exit(0);
 }
 
-enum { OPT_PRIOR_MEAN = 256, OPT_PRIOR_SD, OPT_MAX_ITER, OPT_DAMPING, OPT_LABEL_NOISE, OPT_FIX };
+enum { OPT_PRIOR_MEAN = 256, OPT_PRIOR_SD, OPT_MAX_ITER, OPT_DAMPING, OPT_LABEL_NOISE, OPT_FIX, OPT_TOL };
 
 static const struct option long_options[] = {
     {"kernel", required_argument, NULL, 'k'},
@@ -66,6 +68,7 @@ static const struct option long_options[] = {
     {"damping", required_argument, NULL, OPT_DAMPING},
     {"label-noise", required_argument, NULL, OPT_LABEL_NOISE},
     {"fix", required_argument, NULL, OPT_FIX},
+    {"tol", required_argument, NULL, OPT_TOL},
     {"params", required_argument, NULL, 'p'},
     {"params-file", required_argument, NULL, 'H'},
     {"optimize", required_argument, NULL, 'O'},
@@ -81,7 +84,8 @@ static const struct option long_options[] = {
 typedef struct {
     const char *kernel, *lik, *method, *params, *params_file, *how, *model, *params_out;
     const char *fix;
-    double damping;
+    double damping, tol;
+    int tol_set;
     gpc_robust_opts robust;
 } options;
 
@@ -129,6 +133,7 @@ static void parse_options(int argc, char **argv, options *o)
         case OPT_DAMPING: o->damping = gpc_cli_double("--damping", optarg); break;
         case OPT_LABEL_NOISE: parse_label_noise(optarg, &o->robust); break;
         case OPT_FIX: o->fix = optarg; break;
+        case OPT_TOL: o->tol = gpc_cli_double("--tol", optarg), o->tol_set = 1; break;
         case 'p': o->params = optarg; break;
         case 'H': o->params_file = optarg; break;
         case 'O': o->how = optarg; break;
@@ -194,6 +199,8 @@ int main(int argc, char **argv)
     gpc_evidence *ev = gpc_evidence_alloc(k, X, y, lik, method);
     gpc_cli_damping(ev, o.damping);
     gpc_cli_label_noise(ev, o.robust.eps);
+    if (o.tol_set && gpc_evidence_set_tol(ev, o.tol) != GPC_OK)
+        gpc_cli_usage("%s", gpc_errmsg());
     if (o.robust.optimize)
         gpc_info(1, "fitting %zu hyperparameters of '%s' to %zu cases (%s)", p,
                  gpc_kernel_spec(k), X->size1, o.robust.opt.use_prior ? "MAP" : "type-II ML");

@@ -114,6 +114,25 @@ double gpc_bmatrix_half_log_det_signed(const gsl_matrix *A, const gpc_bmatrix_pi
     return 0.5 * h;
 }
 
+/* Sylvester's law of inertia: A = U D U' has the inertia of the block
+ * diagonal D; a 2 x 2 block has one eigenvalue of each sign when its
+ * determinant is negative, else two of its diagonal's sign. */
+size_t gpc_bmatrix_negative_eigenvalues_signed(const gsl_matrix *A, const gpc_bmatrix_pivots *p)
+{
+    size_t neg = 0;
+    for (size_t k = 0; k < A->size1; k++) {
+        double a = gsl_matrix_get(A, k, k);
+        if (p->ipiv[k] > 0) {
+            neg += a < 0.0;
+        } else {
+            double b = gsl_matrix_get(A, k + 1, k), c = gsl_matrix_get(A, k + 1, k + 1);
+            neg += a * c - b * b < 0.0 ? 1 : (a < 0.0 ? 2 : 0);
+            k++;
+        }
+    }
+    return neg;
+}
+
 void gpc_bmatrix_solve_signed(const gsl_matrix *A, const gpc_bmatrix_pivots *p, double *B,
                               size_t nrhs, size_t ld)
 {

@@ -48,6 +48,16 @@ int gpc_bmatrix_factor_signed(const gsl_matrix *K, const double *d, const double
 /* log|det A| / 2 from the factor. */
 double gpc_bmatrix_half_log_det_signed(const gsl_matrix *A, const gpc_bmatrix_pivots *p);
 
+/* The number of negative eigenvalues of A, from the factor.  With K
+ * positive definite and A nonsingular, K^-1 + S has (number of tau_i < 0)
+ * - (this number) negative eigenvalues: the block matrix [K^-1, D; D, -E] has the Schur
+ * complements -A (of K^-1) and K^-1 + D E D = K^-1 + S (of -E), so by
+ * Sylvester's law of inertia n + n_-(A) = n_-(S) + n_+(K^-1 + S) (a 1 x 1
+ * check: K = k, tau = -t gives A = t k - 1 and K^-1 + S = 1/k - t).  The
+ * Gaussian (K^-1 + S)^-1 is proper iff n_-(A) equals the number of negative
+ * site precisions. */
+size_t gpc_bmatrix_negative_eigenvalues_signed(const gsl_matrix *A, const gpc_bmatrix_pivots *p);
+
 /* B <- A^-1 B for nrhs vectors of length n stored one after the other,
  * ld apart (a row-major nrhs x n matrix with row stride ld). */
 void gpc_bmatrix_solve_signed(const gsl_matrix *A, const gpc_bmatrix_pivots *p, double *B,

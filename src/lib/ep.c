@@ -12,12 +12,10 @@
 #include "err.h"
 #include "parallel.h"
 
-#define SITE_RTOL 1e-9
 /* Rank-one updates held back and applied to Sigma together, as one matrix
  * product: each site update needs only its own column of Sigma, which is the
  * stored column corrected by the updates still held back. */
 #define UPDATE_BLOCK 128
-#define EVIDENCE_RTOL 1e-10
 
 gpc_ep *gpc_ep_alloc(size_t n, size_t nparams)
 {
@@ -41,6 +39,7 @@ gpc_ep *gpc_ep_alloc(size_t n, size_t nparams)
     e->damping = 1.0;
     e->auto_damping = 1;
     e->max_sweeps = 200;
+    e->tol = GPC_EP_TOL;
     return e;
 }
 
@@ -134,6 +133,7 @@ static int factor_B(gpc_ep *e, double *half_logdet)
 {
     double *d = e->t1->data, *sg = e->sign->data;
     e->indefinite = 0;
+    e->improper = 0;
     for (size_t i = 0; i < e->n; i++) {
         double t = gsl_vector_get(e->tau, i);
         d[i] = sqrt(fabs(t));
@@ -153,6 +153,11 @@ static int factor_B(gpc_ep *e, double *half_logdet)
         return gpc_fail(GPC_ENUM, "EP: the sites' matrix E + D K D is singular (negative site "
                         "precisions); try a smaller damping or a jitter term");
     *half_logdet = gpc_bmatrix_half_log_det_signed(e->L, e->piv);
+    size_t neg_sites = 0;
+    for (size_t i = 0; i < e->n; i++)
+        neg_sites += sg[i] < 0.0;
+    size_t neg_A = gpc_bmatrix_negative_eigenvalues_signed(e->L, e->piv);
+    e->improper = neg_sites > neg_A ? neg_sites - neg_A : 0;
     return GPC_OK;
 }
 
@@ -246,6 +251,18 @@ static void apply_updates(gpc_ep *e, size_t k)
     gsl_blas_dgemm(CblasNoTrans, CblasTrans, -1.0, &W.matrix, &U.matrix, 1.0, e->Sigma);
 }
 
+/* A site's move measured by what it does to the posterior marginal at i:
+ * the relative change of its precision, dt s_ii, and the change of its mean,
+ * dn s_ii, relative to the marginal's scale sqrt(s_ii) + |mu_i|.  Both are
+ * dimensionless, so the test does not depend on the kernel's scale: a test
+ * on the site parameters themselves, |dt| / (1 + |t|), passes at once when
+ * the signal variance is huge (every site precision is then of order 1/v0)
+ * and stops EP far from its fixed point. */
+static double site_change(double dt, double dn, double sii, double mui)
+{
+    return fmax(fabs(dt) * sii, fabs(dn) * sii / (sqrt(sii) + fabs(mui)));
+}
+
 /* One sweep of sequential site updates (R&W Alg. 3.5, lines 5-16); mu is
  * kept current in O(n) per site.  Returns the largest relative site change,
  * and in *skipped the number of sites left as they were because their
@@ -279,14 +296,18 @@ static double sweep(gpc_ep *e, const gsl_vector *y, double d, size_t *skipped)
             continue;
         }
         e->moments(e->moments_ctx, gsl_vector_get(y, i), nc / tc, 1.0 / tc, &lz, &mh, &vh);
-        if (!(vh > 0.0 && isfinite(mh)))
-            continue; /* a tilted variance lost to rounding: the site stays as it is */
+        if (!(vh > 0.0 && isfinite(mh))) {
+            /* a tilted variance lost to rounding: the site stays as it is,
+             * and the sweep cannot count as converged */
+            ++*skipped;
+            e->lost++;
+            continue;
+        }
         /* t_new may be negative (a likelihood that is not log-concave); the
          * posterior precision at i, d / vh + (1 - d) / sii, stays positive */
         double t_new = d * (1.0 / vh - tc) + (1.0 - d) * t_old;
         double n_new = d * (mh / vh - nc) + (1.0 - d) * n_old;
-        change = fmax(change, fabs(t_new - t_old) / (1.0 + fabs(t_new)));
-        change = fmax(change, fabs(n_new - n_old) / (1.0 + fabs(n_new)));
+        change = fmax(change, site_change(t_new - t_old, n_new - n_old, sii, mui));
         double dt = t_new - t_old, dn = n_new - n_old, c = dt / (1.0 + dt * sii);
         gsl_vector_set(e->tau, i, t_new);
         gsl_vector_set(e->nu, i, n_new);
@@ -321,9 +342,32 @@ static double log_evidence(const gpc_ep *e, const gsl_vector *y, double half_log
     return sum + 0.5 * q;
 }
 
+/* The sites' Gaussian (K^-1 + S)^-1 has negative variances: no posterior,
+ * and no evidence, however converged the sweeps. */
+static int improper(const gpc_ep *e)
+{
+    return gpc_fail(GPC_ENUM, "EP: the approximate posterior is improper: K^-1 + S has %zu "
+                    "negative eigenvalue(s) with sites of negative precision; try another "
+                    "label noise or other kernel hyperparameters",
+                    e->improper);
+}
+
+double gpc_ep_dlogz_deps(const gpc_ep *e, const gsl_vector *y)
+{
+    double sum = 0.0, sg = e->noise.sigma;
+    for (size_t i = 0; i < e->n; i++) {
+        double tc, nc, lz, mh, vh;
+        cavity(e, i, &tc, &nc);
+        double mc = nc / tc, vc = 1.0 / tc, z = gsl_vector_get(y, i) * mc / sqrt(sg * sg + vc);
+        gpc_ep_label_noise_moments(&e->noise, gsl_vector_get(y, i), mc, vc, &lz, &mh, &vh);
+        sum += -erf(z / M_SQRT2) * exp(-lz); /* (1 - 2 Phi(z)) / Z_i */
+    }
+    return sum;
+}
+
 /* EP from zero sites with damping d.  Returns GPC_OK, GPC_ENUM for a
  * factorisation failure, or -1 if the sweeps do not settle (the reason is
- * left in *change: negative for cavities still improper at the end). */
+ * left in *change: negative when the last sweep skipped a site). */
 static int run_damped(gpc_ep *e, const gsl_vector *y, double d, double *change)
 {
     double hld = 0.0, prev = -HUGE_VAL;
@@ -340,12 +384,12 @@ static int run_damped(gpc_ep *e, const gsl_vector *y, double d, double *change)
         if ((st = recompute(e, &hld)) != GPC_OK)
             return st;
         double z = log_evidence(e, y, hld);
-        int done = skipped == 0 && *change < SITE_RTOL &&
-                   fabs(z - prev) < EVIDENCE_RTOL * (1.0 + fabs(z));
+        int done = skipped == 0 && *change < e->tol &&
+                   fabs(z - prev) < 0.1 * e->tol * (1.0 + fabs(z));
         prev = z;
         if (done && isfinite(z)) {
             e->log_evidence = z;
-            return GPC_OK;
+            return e->improper ? improper(e) : GPC_OK;
         }
     }
     e->sweeps = e->max_sweeps;
@@ -376,8 +420,31 @@ int gpc_ep_run(gpc_ep *e, const gsl_vector *y)
     }
     return gpc_fail(GPC_ENUM, "EP did not converge: %s at sweep %d with damping %g (largest "
                     "site change %.3g); try a smaller damping, e.g. --damping=%g",
-                    change < 0.0 ? "a cavity variance became negative" : "still moving",
+                    change < 0.0 ? "a site could not be updated (its cavity variance "
+                                   "negative or its tilted variance lost to rounding)"
+                                 : "still moving",
                     e->sweeps, d, change, d / 4);
+}
+
+/* b = K^-1 mu = nu - R K nu, formed without that difference: with
+ * A = E + D K D (E = I when every tau >= 0, A = B), I - R K = D A^-1 E D^-1,
+ * so b = D A^-1 (E nu / D).  The difference cancels to rounding noise once
+ * K is huge (b is then of order 1 / v0).  Sites with tau = 0 have nu = 0
+ * and contribute nothing.  Needs the factor of A in L and D in t1. */
+static void form_b(gpc_ep *e, gsl_vector *b)
+{
+    const double *d = e->t1->data, *sg = e->sign->data;
+    for (size_t i = 0; i < e->n; i++) {
+        double nv = gsl_vector_get(e->nu, i);
+        gsl_vector_set(b, i, d[i] > 0.0 ? sg[i] * nv / d[i] : 0.0);
+    }
+    if (e->indefinite) {
+        gpc_bmatrix_solve_signed(e->L, e->piv, b->data, 1, e->n);
+    } else {
+        gsl_blas_dtrsv(CblasLower, CblasNoTrans, CblasNonUnit, e->L, b);
+        gsl_blas_dtrsv(CblasLower, CblasTrans, CblasNonUnit, e->L, b);
+    }
+    gsl_vector_mul(b, e->t1);
 }
 
 int gpc_ep_set_sites(gpc_ep *e, const gsl_vector *tau, const gsl_vector *nu)
@@ -389,19 +456,9 @@ int gpc_ep_set_sites(gpc_ep *e, const gsl_vector *tau, const gsl_vector *nu)
     int st = factor_B(e, &hld);
     if (st != GPC_OK)
         return st;
-    /* b = nu - D B^-1 D K nu */
-    gsl_vector *c = e->t2;
-    gsl_blas_dsymv(CblasLower, 1.0, e->K, e->nu, 0.0, c);
-    gsl_vector_mul(c, e->t1);
-    if (e->indefinite) {
-        gpc_bmatrix_solve_signed(e->L, e->piv, c->data, 1, e->n);
-    } else {
-        gsl_blas_dtrsv(CblasLower, CblasNoTrans, CblasNonUnit, e->L, c);
-        gsl_blas_dtrsv(CblasLower, CblasTrans, CblasNonUnit, e->L, c);
-    }
-    gsl_vector_mul(c, e->t1);
-    gsl_vector_memcpy(e->b, e->nu);
-    gsl_vector_sub(e->b, c);
+    if (e->improper)
+        return improper(e);
+    form_b(e, e->b);
     return GPC_OK;
 }
 
@@ -463,17 +520,18 @@ int gpc_ep_evidence(gpc_ep *e, const gpc_kernel *k, const gsl_matrix *X, const g
     if (st != GPC_OK)
         return st;
     *log_evidence = e->log_evidence;
+    if (!isfinite(*log_evidence)) /* never a number that is not one with status 0 */
+        return gpc_fail(GPC_ENUM, "EP: the log evidence is not finite at these "
+                        "hyperparameters; try values of moderate size");
     if (!grad)
         return GPC_OK;
-    /* R = D B^-1 D in L (lower), b = nu - R K nu in t2 */
+    /* b = K^-1 mu in e->b, then R = D B^-1 D in L (lower) */
     double hld;
     if ((st = factor_B(e, &hld)) != GPC_OK)
         return st;
+    gsl_vector *b = e->b;
+    form_b(e, b);
     form_R(e);
-    gsl_vector *Knu = e->t1, *b = e->t2;
-    gsl_blas_dsymv(CblasLower, 1.0, e->K, e->nu, 0.0, Knu);
-    gsl_vector_memcpy(b, e->nu);
-    gsl_blas_dsymv(CblasLower, -1.0, e->L, Knu, 1.0, b);
     gpc_kernel_grad_contract(k, X, b, 0.5, e->L, -0.5, b, grad, e->Bg);
     for (size_t j = 0; j < gpc_kernel_nparams(k); j++)
         if (!isfinite(grad[j]))

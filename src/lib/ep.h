@@ -12,8 +12,12 @@
  * negative precision at its fixed point; they are kept as they are (clamping
  * them at zero would leave EP off its fixed point and the evidence gradient
  * wrong), and B is then replaced by the indefinite E + D K D of bmatrix.h.
- * The sweeps stop when no site parameter moves by more than a relative 1e-9
- * and the log evidence by less than 1e-10 relative. */
+ * The sweeps stop when no site moves the posterior marginal at its case by
+ * more than a relative tol (default 1e-9: dt Sigma_ii for the precision, and
+ * dnu Sigma_ii over sqrt(Sigma_ii) + |mu_i| for the mean, which does not
+ * depend on the kernel's scale), the log evidence moves by less than tol / 10
+ * relative, and no site of the sweep was skipped (an improper cavity or a
+ * tilted variance lost to rounding). */
 #ifndef GPC_EP_H
 #define GPC_EP_H
 
@@ -38,6 +42,10 @@ typedef struct {
     double sigma; /* 1: probit, 0: step */
 } gpc_ep_label_noise;
 
+/* Default convergence tolerance: relative change of every site parameter
+ * in a sweep (the log evidence's relative change must be ten times smaller). */
+#define GPC_EP_TOL 1e-9
+
 typedef struct {
     size_t n;
     gpc_ep_moments moments;    /* the likelihood: gpc_ep_probit by default */
@@ -48,6 +56,7 @@ typedef struct {
     gsl_vector *sign;          /* sign of each tau: a site may have negative precision */
     int indefinite;            /* some tau < 0: L holds a Bunch-Kaufman factor (bmatrix.h) */
     gpc_bmatrix_pivots *piv;   /* its pivots, allocated when first needed */
+    size_t improper;           /* negative eigenvalues of K^-1 + S at the last factorisation */
     gsl_vector *mu;            /* posterior mean */
     gsl_vector *t1, *t2;       /* scratch; after gpc_ep_prepare_predict t1 = S^1/2 */
     gsl_vector *b;             /* nu - R K nu: predictive means are k*' b */
@@ -57,7 +66,9 @@ typedef struct {
     double damping;            /* 1: plain updates; smaller values damp them */
     int auto_damping;          /* halve the damping and start again if a run does not settle */
     int max_sweeps;
+    double tol;                /* site tolerance (default GPC_EP_TOL); evidence tol / 10 */
     int sweeps;                /* sweeps of the last run */
+    unsigned long lost;        /* site updates skipped because the tilted variance was lost */
     double log_evidence;
 } gpc_ep;
 
@@ -85,7 +96,9 @@ int gpc_ep_set_likelihood(gpc_ep *e, gpc_lik lik, double eps);
 /* Run EP on w->K (filled by the caller) and labels y from zero sites, with
  * the damping set; if the sweeps do not settle within max_sweeps and
  * auto_damping is set, again with half the damping, down to 0.1.  GPC_ENUM
- * with the sweep reached and a damping hint if it still does not converge. */
+ * with the sweep reached and a damping hint if it still does not converge,
+ * and GPC_ENUM if it converges to sites whose Gaussian is improper
+ * (K^-1 + S not positive definite; see gpc_bmatrix_negative_eigenvalues_signed). */
 int gpc_ep_run(gpc_ep *e, const gsl_vector *y);
 
 /* EP log evidence and, if grad is not NULL, its gradient with respect to the
@@ -94,8 +107,14 @@ int gpc_ep_run(gpc_ep *e, const gsl_vector *y);
 int gpc_ep_evidence(gpc_ep *e, const gpc_kernel *k, const gsl_matrix *X, const gsl_vector *y,
                     double *log_evidence, double *grad);
 
+/* d log Z_EP / d eps for the label-noise likelihood after a converged run.
+ * At EP's fixed point the evidence is stationary in the sites, so only the
+ * tilted masses Z_i = eps + (1 - 2 eps) Phi(z_i) depend on eps, at fixed
+ * cavities: the derivative is sum_i (1 - 2 Phi(z_i)) / Z_i. */
+double gpc_ep_dlogz_deps(const gpc_ep *e, const gsl_vector *y);
+
 /* Set the sites (e.g. from a model file) for predictions: factors B and
- * forms b from w->K, tau and nu. */
+ * forms b from w->K, tau and nu.  GPC_ENUM for improper sites. */
 int gpc_ep_set_sites(gpc_ep *e, const gsl_vector *tau, const gsl_vector *nu);
 
 /* Latent mean k*' b and variance k** - k*' R k* at test inputs from

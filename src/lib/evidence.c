@@ -72,6 +72,16 @@ int gpc_evidence_set_label_noise(gpc_evidence *e, double eps)
     return gpc_ep_set_likelihood(e->ep, e->lik, eps);
 }
 
+int gpc_evidence_set_tol(gpc_evidence *e, double tol)
+{
+    if (!(tol > 0.0 && tol < 1.0))
+        return gpc_fail(GPC_EUSAGE, "--tol must be in (0, 1), e.g. 1e-9");
+    if (!e->ep)
+        return gpc_fail(GPC_EUSAGE, "--tol applies to -M ep or tap");
+    e->ep->tol = tol;
+    return GPC_OK;
+}
+
 void gpc_evidence_free(gpc_evidence *e)
 {
     if (!e)

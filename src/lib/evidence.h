@@ -46,6 +46,10 @@ void gpc_evidence_free(gpc_evidence *e);
 /* Label-flip probability eps in [0, 1/2) (EP only; usage error otherwise). */
 int gpc_evidence_set_label_noise(gpc_evidence *e, double eps);
 
+/* EP's convergence tolerance (see gpc_ep's tol): in (0, 1); GPC_EUSAGE
+ * (message set) for another method or value. */
+int gpc_evidence_set_tol(gpc_evidence *e, double tol);
+
 /* gpc_objective: log evidence at theta and, if grad is not NULL, its gradient.
  * Naive mean field is solved at theta but has no evidence: the value is NaN,
  * and asking for a gradient is a usage error. */

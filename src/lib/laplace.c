@@ -18,6 +18,11 @@
  * search: convergence is quadratic, so the mode is then good to about the
  * square root of it in f and to rounding in the evidence. */
 #define PSI_RTOL 1e-12
+#define F_RTOL 1e-8
+/* Far from the decision boundary W underflows; below this floor it changes
+ * log|B| by less than W_FLOOR max K_ii, nothing for any kernel that does not
+ * overflow. */
+#define W_FLOOR 1e-300
 
 gpc_laplace *gpc_laplace_alloc(size_t n, size_t nparams, gpc_lik lik)
 {
@@ -65,7 +70,8 @@ static double log_lik(gpc_laplace *w, const gsl_vector *y, const gsl_vector *f, 
             continue;
         }
         sum += gpc_lik_logp(w->lik, yi, fi, &d1, &d2, &d3);
-        double Wi = d2 < 0.0 ? -d2 : 0.0; /* both likelihoods are log-concave */
+        /* both likelihoods are log-concave; the floor keeps d1 / sW finite */
+        double Wi = d2 < -W_FLOOR ? -d2 : W_FLOOR;
         gsl_vector_set(w->d1, i, d1);
         gsl_vector_set(w->W, i, Wi);
         gsl_vector_set(w->d3, i, d3);
@@ -109,33 +115,50 @@ static void start_point(gpc_laplace *w, const gsl_vector *y)
     w->psi = log_lik(w, y, w->f, 1);
 }
 
-/* Newton direction from the factor L at f (Algorithm 3.1, lines 5-8):
- * b = W f + d1, a_new = b - sW L'^-1 L^-1 sW K b.  Leaves da = a_new - a in
- * t3 and K da in t4. */
+/* Newton direction from the factor L at f: a_new = (I + W K)^-1 b with
+ * b = W f + d1 (Algorithm 3.1, lines 5-8).  R&W form it as
+ * b - sW B^-1 sW K b, a difference of two nearly equal vectors once sW K sW
+ * is large (huge signal variances), which leaves a_new, and so f = K a_new,
+ * as rounding noise.  Since I + W K = sW B sW^-1, the same vector is
+ * sW B^-1 (sW f + d1 / sW): one solve, no cancellation.  W is floored
+ * (W_FLOOR) so the division stays finite.  Leaves da = a_new - a in t3 and
+ * K da in t4. */
 static void newton_direction(gpc_laplace *w)
 {
-    gsl_vector *b = w->t1, *c = w->t2, *da = w->t3, *Kda = w->t4;
-    gsl_vector_memcpy(b, w->W);
-    gsl_vector_mul(b, w->f);
-    gsl_vector_add(b, w->d1);
-    gsl_blas_dsymv(CblasLower, 1.0, w->K, b, 0.0, c);
-    gsl_vector_mul(c, w->sW);
+    gsl_vector *c = w->t1, *da = w->t3, *Kda = w->t4;
+    for (size_t i = 0; i < w->n; i++) {
+        double s = gsl_vector_get(w->sW, i);
+        gsl_vector_set(c, i, s * gsl_vector_get(w->f, i) + gsl_vector_get(w->d1, i) / s);
+    }
     gsl_blas_dtrsv(CblasLower, CblasNoTrans, CblasNonUnit, w->L, c);
     gsl_blas_dtrsv(CblasLower, CblasTrans, CblasNonUnit, w->L, c);
     gsl_vector_mul(c, w->sW);
-    gsl_vector_memcpy(da, b);
-    gsl_vector_sub(da, c);
+    gsl_vector_memcpy(da, c);
     gsl_vector_sub(da, w->a);
     gsl_blas_dsymv(CblasLower, 1.0, w->K, da, 0.0, Kda);
 }
 
+/* Largest |K da_i| relative to the size of f: the length of the step in f. */
+static double step_length(const gpc_laplace *w)
+{
+    double df = 0.0, fm = 0.0;
+    for (size_t i = 0; i < w->n; i++) {
+        df = fmax(df, fabs(gsl_vector_get(w->t4, i)));
+        fm = fmax(fm, fabs(gsl_vector_get(w->f, i)));
+    }
+    return df / (1.0 + fm);
+}
+
 /* Move along (da, K da) with step halving until Psi does not fall.  Returns
- * 1 when the search has converged: a full step gained less than the
- * tolerance, or no step length gains anything. */
+ * 1 when the search has converged: a full step gained less than PSI_RTOL
+ * relative and moved f by less than F_RTOL relative (Psi alone is not enough:
+ * far from the boundary it is flat, W being tiny, while log|B| still depends
+ * on f through W); 0 to go on; -1 when no step length gains anything though
+ * the step is not small (Newton has stalled short of the mode). */
 static int line_search(gpc_laplace *w, const gsl_vector *y)
 {
     gsl_vector *ft = w->t1, *at = w->t2;
-    double tol = PSI_RTOL * fmax(1.0, fabs(w->psi));
+    double tol = PSI_RTOL * fmax(1.0, fabs(w->psi)), len = step_length(w);
     for (int h = 0; h < MAX_HALVINGS; h++) {
         double t = ldexp(1.0, -h);
         gsl_vector_memcpy(ft, w->f);
@@ -148,10 +171,10 @@ static int line_search(gpc_laplace *w, const gsl_vector *y)
             gsl_vector_memcpy(w->f, ft);
             gsl_vector_memcpy(w->a, at);
             w->psi = log_lik(w, y, w->f, 1) - 0.5 * dot(w->a, w->f);
-            return h == 0 && gain < tol;
+            return h == 0 && gain < tol && len < F_RTOL;
         }
     }
-    return 1;
+    return len < F_RTOL ? 1 : -1;
 }
 
 /* Kernel values that overflowed (huge hyperparameters) would turn every
@@ -181,10 +204,19 @@ int gpc_laplace_mode(gpc_laplace *w, const gsl_vector *y)
         if (w->iterations == MAX_NEWTON)
             return gpc_fail(GPC_ENUM,
                             "Newton's method for the Laplace mode did not converge in %d "
-                            "iterations; try other hyperparameters",
-                            MAX_NEWTON);
+                            "iterations (largest |f| %.3g: a huge signal variance moves the "
+                            "mode out slowly); try other hyperparameters, e.g. a smaller "
+                            "signal variance",
+                            MAX_NEWTON, gsl_vector_max(w->f) > -gsl_vector_min(w->f)
+                                            ? gsl_vector_max(w->f) : -gsl_vector_min(w->f));
         newton_direction(w);
-        converged = line_search(w, y);
+        if ((converged = line_search(w, y)) < 0)
+            return gpc_fail(GPC_ENUM,
+                            "Newton's method for the Laplace mode stalled at iteration %d: no "
+                            "step along the Newton direction raises the objective, though the "
+                            "step is not small (rounding at these hyperparameters); try a "
+                            "smaller signal variance or add a jitter term",
+                            w->iterations + 1);
     }
     w->log_evidence = w->psi - gpc_bmatrix_half_log_det(w->L);
     w->chol_valid = 1;
@@ -204,6 +236,9 @@ int gpc_laplace_set_mode(gpc_laplace *w, const gsl_vector *y, const gsl_vector *
     if ((status = factor_B(w)) != GPC_OK)
         return status;
     w->log_evidence = w->psi - gpc_bmatrix_half_log_det(w->L);
+    if (!isfinite(w->log_evidence)) /* a stored mode no likelihood can have */
+        return gpc_fail(GPC_ENUM, "the stored latent mode gives a log evidence that is not "
+                        "finite; refit the model");
     w->chol_valid = 1;
     w->has_mode = 1;
     return GPC_OK;

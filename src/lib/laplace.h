@@ -6,8 +6,13 @@
  * W = -grad grad log p(y | f) is diagonal.  Each step is guarded by step
  * halving on the objective Psi(f) = log p(y | f) - 1/2 f' K^-1 f, and the
  * iteration stops when a full Newton step raises Psi by less than a relative
- * 1e-12.  The state is carried as a = K^-1 f, which also serves as the warm
- * start of the next search.
+ * 1e-12 and moves f by less than a relative 1e-8 (far from the boundary Psi
+ * is flat while the evidence still depends on f).  The Newton step is formed
+ * as sW B^-1 (sW f + d1 / sW), free of the cancellation that makes R&W's
+ * b - sW B^-1 sW K b rounding noise at huge signal variances.  A search that
+ * stalls short of the mode fails (GPC_ENUM) rather than returning it.  The
+ * state is carried as a = K^-1 f, which also serves as the warm start of the
+ * next search.
  *
  * Cost per call of gpc_laplace_evidence, in Cholesky equivalents (n^3 / 3
  * flops): one factorisation per Newton iteration plus one at the mode, and two

@@ -89,6 +89,8 @@ static double max_abs(const gsl_vector *g)
     return m;
 }
 
+#define MAX_STALLED 3
+
 /* One BFGS run from x; on return x is the final point.  Returns 1 if the
  * gradient test was met. */
 static int run_bfgs(problem *pb, gsl_vector *x, int start, int *iterations)
@@ -102,6 +104,8 @@ static int run_bfgs(problem *pb, gsl_vector *x, int start, int *iterations)
         gsl_multimin_fdfminimizer_free(m);
         return 0;
     }
+    double last = m->f;
+    int stalled = 0;
     for (int it = 1; it <= pb->o->max_iter; it++) {
         int st = gsl_multimin_fdfminimizer_iterate(m);
         (*iterations)++;
@@ -113,6 +117,13 @@ static int run_bfgs(problem *pb, gsl_vector *x, int start, int *iterations)
             break;
         }
         if (st != GSL_SUCCESS) /* no further progress possible along the line */
+            break;
+        /* an iteration that gains nothing, e.g. because every trial point of
+         * its line search fails to evaluate: a few in a row end the run
+         * rather than repeat the same failing trials up to max_iter */
+        stalled = m->f < last ? 0 : stalled + 1;
+        last = m->f;
+        if (stalled == MAX_STALLED)
             break;
     }
     gsl_vector_memcpy(x, m->x);

@@ -9,7 +9,15 @@
  *     sum_i (1 - w_i) log eps + w_i log(1 - eps),  w_i = Phi(y_i m_i / sqrt(v_i))
  * (m_i, v_i the marginal moments of q), so eps = mean of 1 - w_i (K&G eq.
  * 19-20).  Between M-steps a few gradient steps move the kernel's free
- * hyperparameters uphill on the EP evidence at the current eps. */
+ * hyperparameters uphill on the EP evidence at the current eps.
+ *
+ * EM's fixed point is not a maximum of the EP evidence (the M-step uses
+ * q's marginals, not the evidence), so EM only brings eps near it: the fit
+ * ends with BFGS on the kernel's free hyperparameters and logit(2 eps)
+ * together, with d log Z_EP / d eps from gpc_ep_dlogz_deps.  It ends where
+ * that derivative vanishes, or with eps -> 0 and the derivative negative
+ * (the evidence then prefers no label noise).  EM's back-off from label
+ * noise at which EP does not converge is reported only at verbosity 2. */
 #ifndef GPC_ROBUST_H
 #define GPC_ROBUST_H
 
@@ -30,8 +38,8 @@ typedef struct {
     gpc_optimize_opts opt;  /* how; with EM, opt.max_iter BFGS steps per M-step */
     int steps_per_em;       /* EM: BFGS iterations between M-steps (default 5) */
     int max_em;             /* EM iterations (default 500) */
-    double tol;             /* EM stops when eps moves by less (default 1e-7) ... */
-    double evidence_rtol;   /* ... and the log evidence by less, relative (1e-9) */
+    double tol;             /* EM stops when eps moves by less (default 1e-5) ... */
+    double evidence_rtol;   /* ... and the log evidence by less, relative (1e-5) */
 } gpc_robust_opts;
 
 void gpc_robust_defaults(gpc_robust_opts *o);
@@ -42,7 +50,8 @@ typedef struct {
     double plain_evidence;       /* SELECT: the model with eps = 0 */
     double robust_evidence;      /* SELECT: the EM model */
     int em_iterations;
-    int converged;               /* EM met its tolerances (and BFGS its gradient test) */
+    int converged;               /* the final gradient steps met their test */
+    double deps;                 /* EM, SELECT: d log Z_EP / d eps at the chosen eps */
 } gpc_robust_result;
 
 /* The M-step: mean over the training cases of 1 - Phi(y_i mu_i / sqrt(Sigma_ii))

@@ -72,3 +72,18 @@ setup() {
     assert_output --partial "--damping applies to -M ep"
     assert_dir_empty out
 }
+
+@test "--tol sets EP's tolerance in gpc-fit and gpc-evidence; outside (0, 1) or without ep it is a usage error" {
+    tight=$(gpc-evidence -M ep -k se -p 1,0 -n --tol=1e-12 Xz.txt y.txt)
+    loose=$(gpc-evidence -M ep -k se -p 1,0 -n --tol=1e-3 Xz.txt y.txt)
+    run awk -v a="$tight" -v b="$loose" 'BEGIN { d = a - b; if (d < 0) d = -d; print (d < 1e-3) }'
+    assert_output 1
+    run gpc-fit -q -M ep -k se -O none -p 1,0 --tol=1e-12 Xz.txt y.txt
+    assert_success
+    run gpc-evidence -k se --tol=1e-6 Xz.txt y.txt
+    assert_failure 2
+    assert_output --partial "--tol applies to -M ep"
+    run gpc-fit -M ep -k se --tol=0 Xz.txt y.txt
+    assert_failure 2
+    assert_output --partial "--tol must be in (0, 1)"
+}

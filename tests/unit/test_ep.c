@@ -9,11 +9,13 @@
 
 #include <gsl/gsl_blas.h>
 #include <gsl/gsl_cdf.h>
+#include <gsl/gsl_eigen.h>
 #include <gsl/gsl_linalg.h>
 #include <gsl/gsl_rng.h>
 
 #include "ep.h"
 #include "err.h"
+#include "matio.h"
 #include "gaussian_lik.h"
 #include "problems.h"
 #include "tap.h"
@@ -426,6 +428,208 @@ static void test_gaussian_exact(gsl_rng *r)
     gsl_vector_free(y);
 }
 
+/* Columns to zero mean and unit sample sd. */
+static void standardise(gsl_matrix *X)
+{
+    for (size_t l = 0; l < X->size2; l++) {
+        double m = 0, ss = 0;
+        for (size_t i = 0; i < X->size1; i++)
+            m += gsl_matrix_get(X, i, l) / X->size1;
+        for (size_t i = 0; i < X->size1; i++)
+            ss += pow(gsl_matrix_get(X, i, l) - m, 2);
+        double sd = sqrt(ss / (X->size1 - 1));
+        for (size_t i = 0; i < X->size1; i++)
+            gsl_matrix_set(X, i, l, (gsl_matrix_get(X, i, l) - m) / sd);
+    }
+}
+
+/* Standardised Crabs and Pima under the isotropic kernel, at a moderate
+ * signal variance and at log v0 = 35, where ML-II ends on data that the
+ * kernel separates: at the default tolerance the gradient matches central
+ * differences to 1e-6 relative.  (Every site precision is then of order
+ * 1/v0, and a convergence test on the site parameters themselves stopped EP
+ * at its first sweeps, leaving the gradient off by 1e-5 relative.) */
+static void test_huge_signal_variance(void)
+{
+    const char *sets[2] = {"crabs", "pima"};
+    const double logw[2] = {-1.0, -2.0};
+    for (int s = 0; s < 2; s++) {
+        char px[64], py[64];
+        snprintf(px, sizeof px, "data/%s/X-train.txt", sets[s]);
+        snprintf(py, sizeof py, "data/%s/y-train.txt", sets[s]);
+        gsl_matrix *X;
+        gsl_vector *y;
+        if (gpc_matrix_read(px, &X, NULL) != GPC_OK ||
+            gpc_labels_read_binary(py, &y) != GPC_OK) {
+            TEST_OK(0, "%s readable: %s", sets[s], gpc_errmsg());
+            continue;
+        }
+        standardise(X);
+        gpc_kernel *k;
+        gpc_kernel_parse("se", X->size2, &k);
+        gpc_ep *e = gpc_ep_alloc(X->size1, 2);
+        for (int c = 0; c < 2; c++) {
+            double th[2] = {c == 0 ? 1.0 : 35.0, logw[s]}, z, g[2];
+            char what[64];
+            snprintf(what, sizeof what, "%s, log v0 = %g", sets[s], th[0]);
+            gpc_kernel_set_params(k, th);
+            int st = gpc_ep_evidence(e, k, X, y, &z, g);
+            TEST_OK(st == GPC_OK && isfinite(z), "%s: converges (%d sweeps, z = %.10g)", what,
+                    e->sweeps, z);
+            /* h = 1e-4: the evidence is then differenced well above its rounding */
+            for (size_t j = 0; j < 2; j++) {
+                double t0 = th[j], h = 1e-4, zp, zm;
+                th[j] = t0 + h;
+                gpc_kernel_set_params(k, th);
+                gpc_ep_evidence(e, k, X, y, &zp, NULL);
+                th[j] = t0 - h;
+                gpc_kernel_set_params(k, th);
+                gpc_ep_evidence(e, k, X, y, &zm, NULL);
+                th[j] = t0;
+                gpc_kernel_set_params(k, th);
+                TEST_CLOSE(g[j], (zp - zm) / (2 * h), 1e-6, 1e-7,
+                           "%s: d logZ / d %s against central differences", what,
+                           gpc_kernel_param_name(k, j));
+            }
+        }
+        gpc_ep_free(e);
+        gpc_kernel_free(k);
+        gsl_matrix_free(X);
+        gsl_vector_free(y);
+    }
+}
+
+/* The probit's moments, except that site 0's tilted variance is always lost
+ * to rounding (vh = 0). */
+static void lossy_moments(const void *ctx, double y, double m, double v, double *logZ,
+                          double *mean, double *var)
+{
+    const double *first_y = ctx;
+    gpc_ep_probit_moments(y, m, v, logZ, mean, var);
+    if (y == *first_y && m == 0.0)
+        *var = 0.0;
+}
+
+/* A sweep that had to leave a site as it was (its tilted variance lost) is
+ * not a converged sweep: EP must not report a fixed point it has not
+ * reached.  Site 0 is the only one whose cavity mean stays 0 here: its
+ * label is the only +1 and the others are far away. */
+static void test_lost_site(void)
+{
+    size_t n = 3;
+    gsl_matrix *X = gsl_matrix_alloc(n, 1);
+    gsl_vector *y = gsl_vector_alloc(n);
+    double xs[3] = {0.0, 50.0, 51.0}, ys[3] = {1.0, -1.0, -1.0};
+    for (size_t i = 0; i < n; i++) {
+        gsl_matrix_set(X, i, 0, xs[i]);
+        gsl_vector_set(y, i, ys[i]);
+    }
+    gpc_kernel *k;
+    gpc_kernel_parse("se", 1, &k);
+    double th[2] = {0.0, 0.0}, z;
+    gpc_kernel_set_params(k, th);
+    gpc_ep *e = gpc_ep_alloc(n, 2);
+    e->moments = lossy_moments;
+    e->moments_ctx = &ys[0];
+    int st = gpc_ep_evidence(e, k, X, y, &z, NULL);
+    TEST_OK(st == GPC_ENUM && e->lost > 0,
+            "a site whose tilted variance is always lost: no convergence claimed (status %d, "
+            "%lu lost updates)", st, e->lost);
+    gpc_ep_free(e);
+    gpc_kernel_free(k);
+    gsl_matrix_free(X);
+    gsl_vector_free(y);
+}
+
+/* Negative eigenvalues of K^-1 + S by an explicit eigen-decomposition. */
+static size_t dense_negative(const gsl_matrix *K, const double *tau)
+{
+    size_t n = K->size1, neg = 0;
+    gsl_matrix *A = gsl_matrix_alloc(n, n), *Kinv = gsl_matrix_alloc(n, n);
+    gsl_permutation *p = gsl_permutation_alloc(n);
+    gsl_vector *ev = gsl_vector_alloc(n);
+    gsl_eigen_symm_workspace *ws = gsl_eigen_symm_alloc(n);
+    int sign;
+    gsl_matrix_memcpy(A, K);
+    gsl_linalg_LU_decomp(A, p, &sign);
+    gsl_linalg_LU_invert(A, p, Kinv);
+    for (size_t i = 0; i < n; i++)
+        *gsl_matrix_ptr(Kinv, i, i) += tau[i];
+    gsl_eigen_symm(Kinv, ev, ws);
+    for (size_t i = 0; i < n; i++)
+        neg += gsl_vector_get(ev, i) < 0;
+    gsl_eigen_symm_free(ws);
+    gsl_vector_free(ev);
+    gsl_permutation_free(p);
+    gsl_matrix_free(A);
+    gsl_matrix_free(Kinv);
+    return neg;
+}
+
+/* The inertia of the Bunch-Kaufman factor of A = E + D K D tells whether
+ * K^-1 + S is positive definite (bmatrix.h): on 400 random small problems
+ * with sites of both signs, (number of tau < 0) - n_-(A) equals the number
+ * of negative eigenvalues of K^-1 + S from an eigen-decomposition. */
+static void test_inertia(gsl_rng *r)
+{
+    int agree = 0, proper = 0, improper = 0, trials = 400;
+    for (int t = 0; t < trials; t++) {
+        size_t n = 1 + t % 6;
+        gsl_matrix *M = gsl_matrix_alloc(n, n), *K = gsl_matrix_alloc(n, n);
+        gsl_matrix *A = gsl_matrix_alloc(n, n);
+        for (size_t i = 0; i < n * n; i++)
+            M->data[i] = gsl_rng_uniform(r) - 0.5;
+        gsl_blas_dgemm(CblasNoTrans, CblasTrans, 1.0, M, M, 0.0, K);
+        for (size_t i = 0; i < n; i++)
+            *gsl_matrix_ptr(K, i, i) += 0.05;
+        double tau[6], d[6], sg[6];
+        size_t neg_sites = 0;
+        for (size_t i = 0; i < n; i++) {
+            tau[i] = (gsl_rng_uniform(r) < 0.5 ? -1 : 1) * 10 * gsl_rng_uniform(r);
+            d[i] = sqrt(fabs(tau[i]));
+            sg[i] = tau[i] < 0 ? -1 : 1;
+            neg_sites += tau[i] < 0;
+        }
+        gpc_bmatrix_pivots *piv = gpc_bmatrix_pivots_alloc(n);
+        if (gpc_bmatrix_factor_signed(K, d, sg, A, piv) == 0) {
+            size_t negA = gpc_bmatrix_negative_eigenvalues_signed(A, piv);
+            size_t want = dense_negative(K, tau);
+            agree += neg_sites >= negA && neg_sites - negA == want;
+            proper += want == 0;
+            improper += want > 0;
+        }
+        gpc_bmatrix_pivots_free(piv);
+        gsl_matrix_free(M);
+        gsl_matrix_free(K);
+        gsl_matrix_free(A);
+    }
+    TEST_OK(agree == trials && proper > 50 && improper > 50,
+            "inertia of E + D K D: properness of K^-1 + S right in %d of %d cases (%d proper, "
+            "%d improper)", agree, trials, proper, improper);
+}
+
+/* An improper fixed point is refused: sites set by hand with a precision
+ * so negative that K^-1 + S is indefinite give GPC_ENUM, not predictions. */
+static void test_improper_sites(void)
+{
+    size_t n = 2;
+    gpc_ep *e = gpc_ep_alloc(n, 1);
+    double kv[4] = {1.0, 0.5, 0.5, 1.0};
+    memcpy(e->K->data, kv, sizeof kv);
+    gsl_vector *tau = gsl_vector_alloc(n), *nu = gsl_vector_calloc(n);
+    gsl_vector_set(tau, 0, -3.0); /* 1/k = 1.33 < 3: improper */
+    gsl_vector_set(tau, 1, 1.0);
+    int st = gpc_ep_set_sites(e, tau, nu);
+    TEST_OK(st == GPC_ENUM && e->improper == 1,
+            "improper sites refused (%zu negative eigenvalue)", e->improper);
+    gsl_vector_set(tau, 0, -0.5); /* proper */
+    TEST_OK(gpc_ep_set_sites(e, tau, nu) == GPC_OK && e->improper == 0,
+            "proper sites of negative precision accepted");
+    gsl_vector_free(tau);
+    gsl_vector_free(nu);
+    gpc_ep_free(e);
+}
+
 int main(void)
 {
     gpc_gsl_quiet();
@@ -438,6 +642,10 @@ int main(void)
     test_fixed_point(r);
     test_negative_sites(r);
     test_gaussian_exact(r);
+    test_huge_signal_variance();
+    test_lost_site();
+    test_inertia(r);
+    test_improper_sites();
     gsl_rng_free(r);
     return tap_done();
 }

@@ -401,6 +401,76 @@ static void test_pima(void)
     gsl_vector_free(y);
 }
 
+/* Standardised Pima with the isotropic kernel at signal variances e^40 and
+ * e^60 (ML-II can drift there on separable data): the Newton step must not
+ * cancel, so the mode is a true stationary point (f = K d1), the evidence
+ * is finite and continues the values at smaller v0 instead of falling to
+ * thousands below the trivial n log 1/2, and the gradient matches central
+ * differences. */
+static void test_huge_signal_variance(void)
+{
+    gsl_matrix *X;
+    gsl_vector *y;
+    if (gpc_matrix_read("data/pima/X-train.txt", &X, NULL) != GPC_OK ||
+        gpc_labels_read_binary("data/pima/y-train.txt", &y) != GPC_OK) {
+        TEST_OK(0, "Pima data readable: %s", gpc_errmsg());
+        return;
+    }
+    standardise(X, X);
+    size_t n = X->size1;
+    gpc_kernel *k;
+    gpc_kernel_parse("se", X->size2, &k);
+    gpc_laplace *w = gpc_laplace_alloc(n, 2, GPC_LIK_LOGISTIC);
+    gsl_vector *Kd1 = gsl_vector_alloc(n);
+    double trivial = n * log(0.5);
+    for (int c = 0; c < 2; c++) {
+        double th[2] = {c == 0 ? 40.0 : 60.0, -2.0}, g[2], z, zp, zm;
+        gpc_kernel_set_params(k, th);
+        w->has_mode = 0;
+        int st = gpc_laplace_evidence(w, k, X, y, &z, g);
+        TEST_OK(st == GPC_OK && isfinite(z) && z > trivial - 200 && z < 0,
+                "log v0 = %g: evidence %.6g finite, not far below n log 1/2 = %.4g", th[0], z,
+                trivial);
+        gpc_laplace_mode(w, y);
+        gsl_blas_dsymv(CblasLower, 1.0, w->K, w->d1, 0.0, Kd1);
+        gsl_vector_sub(Kd1, w->f);
+        TEST_OK(max_abs(Kd1) < 1e-6 * (1 + max_abs(w->f)),
+                "log v0 = %g: the mode is stationary, |K d1 - f| = %.3g, |f| = %.3g", th[0],
+                max_abs(Kd1), max_abs(w->f));
+        for (size_t j = 0; j < 2; j++) {
+            double h = 1e-4, t0 = th[j];
+            th[j] = t0 + h;
+            gpc_kernel_set_params(k, th);
+            gpc_laplace_evidence(w, k, X, y, &zp, NULL);
+            th[j] = t0 - h;
+            gpc_kernel_set_params(k, th);
+            gpc_laplace_evidence(w, k, X, y, &zm, NULL);
+            th[j] = t0;
+            gpc_kernel_set_params(k, th);
+            TEST_CLOSE(g[j], (zp - zm) / (2 * h), 1e-4, 1e-5,
+                       "log v0 = %g: gradient %zu against central differences", th[0], j);
+        }
+    }
+    /* a stored mode whose evidence is not a number is refused */
+    gsl_vector *fbad = gsl_vector_alloc(n);
+    for (size_t i = 0; i < n; i++) /* every case far on its wrong side: log p = -inf */
+        gsl_vector_set(fbad, i, -gsl_vector_get(y, i) * 1e308);
+    int sm = gpc_laplace_set_mode(w, y, fbad);
+    TEST_OK(sm == GPC_ENUM, "a stored mode with a non-finite evidence: status %d", sm);
+    gsl_vector_free(fbad);
+    /* beyond the reach of 200 Newton steps: a loud failure, not a mode */
+    double th[2] = {200.0, -2.0}, z;
+    gpc_kernel_set_params(k, th);
+    w->has_mode = 0;
+    int st = gpc_laplace_evidence(w, k, X, y, &z, NULL);
+    TEST_OK(st == GPC_ENUM, "log v0 = 200: status %d, %s", st, gpc_errmsg());
+    gsl_vector_free(Kd1);
+    gpc_laplace_free(w);
+    gpc_kernel_free(k);
+    gsl_matrix_free(X);
+    gsl_vector_free(y);
+}
+
 int main(void)
 {
     gpc_gsl_quiet();
@@ -418,6 +488,7 @@ int main(void)
     test_warm_start(r);
     test_large_scale(r);
     test_pima();
+    test_huge_signal_variance();
     gsl_rng_free(r);
     return tap_done();
 }

@@ -33,6 +33,35 @@ static int boxed(void *ctx, const double *theta, double *value, double *grad)
     return quadratic(ctx, theta, value, grad);
 }
 
+/* Rises without bound toward x -> +inf but cannot be evaluated past x = 1:
+ * the maximum the optimiser can reach lies at a wall of failures. */
+static int walled(void *ctx, const double *theta, double *value, double *grad)
+{
+    int *calls = ctx;
+    ++*calls;
+    if (theta[0] > 1.0)
+        return gpc_fail(GPC_ENUM, "past the wall");
+    *value = theta[0];
+    grad[0] = 1.0;
+    return GPC_OK;
+}
+
+/* Line searches that only meet failures gain nothing: the run ends after a
+ * few such iterations instead of repeating them up to max_iter. */
+static void test_wall(void)
+{
+    gpc_optimize_opts o;
+    gpc_optimize_result res;
+    gpc_optimize_defaults(&o);
+    int calls = 0;
+    double x[1] = {1.0 - 1e-9}; /* at the wall, as EP near eps -> 0 */
+    int st = gpc_optimize(walled, &calls, 1, x, &o, &res);
+    TEST_OK(st == GPC_OK && !res.converged && x[0] <= 1.0 && res.iterations < 20 &&
+                calls < 200,
+            "at a wall of failures: stops after %d iterations, %d evaluations, at x = %g",
+            res.iterations, calls, x[0]);
+}
+
 int main(void)
 {
     gpc_gsl_quiet();
@@ -40,6 +69,7 @@ int main(void)
     gpc_optimize_opts o;
     gpc_optimize_result res;
     gpc_optimize_defaults(&o);
+    test_wall();
 
     double theta[3] = {0, 0, 0};
     int st = gpc_optimize(quadratic, NULL, 3, theta, &o, &res);

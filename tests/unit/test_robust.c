@@ -109,8 +109,19 @@ static void test_planted_rate(gsl_rng *r)
         TEST_CLOSE(res.eps, realised, 0, 0.03,
                    "planted %g: EM's flip probability %.4f near the realised rate %.4f",
                    planted, res.eps, realised);
-        TEST_CLOSE(res.eps, gpc_robust_flip_rate(ev->ep, y), 0, 1e-6,
-                   "planted %g: at convergence eps is its own M-step", planted);
+        /* EM's fixed point is not the evidence maximum; the gradient steps
+         * after it must end where d log Z / d eps vanishes */
+        TEST_OK(fabs(res.deps) * res.eps * (1 - 2 * res.eps) < 1e-5,
+                "planted %g: the fit ends at a maximum in eps (d log Z / d eps = %.2g)",
+                planted, res.deps);
+        double zl, zr;
+        gpc_evidence_set_label_noise(ev, res.eps * 0.9);
+        gpc_evidence_eval(ev, t, &zl, NULL);
+        gpc_evidence_set_label_noise(ev, res.eps * 1.1);
+        gpc_evidence_eval(ev, t, &zr, NULL);
+        TEST_OK(zl < res.log_evidence && zr < res.log_evidence,
+                "planted %g: the evidence falls on both sides of eps (%.8g, %.8g < %.8g)",
+                planted, zl, zr, res.log_evidence);
         double z;
         gpc_evidence_set_label_noise(ev, res.eps);
         gpc_evidence_eval(ev, t, &z, NULL);
@@ -161,6 +172,8 @@ static void test_select(gsl_rng *r)
         TEST_OK(sel.eps == (robust ? em.eps : 0.0) &&
                     fabs(t2[2] - (robust ? t1[2] : t0[2])) < 1e-9,
                 "select: the chosen model's eps and hyperparameters are returned");
+        TEST_CLOSE(sel.deps, gpc_ep_dlogz_deps(ev->ep, y), 1e-12, 0,
+                   "select: d log Z / d eps reported at the chosen eps (%.3g)", sel.deps);
         gpc_evidence_free(ev);
         gsl_matrix_free(X);
         gsl_vector_free(y);
@@ -198,6 +211,40 @@ static void test_errors(gsl_rng *r)
     gsl_vector_free(y);
 }
 
+/* d log Z_EP / d eps from the tilted masses against central differences,
+ * for the step and the probit likelihood with label noise. */
+static void test_eps_derivative(gsl_rng *r)
+{
+    double th[3] = {log(4.0), log(1.0), log(0.1)};
+    gpc_kernel *k = make_kernel("se+jitter", th);
+    gsl_matrix *X;
+    gsl_vector *y;
+    draw_problem(r, k, 40, 0.15, &X, &y);
+    const gpc_lik liks[2] = {GPC_LIK_STEP, GPC_LIK_PROBIT};
+    const double rates[3] = {0.02, 0.1, 0.3};
+    for (int l = 0; l < 2; l++) {
+        gpc_evidence *ev = gpc_evidence_alloc(k, X, y, liks[l], GPC_METHOD_EP);
+        for (int c = 0; c < 3; c++) {
+            double eps = rates[c], h = 1e-6, z, zp, zm;
+            gpc_evidence_set_label_noise(ev, eps);
+            int st = gpc_evidence_eval(ev, th, &z, NULL);
+            double d = gpc_ep_dlogz_deps(ev->ep, y);
+            gpc_evidence_set_label_noise(ev, eps + h);
+            st |= gpc_evidence_eval(ev, th, &zp, NULL);
+            gpc_evidence_set_label_noise(ev, eps - h);
+            st |= gpc_evidence_eval(ev, th, &zm, NULL);
+            TEST_OK(st == GPC_OK, "%s, eps %g: EP converges", gpc_lik_name(liks[l]), eps);
+            TEST_CLOSE(d, (zp - zm) / (2 * h), 1e-6, 1e-6,
+                       "%s, eps %g: d log Z / d eps against central differences",
+                       gpc_lik_name(liks[l]), eps);
+        }
+        gpc_evidence_free(ev);
+    }
+    gpc_kernel_free(k);
+    gsl_matrix_free(X);
+    gsl_vector_free(y);
+}
+
 int main(void)
 {
     gpc_gsl_quiet();
@@ -208,6 +255,7 @@ int main(void)
     test_planted_rate(r);
     test_select(r);
     test_errors(r);
+    test_eps_derivative(r); /* last: the earlier tests keep their random draws */
     gsl_rng_free(r);
     return tap_done();
 }
