@@ -604,18 +604,31 @@ static int labels_from(const gsl_matrix *m, const gpc_source *src, gsl_vector **
     return GPC_OK;
 }
 
+/* Labels from the matrix just read (or the read's error). */
+static int labels_finish(int st, gsl_matrix *m, gpc_source *src, gsl_vector **out)
+{
+    if (st != GPC_OK)
+        return st;
+    st = labels_from(m, src, out);
+    gsl_matrix_free(m);
+    gpc_source_free(src);
+    return st;
+}
+
 int gpc_labels_read_binary(const char *path, gsl_vector **out)
 {
     gsl_matrix *m;
     gpc_source src;
     *out = NULL;
-    int st = gpc_matrix_read(path, &m, &src);
-    if (st != GPC_OK)
-        return st;
-    st = labels_from(m, &src, out);
-    gsl_matrix_free(m);
-    gpc_source_free(&src);
-    return st;
+    return labels_finish(gpc_matrix_read(path, &m, &src), m, &src, out);
+}
+
+int gpc_labels_read_binary_stream(FILE *f, const char *name, gsl_vector **out)
+{
+    gsl_matrix *m;
+    gpc_source src;
+    *out = NULL;
+    return labels_finish(gpc_matrix_read_stream(f, name, &m, &src), m, &src, out);
 }
 
 /* ---- writing ----------------------------------------------------------------- */
