@@ -104,6 +104,8 @@ int main(int argc, char **argv)
     gpc_kernel *k = gpc_cli_kernel(kspec, X->size2, params_file, params);
     if (list) {
         gpc_cli_params_write(k, out);
+        gpc_kernel_free(k);
+        gsl_matrix_free(X);
         return 0;
     }
     long j = grad ? gpc_kernel_param_index(k, grad) : -1;

@@ -179,15 +179,21 @@ static void assign_names(gpc_kernel *k)
         }
 }
 
-static void canonical_spec(gpc_kernel *k, const char *given)
+/* The given spec without blanks is canonical up to the discrete clause,
+ * which gpc_kernel_parse rewrites.  A spec too long to keep whole is an error:
+ * cut short, it would name another kernel in the model file. */
+static int canonical_spec(gpc_kernel *k, const char *given)
 {
-    /* The given spec without blanks is canonical up to the discrete clause,
-     * which gpc_kernel_parse rewrites. */
     size_t j = 0;
-    for (const char *p = given; *p && j + 1 < sizeof k->spec; p++)
-        if (!isspace((unsigned char)*p))
+    for (const char *p = given; *p; p++)
+        if (!isspace((unsigned char)*p)) {
+            if (j + 1 == sizeof k->spec)
+                return gpc_fail(GPC_EUSAGE, "kernel spec too long (more than %zu characters)",
+                                sizeof k->spec - 1);
             k->spec[j++] = *p;
+        }
     k->spec[j] = '\0';
+    return GPC_OK;
 }
 
 /* The columns flagged in flags[0..dim) as a 1-based list in increasing order,
@@ -296,7 +302,10 @@ int gpc_kernel_parse(const char *spec, size_t dim, gpc_kernel **out)
 {
     gpc_kernel *k = gpc_calloc(1, sizeof *k);
     k->dim = dim;
-    canonical_spec(k, spec);
+    if (canonical_spec(k, spec) != GPC_OK) {
+        free(k);
+        return GPC_EUSAGE;
+    }
     if (k->spec[0] == '\0') {
         free(k);
         return gpc_fail(GPC_EUSAGE, "empty kernel spec (try ard)");
@@ -342,7 +351,12 @@ int gpc_kernel_parse(const char *spec, size_t dim, gpc_kernel **out)
         /* canonical: the terms as given, the discrete columns in increasing order */
         char list[sizeof k->spec];
         format_cols(k->discrete, dim, list, sizeof list);
-        snprintf(k->spec, sizeof k->spec, "%s:discrete=%s", terms, list);
+        int w = snprintf(k->spec, sizeof k->spec, "%s:discrete=%s", terms, list);
+        /* the list is never longer than the one given, but a spec cut short
+         * would name another kernel */
+        if (w < 0 || (size_t)w >= sizeof k->spec)
+            rc = gpc_fail(GPC_EUSAGE, "kernel spec too long (more than %zu characters)",
+                          sizeof k->spec - 1);
     }
     free(terms);
     if (rc) {
