@@ -61,14 +61,23 @@ for h in "$@"; do
     corpus="$build/corpus/$h" crashes="$build/crashes/$h"
     mkdir -p "$corpus" "$crashes" || exit 3
     echo "fuzz: $h for $seconds s" >&2
-    # -timeout: any one input taking 10 s is a finding (a hang).
-    nice "$build/fuzz_$h" -max_total_time="$seconds" -rss_limit_mb=2048 -malloc_limit_mb=512 \
-        -timeout=10 -print_final_stats=1 -artifact_prefix="$crashes/" \
-        "$corpus" "$seed/$h" > "$build/$h.log" 2>&1
+    # -fork=1 with -ignore_*: a finding is saved and fuzzing goes on for the
+    # whole time, so one shallow bug cannot hide the others.  -timeout: any
+    # one input taking 10 s is a finding (a hang).
+    nice "$build/fuzz_$h" -fork=1 -ignore_crashes=1 -ignore_ooms=1 -ignore_timeouts=1 \
+        -max_total_time="$seconds" -rss_limit_mb=2048 -malloc_limit_mb=512 -timeout=10 \
+        -artifact_prefix="$crashes/" "$corpus" "$seed/$h" > "$build/$h.log" 2>&1
     st=$?
-    tail -n 12 "$build/$h.log" | grep -E 'stat::|Done|ERROR|SUMMARY' >&2
+    grep -E '^#[0-9]+: cov' "$build/$h.log" | tail -n 1 >&2
     if [ "$st" -ne 0 ] || [ -n "$(ls -A "$crashes")" ]; then
-        echo "fuzz: $h: FINDING (status $st), see $build/$h.log and $crashes/" >&2
+        echo "fuzz: $h: FINDINGS (status $st), see $build/$h.log; by first error line:" >&2
+        # Each saved input run once more, grouped by what went wrong.
+        for c in "$crashes"/*; do
+            [ -f "$c" ] || continue
+            "$build/fuzz_$h" -rss_limit_mb=2048 -malloc_limit_mb=512 -timeout=10 "$c" 2>&1 |
+                grep -m 1 -E 'runtime error|ERROR: |fuzz target exited|out of memory|timeout after' |
+                sed -e 's/^==[0-9]*==//' -e 's/0x[0-9a-f]*/0x.../g' -e "s|$(pwd)/||"
+        done | sort | uniq -c | sort -rn >&2
         found=1
     fi
 done
