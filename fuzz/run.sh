@@ -22,8 +22,9 @@ mkdir -p "$seed/matrix" "$seed/labels" "$seed/kernel_spec" "$seed/model" "$seed/
 # Matrices and labels: the committed seeds, the heads of the bundled data sets
 # (whole files would only slow every run), the same as .npy, and the
 # reference fixtures of the tests.
-cp fuzz/seeds/matrix/* "$seed/matrix/" && cp fuzz/seeds/labels/* "$seed/labels/" &&
-    cp fuzz/seeds/kernel_spec/* "$seed/kernel_spec/" || exit 3
+for h in matrix labels kernel_spec model chain; do
+    if [ -d "fuzz/seeds/$h" ]; then cp fuzz/seeds/"$h"/* "$seed/$h/" || exit 3; fi
+done
 for d in data/*/; do
     n=$(basename "$d")
     for f in "$d"X*.txt; do
