@@ -19,39 +19,66 @@ BLAS_LIBS  := $(shell pkg-config --libs openblas 2>/dev/null || echo -lopenblas)
 ALL_CFLAGS  = -std=c11 -D_POSIX_C_SOURCE=200809L -Wall -Wextra -Wshadow -fopenmp \
               -DHAVE_INLINE -Isrc/lib $(GSL_CFLAGS) $(CFLAGS)
 LDLIBS      = $(GSL_LIBDIR) -lgsl $(BLAS_LIBS) -lm
+LDFLAGS    ?=
+
+# `make check SANITIZE=1` builds with AddressSanitizer and
+# UndefinedBehaviorSanitizer; undefined behaviour stops the program, so a test
+# cannot pass over it.  Sanitized objects live in their own directory, and the
+# tools in bin/ are relinked whenever the flavour changes (bin/.flavour), so a
+# sanitized and a plain build never mix.
+ifeq ($(SANITIZE),1)
+SAN_FLAGS = -fsanitize=address,undefined -fno-sanitize-recover=undefined \
+            -fno-omit-frame-pointer
+BUILD     = build/san
+FLAVOUR   = sanitize
+else
+SAN_FLAGS =
+BUILD     = build
+FLAVOUR   = plain
+endif
+ALL_CFLAGS += $(SAN_FLAGS)
+ALL_LDFLAGS = $(SAN_FLAGS) $(LDFLAGS)
+FLAVOUR_STAMP := $(shell mkdir -p bin && { [ "$$(cat bin/.flavour 2>/dev/null)" = $(FLAVOUR) ] || \
+                   echo $(FLAVOUR) > bin/.flavour; } && echo bin/.flavour)
 
 VERSION := $(shell cat VERSION)
 
 TOOLS   = gpc-kernel gpc-fit gpc-predict gpc-evidence gpc-hmc gpc-scale gpc-score
 LIB_SRC = $(wildcard src/lib/*.c)
-LIB_OBJ = $(LIB_SRC:src/lib/%.c=build/lib/%.o)
-LIB     = build/libgpc.a
+LIB_OBJ = $(LIB_SRC:src/lib/%.c=$(BUILD)/lib/%.o)
+LIB     = $(BUILD)/libgpc.a
 BINS    = $(TOOLS:%=bin/%)
 UNIT_SRC = $(wildcard tests/unit/test_*.c)
-UNIT_BIN = $(UNIT_SRC:tests/unit/%.c=build/tests/%)
+UNIT_BIN = $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 
-.PHONY: all check unit cli demo bench table-bw97 table-ow98 table-kg deps install uninstall clean
+.PHONY: all check unit cli demo bench table-bw97 table-ow98 table-kg deps install uninstall clean fuzz
 all: $(BINS)
 
-build/lib/%.o: src/lib/%.c | build/lib
+$(BUILD)/lib/%.o: src/lib/%.c | $(BUILD)/lib
 	$(CC) $(ALL_CFLAGS) -DGPC_VERSION='"$(VERSION)"' -MMD -MP -c -o $@ $<
-build/%.o: src/%.c | build/lib
+$(BUILD)/%.o: src/%.c | $(BUILD)/lib
 	$(CC) $(ALL_CFLAGS) -MMD -MP -c -o $@ $<
 $(LIB): $(LIB_OBJ)
 	rm -f $@ && ar rcs $@ $^
-bin/%: build/%.o $(LIB) | bin
-	$(CC) $(ALL_CFLAGS) -o $@ $< $(LIB) $(LDLIBS)
-build/tests/%: tests/unit/%.c tests/unit/tap.h tests/unit/gaussian_lik.h tests/unit/problems.h $(LIB) | build/tests
-	$(CC) $(ALL_CFLAGS) -Itests/unit -o $@ $< $(LIB) $(LDLIBS)
-build/lib build/tests bin:
+bin/%: $(BUILD)/%.o $(LIB) $(FLAVOUR_STAMP) | bin
+	$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< $(LIB) $(LDLIBS)
+$(BUILD)/tests/%: tests/unit/%.c tests/unit/tap.h tests/unit/gaussian_lik.h tests/unit/problems.h $(LIB) | $(BUILD)/tests
+	$(CC) $(ALL_CFLAGS) -Itests/unit $(ALL_LDFLAGS) -o $@ $< $(LIB) $(LDLIBS)
+$(BUILD)/lib $(BUILD)/tests bin:
 	mkdir -p $@
 
 deps:
 	@sh scripts/deps.sh
 
+# Under the sanitizers a finding exits with status 86, which no tool uses, so
+# a test that expects a failure (status 1, 2 or 3) cannot pass over it.  Leaks
+# are checked at every normal exit, not when gpc_die exits (see err.c).
+SAN_ENV = ASAN_OPTIONS=exitcode=86:detect_leaks=1:abort_on_error=0:$(ASAN_OPTIONS) \
+          UBSAN_OPTIONS=exitcode=86:print_stacktrace=1:halt_on_error=1:$(UBSAN_OPTIONS)
+
 check: deps
 	@$(MAKE) --no-print-directory all $(UNIT_BIN)
-	@sh tests/run.sh $(UNIT_BIN)
+	@$(if $(SAN_FLAGS),$(SAN_ENV)) sh tests/run.sh $(UNIT_BIN)
 
 demo: deps
 	@$(MAKE) --no-print-directory all
@@ -81,8 +108,34 @@ bench: deps
 	@$(MAKE) --no-print-directory all build/bench-laplace build/bench-ep
 	@sh bench/run.sh
 
-build/bench-%: bench/bench-%.c $(LIB) | build/lib
-	$(CC) $(ALL_CFLAGS) -o $@ $< $(LIB) $(LDLIBS)
+build/bench-%: bench/bench-%.c $(LIB) | $(BUILD)/lib
+	$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< $(LIB) $(LDLIBS)
+
+# libFuzzer harnesses for the readers and the kernel-spec parser, built with
+# clang under ASan and UBSan in build/fuzz (never part of make check):
+# `make fuzz FUZZ_SECONDS=600` runs each for that long, one after the other.
+FUZZ_CC      ?= clang
+FUZZ_SECONDS ?= 60
+FUZZ_TARGETS  = matrix labels kernel_spec model chain
+FUZZ_SAN      = -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
+FUZZ_CFLAGS   = -std=c11 -D_POSIX_C_SOURCE=200809L -Wall -Wextra -Wno-unknown-pragmas -g -O1 \
+                -DHAVE_INLINE -Isrc/lib $(GSL_CFLAGS) $(FUZZ_SAN)
+FUZZ_OBJ      = $(LIB_SRC:src/lib/%.c=build/fuzz/lib/%.o)
+FUZZ_BIN      = $(FUZZ_TARGETS:%=build/fuzz/fuzz_%)
+
+fuzz: all
+	@command -v $(FUZZ_CC) >/dev/null || sh scripts/deps.sh clang
+	@$(MAKE) --no-print-directory $(FUZZ_BIN)
+	@sh fuzz/run.sh build/fuzz $(FUZZ_SECONDS) $(FUZZ_TARGETS)
+
+build/fuzz/lib/%.o: src/lib/%.c | build/fuzz/lib
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -DGPC_VERSION='"$(VERSION)"' -MMD -MP -c -o $@ $<
+build/fuzz/libgpc.a: $(FUZZ_OBJ)
+	rm -f $@ && ar rcs $@ $^
+build/fuzz/fuzz_%: fuzz/fuzz_%.c fuzz/tmpfile.h build/fuzz/libgpc.a
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer $(LDFLAGS) -o $@ $< build/fuzz/libgpc.a $(LDLIBS)
+build/fuzz/lib:
+	mkdir -p $@
 
 install: all
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 \
@@ -100,4 +153,4 @@ uninstall:
 clean:
 	rm -rf build bin demo-out bench/out repro/out
 
--include $(LIB_OBJ:.o=.d) $(TOOLS:%=build/%.d)
+-include $(LIB_OBJ:.o=.d) $(TOOLS:%=$(BUILD)/%.d) $(wildcard build/fuzz/lib/*.d)

@@ -108,6 +108,8 @@ int main(int argc, char **argv)
     if (list) {
         gpc_cli_params_write(k, output);
         gpc_cli_check(gpc_output_commit(output));
+        gpc_kernel_free(k);
+        gsl_matrix_free(X);
         return 0;
     }
     long j = grad ? gpc_kernel_param_index(k, grad) : -1;

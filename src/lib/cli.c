@@ -41,7 +41,7 @@ void gpc_cli_usage(const char *fmt, ...)
     vfprintf(stderr, fmt, ap);
     va_end(ap);
     fprintf(stderr, "\nTry '%s --help' for more information.\n", gpc_progname());
-    gpc_exit(GPC_EUSAGE);
+    gpc_exit(GPC_EUSAGE); /* as gpc_die: temporaries removed */
 }
 
 int gpc_cli_common(int c, const char *arg, gpc_format *fmt)

@@ -28,6 +28,9 @@ const char *gpc_progname(void);
  * (temporary output files are removed, so no half-written file survives). */
 _Noreturn void gpc_die(int status, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+/* Exit with status as gpc_die does (cleanup handlers first), for callers
+ * that have printed their own message, such as usage errors. */
+_Noreturn void gpc_exit(int status);
 /* gpc_die with the last recorded library message. */
 _Noreturn void gpc_die_last(int status);
 /* "prog: message" on standard error, no exit. */

@@ -127,7 +127,7 @@ static int parse_term(const char *text, size_t dim, term *t)
             return rc;
     } else {
         t->ncols = dim;
-        t->cols = gpc_malloc((dim ? dim : 1) * sizeof *t->cols);
+        t->cols = gpc_mallocarray(dim ? dim : 1, sizeof *t->cols);
         for (size_t j = 0; j < dim; j++)
             t->cols[j] = j;
     }
@@ -153,21 +153,37 @@ static void term_local_name(const term *t, size_t p, char *buf, size_t size)
     }
 }
 
+typedef struct {
+    char name[32];
+    size_t term;
+} local_name;
+
+static int local_name_cmp(const void *a, const void *b)
+{
+    return strcmp(((const local_name *)a)->name, ((const local_name *)b)->name);
+}
+
 /* Names are the terms' own unless two terms would share one; then every name
- * of the clashing terms gets the prefix "t<k>.". */
+ * of the clashing terms gets the prefix "t<k>.".  Clashes are found by
+ * sorting the names, not by comparing every pair: ard+ard over thousands of
+ * columns would otherwise take minutes. */
 static void assign_names(gpc_kernel *k)
 {
-    char na[32], nb[32];
     int clash[GPC_KERNEL_MAX_TERMS] = {0};
-    for (size_t a = 0; a < k->nterms; a++)
-        for (size_t b = a + 1; b < k->nterms; b++)
-            for (size_t p = 0; p < k->terms[a].nparams; p++)
-                for (size_t q = 0; q < k->terms[b].nparams; q++) {
-                    term_local_name(&k->terms[a], p, na, sizeof na);
-                    term_local_name(&k->terms[b], q, nb, sizeof nb);
-                    if (strcmp(na, nb) == 0)
-                        clash[a] = clash[b] = 1;
-                }
+    local_name *all = gpc_mallocarray(k->nparams ? k->nparams : 1, sizeof *all);
+    size_t n = 0;
+    for (size_t t = 0; t < k->nterms; t++)
+        for (size_t p = 0; p < k->terms[t].nparams; p++, n++) {
+            term_local_name(&k->terms[t], p, all[n].name, sizeof all[n].name);
+            all[n].term = t;
+        }
+    qsort(all, n, sizeof *all, local_name_cmp);
+    /* Within a run of equal names every term meets a different one next to it
+     * (names within one term are distinct). */
+    for (size_t i = 1; i < n; i++)
+        if (all[i].term != all[i - 1].term && strcmp(all[i].name, all[i - 1].name) == 0)
+            clash[all[i].term] = clash[all[i - 1].term] = 1;
+    free(all);
     for (size_t t = 0; t < k->nterms; t++)
         for (size_t p = 0; p < k->terms[t].nparams; p++) {
             char buf[32];
@@ -179,15 +195,21 @@ static void assign_names(gpc_kernel *k)
         }
 }
 
-static void canonical_spec(gpc_kernel *k, const char *given)
+/* The given spec without blanks is canonical up to the discrete clause,
+ * which gpc_kernel_parse rewrites.  A spec too long to keep whole is an error:
+ * cut short, it would name another kernel in the model file. */
+static int canonical_spec(gpc_kernel *k, const char *given)
 {
-    /* The given spec without blanks is canonical up to the discrete clause,
-     * which gpc_kernel_parse rewrites. */
     size_t j = 0;
-    for (const char *p = given; *p && j + 1 < sizeof k->spec; p++)
-        if (!isspace((unsigned char)*p))
+    for (const char *p = given; *p; p++)
+        if (!isspace((unsigned char)*p)) {
+            if (j + 1 == sizeof k->spec)
+                return gpc_fail(GPC_EUSAGE, "kernel spec too long (more than %zu characters)",
+                                sizeof k->spec - 1);
             k->spec[j++] = *p;
+        }
     k->spec[j] = '\0';
+    return GPC_OK;
 }
 
 /* The columns flagged in flags[0..dim) as a 1-based list in increasing order,
@@ -294,9 +316,18 @@ static int apply_discrete(gpc_kernel *k, const char *spec)
 
 int gpc_kernel_parse(const char *spec, size_t dim, gpc_kernel **out)
 {
+    /* Every term keeps a list of its columns and ard a weight per column, so
+     * an absurd dimension (from a damaged model or chain file) would end in
+     * "out of memory" without saying why; no data set comes near this one. */
+    if (dim > GPC_KERNEL_MAX_DIM)
+        return gpc_fail(GPC_EINPUT, "kernel for %zu input columns: more than gpc handles "
+                        "(at most %d)", dim, GPC_KERNEL_MAX_DIM);
     gpc_kernel *k = gpc_calloc(1, sizeof *k);
     k->dim = dim;
-    canonical_spec(k, spec);
+    if (canonical_spec(k, spec) != GPC_OK) {
+        free(k);
+        return GPC_EUSAGE;
+    }
     if (k->spec[0] == '\0') {
         free(k);
         return gpc_fail(GPC_EUSAGE, "empty kernel spec (try ard)");
@@ -342,7 +373,12 @@ int gpc_kernel_parse(const char *spec, size_t dim, gpc_kernel **out)
         /* canonical: the terms as given, the discrete columns in increasing order */
         char list[sizeof k->spec];
         format_cols(k->discrete, dim, list, sizeof list);
-        snprintf(k->spec, sizeof k->spec, "%s:discrete=%s", terms, list);
+        int w = snprintf(k->spec, sizeof k->spec, "%s:discrete=%s", terms, list);
+        /* the list is never longer than the one given, but a spec cut short
+         * would name another kernel */
+        if (w < 0 || (size_t)w >= sizeof k->spec)
+            rc = gpc_fail(GPC_EUSAGE, "kernel spec too long (more than %zu characters)",
+                          sizeof k->spec - 1);
     }
     free(terms);
     if (rc) {
@@ -353,7 +389,7 @@ int gpc_kernel_parse(const char *spec, size_t dim, gpc_kernel **out)
     k->etheta = gpc_calloc(k->nparams, sizeof *k->etheta);
     k->names = gpc_calloc(k->nparams, sizeof *k->names);
     assign_names(k);
-    double *th0 = gpc_malloc(k->nparams * sizeof *th0);
+    double *th0 = gpc_mallocarray(k->nparams, sizeof *th0);
     gpc_kernel_default_params(k, th0);
     gpc_kernel_set_params(k, th0);
     free(th0);

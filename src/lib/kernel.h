@@ -36,12 +36,15 @@
 
 #define GPC_KERNEL_MAX_TERMS 16
 #define GPC_NAME_MAX 48
+/* The most input columns a kernel takes (gpc_kernel_parse refuses more). */
+#define GPC_KERNEL_MAX_DIM 1048576
 
 typedef struct gpc_kernel gpc_kernel;
 
 /* Parse spec for inputs of dimension dim.  Errors (GPC_EUSAGE, message set):
- * unknown term, bad or out-of-range column list, empty spec, unknown clause
- * after ':', a discrete column listed twice or read by no ard or se term. */
+ * unknown term, bad or out-of-range column list, empty or overlong spec,
+ * unknown clause after ':', a discrete column listed twice or read by no ard
+ * or se term; GPC_EINPUT for dim above GPC_KERNEL_MAX_DIM. */
 int gpc_kernel_parse(const char *spec, size_t dim, gpc_kernel **out);
 void gpc_kernel_free(gpc_kernel *k);
 gpc_kernel *gpc_kernel_clone(const gpc_kernel *k);

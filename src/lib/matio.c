@@ -148,9 +148,43 @@ static int text_number(const char *name, size_t lineno, const char *tok, const c
     return GPC_OK;
 }
 
+static const char UTF8_BOM[3] = "\xef\xbb\xbf";
+
+/* A token that is not a number because of a byte the user cannot see in the
+ * message (a byte-order mark, a NUL, a control or non-ASCII character) gets a
+ * message that names that byte and its column (counted in bytes from 1); other
+ * tokens are left to text_number.  GPC_OK if the token has no such byte. */
+static int invisible_byte(const char *name, size_t lineno, const char *line, const char *tok,
+                          const char *end)
+{
+    for (const char *q = tok; q < end; q++) {
+        unsigned char b = (unsigned char)*q;
+        size_t col = (size_t)(q - line) + 1;
+        if ((size_t)(end - q) >= sizeof UTF8_BOM && memcmp(q, UTF8_BOM, sizeof UTF8_BOM) == 0) {
+            if (lineno == 1 && col == 1)
+                return gpc_fail(GPC_EINPUT, "%s:1: a UTF-8 byte-order mark at the start; save "
+                                "the file without it (as plain UTF-8 or ASCII)", name);
+            return gpc_fail(GPC_EINPUT, "%s:%zu: a UTF-8 byte-order mark at column %zu (were "
+                            "files joined?); remove it", name, lineno, col);
+        }
+        if (b == 0)
+            return gpc_fail(GPC_EINPUT, "%s:%zu: a NUL byte at column %zu; the file looks "
+                            "binary (a matrix is text or .npy)", name, lineno, col);
+        if (b < 0x20 || b == 0x7f)
+            return gpc_fail(GPC_EINPUT, "%s:%zu: a control character (byte 0x%02x) at column "
+                            "%zu; numbers are separated by blanks or tabs", name, lineno, b, col);
+        if (b >= 0x80)
+            return gpc_fail(GPC_EINPUT, "%s:%zu: a non-ASCII byte 0x%02x at column %zu; numbers "
+                            "are plain ASCII (e.g. '-', not a Unicode minus sign)", name, lineno,
+                            b, col);
+    }
+    return GPC_OK;
+}
+
 /* One line [p, eol): its numbers become a row, unless it has none. */
 static int text_line(text_rows *t, const char *p, const char *eol, size_t lineno)
 {
+    const char *line = p;
     size_t found = 0;
     for (;;) {
         while (p < eol && is_blank(*p))
@@ -162,6 +196,8 @@ static int text_line(text_rows *t, const char *p, const char *eol, size_t lineno
             p++;
         double x;
         int st = text_number(t->name, lineno, tok, p, &x);
+        if (st != GPC_OK && invisible_byte(t->name, lineno, line, tok, p) != GPC_OK)
+            return GPC_EINPUT;
         if (st == GPC_OK)
             st = push_value(t, x);
         if (st != GPC_OK)
@@ -617,18 +653,33 @@ static int labels_from(const gsl_matrix *m, const gpc_source *src, gsl_vector **
     return GPC_OK;
 }
 
+/* Labels from the matrix just read (or the read's error). */
+static int labels_finish(int st, gsl_matrix *m, gpc_source *src, gsl_vector **out)
+{
+    if (st != GPC_OK)
+        return st;
+    st = labels_from(m, src, out);
+    gsl_matrix_free(m);
+    gpc_source_free(src);
+    return st;
+}
+
 int gpc_labels_read_binary(const char *path, gsl_vector **out)
 {
     gsl_matrix *m;
     gpc_source src;
     *out = NULL;
     int st = gpc_matrix_read(path, &m, &src);
-    if (st != GPC_OK)
-        return st;
-    st = labels_from(m, &src, out);
-    gsl_matrix_free(m);
-    gpc_source_free(&src);
-    return st;
+    return labels_finish(st, m, &src, out);
+}
+
+int gpc_labels_read_binary_stream(FILE *f, const char *name, gsl_vector **out)
+{
+    gsl_matrix *m;
+    gpc_source src;
+    *out = NULL;
+    int st = gpc_matrix_read_stream(f, name, &m, &src);
+    return labels_finish(st, m, &src, out);
 }
 
 /* ---- writing ----------------------------------------------------------------- */

@@ -55,6 +55,8 @@ const char *gpc_source_where(const gpc_source *src, size_t i, char *buf, size_t 
  * codings or any other value is an error naming the line.  Also accepts a
  * single-column .npy. */
 int gpc_labels_read_binary(const char *path, gsl_vector **out);
+/* The same from an open stream; name is used in messages ("-" or NULL: "<stdin>"). */
+int gpc_labels_read_binary_stream(FILE *f, const char *name, gsl_vector **out);
 
 /* Write m to f; returns GPC_EINPUT with a message on a write error. */
 int gpc_matrix_write(FILE *f, const char *name, const gsl_matrix *m, gpc_format fmt);

@@ -196,10 +196,9 @@ setup() {
 }
 
 @test "gpc-evidence: unreadable y is status 3" {
-    skip_if_root
     cp y.txt locked.txt
     chmod 000 locked.txt
-    run gpc-evidence -o out/e.txt Xz.txt locked.txt
+    run without_dac_override gpc-evidence -o out/e.txt Xz.txt locked.txt
     assert_failure 3
     assert_output --partial "locked.txt"
     assert_dir_empty out

@@ -353,10 +353,9 @@ setup() {
 }
 
 @test "gpc-kernel: unreadable file is status 3" {
-    skip_if_root
     cp S.txt locked.txt
     chmod 000 locked.txt
-    run gpc-kernel -o out/K.txt locked.txt
+    run without_dac_override gpc-kernel -o out/K.txt locked.txt
     assert_failure 3
     assert_output --partial "locked.txt"
     assert_output --partial "Permission denied"

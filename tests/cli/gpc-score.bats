@@ -131,10 +131,9 @@ setup() {
 }
 
 @test "gpc-score: unreadable file is status 3" {
-    skip_if_root
     cp pred.txt locked.txt
     chmod 000 locked.txt
-    run gpc-score locked.txt lab.txt
+    run without_dac_override gpc-score locked.txt lab.txt
     assert_failure 3
     assert_output --partial "locked.txt"
 }

@@ -421,6 +421,28 @@ static void check_names_and_defaults(void)
                 gpc_kernel_param_index(k, "t2.log_w") == 3,
             "se+se@1: clashing names get term prefixes");
     gpc_kernel_free(k);
+
+    gpc_kernel_parse("se+linear+se@1", 3, &k);
+    TEST_OK(gpc_kernel_param_index(k, "t1.log_v0") == 0 &&
+                gpc_kernel_param_index(k, "log_v") == 2 &&
+                gpc_kernel_param_index(k, "t3.log_w") == 4,
+            "se+linear+se@1: only the clashing terms get prefixes");
+    gpc_kernel_free(k);
+
+    gpc_kernel_parse("ard@1+linear+ard@2", 3, &k);
+    TEST_OK(gpc_kernel_param_index(k, "t1.log_w1") == 1 &&
+                gpc_kernel_param_index(k, "log_v") == 2 &&
+                gpc_kernel_param_index(k, "t3.log_w2") == 4,
+            "ard@1+linear+ard@2: one shared name (log_v0) prefixes every name of both");
+    gpc_kernel_free(k);
+
+    /* A dimension from a damaged file is refused before anything is sized by it. */
+    size_t huge[] = {GPC_KERNEL_MAX_DIM + (size_t)1, (size_t)-1};
+    for (size_t i = 0; i < 2; i++) {
+        int st = gpc_kernel_parse("ard+bias", huge[i], &k);
+        TEST_OK(st == GPC_EINPUT && strstr(gpc_errmsg(), "more than gpc handles"),
+                "ard+bias for %zu columns is refused (%d: %s)", huge[i], st, gpc_errmsg());
+    }
 }
 
 static void check_parse_errors(void)

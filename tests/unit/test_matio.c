@@ -361,7 +361,7 @@ static void test_text_errors(void)
     expect_fail("comments.txt", "comments.txt: empty input, no rows");
     expect_fail("missing.txt", "missing.txt: cannot open: No such file or directory");
     mkdir(P("adir"), 0700);
-    expect_fail("adir", "adir: is a directory");
+    expect_fail("adir", "adir: is a directory; give a file");
 
     /* Underflow is not an error: the value is tiny but finite. */
     put_text("tiny.txt", "1e-400 4.9e-324\n");
@@ -372,6 +372,39 @@ static void test_text_errors(void)
                "underflow 4.9e-324 reads as the least subnormal");
     if (st == GPC_OK)
         gsl_matrix_free(m);
+}
+
+/* Bytes a message could not show (they are invisible, or print as something
+ * else) are named with their line and column instead of quoted. */
+static void test_invisible_bytes(void)
+{
+    put_text("bom.txt", "\xef\xbb\xbf" "1 2\n3 4\n");
+    expect_fail("bom.txt", "bom.txt:1: a UTF-8 byte-order mark at the start; save the file "
+                "without it");
+    put_text("bom2.txt", "1 2\n\xef\xbb\xbf" "3 4\n");
+    expect_fail("bom2.txt", "bom2.txt:2: a UTF-8 byte-order mark at column 1");
+    put_bytes("nul.txt", "1 2\n3 45\0 6\n", 11);
+    expect_fail("nul.txt", "nul.txt:2: a NUL byte at column 5; the file looks binary");
+    put_bytes("nul1.txt", "\0\0\0\x01", 4);
+    expect_fail("nul1.txt", "nul1.txt:1: a NUL byte at column 1; the file looks binary");
+    put_text("ctl.txt", "1\x0b" "2 3\n");
+    expect_fail("ctl.txt", "ctl.txt:1: a control character (byte 0x0b) at column 2");
+    put_text("minus.txt", "1 \xe2\x88\x92" "2\n");
+    expect_fail("minus.txt", "minus.txt:1: a non-ASCII byte 0xe2 at column 3");
+    /* A plain typo is still quoted as it is. */
+    put_text("typo.txt", "1 2x\n");
+    expect_fail("typo.txt", "typo.txt:1: '2x' is not a number");
+    /* In a comment any byte is allowed. */
+    put_bytes("cmt.txt", "1 2 # \0\xef\xbb\xbf\n", 11);
+    gsl_matrix *m;
+    int st = gpc_matrix_read(P("cmt.txt"), &m, NULL);
+    TEST_OK(st == GPC_OK && m && m->size1 == 1 && m->size2 == 2,
+            "a NUL and a byte-order mark in a comment are ignored (%d: %s)", st, gpc_errmsg());
+    if (st == GPC_OK)
+        gsl_matrix_free(m);
+    /* Labels are read by the same reader. */
+    put_text("ybom.txt", "\xef\xbb\xbf" "1\n-1\n");
+    expect_label_fail("ybom.txt", "ybom.txt:1: a UTF-8 byte-order mark at the start");
 }
 
 static void test_npy_errors(void)
@@ -643,6 +676,7 @@ int main(void)
     test_read_npy();
     test_pipes();
     test_text_errors();
+    test_invisible_bytes();
     test_npy_errors();
     test_labels();
     test_output_commit_abort();

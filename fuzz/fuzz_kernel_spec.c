@@ -1,0 +1,48 @@
+/* Fuzz the kernel-spec parser.  The first byte gives the input dimension
+ * (1 to 32, or a power of two from 2^12 to 2^26, or SIZE_MAX), the rest is
+ * the spec.  A parsed kernel must give back a spec
+ * that parses again to the same spec and number of hyperparameters, and must
+ * evaluate on a small matrix. */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "err.h"
+#include "kernel.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    if (size < 1)
+        return 0;
+    /* mostly small, sometimes huge: a dimension read from a damaged file */
+    size_t dim = data[0] == 0xff ? SIZE_MAX
+                 : data[0] >= 0xf0 ? (size_t)1 << (data[0] - 0xf0 + 12)
+                 : 1 + data[0] % 32;
+    char *spec = malloc(size);
+    memcpy(spec, data + 1, size - 1);
+    spec[size - 1] = '\0';
+    gpc_kernel *k;
+    gpc_fail(GPC_OK, "%s", ""); /* so that a failure without a message shows */
+    if (gpc_kernel_parse(spec, dim, &k) == GPC_OK) {
+        gpc_kernel *c = gpc_kernel_clone(k);
+        if (!c || strcmp(gpc_kernel_spec(c), gpc_kernel_spec(k)) != 0 ||
+            gpc_kernel_nparams(c) != gpc_kernel_nparams(k))
+            abort(); /* the canonical spec does not give the same kernel back */
+        /* (by the library's own linear lookup, so only for a few names) */
+        for (size_t j = 0; j < gpc_kernel_nparams(k) && gpc_kernel_nparams(k) <= 2048; j++)
+            if (gpc_kernel_param_index(k, gpc_kernel_param_name(k, j)) != (long)j)
+                abort(); /* two hyperparameters share a name */
+        gsl_matrix *X = gsl_matrix_alloc(3, dim), *K = gsl_matrix_alloc(3, 3);
+        for (size_t i = 0; i < X->size1 * X->size2; i++)
+            X->data[i] = (double)(i % 3);
+        gpc_kernel_matrix(k, X, K);
+        gsl_matrix_free(X);
+        gsl_matrix_free(K);
+        gpc_kernel_free(c);
+        gpc_kernel_free(k);
+    } else if (gpc_errmsg()[0] == '\0') {
+        abort();
+    }
+    free(spec);
+    return 0;
+}

@@ -1,0 +1,66 @@
+#!/usr/bin/env bats
+# Inputs whose fault a message could not show by quoting it: bytes that are
+# invisible or print as something else are named with their line and column.
+
+load test_helper
+
+setup() {
+    require_tools gpc-kernel gpc-fit
+    common_setup
+}
+
+@test "inputs: a UTF-8 byte-order mark at the start of a matrix is named" {
+    printf '\xef\xbb\xbf0 0\n1 0\n' > bom.txt
+    run gpc-kernel -o out/K.txt bom.txt
+    assert_failure 3
+    assert_output "gpc-kernel: bom.txt:1: a UTF-8 byte-order mark at the start; save the file without it (as plain UTF-8 or ASCII)"
+    assert_dir_empty out
+}
+
+@test "inputs: a byte-order mark at the start of labels is named" {
+    { printf '\xef\xbb\xbf'; cat y.txt; } > ybom.txt
+    run gpc-fit -q -O none -m out/m.txt Xz.txt ybom.txt
+    assert_failure 3
+    assert_output --partial "ybom.txt:1: a UTF-8 byte-order mark at the start"
+    assert_dir_empty out
+}
+
+@test "inputs: a NUL byte is named with its line and column" {
+    printf '0 0\n1 0\n0 2\0\n' > nul.txt
+    run gpc-kernel -o out/K.txt nul.txt
+    assert_failure 3
+    assert_output "gpc-kernel: nul.txt:3: a NUL byte at column 4; the file looks binary (a matrix is text or .npy)"
+    assert_dir_empty out
+}
+
+@test "inputs: a binary file that is not .npy reads as text with a NUL named" {
+    printf '\x7fELF\x02\x01\x01\0\0\0' > bin.txt
+    run gpc-kernel -o out/K.txt bin.txt
+    assert_failure 3
+    assert_output --partial "bin.txt:1: a control character (byte 0x7f) at column 1"
+}
+
+@test "inputs: a Unicode minus sign is named as a non-ASCII byte" {
+    printf '0 0\n1 \xe2\x88\x921\n' > minus.txt
+    run gpc-kernel -o out/K.txt minus.txt
+    assert_failure 3
+    assert_output --partial "minus.txt:2: a non-ASCII byte 0xe2 at column 3"
+}
+
+@test "inputs: NUL bytes and byte-order marks inside comments are ignored" {
+    printf '0 0 # \0 \xef\xbb\xbf\n1 0\n0 2\n' > cmt.txt
+    run gpc-kernel -o out/K1.txt cmt.txt
+    assert_success
+    gpc-kernel -o out/K2.txt S.txt
+    assert_files_equal out/K1.txt out/K2.txt
+}
+
+@test "inputs: a kernel spec too long to keep whole is a usage error" {
+    # 1205 characters, more than a model file keeps
+    local spec=ard@1 i
+    for i in $(seq 1 600); do spec="$spec,1"; done
+    run gpc-kernel -k "$spec" -o out/K.txt S.txt
+    assert_failure 2
+    assert_output --partial "gpc-kernel: kernel spec too long (more than 1023 characters)"
+    assert_dir_empty out
+}
