@@ -138,7 +138,8 @@ static int parse_count(reader *r, const char *key, size_t *out)
         st = parse_number(r, v, &x, NULL);
     if (st == GPC_OK && (x < 0 || x != floor(x) || x > 1e9))
         st = gpc_fail(GPC_EINPUT, "%s:%zu: '%s' needs a count", r->name, r->line, key);
-    *out = (size_t)x;
+    /* converted only once in range: an out-of-range conversion is undefined */
+    *out = st == GPC_OK ? (size_t)x : 0;
     return st;
 }
 
