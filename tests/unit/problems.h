@@ -1,7 +1,9 @@
-/* problems.h — small classification problems shared by the unit tests of EP
- * and mean field. */
+/* problems.h — small classification problems and data helpers shared by the
+ * unit tests of Laplace, EP and mean field. */
 #ifndef GPC_TEST_PROBLEMS_H
 #define GPC_TEST_PROBLEMS_H
+
+#include <math.h>
 
 #include <gsl/gsl_matrix.h>
 #include <gsl/gsl_rng.h>
@@ -9,7 +11,7 @@
 
 /* n inputs uniform on [-1, 1]^d, labelled by the sign of their coordinate sum
  * plus U(-0.15, 0.15) noise. */
-static void linear_problem(gsl_rng *r, size_t n, size_t d, gsl_matrix **X, gsl_vector **y)
+static inline void linear_problem(gsl_rng *r, size_t n, size_t d, gsl_matrix **X, gsl_vector **y)
 {
     *X = gsl_matrix_alloc(n, d);
     *y = gsl_vector_alloc(n);
@@ -28,7 +30,7 @@ static void linear_problem(gsl_rng *r, size_t n, size_t d, gsl_matrix **X, gsl_v
  * (Kim & Ghahramani's synthetic rule), with the labels of the two cases
  * farthest inside the circle flipped: outliers whose EP sites have negative
  * precision under the step likelihood with label noise. */
-static void circle_problem(gsl_rng *r, size_t n, gsl_matrix **X, gsl_vector **y)
+static inline void circle_problem(gsl_rng *r, size_t n, gsl_matrix **X, gsl_vector **y)
 {
     *X = gsl_matrix_alloc(n, 2);
     *y = gsl_vector_alloc(n);
@@ -51,6 +53,22 @@ static void circle_problem(gsl_rng *r, size_t n, gsl_matrix **X, gsl_vector **y)
     }
     for (int k = 0; k < 2; k++)
         gsl_vector_set(*y, deep[k], -gsl_vector_get(*y, deep[k]));
+}
+
+/* Columns of X to zero mean and unit sample sd with the statistics of `by`
+ * (X itself, or the training set for a test set). */
+static inline void standardise(gsl_matrix *X, const gsl_matrix *by)
+{
+    for (size_t l = 0; l < X->size2; l++) {
+        double m = 0, ss = 0;
+        for (size_t i = 0; i < by->size1; i++)
+            m += gsl_matrix_get(by, i, l) / by->size1;
+        for (size_t i = 0; i < by->size1; i++)
+            ss += pow(gsl_matrix_get(by, i, l) - m, 2);
+        double sd = sqrt(ss / (by->size1 - 1));
+        for (size_t i = 0; i < X->size1; i++)
+            gsl_matrix_set(X, i, l, (gsl_matrix_get(X, i, l) - m) / sd);
+    }
 }
 
 #endif

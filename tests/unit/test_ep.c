@@ -428,21 +428,6 @@ static void test_gaussian_exact(gsl_rng *r)
     gsl_vector_free(y);
 }
 
-/* Columns to zero mean and unit sample sd. */
-static void standardise(gsl_matrix *X)
-{
-    for (size_t l = 0; l < X->size2; l++) {
-        double m = 0, ss = 0;
-        for (size_t i = 0; i < X->size1; i++)
-            m += gsl_matrix_get(X, i, l) / X->size1;
-        for (size_t i = 0; i < X->size1; i++)
-            ss += pow(gsl_matrix_get(X, i, l) - m, 2);
-        double sd = sqrt(ss / (X->size1 - 1));
-        for (size_t i = 0; i < X->size1; i++)
-            gsl_matrix_set(X, i, l, (gsl_matrix_get(X, i, l) - m) / sd);
-    }
-}
-
 /* Standardised Crabs and Pima under the isotropic kernel, at a moderate
  * signal variance and at log v0 = 35, where ML-II ends on data that the
  * kernel separates: at the default tolerance the gradient matches central
@@ -464,7 +449,7 @@ static void test_huge_signal_variance(void)
             TEST_OK(0, "%s readable: %s", sets[s], gpc_errmsg());
             continue;
         }
-        standardise(X);
+        standardise(X, X);
         gpc_kernel *k;
         gpc_kernel_parse("se", X->size2, &k);
         gpc_ep *e = gpc_ep_alloc(X->size1, 2);

@@ -14,6 +14,7 @@
 #include "laplace.h"
 #include "lik.h"
 #include "matio.h"
+#include "problems.h"
 #include "tap.h"
 
 /* A small problem: n points in d dims, labels from a noisy linear rule. */
@@ -297,21 +298,6 @@ static void test_large_scale(gsl_rng *r)
     gpc_kernel_free(k);
     gsl_matrix_free(X);
     gsl_vector_free(y);
-}
-
-/* Columns to zero mean and unit sample sd with the statistics of `by`. */
-static void standardise(gsl_matrix *X, const gsl_matrix *by)
-{
-    for (size_t l = 0; l < X->size2; l++) {
-        double m = 0, ss = 0;
-        for (size_t i = 0; i < by->size1; i++)
-            m += gsl_matrix_get(by, i, l) / by->size1;
-        for (size_t i = 0; i < by->size1; i++)
-            ss += pow(gsl_matrix_get(by, i, l) - m, 2);
-        double sd = sqrt(ss / (by->size1 - 1));
-        for (size_t i = 0; i < X->size1; i++)
-            gsl_matrix_set(X, i, l, (gsl_matrix_get(X, i, l) - m) / sd);
-    }
 }
 
 /* Standardised Pima (200 training, 332 test cases) at fixed hyperparameters:
