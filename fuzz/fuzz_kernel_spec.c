@@ -17,7 +17,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     /* mostly small, sometimes huge: a dimension read from a damaged file */
     size_t dim = data[0] == 0xff ? SIZE_MAX
                  : data[0] >= 0xf0 ? (size_t)1 << (data[0] - 0xf0 + 12)
-                 : 1 + data[0] % 32;
+                 : (size_t)(1 + data[0] % 32);
     char *spec = malloc(size);
     memcpy(spec, data + 1, size - 1);
     spec[size - 1] = '\0';
