@@ -217,22 +217,10 @@ int main(int argc, char **argv)
     gpc_model m = {.lik = lik, .label_noise = res.eps, .kernel = k,
                    .log_evidence = res.log_evidence, .X = X, .y = y};
     snprintf(m.method, sizeof m.method, "%s", gpc_method_name(method));
-    if (ev->ep) {
-        m.tau = ev->ep->tau;
-        m.nu = ev->ep->nu;
-    } else if (ev->naive) {
-        m.x = ev->naive->x;
-    } else {
-        m.f = ev->laplace->f;
-    }
+    m.state = gpc_matrix_alloc(X->size1, ev->ops->state_width);
+    gpc_evidence_state(ev, m.state);
     describe_fit(&o, m.fit, sizeof m.fit);
-    if (ev->ep)
-        gpc_info(1, "log evidence %.10g, %d EP sweeps", res.log_evidence, ev->ep->sweeps);
-    else if (ev->naive)
-        gpc_info(1, "naive mean field solved in %d sweeps", ev->naive->sweeps);
-    else
-        gpc_info(1, "log evidence %.10g, %d Newton iterations at the mode", res.log_evidence,
-                 ev->laplace->iterations);
+    gpc_evidence_report(ev, res.log_evidence);
     if (o.robust.mode != GPC_ROBUST_FIXED)
         gpc_info(1, "label noise %.8g after %d EM iterations", res.eps, res.em_iterations);
     /* both written before either is committed, so a failure leaves neither
@@ -245,6 +233,7 @@ int main(int argc, char **argv)
     }
     gpc_cli_check(gpc_output_commit(model_out));
 
+    gsl_matrix_free(m.state);
     gpc_evidence_free(ev);
     gpc_kernel_free(k);
     gsl_matrix_free(X);
