@@ -177,10 +177,12 @@ int main(int argc, char **argv)
     gpc_method method;
     gpc_lik lik;
     gpc_cli_method(o.method, o.lik, &method, &lik);
-    if (method == GPC_METHOD_NAIVE && o.robust.optimize)
-        gpc_cli_usage("naive mean field gives no evidence to optimise: add -O none (choose "
-                      "the hyperparameters e.g. by the leave-one-out error, gpc-predict --loo)");
-    if (method == GPC_METHOD_NAIVE && o.robust.mode != GPC_ROBUST_FIXED)
+    const gpc_method_ops *ops = gpc_method_get(method);
+    if (!ops->has_evidence && o.robust.optimize)
+        gpc_cli_usage("%s gives no evidence to optimise: add -O none (choose the "
+                      "hyperparameters e.g. by the leave-one-out error, gpc-predict --loo)",
+                      ops->title);
+    if (!ops->has_evidence && o.robust.mode != GPC_ROBUST_FIXED)
         gpc_cli_usage("--label-noise=em and select need -M ep");
     gpc_cli_stdin_claim("-H", o.params_file);
     gpc_cli_stdin_claim_training(argc, argv);

@@ -226,8 +226,9 @@ gpc_lik gpc_cli_lik(const char *name)
 void gpc_cli_method(const char *method_name, const char *lik_name, gpc_method *method,
                     gpc_lik *lik)
 {
-    int laplace = strcmp(method_name, "laplace") == 0;
-    *lik = gpc_cli_lik(lik_name ? lik_name : laplace ? "logistic" : "probit");
+    const gpc_method_ops *ops = gpc_method_lookup(method_name);
+    /* an unknown method is named after the likelihood has been checked */
+    *lik = gpc_cli_lik(lik_name ? lik_name : ops ? ops->default_lik : "probit");
     if (gpc_method_parse(method_name, *lik, method) != GPC_OK)
         gpc_cli_usage("%s", gpc_errmsg());
 }

@@ -90,6 +90,7 @@ const gpc_method_ops gpc_method_ep_ops = {
     .state_width = 2,
     .has_evidence = 1,
     .label_noise = 1,
+    .default_lik = "probit",
     .check_lik = ep_check_lik,
     .alloc = ep_alloc,
     .free = ep_free,
@@ -100,5 +101,6 @@ const gpc_method_ops gpc_method_ep_ops = {
     .state_set = ep_state_set,
     .predict = ep_predict,
     .loo = ep_loo,
+    .prob = gpc_method_binary_prob,
     .report = ep_report,
 };

@@ -88,6 +88,7 @@ const gpc_method_ops gpc_method_laplace_ops = {
     .state_width = 1,
     .has_evidence = 1,
     .label_noise = 0,
+    .default_lik = "logistic",
     .check_lik = laplace_check_lik,
     .alloc = laplace_alloc,
     .free = laplace_free,
@@ -98,5 +99,6 @@ const gpc_method_ops gpc_method_laplace_ops = {
     .state_set = laplace_state_set,
     .predict = laplace_predict,
     .loo = laplace_loo,
+    .prob = gpc_method_binary_prob,
     .report = laplace_report,
 };

@@ -123,6 +123,7 @@ const gpc_method_ops gpc_method_naive_ops = {
     .state_width = 1,
     .has_evidence = 0,
     .label_noise = 1,
+    .default_lik = "probit",
     .check_lik = naive_check_lik,
     .alloc = naive_alloc,
     .free = naive_free,
@@ -133,5 +134,6 @@ const gpc_method_ops gpc_method_naive_ops = {
     .state_set = naive_state_set,
     .predict = naive_predict,
     .loo = naive_loo,
+    .prob = gpc_method_binary_prob,
     .report = naive_report,
 };

@@ -36,12 +36,21 @@ const gpc_method_ops *gpc_method_find(const char *name)
     return find_index(name, &m) ? methods[m] : NULL;
 }
 
+/* adaptive TAP has EP's fixed point */
+static const char *unalias(const char *name) { return strcmp(name, "tap") == 0 ? "ep" : name; }
+
+const gpc_method_ops *gpc_method_lookup(const char *name) { return gpc_method_find(unalias(name)); }
+
 int gpc_method_parse(const char *name, gpc_lik lik, gpc_method *method)
 {
-    /* adaptive TAP has EP's fixed point */
-    if (!find_index(strcmp(name, "tap") == 0 ? "ep" : name, method))
+    if (!find_index(unalias(name), method))
         return gpc_fail(GPC_EUSAGE, "unknown method '%s' (use laplace, ep, tap or naive)", name);
     return methods[*method]->check_lik(lik);
+}
+
+double gpc_method_binary_prob(gpc_lik lik, double eps, double mean, double var)
+{
+    return gpc_lik_noisy(eps, gpc_lik_predict(lik, mean, var));
 }
 
 int gpc_method_loo_sites(const gpc_method_ops *ops, const void *ws, const gsl_matrix *K,

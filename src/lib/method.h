@@ -62,6 +62,7 @@ typedef struct {
     size_t state_width;        /* state values per training case */
     int has_evidence;          /* 0: evidence sets NaN and refuses a gradient */
     int label_noise;           /* takes GPC_SET_LABEL_NOISE */
+    const char *default_lik;   /* the likelihood when none is named: "logistic", "probit" */
 
     /* GPC_OK if the method takes likelihood lik, else GPC_EUSAGE (message set). */
     int (*check_lik)(gpc_lik lik);
@@ -90,6 +91,10 @@ typedef struct {
     /* Leave-one-out latent moments of the n training cases from the cavities. */
     int (*loo)(const void *ws, const gsl_vector *y, gsl_vector *mean, gsl_vector *var);
 
+    /* p(y = +1) from a case's latent mean and variance under likelihood lik
+     * with label-flip probability eps (gpc_method_binary_prob for them all). */
+    double (*prob)(gpc_lik lik, double eps, double mean, double var);
+
     /* One line to standard error about the last fit (gpc_info level 1). */
     void (*report)(const void *ws, double log_evidence);
 } gpc_method_ops;
@@ -102,10 +107,18 @@ const gpc_method_ops *gpc_method_get(gpc_method method);
 /* A method by its name in a model file (no synonyms); NULL if unknown. */
 const gpc_method_ops *gpc_method_find(const char *name);
 
+/* A method by its option name (-M), synonyms included ("tap" is EP, whose
+ * fixed point adaptive TAP shares); NULL if unknown. */
+const gpc_method_ops *gpc_method_lookup(const char *name);
+
 /* "laplace", "ep" or its synonym "tap", or "naive"; GPC_EUSAGE (message set)
  * otherwise, or for a likelihood the method does not take. */
 int gpc_method_parse(const char *name, gpc_lik lik, gpc_method *method);
 const char *gpc_method_name(gpc_method method);
+
+/* A binary method's p(y = +1): the likelihood averaged over the latent
+ * Gaussian, with labels flipped with probability eps. */
+double gpc_method_binary_prob(gpc_lik lik, double eps, double mean, double var);
 
 /* Leave-one-out from Gaussian sites: divide site i (precision tau_i,
  * precision times mean nu_i) out of the posterior marginals, which predict

@@ -332,7 +332,8 @@ static int predictor_init(const gpc_model *m, const gpc_method_ops **ops, void *
     return st;
 }
 
-/* Store case i's latent moments and p(y = +1) in the outputs not NULL. */
+/* Store case i's latent moments and its probability (the method's) in the
+ * outputs not NULL. */
 static void store(const gpc_model *m, size_t i, double mu, double v, gsl_vector *mean,
                   gsl_vector *var, gsl_vector *prob)
 {
@@ -341,7 +342,7 @@ static void store(const gpc_model *m, size_t i, double mu, double v, gsl_vector 
     if (var)
         gsl_vector_set(var, i, v);
     if (prob)
-        gsl_vector_set(prob, i, gpc_lik_noisy(m->label_noise, gpc_lik_predict(m->lik, mu, v)));
+        gsl_vector_set(prob, i, gpc_method_find(m->method)->prob(m->lik, m->label_noise, mu, v));
 }
 
 /* Latent moments of the test cases s .. s + b - 1 into the outputs. */
