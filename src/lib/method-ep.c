@@ -65,13 +65,14 @@ static int ep_state_set(void *ws, const gpc_kernel *k, const gsl_matrix *X, cons
     return gpc_ep_set_sites(e, &tau.vector, &nu.vector);
 }
 
-static void ep_predict(const void *ws, gsl_matrix *Ks, const gsl_vector *kss, gsl_vector *mean,
-                       gsl_vector *var)
+static void ep_predict(const void *ws, gsl_matrix *Ks, const gsl_vector *kss,
+                          gsl_matrix *mean, gsl_matrix *cov)
 {
-    gpc_ep_predict(ws, Ks, kss, mean, var);
+    gsl_vector_view mu = gsl_matrix_column(mean, 0), v = gsl_matrix_column(cov, 0);
+    gpc_ep_predict(ws, Ks, kss, &mu.vector, &v.vector);
 }
 
-static int ep_loo(const void *ws, const gsl_vector *y, gsl_vector *mean, gsl_vector *var)
+static int ep_loo(const void *ws, const gsl_vector *y, gsl_matrix *mean, gsl_matrix *var)
 {
     const gpc_ep *e = ws;
     (void)y;
@@ -88,6 +89,7 @@ const gpc_method_ops gpc_method_ep_ops = {
     .title = "EP",
     .state_columns = "tau nu",
     .state_width = 2,
+    .latent = 1,
     .has_evidence = 1,
     .label_noise = 1,
     .default_lik = "probit",

@@ -51,14 +51,15 @@ static int laplace_state_set(void *ws, const gpc_kernel *k, const gsl_matrix *X,
 }
 
 static void laplace_predict(const void *ws, gsl_matrix *Ks, const gsl_vector *kss,
-                            gsl_vector *mean, gsl_vector *var)
+                          gsl_matrix *mean, gsl_matrix *cov)
 {
-    gpc_laplace_predict(ws, Ks, kss, mean, var);
+    gsl_vector_view mu = gsl_matrix_column(mean, 0), v = gsl_matrix_column(cov, 0);
+    gpc_laplace_predict(ws, Ks, kss, &mu.vector, &v.vector);
 }
 
 /* The Laplace approximation's sites are the curvature W_i and
  * W_i f_i + d log p / df at the mode. */
-static int laplace_loo(const void *ws, const gsl_vector *y, gsl_vector *mean, gsl_vector *var)
+static int laplace_loo(const void *ws, const gsl_vector *y, gsl_matrix *mean, gsl_matrix *var)
 {
     const gpc_laplace *w = ws;
     size_t n = w->n;
@@ -86,6 +87,7 @@ const gpc_method_ops gpc_method_laplace_ops = {
     .title = "the Laplace approximation",
     .state_columns = "f",
     .state_width = 1,
+    .latent = 1,
     .has_evidence = 1,
     .label_noise = 0,
     .default_lik = "logistic",

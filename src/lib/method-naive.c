@@ -95,18 +95,19 @@ static int naive_state_set(void *ws, const gpc_kernel *k, const gsl_matrix *X,
 }
 
 static void naive_predict(const void *ws, gsl_matrix *Ks, const gsl_vector *kss,
-                          gsl_vector *mean, gsl_vector *var)
+                          gsl_matrix *mean, gsl_matrix *cov)
 {
-    gpc_meanfield_predict(((const naive_ws *)ws)->mf, Ks, kss, mean, var);
+    gsl_vector_view mu = gsl_matrix_column(mean, 0), v = gsl_matrix_column(cov, 0);
+    gpc_meanfield_predict(((const naive_ws *)ws)->mf, Ks, kss, &mu.vector, &v.vector);
 }
 
 /* The cavities are part of the solution. */
-static int naive_loo(const void *ws, const gsl_vector *y, gsl_vector *mean, gsl_vector *var)
+static int naive_loo(const void *ws, const gsl_vector *y, gsl_matrix *mean, gsl_matrix *var)
 {
     const gpc_meanfield *mf = ((const naive_ws *)ws)->mf;
     (void)y;
-    gsl_vector_memcpy(mean, mf->cav_mean);
-    gsl_vector_memcpy(var, mf->cav_var);
+    gsl_matrix_set_col(mean, 0, mf->cav_mean);
+    gsl_matrix_set_col(var, 0, mf->cav_var);
     return GPC_OK;
 }
 
@@ -121,6 +122,7 @@ const gpc_method_ops gpc_method_naive_ops = {
     .title = "naive mean field",
     .state_columns = "x",
     .state_width = 1,
+    .latent = 1,
     .has_evidence = 0,
     .label_noise = 1,
     .default_lik = "probit",

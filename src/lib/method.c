@@ -48,14 +48,15 @@ int gpc_method_parse(const char *name, gpc_lik lik, gpc_method *method)
     return methods[*method]->check_lik(lik);
 }
 
-double gpc_method_binary_prob(gpc_lik lik, double eps, double mean, double var)
+void gpc_method_binary_prob(gpc_lik lik, double eps, const double *mean, const double *cov,
+                            double *p)
 {
-    return gpc_lik_noisy(eps, gpc_lik_predict(lik, mean, var));
+    p[0] = gpc_lik_noisy(eps, gpc_lik_predict(lik, mean[0], cov[0]));
 }
 
 int gpc_method_loo_sites(const gpc_method_ops *ops, const void *ws, const gsl_matrix *K,
-                         const gsl_vector *tau, const gsl_vector *nu, gsl_vector *mean,
-                         gsl_vector *var)
+                         const gsl_vector *tau, const gsl_vector *nu, gsl_matrix *mean,
+                         gsl_matrix *var)
 {
     size_t n = K->size1;
     gsl_matrix *Ks = gpc_matrix_alloc(n, n);
@@ -69,15 +70,15 @@ int gpc_method_loo_sites(const gpc_method_ops *ops, const void *ws, const gsl_ma
     for (size_t i = 0; st == GPC_OK && i < n; i++) {
         /* divide site i out of the marginal N(mu_i, v_i) */
         double t = gsl_vector_get(tau, i), s = gsl_vector_get(nu, i);
-        double vi = gsl_vector_get(var, i), mi = gsl_vector_get(mean, i);
+        double vi = gsl_matrix_get(var, i, 0), mi = gsl_matrix_get(mean, i, 0);
         double tc = 1.0 / vi - t;
         if (!(tc > 0.0) || !isfinite(tc))
             st = gpc_fail(GPC_ENUM, "leave-one-out: the cavity of training case %zu is "
                           "improper (its posterior variance %.3g is not below its site's)",
                           i + 1, vi);
         else {
-            gsl_vector_set(mean, i, (mi / vi - s) / tc);
-            gsl_vector_set(var, i, 1.0 / tc);
+            gsl_matrix_set(mean, i, 0, (mi / vi - s) / tc);
+            gsl_matrix_set(var, i, 0, 1.0 / tc);
         }
     }
     gsl_matrix_free(Ks);

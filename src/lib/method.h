@@ -15,19 +15,25 @@
  * Settings peculiar to a method (damping, tolerance, label noise) go
  * through one generic call (set), so no caller pokes a workspace.
  *
- * Binary methods take labels -1/+1 in a vector y and give one latent mean
- * and variance per test case, turned into p(y = +1) by the likelihood.  A
- * multiclass method (softmax Laplace with C classes) fits the same table:
+ * Binary methods take labels -1/+1 in a vector y and have one latent
+ * function; a multiclass method (softmax Laplace with C classes) has C of
+ * them, and the table is shaped for both:
  *   - labels: y holds class indices 0..C-1 instead of -1/+1 (the model
- *     records the user's class names; the method only sees indices);
- *   - state: width is C (one latent value per class and case, columns named
- *     e.g. "f1 .. fC"), or C times what a binary method keeps per case;
- *   - predictions: mean and var become m x C and m x C*C (each row a C x C
- *     covariance), so predict and loo would take matrices; the class
- *     probabilities (C columns) come from those moments.  Adding it means
- *     widening predict and loo to matrix outputs, with the binary methods
- *     writing a single column, and a flag in the table (classes) saying
- *     which label convention the method takes. */
+ *     records the user's class names; the method only sees indices), so C
+ *     is known from the labels at the first fit or state_set;
+ *   - latent functions: L = 1 for a binary method, L = C for a multiclass
+ *     one (gpc_method_ops.latent says which);
+ *   - state: state_width values per case and latent function, so a
+ *     multiclass method's state is n x (state_width C), its columns named
+ *     after the binary pattern with the class appended ("f1 .. fC");
+ *   - predictions: predict and loo fill an m x L matrix of latent means and
+ *     an m x L*L matrix of covariances (row i holds case i's L x L
+ *     covariance, row-major): one column each for a binary method;
+ *   - probabilities: prob maps one case's moments to the class
+ *     probabilities, p(y = +1) alone for a binary method (whose other class
+ *     is its complement) and all C for a multiclass one.
+ * A multiclass method is then one new file with its operations and one
+ * entry in the table. */
 #ifndef GPC_METHOD_H
 #define GPC_METHOD_H
 
@@ -61,6 +67,7 @@ typedef struct {
     const char *state_columns; /* names of the state columns: "f", "tau nu", "x" */
     size_t state_width;        /* state values per training case */
     int has_evidence;          /* 0: evidence sets NaN and refuses a gradient */
+    int latent;                /* latent functions: 1, or 0 for one per class */
     int label_noise;           /* takes GPC_SET_LABEL_NOISE */
     const char *default_lik;   /* the likelihood when none is named: "logistic", "probit" */
 
@@ -83,17 +90,20 @@ typedef struct {
     int (*state_set)(void *ws, const gpc_kernel *k, const gsl_matrix *X, const gsl_vector *y,
                      const gsl_matrix *state);
 
-    /* Latent mean and variance at m test inputs from the cross-covariances
-     * Ks (n x m, overwritten) and prior variances kss; needs a fit or
-     * state_set. */
-    void (*predict)(const void *ws, gsl_matrix *Ks, const gsl_vector *kss, gsl_vector *mean,
-                    gsl_vector *var);
-    /* Leave-one-out latent moments of the n training cases from the cavities. */
-    int (*loo)(const void *ws, const gsl_vector *y, gsl_vector *mean, gsl_vector *var);
+    /* Latent means (m x L) and covariances (m x L*L, one row per case) at
+     * m test inputs from the cross-covariances Ks (n x m, overwritten) and
+     * prior variances kss; needs a fit or state_set. */
+    void (*predict)(const void *ws, gsl_matrix *Ks, const gsl_vector *kss, gsl_matrix *mean,
+                    gsl_matrix *cov);
+    /* Leave-one-out latent moments of the n training cases from the
+     * cavities, shaped as predict's. */
+    int (*loo)(const void *ws, const gsl_vector *y, gsl_matrix *mean, gsl_matrix *cov);
 
-    /* p(y = +1) from a case's latent mean and variance under likelihood lik
-     * with label-flip probability eps (gpc_method_binary_prob for them all). */
-    double (*prob)(gpc_lik lik, double eps, double mean, double var);
+    /* Class probabilities of one case from its latent means (L) and
+     * covariance (L x L, row-major) under likelihood lik with label-flip
+     * probability eps: p(y = +1) alone for a binary method
+     * (gpc_method_binary_prob), all C for a multiclass one. */
+    void (*prob)(gpc_lik lik, double eps, const double *mean, const double *cov, double *p);
 
     /* One line to standard error about the last fit (gpc_info level 1). */
     void (*report)(const void *ws, double log_evidence);
@@ -117,16 +127,17 @@ int gpc_method_parse(const char *name, gpc_lik lik, gpc_method *method);
 const char *gpc_method_name(gpc_method method);
 
 /* A binary method's p(y = +1): the likelihood averaged over the latent
- * Gaussian, with labels flipped with probability eps. */
-double gpc_method_binary_prob(gpc_lik lik, double eps, double mean, double var);
+ * Gaussian N(mean[0], cov[0]), with labels flipped with probability eps. */
+void gpc_method_binary_prob(gpc_lik lik, double eps, const double *mean, const double *cov,
+                            double *p);
 
-/* Leave-one-out from Gaussian sites: divide site i (precision tau_i,
- * precision times mean nu_i) out of the posterior marginals, which predict
- * gives at the training inputs from K.  For methods whose posterior is a
- * product of Gaussian sites (EP; Laplace, whose sites are the curvature at
- * the mode). */
+/* Leave-one-out from Gaussian sites of a binary method: divide site i
+ * (precision tau_i, precision times mean nu_i) out of the posterior
+ * marginals, which predict gives at the training inputs from K.  For
+ * methods whose posterior is a product of Gaussian sites (EP; Laplace,
+ * whose sites are the curvature at the mode).  mean and var are n x 1. */
 int gpc_method_loo_sites(const gpc_method_ops *ops, const void *ws, const gsl_matrix *K,
-                         const gsl_vector *tau, const gsl_vector *nu, gsl_vector *mean,
-                         gsl_vector *var);
+                         const gsl_vector *tau, const gsl_vector *nu, gsl_matrix *mean,
+                         gsl_matrix *var);
 
 #endif

@@ -333,7 +333,7 @@ static int predictor_init(const gpc_model *m, const gpc_method_ops **ops, void *
 }
 
 /* Store case i's latent moments and its probability (the method's) in the
- * outputs not NULL. */
+ * outputs not NULL: a binary method's single latent function. */
 static void store(const gpc_model *m, size_t i, double mu, double v, gsl_vector *mean,
                   gsl_vector *var, gsl_vector *prob)
 {
@@ -342,7 +342,8 @@ static void store(const gpc_model *m, size_t i, double mu, double v, gsl_vector 
     if (var)
         gsl_vector_set(var, i, v);
     if (prob)
-        gsl_vector_set(prob, i, gpc_method_find(m->method)->prob(m->lik, m->label_noise, mu, v));
+        gpc_method_find(m->method)->prob(m->lik, m->label_noise, &mu, &v,
+                                          gsl_vector_ptr(prob, i));
 }
 
 /* Latent moments of the test cases s .. s + b - 1 into the outputs. */
@@ -353,16 +354,17 @@ static void predict_block(const gpc_model *m, const gpc_method_ops *ops, const v
     size_t n = m->X->size1;
     gsl_matrix_const_view xs = gsl_matrix_const_submatrix(Xs, s, 0, b, Xs->size2);
     gsl_matrix *Ks = gpc_matrix_alloc(n, b);
-    gsl_vector *kss = gpc_vector_alloc(b), *mu = gpc_vector_alloc(b), *v = gpc_vector_alloc(b);
+    gsl_vector *kss = gpc_vector_alloc(b);
+    gsl_matrix *mu = gpc_matrix_alloc(b, 1), *v = gpc_matrix_alloc(b, 1);
     gpc_kernel_cross(m->kernel, m->X, &xs.matrix, Ks);
     gpc_kernel_diag(m->kernel, &xs.matrix, kss);
     ops->predict(ws, Ks, kss, mu, v);
     for (size_t i = 0; i < b; i++)
-        store(m, s + i, gsl_vector_get(mu, i), gsl_vector_get(v, i), mean, var, prob);
+        store(m, s + i, gsl_matrix_get(mu, i, 0), gsl_matrix_get(v, i, 0), mean, var, prob);
     gsl_matrix_free(Ks);
     gsl_vector_free(kss);
-    gsl_vector_free(mu);
-    gsl_vector_free(v);
+    gsl_matrix_free(mu);
+    gsl_matrix_free(v);
 }
 
 int gpc_model_predict(const gpc_model *m, const gsl_matrix *Xs, gsl_vector *mean,
@@ -386,14 +388,14 @@ int gpc_model_loo(const gpc_model *m, gsl_vector *mean, gsl_vector *var, gsl_vec
     size_t n = m->X->size1;
     const gpc_method_ops *ops;
     void *ws;
-    gsl_vector *mu = gpc_vector_alloc(n), *v = gpc_vector_alloc(n);
+    gsl_matrix *mu = gpc_matrix_alloc(n, 1), *v = gpc_matrix_alloc(n, 1);
     int st = predictor_init(m, &ops, &ws);
     if (st == GPC_OK)
         st = ops->loo(ws, m->y, mu, v);
     for (size_t i = 0; st == GPC_OK && i < n; i++)
-        store(m, i, gsl_vector_get(mu, i), gsl_vector_get(v, i), mean, var, prob);
-    gsl_vector_free(mu);
-    gsl_vector_free(v);
+        store(m, i, gsl_matrix_get(mu, i, 0), gsl_matrix_get(v, i, 0), mean, var, prob);
+    gsl_matrix_free(mu);
+    gsl_matrix_free(v);
     ops->free(ws);
     return st;
 }
