@@ -26,7 +26,10 @@ void gpc_model_free(gpc_model *m)
 int gpc_model_write(FILE *out, const char *name, const gpc_model *m)
 {
     const gpc_kernel *k = m->kernel;
+    const gpc_method_ops *ops = gpc_method_find(m->method);
     size_t n = m->X->size1, d = m->X->size2, p = gpc_kernel_nparams(k);
+    if (!ops)
+        return gpc_fail(GPC_EUSAGE, "%s: unknown method '%s'", name, m->method);
     fprintf(out, "gpc-model %d\nmethod %s\nlikelihood %s", GPC_MODEL_VERSION, m->method,
             gpc_lik_name(m->lik));
     if (m->label_noise > 0.0)
@@ -40,8 +43,7 @@ int gpc_model_write(FILE *out, const char *name, const gpc_model *m)
         fprintf(out, "log_evidence %.17g\n", m->log_evidence);
     else
         fprintf(out, "log_evidence none\n");
-    fprintf(out, "training %zu\n# y %s x1..x%zu\n", n,
-            gpc_method_find(m->method)->state_columns, d);
+    fprintf(out, "training %zu\n# y %s x1..x%zu\n", n, ops->state_columns, d);
     for (size_t i = 0; i < n; i++) {
         fprintf(out, "%g", gsl_vector_get(m->y, i));
         for (size_t c = 0; c < m->state->size2; c++)
