@@ -5,7 +5,7 @@
  * of its own.  Models, tools, the optimiser and the samplers reach the
  * methods only through this table, so the model file knows no method's
  * internals and a new method is one new file (its operations) and one
- * table entry (gpc_methods in method.c, indexed by gpc_method).
+ * table entry (a gpc_method value and its line in method.c's table).
  *
  * A method fits at given hyperparameters (evidence), forgets its warm start
  * (forget), hands out its fitted state as an n x width matrix with named
