@@ -97,8 +97,8 @@ int main(int argc, char **argv)
     gpc_method method;
     gpc_lik lik;
     gpc_cli_method(mname, likname, &method, &lik);
-    if (method == GPC_METHOD_NAIVE)
-        gpc_cli_usage("naive mean field gives no evidence; use -M ep (or tap)");
+    if (!gpc_method_get(method)->has_evidence)
+        gpc_cli_usage("%s gives no evidence; use -M ep (or tap)", gpc_method_get(method)->title);
     gpc_cli_stdin_claim("-H", params_file);
     gpc_cli_stdin_claim("--grid", grid_path);
     gpc_cli_stdin_claim_training(argc, argv);

@@ -177,10 +177,12 @@ int main(int argc, char **argv)
     gpc_method method;
     gpc_lik lik;
     gpc_cli_method(o.method, o.lik, &method, &lik);
-    if (method == GPC_METHOD_NAIVE && o.robust.optimize)
-        gpc_cli_usage("naive mean field gives no evidence to optimise: add -O none (choose "
-                      "the hyperparameters e.g. by the leave-one-out error, gpc-predict --loo)");
-    if (method == GPC_METHOD_NAIVE && o.robust.mode != GPC_ROBUST_FIXED)
+    const gpc_method_ops *ops = gpc_method_get(method);
+    if (!ops->has_evidence && o.robust.optimize)
+        gpc_cli_usage("%s gives no evidence to optimise: add -O none (choose the "
+                      "hyperparameters e.g. by the leave-one-out error, gpc-predict --loo)",
+                      ops->title);
+    if (!ops->has_evidence && o.robust.mode != GPC_ROBUST_FIXED)
         gpc_cli_usage("--label-noise=em and select need -M ep");
     gpc_cli_stdin_claim("-H", o.params_file);
     gpc_cli_stdin_claim_training(argc, argv);
@@ -217,22 +219,10 @@ int main(int argc, char **argv)
     gpc_model m = {.lik = lik, .label_noise = res.eps, .kernel = k,
                    .log_evidence = res.log_evidence, .X = X, .y = y};
     snprintf(m.method, sizeof m.method, "%s", gpc_method_name(method));
-    if (ev->ep) {
-        m.tau = ev->ep->tau;
-        m.nu = ev->ep->nu;
-    } else if (ev->naive) {
-        m.x = ev->naive->x;
-    } else {
-        m.f = ev->laplace->f;
-    }
+    m.state = gpc_matrix_alloc(X->size1, ev->ops->state_width);
+    gpc_evidence_state(ev, m.state);
     describe_fit(&o, m.fit, sizeof m.fit);
-    if (ev->ep)
-        gpc_info(1, "log evidence %.10g, %d EP sweeps", res.log_evidence, ev->ep->sweeps);
-    else if (ev->naive)
-        gpc_info(1, "naive mean field solved in %d sweeps", ev->naive->sweeps);
-    else
-        gpc_info(1, "log evidence %.10g, %d Newton iterations at the mode", res.log_evidence,
-                 ev->laplace->iterations);
+    gpc_evidence_report(ev, res.log_evidence);
     if (o.robust.mode != GPC_ROBUST_FIXED)
         gpc_info(1, "label noise %.8g after %d EM iterations", res.eps, res.em_iterations);
     /* both written before either is committed, so a failure leaves neither
@@ -245,6 +235,7 @@ int main(int argc, char **argv)
     }
     gpc_cli_check(gpc_output_commit(model_out));
 
+    gsl_matrix_free(m.state);
     gpc_evidence_free(ev);
     gpc_kernel_free(k);
     gsl_matrix_free(X);

@@ -11,6 +11,7 @@
 #include "cli.h"
 #include "err.h"
 #include "matio.h"
+#include "method.h"
 #include "model.h"
 
 static void usage(void)
@@ -153,7 +154,8 @@ static void accumulate_chain(gpc_model *m, const char *path, long burn, long thi
                 ch->set.kernel);
     /* the samples are of the posterior under the Laplace evidence with this
      * likelihood; under another method they would be averaged wrongly */
-    if (strcmp(m->method, "laplace") != 0 || ch->set.lik != m->lik || m->label_noise != 0.0)
+    if (strcmp(m->method, gpc_method_name(GPC_METHOD_LAPLACE)) != 0 || ch->set.lik != m->lik ||
+        m->label_noise != 0.0)
         gpc_die(GPC_EINPUT, "%s: the chain was sampled under the Laplace evidence with the "
                 "%s likelihood, the model is %s %s%s; fit it with -M laplace -l %s", name,
                 gpc_lik_name(ch->set.lik), m->method, gpc_lik_name(m->lik),

@@ -226,22 +226,17 @@ gpc_lik gpc_cli_lik(const char *name)
 void gpc_cli_method(const char *method_name, const char *lik_name, gpc_method *method,
                     gpc_lik *lik)
 {
-    int laplace = strcmp(method_name, "laplace") == 0;
-    *lik = gpc_cli_lik(lik_name ? lik_name : laplace ? "logistic" : "probit");
+    const gpc_method_ops *ops = gpc_method_lookup(method_name);
+    /* an unknown method is named after the likelihood has been checked */
+    *lik = gpc_cli_lik(lik_name ? lik_name : ops ? ops->default_lik : "probit");
     if (gpc_method_parse(method_name, *lik, method) != GPC_OK)
         gpc_cli_usage("%s", gpc_errmsg());
 }
 
 void gpc_cli_damping(gpc_evidence *ev, double damping)
 {
-    if (!(damping > 0.0 && damping <= 1.0))
-        gpc_cli_usage("--damping must be in (0, 1]");
-    if (!ev->ep && !ev->naive && damping != 1.0)
-        gpc_cli_usage("--damping applies to -M ep, tap or naive");
-    if (ev->ep)
-        ev->ep->damping = damping;
-    if (ev->naive)
-        ev->naive->damping = damping;
+    if (gpc_evidence_set_damping(ev, damping) != GPC_OK)
+        gpc_cli_usage("%s", gpc_errmsg());
 }
 
 void gpc_cli_label_noise(gpc_evidence *ev, double eps)

@@ -8,23 +8,9 @@
 #include <gsl/gsl_matrix.h>
 #include <gsl/gsl_vector.h>
 
-#include "ep.h"
 #include "kernel.h"
-#include "laplace.h"
 #include "lik.h"
-#include "meanfield.h"
-
-/* The approximation to the posterior over the latent function. */
-typedef enum {
-    GPC_METHOD_LAPLACE = 0,
-    GPC_METHOD_EP = 1,   /* expectation propagation (= adaptive TAP); probit or step */
-    GPC_METHOD_NAIVE = 2 /* naive mean field (Opper & Winther); probit or step, no evidence */
-} gpc_method;
-
-/* "laplace", "ep" or its synonym "tap", or "naive"; GPC_EUSAGE (message set)
- * otherwise, or for a likelihood the method does not take. */
-int gpc_method_parse(const char *name, gpc_lik lik, gpc_method *method);
-const char *gpc_method_name(gpc_method method);
+#include "method.h"
 
 typedef struct {
     gpc_kernel *kernel;     /* owned: its parameters follow each evaluation */
@@ -32,10 +18,8 @@ typedef struct {
     const gsl_vector *y;
     gpc_method method;
     gpc_lik lik;
-    gpc_laplace *laplace;   /* the workspace of the method in use; the others are NULL */
-    gpc_ep *ep;
-    gpc_meanfield *naive;
-    gpc_ep_label_noise noise; /* naive mean field's likelihood */
+    const gpc_method_ops *ops; /* the method, reached only through its table */
+    void *ws;                  /* and its workspace */
 } gpc_evidence;
 
 /* Labels must be -1/+1 and y must have X's row count (the caller checks). */
@@ -43,12 +27,27 @@ gpc_evidence *gpc_evidence_alloc(const gpc_kernel *k, const gsl_matrix *X, const
                                  gpc_lik lik, gpc_method method);
 void gpc_evidence_free(gpc_evidence *e);
 
-/* Label-flip probability eps in [0, 1/2) (EP only; usage error otherwise). */
+/* Label-flip probability eps in [0, 1/2) (EP and naive mean field; usage
+ * error otherwise unless eps is 0). */
 int gpc_evidence_set_label_noise(gpc_evidence *e, double eps);
 
 /* EP's convergence tolerance (see gpc_ep's tol): in (0, 1); GPC_EUSAGE
  * (message set) for another method or value. */
 int gpc_evidence_set_tol(gpc_evidence *e, double tol);
+
+/* Damping in (0, 1] of the methods that iterate (EP, naive mean field);
+ * GPC_EUSAGE (message set) for another value, or for another method unless
+ * it is 1. */
+int gpc_evidence_set_damping(gpc_evidence *e, double damping);
+
+/* The method's workspace if e uses method ops, else NULL: for algorithms
+ * built on one method (learning EP's label noise). */
+void *gpc_evidence_workspace(const gpc_evidence *e, const gpc_method_ops *ops);
+
+/* The fitted state after an evaluation, n x ops->state_width, and a line on
+ * standard error about the fit. */
+void gpc_evidence_state(const gpc_evidence *e, gsl_matrix *state);
+void gpc_evidence_report(const gpc_evidence *e, double log_evidence);
 
 /* gpc_objective: log evidence at theta and, if grad is not NULL, its gradient.
  * Naive mean field is solved at theta but has no evidence: the value is NaN,

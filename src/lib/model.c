@@ -9,11 +9,8 @@
 
 #include "alloc.h"
 #include "err.h"
-#include "evidence.h"
 #include "matio.h"
-#include "ep.h"
-#include "laplace.h"
-#include "meanfield.h"
+#include "method.h"
 
 void gpc_model_free(gpc_model *m)
 {
@@ -22,17 +19,17 @@ void gpc_model_free(gpc_model *m)
     gpc_kernel_free(m->kernel);
     gsl_matrix_free(m->X);
     gsl_vector_free(m->y);
-    gsl_vector_free(m->f);
-    gsl_vector_free(m->tau);
-    gsl_vector_free(m->nu);
-    gsl_vector_free(m->x);
+    gsl_matrix_free(m->state);
     free(m);
 }
 
 int gpc_model_write(FILE *out, const char *name, const gpc_model *m)
 {
     const gpc_kernel *k = m->kernel;
+    const gpc_method_ops *ops = gpc_method_find(m->method);
     size_t n = m->X->size1, d = m->X->size2, p = gpc_kernel_nparams(k);
+    if (!ops)
+        return gpc_fail(GPC_EUSAGE, "%s: unknown method '%s'", name, m->method);
     fprintf(out, "gpc-model %d\nmethod %s\nlikelihood %s", GPC_MODEL_VERSION, m->method,
             gpc_lik_name(m->lik));
     if (m->label_noise > 0.0)
@@ -46,13 +43,11 @@ int gpc_model_write(FILE *out, const char *name, const gpc_model *m)
         fprintf(out, "log_evidence %.17g\n", m->log_evidence);
     else
         fprintf(out, "log_evidence none\n");
-    fprintf(out, "training %zu\n# y %s x1..x%zu\n", n, m->tau ? "tau nu" : m->x ? "x" : "f", d);
+    fprintf(out, "training %zu\n# y %s x1..x%zu\n", n, ops->state_columns, d);
     for (size_t i = 0; i < n; i++) {
         fprintf(out, "%g", gsl_vector_get(m->y, i));
-        if (m->tau)
-            fprintf(out, " %.17g %.17g", gsl_vector_get(m->tau, i), gsl_vector_get(m->nu, i));
-        else
-            fprintf(out, " %.17g", gsl_vector_get(m->x ? m->x : m->f, i));
+        for (size_t c = 0; c < m->state->size2; c++)
+            fprintf(out, " %.17g", gsl_matrix_get(m->state, i, c));
         for (size_t l = 0; l < d; l++)
             fprintf(out, " %.17g", gsl_matrix_get(m->X, i, l));
         fputc('\n', out);
@@ -166,13 +161,13 @@ static int parse_likelihood(reader *r, char *v, gpc_model *m)
  * everywhere. */
 static int check_method_likelihood(reader *r, gpc_model *m)
 {
-    gpc_method method;
-    if (gpc_method_parse(m->method, m->lik, &method) != GPC_OK)
+    const gpc_method_ops *ops = gpc_method_find(m->method);
+    if (ops->check_lik(m->lik) != GPC_OK)
         return gpc_fail(GPC_EINPUT, "%s:%zu: method %s with the %s likelihood: %s", r->name,
                         r->line, m->method, gpc_lik_name(m->lik), gpc_errmsg());
-    if (method == GPC_METHOD_LAPLACE && m->label_noise > 0.0)
-        return gpc_fail(GPC_EINPUT, "%s:%zu: method laplace takes no label noise", r->name,
-                        r->line);
+    if (m->label_noise > 0.0 && !ops->label_noise)
+        return gpc_fail(GPC_EINPUT, "%s:%zu: method %s takes no label noise", r->name,
+                        r->line, m->method);
     return GPC_OK;
 }
 
@@ -189,7 +184,7 @@ static int read_header(reader *r, gpc_model *m)
                         "version %d)", r->name, r->line, v, GPC_MODEL_VERSION);
     if ((st = expect_key(r, "method", &v)) != GPC_OK)
         return st;
-    if (strcmp(v, "laplace") != 0 && strcmp(v, "ep") != 0 && strcmp(v, "naive") != 0)
+    if (!gpc_method_find(v))
         return gpc_fail(GPC_EINPUT, "%s:%zu: unknown method '%s'", r->name, r->line, v);
     snprintf(m->method, sizeof m->method, "%s", v);
     if ((st = expect_key(r, "likelihood", &v)) != GPC_OK)
@@ -242,23 +237,14 @@ static int read_training(reader *r, gpc_model *m)
         return st;
     if (n == 0)
         return gpc_fail(GPC_EINPUT, "%s:%zu: no training cases", r->name, r->line);
-    int ep = strcmp(m->method, "ep") == 0;
-    size_t s_cols = ep ? 2 : 1; /* per-case state: f, or the sites tau and nu */
+    size_t s_cols = gpc_method_find(m->method)->state_width; /* per-case state */
     if (n > bytes_left(r) / 2 / (d + 1 + s_cols))
         return gpc_fail(GPC_EINPUT, "%s:%zu: model file truncated: %zu training cases of %zu "
                         "numbers cannot fit in the %zu bytes that follow", r->name, r->line, n,
                         d + 1 + s_cols, bytes_left(r));
     m->X = gpc_matrix_alloc(n, d);
     m->y = gpc_vector_alloc(n);
-    gsl_vector *state[2] = {gpc_vector_alloc(n), ep ? gpc_vector_alloc(n) : NULL};
-    if (ep) {
-        m->tau = state[0];
-        m->nu = state[1];
-    } else if (strcmp(m->method, "naive") == 0) {
-        m->x = state[0];
-    } else {
-        m->f = state[0];
-    }
+    m->state = gpc_matrix_alloc(n, s_cols);
     for (size_t i = 0; i < n; i++) {
         char *s = next_line(r), *e;
         double x;
@@ -273,7 +259,7 @@ static int read_training(reader *r, gpc_model *m)
             if (c == 0)
                 gsl_vector_set(m->y, i, x);
             else if (c <= s_cols)
-                gsl_vector_set(state[c - 1], i, x);
+                gsl_matrix_set(m->state, i, c - 1, x);
             else
                 gsl_matrix_set(m->X, i, c - 1 - s_cols, x);
         }
@@ -310,54 +296,28 @@ int gpc_model_read(const char *path, gpc_model **out)
     return GPC_OK;
 }
 
-/* The naive mean-field likelihood: a label-noise moments function. */
-static gpc_ep_label_noise model_noise(const gpc_model *m)
+/* A workspace of the model's method for its training cases, with its label
+ * noise (p = 0: no gradients are asked of it). */
+static int model_workspace(const gpc_model *m, const gpc_method_ops **ops, void **ws)
 {
-    gpc_ep_label_noise l = {m->label_noise, m->lik == GPC_LIK_STEP ? 0.0 : 1.0};
-    return l;
-}
-
-static int refit_ep(gpc_model *m)
-{
-    gpc_ep *e = gpc_ep_alloc(m->X->size1, 0);
-    int st = gpc_ep_set_likelihood(e, m->lik, m->label_noise);
-    if (st == GPC_OK)
-        st = gpc_ep_evidence(e, m->kernel, m->X, m->y, &m->log_evidence, NULL);
-    if (st == GPC_OK) {
-        gsl_vector_memcpy(m->tau, e->tau);
-        gsl_vector_memcpy(m->nu, e->nu);
-    }
-    gpc_ep_free(e);
-    return st;
-}
-
-static int refit_naive(gpc_model *m)
-{
-    gpc_meanfield *mf = gpc_meanfield_alloc(m->X->size1);
-    gpc_ep_label_noise l = model_noise(m);
-    mf->moments = gpc_ep_label_noise_moments;
-    mf->moments_ctx = &l;
-    gpc_kernel_matrix(m->kernel, m->X, mf->K);
-    int st = gpc_meanfield_run(mf, m->y);
-    if (st == GPC_OK)
-        gsl_vector_memcpy(m->x, mf->x);
-    m->log_evidence = GSL_NAN;
-    gpc_meanfield_free(mf);
-    return st;
+    *ops = gpc_method_find(m->method);
+    *ws = (*ops)->alloc(m->X->size1, 0, m->lik);
+    if (m->label_noise > 0.0)
+        return (*ops)->set(*ws, GPC_SET_LABEL_NOISE, m->label_noise);
+    return GPC_OK;
 }
 
 int gpc_model_refit(gpc_model *m, const double *theta)
 {
+    const gpc_method_ops *ops;
+    void *ws;
     gpc_kernel_set_params(m->kernel, theta);
-    if (m->tau)
-        return refit_ep(m);
-    if (m->x)
-        return refit_naive(m);
-    gpc_laplace *w = gpc_laplace_alloc(m->X->size1, 0, m->lik);
-    int st = gpc_laplace_evidence(w, m->kernel, m->X, m->y, &m->log_evidence, NULL);
+    int st = model_workspace(m, &ops, &ws);
     if (st == GPC_OK)
-        gsl_vector_memcpy(m->f, w->f);
-    gpc_laplace_free(w);
+        st = ops->evidence(ws, m->kernel, m->X, m->y, &m->log_evidence, NULL);
+    if (st == GPC_OK)
+        ops->state_get(ws, m->state);
+    ops->free(ws);
     return st;
 }
 
@@ -365,56 +325,17 @@ int gpc_model_refit(gpc_model *m, const double *theta)
 
 #define PREDICT_BLOCK 512 /* test cases per block: bounds the n x m workspace */
 
-/* The fitted posterior of whichever method, ready to predict from. */
-typedef struct {
-    gpc_laplace *laplace;
-    gpc_ep *ep;
-    gpc_meanfield *naive;
-    gsl_matrix *K; /* the kernel matrix inside the workspace in use */
-} predictor;
-
-static void predictor_free(predictor *p)
+/* The fitted posterior of the model's method, ready to predict from. */
+static int predictor_init(const gpc_model *m, const gpc_method_ops **ops, void **ws)
 {
-    gpc_laplace_free(p->laplace);
-    gpc_ep_free(p->ep);
-    gpc_meanfield_free(p->naive);
+    int st = model_workspace(m, ops, ws);
+    if (st == GPC_OK)
+        st = (*ops)->state_set(*ws, m->kernel, m->X, m->y, m->state);
+    return st;
 }
 
-static int predictor_init(const gpc_model *m, predictor *p)
-{
-    size_t n = m->X->size1;
-    memset(p, 0, sizeof *p);
-    if (m->tau) {
-        p->ep = gpc_ep_alloc(n, 0);
-        p->K = p->ep->K;
-    } else if (m->x) {
-        p->naive = gpc_meanfield_alloc(n);
-        p->K = p->naive->K;
-    } else {
-        p->laplace = gpc_laplace_alloc(n, 0, m->lik);
-        p->K = p->laplace->K;
-    }
-    gpc_kernel_matrix(m->kernel, m->X, p->K);
-    if (p->ep)
-        return gpc_ep_set_sites(p->ep, m->tau, m->nu);
-    if (p->naive)
-        return gpc_meanfield_set_x(p->naive, m->x);
-    return gpc_laplace_set_mode(p->laplace, m->y, m->f);
-}
-
-/* Latent means and variances from cross-covariances Ks (overwritten). */
-static void predictor_latent(const predictor *p, gsl_matrix *Ks, const gsl_vector *kss,
-                             gsl_vector *mu, gsl_vector *v)
-{
-    if (p->ep)
-        gpc_ep_predict(p->ep, Ks, kss, mu, v);
-    else if (p->naive)
-        gpc_meanfield_predict(p->naive, Ks, kss, mu, v);
-    else
-        gpc_laplace_predict(p->laplace, Ks, kss, mu, v);
-}
-
-/* Store case i's latent moments and p(y = +1) in the outputs not NULL. */
+/* Store case i's latent moments and its probability (the method's) in the
+ * outputs not NULL: a binary method's single latent function. */
 static void store(const gpc_model *m, size_t i, double mu, double v, gsl_vector *mean,
                   gsl_vector *var, gsl_vector *prob)
 {
@@ -423,89 +344,61 @@ static void store(const gpc_model *m, size_t i, double mu, double v, gsl_vector 
     if (var)
         gsl_vector_set(var, i, v);
     if (prob)
-        gsl_vector_set(prob, i, gpc_lik_noisy(m->label_noise, gpc_lik_predict(m->lik, mu, v)));
+        gpc_method_find(m->method)->prob(m->lik, m->label_noise, &mu, &v,
+                                          gsl_vector_ptr(prob, i));
+}
+
+/* Latent moments of the test cases s .. s + b - 1 into the outputs. */
+static void predict_block(const gpc_model *m, const gpc_method_ops *ops, const void *ws,
+                          const gsl_matrix *Xs, size_t s, size_t b, gsl_vector *mean,
+                          gsl_vector *var, gsl_vector *prob)
+{
+    size_t n = m->X->size1;
+    gsl_matrix_const_view xs = gsl_matrix_const_submatrix(Xs, s, 0, b, Xs->size2);
+    gsl_matrix *Ks = gpc_matrix_alloc(n, b);
+    gsl_vector *kss = gpc_vector_alloc(b);
+    gsl_matrix *mu = gpc_matrix_alloc(b, 1), *v = gpc_matrix_alloc(b, 1);
+    gpc_kernel_cross(m->kernel, m->X, &xs.matrix, Ks);
+    gpc_kernel_diag(m->kernel, &xs.matrix, kss);
+    ops->predict(ws, Ks, kss, mu, v);
+    for (size_t i = 0; i < b; i++)
+        store(m, s + i, gsl_matrix_get(mu, i, 0), gsl_matrix_get(v, i, 0), mean, var, prob);
+    gsl_matrix_free(Ks);
+    gsl_vector_free(kss);
+    gsl_matrix_free(mu);
+    gsl_matrix_free(v);
 }
 
 int gpc_model_predict(const gpc_model *m, const gsl_matrix *Xs, gsl_vector *mean,
                       gsl_vector *var, gsl_vector *prob)
 {
-    size_t n = m->X->size1, ms = Xs->size1;
-    predictor pr;
-    int st = predictor_init(m, &pr);
-    for (size_t s = 0; st == GPC_OK && s < ms; s += PREDICT_BLOCK) {
-        size_t b = ms - s < PREDICT_BLOCK ? ms - s : PREDICT_BLOCK;
-        gsl_matrix_const_view xs = gsl_matrix_const_submatrix(Xs, s, 0, b, Xs->size2);
-        gsl_matrix *Ks = gpc_matrix_alloc(n, b);
-        gsl_vector *kss = gpc_vector_alloc(b), *mu = gpc_vector_alloc(b), *v = gpc_vector_alloc(b);
-        gpc_kernel_cross(m->kernel, m->X, &xs.matrix, Ks);
-        gpc_kernel_diag(m->kernel, &xs.matrix, kss);
-        predictor_latent(&pr, Ks, kss, mu, v);
-        for (size_t i = 0; i < b; i++)
-            store(m, s + i, gsl_vector_get(mu, i), gsl_vector_get(v, i), mean, var, prob);
-        gsl_matrix_free(Ks);
-        gsl_vector_free(kss);
-        gsl_vector_free(mu);
-        gsl_vector_free(v);
-    }
-    predictor_free(&pr);
+    size_t ms = Xs->size1;
+    const gpc_method_ops *ops;
+    void *ws;
+    int st = predictor_init(m, &ops, &ws);
+    for (size_t s = 0; st == GPC_OK && s < ms; s += PREDICT_BLOCK)
+        predict_block(m, ops, ws, Xs, s, ms - s < PREDICT_BLOCK ? ms - s : PREDICT_BLOCK, mean,
+                      var, prob);
+    ops->free(ws);
     return st;
 }
 
 /* ---- leave-one-out ----------------------------------------------------- */
 
-/* Site i of a Gaussian approximation: precision tau and precision times mean
- * nu.  EP stores them; the Laplace approximation's are the curvature W_i and
- * W_i f_i + d log p / df at the mode. */
-static void site(const gpc_model *m, size_t i, double *tau, double *nu)
-{
-    if (m->tau) {
-        *tau = gsl_vector_get(m->tau, i);
-        *nu = gsl_vector_get(m->nu, i);
-        return;
-    }
-    double d1, d2, f = gsl_vector_get(m->f, i);
-    gpc_lik_logp(m->lik, gsl_vector_get(m->y, i), f, &d1, &d2, NULL);
-    *tau = -d2;
-    *nu = -d2 * f + d1;
-}
-
 int gpc_model_loo(const gpc_model *m, gsl_vector *mean, gsl_vector *var, gsl_vector *prob)
 {
     size_t n = m->X->size1;
-    predictor pr;
-    int st = predictor_init(m, &pr);
-    if (st == GPC_OK && pr.naive) { /* the cavities are part of the solution */
-        for (size_t i = 0; i < n; i++)
-            store(m, i, gsl_vector_get(pr.naive->cav_mean, i),
-                  gsl_vector_get(pr.naive->cav_var, i), mean, var, prob);
-        predictor_free(&pr);
-        return GPC_OK;
-    }
-    gsl_matrix *Ks = gpc_matrix_alloc(n, n);
-    gsl_vector *kss = gpc_vector_alloc(n), *mu = gpc_vector_alloc(n), *v = gpc_vector_alloc(n);
-    if (st == GPC_OK) { /* the posterior marginals at the training inputs */
-        gsl_matrix_memcpy(Ks, pr.K);
-        gsl_vector_view d = gsl_matrix_diagonal(pr.K);
-        gsl_vector_memcpy(kss, &d.vector);
-        predictor_latent(&pr, Ks, kss, mu, v);
-    }
-    for (size_t i = 0; st == GPC_OK && i < n; i++) {
-        /* divide site i out of the marginal N(mu_i, v_i) */
-        double tau, nu, vi = gsl_vector_get(v, i), mi = gsl_vector_get(mu, i);
-        site(m, i, &tau, &nu);
-        double tc = 1.0 / vi - tau;
-        if (!(tc > 0.0) || !isfinite(tc))
-            st = gpc_fail(GPC_ENUM, "leave-one-out: the cavity of training case %zu is "
-                          "improper (its posterior variance %.3g is not below its site's)",
-                          i + 1, vi);
-        else
-            store(m, i, (mi / vi - nu) / tc, 1.0 / tc, mean, var, prob);
-    }
-    gsl_matrix_free(Ks);
-    gsl_vector_free(kss);
-    gsl_vector_free(mu);
-    gsl_vector_free(v);
-    predictor_free(&pr);
+    const gpc_method_ops *ops;
+    void *ws;
+    gsl_matrix *mu = gpc_matrix_alloc(n, 1), *v = gpc_matrix_alloc(n, 1);
+    int st = predictor_init(m, &ops, &ws);
+    if (st == GPC_OK)
+        st = ops->loo(ws, m->y, mu, v);
+    for (size_t i = 0; st == GPC_OK && i < n; i++)
+        store(m, i, gsl_matrix_get(mu, i, 0), gsl_matrix_get(v, i, 0), mean, var, prob);
+    gsl_matrix_free(mu);
+    gsl_matrix_free(v);
+    ops->free(ws);
     return st;
 }
 
@@ -525,10 +418,7 @@ static gpc_model *model_without(const gpc_model *m, size_t i)
         gsl_matrix_set_row(s->X, b, &r.vector);
         gsl_vector_set(s->y, b++, gsl_vector_get(m->y, a));
     }
-    s->f = m->f ? gpc_vector_calloc(n - 1) : NULL;
-    s->tau = m->tau ? gpc_vector_calloc(n - 1) : NULL;
-    s->nu = m->nu ? gpc_vector_calloc(n - 1) : NULL;
-    s->x = m->x ? gpc_vector_calloc(n - 1) : NULL;
+    s->state = gpc_matrix_calloc(n - 1, m->state->size2);
     return s;
 }
 

@@ -20,6 +20,9 @@
  * naive (naive mean field, which has no evidence: "log_evidence none") the
  * label, x_i (the latent mean is K x) and the inputs.
  *
+ * The state columns and their names come from the method's table
+ * (method.h); this module knows no method's internals.
+ *
  * Numbers are written with %.17g, so a model read back predicts exactly what
  * the fitted one did. */
 #ifndef GPC_MODEL_H
@@ -44,9 +47,7 @@ typedef struct {
     double log_evidence;
     gsl_matrix *X;         /* training inputs, n x dim */
     gsl_vector *y;         /* labels -1/+1 */
-    gsl_vector *f;         /* Laplace: latent mode (else NULL) */
-    gsl_vector *tau, *nu;  /* EP: site parameters (else NULL) */
-    gsl_vector *x;         /* naive mean field: the solution, latent mean K x (else NULL) */
+    gsl_matrix *state;     /* the method's fitted state, n x its state_width (method.h) */
 } gpc_model;
 
 void gpc_model_free(gpc_model *m);

@@ -10,6 +10,13 @@
 #include "alloc.h"
 #include "err.h"
 
+/* Learning the label noise is built on EP: its derivative in eps and its
+ * posterior marginals. */
+static gpc_ep *ep_of(const gpc_evidence *ev)
+{
+    return gpc_evidence_workspace(ev, &gpc_method_ep_ops);
+}
+
 void gpc_robust_defaults(gpc_robust_opts *o)
 {
     o->mode = GPC_ROBUST_FIXED;
@@ -100,7 +107,7 @@ static int joint_eval(void *ctx, const double *x, double *value, double *grad)
         st = gpc_evidence_eval(j->ev, x, value, grad);
     if (st != GPC_OK)
         return st;
-    j->deps = gpc_ep_dlogz_deps(j->ev->ep, j->ev->y);
+    j->deps = gpc_ep_dlogz_deps(ep_of(j->ev), j->ev->y);
     *value += gpc_optimize_log_prior(j->opt, j->p, x, grad);
     if (grad)
         grad[j->p] = j->deps * eps * (1.0 - 2.0 * eps); /* d eps / d u */
@@ -166,7 +173,7 @@ static int finish(gpc_evidence *ev, double *theta, const double *theta0,
         st = evaluate(ev, theta, *eps, &res->log_evidence);
     }
     if (st == GPC_OK) {
-        res->deps = gpc_ep_dlogz_deps(ev->ep, ev->y);
+        res->deps = gpc_ep_dlogz_deps(ep_of(ev), ev->y);
         res->converged = conv;
         gpc_info(1, "label noise %.8g at the evidence maximum, d log Z / d eps = %.3g",
                  *eps, res->deps);
@@ -219,7 +226,7 @@ static int fit_em(gpc_evidence *ev, double *theta, const gpc_robust_opts *o,
             break;
         good_eps = eps;
         memcpy(good, theta, p * sizeof *good);
-        double next = gpc_robust_flip_rate(ev->ep, ev->y);
+        double next = gpc_robust_flip_rate(ep_of(ev), ev->y);
         if (!(next < 0.5)) {
             st = gpc_fail(GPC_ENUM, "EM: the flip probability reached 1/2 at iteration %d; "
                           "the labels carry no information under this kernel",
@@ -258,7 +265,8 @@ int gpc_robust_fit(gpc_evidence *ev, double *theta, const gpc_robust_opts *o,
     res->plain_evidence = res->robust_evidence = GSL_NAN;
     if (o->mode == GPC_ROBUST_FIXED)
         return fit_fixed(ev, theta, o, o->eps, res);
-    if (!ev->ep || ev->ep->noise.sigma != 0.0)
+    const gpc_ep *ep = ep_of(ev);
+    if (!ep || ep->noise.sigma != 0.0)
         return gpc_fail(GPC_EUSAGE, "learning the label noise needs EP with the step "
                         "likelihood (-M ep -l step)");
     if (o->mode == GPC_ROBUST_EM)
@@ -293,7 +301,7 @@ int gpc_robust_fit(gpc_evidence *ev, double *theta, const gpc_robust_opts *o,
             res->converged = plain.converged;
             st = evaluate(ev, theta, 0.0, &res->log_evidence);
             if (st == GPC_OK)
-                res->deps = gpc_ep_dlogz_deps(ev->ep, ev->y);
+                res->deps = gpc_ep_dlogz_deps(ep_of(ev), ev->y);
         }
     }
     free(theta_em);

@@ -60,7 +60,7 @@ double gpc_robust_flip_rate(const gpc_ep *e, const gsl_vector *y);
 
 /* Fit ev (EP with the step likelihood; GPC_EUSAGE otherwise for EM and
  * SELECT) from theta as o says; theta and the label noise of ev end at the
- * chosen model, whose EP state is current in ev->ep. */
+ * chosen model, whose EP state is current in ev's workspace. */
 int gpc_robust_fit(gpc_evidence *ev, double *theta, const gpc_robust_opts *o,
                    gpc_robust_result *res);
 

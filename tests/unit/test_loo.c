@@ -36,14 +36,7 @@ static gpc_model *make_model(gsl_rng *r, size_t n, const char *method, gpc_lik l
     strcpy(m->fit, "none");
     m->lik = lik;
     size_t N = n + 1;
-    if (!strcmp(method, "ep")) {
-        m->tau = gsl_vector_alloc(N);
-        m->nu = gsl_vector_alloc(N);
-    } else if (!strcmp(method, "naive")) {
-        m->x = gsl_vector_alloc(N);
-    } else {
-        m->f = gsl_vector_alloc(N);
-    }
+    m->state = gsl_matrix_alloc(N, !strcmp(method, "ep") ? 2 : 1);
     double th[2] = {log(4.0), log(1.5)};
     if (gpc_model_refit(m, th) != GPC_OK)
         TEST_OK(0, "%s: fit failed: %s", method, gpc_errmsg());
@@ -108,7 +101,7 @@ static void test_definitions(gsl_rng *r)
         double s = 0;
         for (size_t j = 0; j < N; j++)
             if (j != i)
-                s += gsl_matrix_get(K, i, j) * gsl_vector_get(m->x, j);
+                s += gsl_matrix_get(K, i, j) * gsl_matrix_get(m->state, j, 0);
         worst = fmax(worst, fabs(s - gsl_vector_get(mc, i)));
         worst = fmax(worst, fabs(gsl_vector_get(vc, i) - gsl_matrix_get(K, i, i)));
     }
@@ -122,7 +115,7 @@ static void test_definitions(gsl_rng *r)
     worst = 0;
     for (size_t i = 0; i < N; i++) {
         /* the marginal is the cavity times the site: precisions and means add */
-        double t = gsl_vector_get(m->tau, i), nu = gsl_vector_get(m->nu, i);
+        double t = gsl_matrix_get(m->state, i, 0), nu = gsl_matrix_get(m->state, i, 1);
         double prec = 1 / gsl_vector_get(vc, i) + t;
         double pm = gsl_vector_get(mc, i) / gsl_vector_get(vc, i) + nu;
         worst = fmax(worst, fabs(1 / prec - gsl_vector_get(v, i)));

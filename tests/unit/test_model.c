@@ -46,8 +46,8 @@ static gpc_model *fitted_model(gsl_rng *r, size_t n, size_t d)
     m->lik = GPC_LIK_PROBIT;
     gpc_evidence *e = gpc_evidence_alloc(m->kernel, m->X, m->y, m->lik, GPC_METHOD_LAPLACE);
     gpc_evidence_eval(e, th, &m->log_evidence, NULL);
-    m->f = gsl_vector_alloc(n);
-    gsl_vector_memcpy(m->f, e->laplace->f);
+    m->state = gsl_matrix_alloc(n, 1);
+    gpc_evidence_state(e, m->state);
     gpc_evidence_free(e);
     return m;
 }
@@ -91,7 +91,7 @@ int main(void)
     TEST_OK(b->lik == GPC_LIK_PROBIT && b->log_evidence == m->log_evidence &&
                 strcmp(b->fit, "none") == 0, "likelihood, evidence and fit exact");
     TEST_OK(gsl_matrix_equal(b->X, m->X) && gsl_vector_equal(b->y, m->y) &&
-                gsl_vector_equal(b->f, m->f), "training inputs, labels and mode exact");
+                gsl_matrix_equal(b->state, m->state), "training inputs, labels and mode exact");
 
     /* predictions: blocks of 512 do not change anything, and p is the
      * probit average of the latent Gaussian */

@@ -1,0 +1,106 @@
+/* The Laplace approximation's operations for the method table. */
+#include "method.h"
+
+#include <stdlib.h>
+
+#include "alloc.h"
+#include "err.h"
+#include "laplace.h"
+
+static int laplace_check_lik(gpc_lik lik)
+{
+    if (lik == GPC_LIK_STEP)
+        return gpc_fail(GPC_EUSAGE, "the Laplace approximation needs a smooth likelihood; "
+                        "use -M ep with -l step");
+    return GPC_OK;
+}
+
+static void *laplace_alloc(size_t n, size_t p, gpc_lik lik) { return gpc_laplace_alloc(n, p, lik); }
+
+static void laplace_free(void *ws) { gpc_laplace_free(ws); }
+
+/* Newton's method has no damping, tolerance or label noise to set. */
+static int laplace_set(void *ws, gpc_method_setting key, double value)
+{
+    (void)ws;
+    (void)key;
+    (void)value;
+    return GPC_METHOD_NO_SETTING;
+}
+
+static int laplace_evidence(void *ws, const gpc_kernel *k, const gsl_matrix *X,
+                            const gsl_vector *y, double *log_evidence, double *grad)
+{
+    return gpc_laplace_evidence(ws, k, X, y, log_evidence, grad);
+}
+
+static void laplace_forget(void *ws) { ((gpc_laplace *)ws)->has_mode = 0; }
+
+static void laplace_state_get(const void *ws, gsl_matrix *state)
+{
+    gsl_matrix_set_col(state, 0, ((const gpc_laplace *)ws)->f);
+}
+
+static int laplace_state_set(void *ws, const gpc_kernel *k, const gsl_matrix *X,
+                             const gsl_vector *y, const gsl_matrix *state)
+{
+    gpc_laplace *w = ws;
+    gsl_vector_const_view f = gsl_matrix_const_column(state, 0);
+    gpc_kernel_matrix(k, X, w->K);
+    return gpc_laplace_set_mode(w, y, &f.vector);
+}
+
+static void laplace_predict(const void *ws, gsl_matrix *Ks, const gsl_vector *kss,
+                          gsl_matrix *mean, gsl_matrix *cov)
+{
+    gsl_vector_view mu = gsl_matrix_column(mean, 0), v = gsl_matrix_column(cov, 0);
+    gpc_laplace_predict(ws, Ks, kss, &mu.vector, &v.vector);
+}
+
+/* The Laplace approximation's sites are the curvature W_i and
+ * W_i f_i + d log p / df at the mode. */
+static int laplace_loo(const void *ws, const gsl_vector *y, gsl_matrix *mean, gsl_matrix *var)
+{
+    const gpc_laplace *w = ws;
+    size_t n = w->n;
+    gsl_vector *tau = gpc_vector_alloc(n), *nu = gpc_vector_alloc(n);
+    for (size_t i = 0; i < n; i++) {
+        double d1, d2, f = gsl_vector_get(w->f, i);
+        gpc_lik_logp(w->lik, gsl_vector_get(y, i), f, &d1, &d2, NULL);
+        gsl_vector_set(tau, i, -d2);
+        gsl_vector_set(nu, i, -d2 * f + d1);
+    }
+    int st = gpc_method_loo_sites(&gpc_method_laplace_ops, ws, w->K, tau, nu, mean, var);
+    gsl_vector_free(tau);
+    gsl_vector_free(nu);
+    return st;
+}
+
+static void laplace_report(const void *ws, double log_evidence)
+{
+    gpc_info(1, "log evidence %.10g, %d Newton iterations at the mode", log_evidence,
+             ((const gpc_laplace *)ws)->iterations);
+}
+
+const gpc_method_ops gpc_method_laplace_ops = {
+    .name = "laplace",
+    .title = "the Laplace approximation",
+    .state_columns = "f",
+    .state_width = 1,
+    .latent = 1,
+    .has_evidence = 1,
+    .label_noise = 0,
+    .default_lik = "logistic",
+    .check_lik = laplace_check_lik,
+    .alloc = laplace_alloc,
+    .free = laplace_free,
+    .set = laplace_set,
+    .evidence = laplace_evidence,
+    .forget = laplace_forget,
+    .state_get = laplace_state_get,
+    .state_set = laplace_state_set,
+    .predict = laplace_predict,
+    .loo = laplace_loo,
+    .prob = gpc_method_binary_prob,
+    .report = laplace_report,
+};
