@@ -77,7 +77,7 @@ SAN_ENV = ASAN_OPTIONS=exitcode=86:detect_leaks=1:abort_on_error=0:$(ASAN_OPTION
           UBSAN_OPTIONS=exitcode=86:print_stacktrace=1:halt_on_error=1:$(UBSAN_OPTIONS)
 
 check: deps
-	@$(MAKE) --no-print-directory all $(UNIT_BIN) $(FUZZ_COMPILE)
+	@$(MAKE) --no-print-directory all $(UNIT_BIN) $(FUZZ_COMPILE) $(BENCH_BIN)
 	@$(if $(SAN_FLAGS),$(SAN_ENV)) sh tests/run.sh $(UNIT_BIN)
 
 demo: deps
@@ -104,11 +104,13 @@ table-kg: deps
 	@echo
 	@sh repro/kg-draws.sh 30
 
+# make check builds the benchmarks too, so that they keep up with the library.
+BENCH_BIN = $(BUILD)/bench-laplace $(BUILD)/bench-ep
 bench: deps
-	@$(MAKE) --no-print-directory all build/bench-laplace build/bench-ep
+	@$(MAKE) --no-print-directory all $(BENCH_BIN)
 	@sh bench/run.sh
 
-build/bench-%: bench/bench-%.c $(LIB) | $(BUILD)/lib
+$(BUILD)/bench-%: bench/bench-%.c $(LIB) | $(BUILD)/lib
 	$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< $(LIB) $(LDLIBS)
 
 # libFuzzer harnesses for the readers and the kernel-spec parser, built with
