@@ -4,10 +4,13 @@
 #define GPC_TEST_PROBLEMS_H
 
 #include <math.h>
+#include <string.h>
 
 #include <gsl/gsl_matrix.h>
 #include <gsl/gsl_rng.h>
 #include <gsl/gsl_vector.h>
+
+#include "kernel.h"
 
 /* n inputs uniform on [-1, 1]^d, labelled by the sign of their coordinate sum
  * plus U(-0.15, 0.15) noise. */
@@ -69,6 +72,28 @@ static inline void standardise(gsl_matrix *X, const gsl_matrix *by)
         for (size_t i = 0; i < X->size1; i++)
             gsl_matrix_set(X, i, l, (gsl_matrix_get(X, i, l) - m) / sd);
     }
+}
+
+/* The central difference (z(theta_j + h) - z(theta_j - h)) / 2h of an
+ * evidence in log hyperparameter j of k; eval computes it at k's current
+ * parameters.  k's parameters are as they were on return. */
+typedef double (*evidence_at_fn)(void *ctx, const gpc_kernel *k);
+static inline double central_difference(gpc_kernel *k, size_t j, double h, evidence_at_fn eval,
+                                        void *ctx)
+{
+    size_t p = gpc_kernel_nparams(k);
+    double th[p], t0;
+    memcpy(th, gpc_kernel_params(k), sizeof th);
+    t0 = th[j];
+    th[j] = t0 + h;
+    gpc_kernel_set_params(k, th);
+    double zp = eval(ctx, k);
+    th[j] = t0 - h;
+    gpc_kernel_set_params(k, th);
+    double zm = eval(ctx, k);
+    th[j] = t0;
+    gpc_kernel_set_params(k, th);
+    return (zp - zm) / (2 * h);
 }
 
 #endif

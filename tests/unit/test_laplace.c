@@ -18,6 +18,21 @@
 #include "tap.h"
 
 /* A small problem: n points in d dims, labels from a noisy linear rule. */
+/* The Laplace evidence for central_difference (problems.h). */
+typedef struct {
+    gpc_laplace *w;
+    const gsl_matrix *X;
+    const gsl_vector *y;
+} laplace_at;
+
+static double laplace_evidence_at(void *ctx, const gpc_kernel *k)
+{
+    laplace_at *c = ctx;
+    double z;
+    gpc_laplace_evidence(c->w, k, c->X, c->y, &z, NULL);
+    return z;
+}
+
 static void make_problem(gsl_rng *r, size_t n, size_t d, gsl_matrix **X, gsl_vector **y)
 {
     *X = gsl_matrix_alloc(n, d);
@@ -138,17 +153,9 @@ static void test_against_naive(gsl_rng *r, gpc_lik lik, const char *spec)
     /* gradient against central differences of the evidence */
     double *g = malloc(p * sizeof *g);
     gpc_laplace_evidence(w, k, X, y, &logz, g);
+    laplace_at at = {w, X, y};
     for (size_t j = 0; j < p; j++) {
-        double h = 1e-5, zp, zm, t0 = theta[j];
-        theta[j] = t0 + h;
-        gpc_kernel_set_params(k, theta);
-        gpc_laplace_evidence(w, k, X, y, &zp, NULL);
-        theta[j] = t0 - h;
-        gpc_kernel_set_params(k, theta);
-        gpc_laplace_evidence(w, k, X, y, &zm, NULL);
-        theta[j] = t0;
-        gpc_kernel_set_params(k, theta);
-        double fd = (zp - zm) / (2 * h);
+        double fd = central_difference(k, j, 1e-5, laplace_evidence_at, &at);
         TEST_CLOSE(g[j], fd, 1e-6, 1e-8, "%s %s: d logZ / d %s against central differences",
                    gpc_lik_name(lik), spec, gpc_kernel_param_name(k, j));
     }
@@ -318,7 +325,7 @@ static void test_pima(void)
     size_t n = X->size1, m = Xs->size1;
     gpc_kernel *k;
     gpc_kernel_parse("ard", X->size2, &k);
-    double th[8] = {1.5, -3, -2, -4, -3.5, -2.5, -3, -2.5}, g[8], z, zp, zm;
+    double th[8] = {1.5, -3, -2, -4, -3.5, -2.5, -3, -2.5}, g[8], z;
     gpc_kernel_set_params(k, th);
     gpc_laplace *w = gpc_laplace_alloc(n, 8, GPC_LIK_LOGISTIC);
     gpc_laplace_evidence(w, k, X, y, &z, g);
@@ -326,17 +333,10 @@ static void test_pima(void)
     TEST_CLOSE(z, naive_evidence(GPC_LIK_LOGISTIC, w->K, y, fn), 1e-11, 0,
                "Pima: log evidence equals the dense formula");
     double worst = 0;
+    laplace_at at = {w, X, y};
     for (size_t j = 0; j < 8; j++) {
-        double h = 1e-5, t0 = th[j];
-        th[j] = t0 + h;
-        gpc_kernel_set_params(k, th);
-        gpc_laplace_evidence(w, k, X, y, &zp, NULL);
-        th[j] = t0 - h;
-        gpc_kernel_set_params(k, th);
-        gpc_laplace_evidence(w, k, X, y, &zm, NULL);
-        th[j] = t0;
-        gpc_kernel_set_params(k, th);
-        worst = fmax(worst, fabs(g[j] - (zp - zm) / (2 * h)) / (1e-3 + fabs(g[j])));
+        double fd = central_difference(k, j, 1e-5, laplace_evidence_at, &at);
+        worst = fmax(worst, fabs(g[j] - fd) / (1e-3 + fabs(g[j])));
     }
     TEST_OK(worst < 1e-6, "Pima: gradient against central differences (worst relative %.2g)",
             worst);
@@ -410,7 +410,7 @@ static void test_huge_signal_variance(void)
     gsl_vector *Kd1 = gsl_vector_alloc(n);
     double trivial = n * log(0.5);
     for (int c = 0; c < 2; c++) {
-        double th[2] = {c == 0 ? 40.0 : 60.0, -2.0}, g[2], z, zp, zm;
+        double th[2] = {c == 0 ? 40.0 : 60.0, -2.0}, g[2], z;
         gpc_kernel_set_params(k, th);
         w->has_mode = 0;
         int st = gpc_laplace_evidence(w, k, X, y, &z, g);
@@ -423,17 +423,9 @@ static void test_huge_signal_variance(void)
         TEST_OK(max_abs(Kd1) < 1e-6 * (1 + max_abs(w->f)),
                 "log v0 = %g: the mode is stationary, |K d1 - f| = %.3g, |f| = %.3g", th[0],
                 max_abs(Kd1), max_abs(w->f));
+        laplace_at at = {w, X, y};
         for (size_t j = 0; j < 2; j++) {
-            double h = 1e-4, t0 = th[j];
-            th[j] = t0 + h;
-            gpc_kernel_set_params(k, th);
-            gpc_laplace_evidence(w, k, X, y, &zp, NULL);
-            th[j] = t0 - h;
-            gpc_kernel_set_params(k, th);
-            gpc_laplace_evidence(w, k, X, y, &zm, NULL);
-            th[j] = t0;
-            gpc_kernel_set_params(k, th);
-            TEST_CLOSE(g[j], (zp - zm) / (2 * h), 1e-4, 1e-5,
+            TEST_CLOSE(g[j], central_difference(k, j, 1e-4, laplace_evidence_at, &at), 1e-4, 1e-5,
                        "log v0 = %g: gradient %zu against central differences", th[0], j);
         }
     }
