@@ -20,7 +20,8 @@ static void usage(void)
 {
     printf("Usage: %s [OPTION]... X Y\n"
            "Fit a binary Gaussian process classifier to inputs X (one case per row) and\n"
-           "labels Y (-1/+1 or 0/1, one per line) and write the model.\n"
+           "labels Y (two classes, numbers or words, one per line; the later class is the\n"
+           "positive one, so -1/+1 and 0/1 keep their meaning) and write the model.\n"
            "\n"
            "  -k, --kernel=SPEC        covariance function (default ard), e.g. 'ard+bias'\n"
            "  -l, --likelihood=NAME    logistic (default with laplace), probit (default\n"

@@ -14,7 +14,8 @@ static void usage(void)
 {
     printf("Usage: %s [OPTION]... PRED Y\n"
            "Compare predictions PRED (as written by gpc-predict; column 1 is p(y=+1|x))\n"
-           "with the true labels Y (-1/+1 or 0/1) and print one line:\n"
+           "with the true labels Y (two classes, numbers or words; p is that of the later\n"
+           "class, the positive one of -1/+1 or 0/1) and print one line:\n"
            "  errors E of N (R%%), mean log predictive probability M\n"
            "A case counts as an error when p(y=+1|x) >= 1/2 and y = -1 or p < 1/2 and\n"
            "y = +1.  M is the mean over cases of log p(y_i | x_i) (natural log).\n"
@@ -59,8 +60,10 @@ int main(int argc, char **argv)
     gpc_cli_stdin_claim("the predictions", ppath);
     gpc_cli_stdin_claim("the labels", ypath);
     gsl_matrix *P = gpc_cli_read_matrix(ppath, 0, NULL);
-    gsl_vector *y;
-    gpc_cli_check(gpc_labels_read_binary(ypath, &y));
+    /* a test set may hold one class only, when its coding says which */
+    gpc_labels *labels = gpc_cli_read_binary_labels(ypath);
+    gsl_vector *y = gpc_labels_binary(labels);
+    gpc_labels_free(labels);
     if ((size_t)col > P->size2)
         gpc_die(GPC_EINPUT, "%s has %zu columns, no column %ld", gpc_cli_name(ppath), P->size2,
                 col);

@@ -11,6 +11,7 @@
 
 #include "alloc.h"
 #include "err.h"
+#include "labels.h"
 
 #ifndef GPC_VERSION
 #define GPC_VERSION "unknown"
@@ -201,6 +202,39 @@ const char *gpc_cli_name(const char *path)
     return !path || strcmp(path, "-") == 0 ? "<stdin>" : path;
 }
 
+/* The classes as "a b c", for messages. */
+static void class_list(const gpc_labels *l, char *buf, size_t size)
+{
+    buf[0] = '\0';
+    for (size_t c = 0; c < l->nclasses; c++) {
+        size_t len = strlen(buf);
+        snprintf(buf + len, size - len, "%s%s", c ? " " : "", l->names[c]);
+    }
+}
+
+gpc_labels *gpc_cli_read_binary_labels(const char *path)
+{
+    static char *const pm1[] = {"-1", "1"}, *const zero_one[] = {"0", "1"};
+    gpc_labels *l;
+    if (gpc_labels_read(path, &l) != GPC_OK) {
+        /* one class only is fine when the labels are a coding whose meaning
+         * is fixed (a one-case problem, a test set of one class); words or
+         * other numbers need both classes to tell which is positive */
+        char why[1024];
+        snprintf(why, sizeof why, "%s", gpc_errmsg());
+        if (gpc_labels_read_classes(path, pm1, 2, &l) != GPC_OK &&
+            gpc_labels_read_classes(path, zero_one, 2, &l) != GPC_OK)
+            gpc_die(GPC_EINPUT, "%s", why);
+    } else if (l->nclasses > 2) {
+        /* name the classes, so that a stray label (a typo, a header) is easy to spot */
+        char found[512];
+        class_list(l, found, sizeof found);
+        gpc_die(GPC_EINPUT, "%s: %zu classes (%s): multiclass classification is not available "
+                "yet; give labels of two classes", gpc_cli_name(path), l->nclasses, found);
+    }
+    return l;
+}
+
 void gpc_cli_read_training(int argc, char **argv, gsl_matrix **X, gsl_vector **y)
 {
     if (argc - optind != 2)
@@ -209,7 +243,9 @@ void gpc_cli_read_training(int argc, char **argv, gsl_matrix **X, gsl_vector **y
     gpc_cli_stdin_claim("X", xpath);
     gpc_cli_stdin_claim("Y", ypath);
     *X = gpc_cli_read_matrix(xpath, 0, NULL);
-    gpc_cli_check(gpc_labels_read_binary(ypath, y));
+    gpc_labels *labels = gpc_cli_read_binary_labels(ypath);
+    *y = gpc_labels_binary(labels);
+    gpc_labels_free(labels);
     if ((*y)->size != (*X)->size1)
         gpc_die(GPC_EINPUT, "%s has %zu labels but %s has %zu rows; they must match",
                 gpc_cli_name(ypath), (*y)->size, gpc_cli_name(xpath), (*X)->size1);

@@ -82,6 +82,11 @@ static int read_text(tokens *t, const char *text, size_t len)
         return gpc_fail(GPC_EINPUT, "%s:%zu: a NUL byte: this is not a text labels file",
                         t->name, line);
     }
+    /* an editor's invisible mark would glue itself to the first label and
+     * make a class of its own */
+    if (len >= 3 && memcmp(text, "\xef\xbb\xbf", 3) == 0)
+        return gpc_fail(GPC_EINPUT, "%s:1: a UTF-8 byte-order mark at the start; save the file "
+                        "without it (as plain UTF-8 or ASCII)", t->name);
     const char *s = text, *end = text + len;
     for (size_t line = 1; s < end; line++) {
         const char *eol = memchr(s, '\n', (size_t)(end - s));
