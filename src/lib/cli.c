@@ -237,6 +237,14 @@ gpc_labels *gpc_cli_read_binary_labels(const char *path)
 
 void gpc_cli_read_training(int argc, char **argv, gsl_matrix **X, gsl_vector **y)
 {
+    gpc_labels *labels;
+    gpc_cli_read_training_labels(argc, argv, X, y, &labels);
+    gpc_labels_free(labels);
+}
+
+void gpc_cli_read_training_labels(int argc, char **argv, gsl_matrix **X, gsl_vector **y,
+                                  gpc_labels **labels_out)
+{
     if (argc - optind != 2)
         gpc_cli_usage("expected two files, the inputs X and the labels Y");
     const char *xpath = argv[optind], *ypath = argv[optind + 1];
@@ -245,7 +253,7 @@ void gpc_cli_read_training(int argc, char **argv, gsl_matrix **X, gsl_vector **y
     *X = gpc_cli_read_matrix(xpath, 0, NULL);
     gpc_labels *labels = gpc_cli_read_binary_labels(ypath);
     *y = gpc_labels_binary(labels);
-    gpc_labels_free(labels);
+    *labels_out = labels;
     if ((*y)->size != (*X)->size1)
         gpc_die(GPC_EINPUT, "%s has %zu labels but %s has %zu rows; they must match",
                 gpc_cli_name(ypath), (*y)->size, gpc_cli_name(xpath), (*X)->size1);

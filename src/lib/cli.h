@@ -69,6 +69,10 @@ gpc_labels *gpc_cli_read_binary_labels(const char *path);
  * labels Y: checks their number, that they are not both standard input, and
  * that their row counts match; dies otherwise. */
 void gpc_cli_read_training(int argc, char **argv, gsl_matrix **X, gsl_vector **y);
+/* The same, also giving the labels (their classes name -1 and +1 in a model);
+ * the caller frees them. */
+void gpc_cli_read_training_labels(int argc, char **argv, gsl_matrix **X, gsl_vector **y,
+                                  gpc_labels **labels);
 
 /* The likelihood by name, or a usage error. */
 gpc_lik gpc_cli_lik(const char *name);

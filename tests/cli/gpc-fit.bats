@@ -33,9 +33,10 @@ model_params() {
     assert_line --index 0 "gpc-model 1"
     assert_line --index 1 "method laplace"
     assert_line --index 2 "likelihood logistic"
-    assert_line --index 3 "kernel ard"
-    assert_line --index 4 "dim 7"
-    assert_line --index 5 "hyperparameters 8"
+    assert_line --index 3 "classes -1 1"
+    assert_line --index 4 "kernel ard"
+    assert_line --index 5 "dim 7"
+    assert_line --index 6 "hyperparameters 8"
     assert_line "fit none"
     assert_line "training 40"
     assert_line --regexp '^log_evidence -[0-9.]+(e[-+][0-9]+)?$'
@@ -131,10 +132,12 @@ model_params() {
     assert_equal "$(model_value m.txt log_w2)" -0.5
 }
 
-@test "gpc-fit: labels coded 0/1 give the same model as -1/+1" {
+@test "gpc-fit: labels coded 0/1 give the same model as -1/+1 but for the classes' names" {
     gpc-fit -q -O none -p "$P8" Xz.txt y.txt > a.txt
     gpc-fit -q -O none -p "$P8" Xz.txt y01.txt > b.txt
-    assert_files_equal a.txt b.txt
+    assert_equal "$(grep '^classes' b.txt)" "classes 0 1"
+    sed 's/^classes 0 1$/classes -1 1/' b.txt > b1.txt
+    assert_files_equal a.txt b1.txt
 }
 
 @test "gpc-fit: progress goes to stderr, -q silences it, stdout is only the model" {

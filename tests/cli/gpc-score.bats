@@ -15,7 +15,7 @@ setup() {
 }
 
 @test "gpc-score --help lists every option and exits 0" {
-    check_help gpc-score column table quiet verbose help version
+    check_help gpc-score model column table quiet verbose help version
     check_help_covers_source gpc-score
 }
 

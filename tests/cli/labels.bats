@@ -105,3 +105,82 @@ fit_predict_score() {
     assert_success
     assert_output --partial "2 3 "
 }
+
+# ---- models record their classes; predictions speak them -------------------------------
+
+@test "labels: the model records its classes after the likelihood, negative first" {
+    gpc-fit -q -O none -p "$P8" -m out/m.txt Xz.txt y-words.txt
+    assert_equal "$(sed -n 4p out/m.txt)" "classes no yes"
+    gpc-fit -q -O none -p "$P8" -m out/m.txt Xz.txt y-12.txt
+    assert_equal "$(sed -n 4p out/m.txt)" "classes 1 2"
+    gpc-fit -q -O none -p "$P8" -m out/m.txt Xz.txt y.txt
+    assert_equal "$(sed -n 4p out/m.txt)" "classes -1 1"
+}
+
+@test "labels: a model file without the classes line reads as -1/+1 and predicts the same" {
+    gpc-fit -q -O none -p "$P8" -m out/m.txt Xz.txt y.txt
+    grep -v '^classes ' out/m.txt > old.txt
+    ! grep -q '^classes' old.txt
+    gpc-predict -m out/m.txt Xtz.txt > p1.txt
+    gpc-predict -m old.txt Xtz.txt > p2.txt
+    assert_files_equal p1.txt p2.txt
+}
+
+@test "labels: a classes line without two different names is status 3 with file:line" {
+    gpc-fit -q -O none -p "$P8" -m out/m.txt Xz.txt y-words.txt
+    for bad in 'classes yes' 'classes no yes maybe' 'classes yes yes'; do
+        sed "4s/.*/$bad/" out/m.txt > bad.txt
+        run gpc-predict -m bad.txt Xtz.txt
+        assert_failure 3
+        assert_output --partial "bad.txt:4: expected 'classes NEG POS'"
+    done
+}
+
+@test "labels: the label column writes numeric classes back as their numbers" {
+    gpc-fit -q -O none -p "$P8" -m out/m.txt Xz.txt y.txt
+    gpc-predict -m out/m.txt -c label Xtz.txt > l.txt
+    for code in 12 01; do
+        gpc-fit -q -O none -p "$P8" -m out/m$code.txt Xz.txt y-$code.txt
+        gpc-predict -m out/m$code.txt -c label Xtz.txt > l$code.txt
+    done
+    # both classes are predicted, so the mapping is checked both ways
+    [ "$(sort -u l.txt | tr '\n' ' ')" = "-1 1 " ]
+    run awk '{ print ($1 > 0) ? 2 : 1 }' l.txt
+    assert_output "$(cat l12.txt)"
+    run awk '{ print ($1 > 0) ? 1 : 0 }' l.txt
+    assert_output "$(cat l01.txt)"
+}
+
+@test "labels: with word classes the label column is -1/+1 under a header naming the words" {
+    gpc-fit -q -O none -p "$P8" -m out/m.txt Xz.txt y.txt
+    gpc-fit -q -O none -p "$P8" -m out/mw.txt Xz.txt y-words.txt
+    gpc-predict -m out/m.txt Xtz.txt > p.txt
+    gpc-predict -m out/mw.txt Xtz.txt > pw.txt
+    assert_equal "$(head -n 1 pw.txt)" "# label: -1 no, 1 yes"
+    assert_equal "$(tail -n +2 pw.txt)" "$(cat p.txt)"
+    # the header is a comment to every matrix reader: scoring reads through it
+    assert_equal "$(gpc-score -t pw.txt yt-words.txt)" "$(gpc-score -t p.txt yt.txt)"
+    # no header without a label column, nor in .npy, which has no place for one
+    gpc-predict -m out/mw.txt -c p,var Xtz.txt > pv.txt
+    ! grep -q '#' pv.txt
+    gpc-predict -m out/mw.txt -F npy Xtz.txt > pw.npy
+    gpc-predict -m out/m.txt -F npy Xtz.txt > p.npy
+    assert_files_equal pw.npy p.npy
+}
+
+@test "labels: gpc-score -m scores a test set of one class of words by the model's classes" {
+    gpc-fit -q -O none -p "$P8" -m out/m.txt Xz.txt y-words.txt
+    printf '0.9\n0.2\n' > p.txt
+    printf 'yes\nyes\n' > w1.txt
+    run gpc-score -t -m out/m.txt p.txt w1.txt
+    assert_success
+    assert_output --partial "1 2 0.5 "
+    printf 'no\nno\n' > w0.txt
+    run gpc-score -t -m out/m.txt p.txt w0.txt
+    assert_success
+    assert_output --partial "1 2 0.5 "
+    printf 'no\nmaybe\n' > wx.txt
+    run gpc-score -m out/m.txt p.txt wx.txt
+    assert_failure 3
+    assert_output --partial "wx.txt:2: label 'maybe' is not one of the model's classes (no yes)"
+}
