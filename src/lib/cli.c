@@ -214,23 +214,34 @@ static void class_list(const gpc_labels *l, char *buf, size_t size)
 
 gpc_labels *gpc_cli_read_binary_labels(const char *path)
 {
-    static char *const pm1[] = {"-1", "1"}, *const zero_one[] = {"0", "1"};
     gpc_labels *l;
-    if (gpc_labels_read(path, &l) != GPC_OK) {
-        /* one class only is fine when the labels are a coding whose meaning
-         * is fixed (a one-case problem, a test set of one class); words or
-         * other numbers need both classes to tell which is positive */
-        char why[1024];
-        snprintf(why, sizeof why, "%s", gpc_errmsg());
-        if (gpc_labels_read_classes(path, pm1, 2, &l) != GPC_OK &&
-            gpc_labels_read_classes(path, zero_one, 2, &l) != GPC_OK)
-            gpc_die(GPC_EINPUT, "%s", why);
-    } else if (l->nclasses > 2) {
+    gpc_cli_check(gpc_labels_read_present(path, &l));
+    if (l->nclasses > 2) {
         /* name the classes, so that a stray label (a typo, a header) is easy to spot */
         char found[512];
         class_list(l, found, sizeof found);
         gpc_die(GPC_EINPUT, "%s: %zu classes (%s): multiclass classification is not available "
                 "yet; give labels of two classes", gpc_cli_name(path), l->nclasses, found);
+    }
+    if (l->nclasses == 2)
+        return l;
+    /* one class is fine when the labels are a coding whose meaning is fixed
+     * (a one-case problem, a test set of one class); words or other numbers
+     * need both classes to tell which is positive */
+    double v = l->numeric ? strtod(l->names[0], NULL) : NAN;
+    if (v != -1.0 && v != 0.0 && v != 1.0)
+        gpc_die(GPC_EINPUT, "%s: every one of the %zu labels is '%s': a classifier needs cases "
+                "of at least two classes (one is enough only for -1/+1 or 0/1 labels, whose "
+                "meaning is fixed)", gpc_cli_name(path), l->n, l->names[0]);
+    l->names = gpc_reallocarray(l->names, 2, sizeof *l->names);
+    l->nclasses = 2;
+    if (v == 1.0) { /* the positive class; the negative is named as -1/+1 would name it */
+        l->names[1] = l->names[0];
+        l->names[0] = gpc_strdup("-1");
+        for (size_t i = 0; i < l->n; i++)
+            l->cls[i] = 1;
+    } else {
+        l->names[1] = gpc_strdup("1");
     }
     return l;
 }

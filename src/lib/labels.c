@@ -230,7 +230,8 @@ long gpc_labels_find(char *const *names, size_t nclasses, int numeric, const cha
     return -1;
 }
 
-int gpc_labels_read(const char *path, gpc_labels **out)
+/* Labels whose classes are those present, at least min_classes of them. */
+static int read_present(const char *path, size_t min_classes, gpc_labels **out)
 {
     tokens t;
     *out = NULL;
@@ -238,7 +239,7 @@ int gpc_labels_read(const char *path, gpc_labels **out)
     if (st != GPC_OK)
         return st;
     gpc_labels *l = classes_of(&t);
-    if (l->nclasses < 2)
+    if (l->nclasses < min_classes)
         st = gpc_fail(GPC_EINPUT, "%s: every one of the %zu labels is '%s': a classifier "
                       "needs cases of at least two classes", t.name, t.n, l->names[0]);
     tokens_free(&t);
@@ -248,6 +249,16 @@ int gpc_labels_read(const char *path, gpc_labels **out)
     }
     *out = l;
     return GPC_OK;
+}
+
+int gpc_labels_read(const char *path, gpc_labels **out)
+{
+    return read_present(path, 2, out);
+}
+
+int gpc_labels_read_present(const char *path, gpc_labels **out)
+{
+    return read_present(path, 1, out);
 }
 
 static void list_classes(char *const *names, size_t nclasses, char *buf, size_t size)

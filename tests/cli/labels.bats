@@ -92,6 +92,16 @@ fit_predict_score() {
     run gpc-score -t p.txt minus.txt
     assert_success
     assert_output --partial "1 2 0.5 "
+    # read once, so one class works on a pipe too
+    run gpc-score -t p.txt - < one.txt
+    assert_success
+    assert_output --partial "1 2 0.5 "
+    # training labels of one class of words are refused too
+    head -n 40 Xz.txt | head -n 2 > X2.txt
+    run gpc-fit -q -O none -m out/m.txt X2.txt w1.txt
+    assert_failure 3
+    assert_output --partial "w1.txt: every one of the 2 labels is 'yes': a classifier needs cases of at least two classes"
+    assert_dir_empty out
 }
 
 @test "labels: gpc-score of words takes p as that of the later class" {
