@@ -20,7 +20,8 @@ static void usage(void)
 {
     printf("Usage: %s [OPTION]... X Y\n"
            "Fit a binary Gaussian process classifier to inputs X (one case per row) and\n"
-           "labels Y (-1/+1 or 0/1, one per line) and write the model.\n"
+           "labels Y (two classes, numbers or words, one per line; the later class is the\n"
+           "positive one, so -1/+1 and 0/1 keep their meaning) and write the model.\n"
            "\n"
            "  -k, --kernel=SPEC        covariance function (default ard), e.g. 'ard+bias'\n"
            "  -l, --likelihood=NAME    logistic (default with laplace), probit (default\n"
@@ -190,7 +191,8 @@ int main(int argc, char **argv)
     gpc_output *params_out = o.params_out ? gpc_cli_output(o.params_out) : NULL;
     gsl_matrix *X;
     gsl_vector *y;
-    gpc_cli_read_training(argc, argv, &X, &y);
+    gpc_labels *labels;
+    gpc_cli_read_training_labels(argc, argv, &X, &y, &labels);
     gpc_kernel *k = gpc_cli_kernel(o.kernel, X->size2, o.params_file, o.params);
 
     size_t p = gpc_kernel_nparams(k);
@@ -217,7 +219,8 @@ int main(int argc, char **argv)
     gpc_kernel_set_params(k, theta);
 
     gpc_model m = {.lik = lik, .label_noise = res.eps, .kernel = k,
-                   .log_evidence = res.log_evidence, .X = X, .y = y};
+                   .log_evidence = res.log_evidence, .X = X, .y = y,
+                   .classes = {labels->names[0], labels->names[1]}};
     snprintf(m.method, sizeof m.method, "%s", gpc_method_name(method));
     m.state = gpc_matrix_alloc(X->size1, ev->ops->state_width);
     gpc_evidence_state(ev, m.state);
@@ -240,6 +243,7 @@ int main(int argc, char **argv)
     gpc_kernel_free(k);
     gsl_matrix_free(X);
     gsl_vector_free(y);
+    gpc_labels_free(labels);
     free(theta);
     free(fixed);
     return 0;

@@ -24,7 +24,10 @@ static void usage(void)
            "  -c, --columns=LIST    comma-separated, from: p (p(y=+1|x), averaged over the\n"
            "                        latent Gaussian), plugin (the likelihood at the latent\n"
            "                        mean), mean, var (latent mean and variance), label\n"
-           "                        (+1 if p >= 1/2, else -1); default p,mean,var,label\n"
+           "                        (the model's positive class if p >= 1/2, else its\n"
+           "                        negative one: numeric classes as their numbers, words\n"
+           "                        as +1/-1 under a '# label:' line naming them);\n"
+           "                        default p,mean,var,label\n"
            "      --plugin          use the plug-in probability for p and label\n"
            "      --chain=FILE      average over the hyperparameter samples of a chain\n"
            "                        from gpc-hmc (run on the model's training data,\n"
@@ -173,6 +176,22 @@ static void accumulate_chain(gpc_model *m, const char *path, long burn, long thi
     gpc_chain_free(ch);
 }
 
+/* A class name that is a number: its value. */
+static int class_number(const char *s, double *x)
+{
+    char *end;
+    *x = strtod(s, &end);
+    return end != s && *end == '\0' && isfinite(*x);
+}
+
+static int has_column(const column *cols, size_t ncols, column c)
+{
+    for (size_t j = 0; j < ncols; j++)
+        if (cols[j] == c)
+            return 1;
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     const char *model_path = NULL, *chain_path = NULL, *out = "-", *columns = "p,mean,var,label";
@@ -232,6 +251,16 @@ int main(int argc, char **argv)
     else
         accumulate(m, Xs, loo, &a);
 
+    /* the label column speaks the model's classes: their numbers when they are
+     * numbers (so -1/1 models write -1/1 as always), else -1/+1 with a header
+     * line naming the words, which matrix readers skip as a comment */
+    double label_value[2];
+    int words = !class_number(gpc_model_class(m, 0), &label_value[0]) ||
+                !class_number(gpc_model_class(m, 1), &label_value[1]);
+    if (words) {
+        label_value[0] = -1.0;
+        label_value[1] = 1.0;
+    }
     gsl_matrix *res = gpc_matrix_alloc(n, ncols);
     double k = 1.0 / (double)a.samples;
     for (size_t i = 0; i < n; i++) {
@@ -244,11 +273,14 @@ int main(int argc, char **argv)
             case COL_PLUGIN: v = pl; break;
             case COL_MEAN: v = mu; break;
             case COL_VAR: v = fmax(0.0, k * gsl_vector_get(a.second, i) - mu * mu); break;
-            case COL_LABEL: v = pi >= 0.5 ? 1.0 : -1.0; break;
+            case COL_LABEL: v = label_value[pi >= 0.5]; break;
             }
             gsl_matrix_set(res, i, j, v);
         }
     }
+    if (words && fmt == GPC_FMT_TEXT && has_column(cols, ncols, COL_LABEL))
+        fprintf(gpc_output_file(output), "# label: -1 %s, 1 %s\n", gpc_model_class(m, 0),
+                gpc_model_class(m, 1));
     gpc_cli_write_matrix(output, res, fmt);
     gsl_matrix_free(res);
     if (Xs != m->X)

@@ -11,6 +11,7 @@
 
 #include "alloc.h"
 #include "err.h"
+#include "labels.h"
 
 #ifndef GPC_VERSION
 #define GPC_VERSION "unknown"
@@ -201,7 +202,59 @@ const char *gpc_cli_name(const char *path)
     return !path || strcmp(path, "-") == 0 ? "<stdin>" : path;
 }
 
+/* The classes as "a b c", for messages. */
+static void class_list(const gpc_labels *l, char *buf, size_t size)
+{
+    buf[0] = '\0';
+    for (size_t c = 0; c < l->nclasses; c++) {
+        size_t len = strlen(buf);
+        snprintf(buf + len, size - len, "%s%s", c ? " " : "", l->names[c]);
+    }
+}
+
+gpc_labels *gpc_cli_read_binary_labels(const char *path)
+{
+    gpc_labels *l;
+    gpc_cli_check(gpc_labels_read_present(path, &l));
+    if (l->nclasses > 2) {
+        /* name the classes, so that a stray label (a typo, a header) is easy to spot */
+        char found[512];
+        class_list(l, found, sizeof found);
+        gpc_die(GPC_EINPUT, "%s: %zu classes (%s): multiclass classification is not available "
+                "yet; give labels of two classes", gpc_cli_name(path), l->nclasses, found);
+    }
+    if (l->nclasses == 2)
+        return l;
+    /* one class is fine when the labels are a coding whose meaning is fixed
+     * (a one-case problem, a test set of one class); words or other numbers
+     * need both classes to tell which is positive */
+    double v = l->numeric ? strtod(l->names[0], NULL) : NAN;
+    if (v != -1.0 && v != 0.0 && v != 1.0)
+        gpc_die(GPC_EINPUT, "%s: every one of the %zu labels is '%s': a classifier needs cases "
+                "of at least two classes (one is enough only for -1/+1 or 0/1 labels, whose "
+                "meaning is fixed)", gpc_cli_name(path), l->n, l->names[0]);
+    l->names = gpc_reallocarray(l->names, 2, sizeof *l->names);
+    l->nclasses = 2;
+    if (v == 1.0) { /* the positive class; the negative is named as -1/+1 would name it */
+        l->names[1] = l->names[0];
+        l->names[0] = gpc_strdup("-1");
+        for (size_t i = 0; i < l->n; i++)
+            l->cls[i] = 1;
+    } else {
+        l->names[1] = gpc_strdup("1");
+    }
+    return l;
+}
+
 void gpc_cli_read_training(int argc, char **argv, gsl_matrix **X, gsl_vector **y)
+{
+    gpc_labels *labels;
+    gpc_cli_read_training_labels(argc, argv, X, y, &labels);
+    gpc_labels_free(labels);
+}
+
+void gpc_cli_read_training_labels(int argc, char **argv, gsl_matrix **X, gsl_vector **y,
+                                  gpc_labels **labels_out)
 {
     if (argc - optind != 2)
         gpc_cli_usage("expected two files, the inputs X and the labels Y");
@@ -209,7 +262,9 @@ void gpc_cli_read_training(int argc, char **argv, gsl_matrix **X, gsl_vector **y
     gpc_cli_stdin_claim("X", xpath);
     gpc_cli_stdin_claim("Y", ypath);
     *X = gpc_cli_read_matrix(xpath, 0, NULL);
-    gpc_cli_check(gpc_labels_read_binary(ypath, y));
+    gpc_labels *labels = gpc_cli_read_binary_labels(ypath);
+    *y = gpc_labels_binary(labels);
+    *labels_out = labels;
     if ((*y)->size != (*X)->size1)
         gpc_die(GPC_EINPUT, "%s has %zu labels but %s has %zu rows; they must match",
                 gpc_cli_name(ypath), (*y)->size, gpc_cli_name(xpath), (*X)->size1);

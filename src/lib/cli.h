@@ -10,6 +10,7 @@
 
 #include "evidence.h"
 #include "kernel.h"
+#include "labels.h"
 #include "lik.h"
 #include "matio.h"
 
@@ -59,10 +60,19 @@ void gpc_cli_stdin_claim_training(int argc, char **argv);
 /* "<stdin>" for "-" or NULL, else path: how messages name a file. */
 const char *gpc_cli_name(const char *path);
 
+/* Labels of a binary problem: two classes, or one class of a coding whose
+ * meaning is fixed (-1/+1 or 0/1: a one-case problem, a test set of one
+ * class).  Three or more classes, or unreadable labels, die with status 3. */
+gpc_labels *gpc_cli_read_binary_labels(const char *path);
+
 /* The training set named by the two remaining arguments, inputs X and
  * labels Y: checks their number, that they are not both standard input, and
  * that their row counts match; dies otherwise. */
 void gpc_cli_read_training(int argc, char **argv, gsl_matrix **X, gsl_vector **y);
+/* The same, also giving the labels (their classes name -1 and +1 in a model);
+ * the caller frees them. */
+void gpc_cli_read_training_labels(int argc, char **argv, gsl_matrix **X, gsl_vector **y,
+                                  gpc_labels **labels);
 
 /* The likelihood by name, or a usage error. */
 gpc_lik gpc_cli_lik(const char *name);

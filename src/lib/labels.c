@@ -82,6 +82,11 @@ static int read_text(tokens *t, const char *text, size_t len)
         return gpc_fail(GPC_EINPUT, "%s:%zu: a NUL byte: this is not a text labels file",
                         t->name, line);
     }
+    /* an editor's invisible mark would glue itself to the first label and
+     * make a class of its own */
+    if (len >= 3 && memcmp(text, "\xef\xbb\xbf", 3) == 0)
+        return gpc_fail(GPC_EINPUT, "%s:1: a UTF-8 byte-order mark at the start; save the file "
+                        "without it (as plain UTF-8 or ASCII)", t->name);
     const char *s = text, *end = text + len;
     for (size_t line = 1; s < end; line++) {
         const char *eol = memchr(s, '\n', (size_t)(end - s));
@@ -225,7 +230,8 @@ long gpc_labels_find(char *const *names, size_t nclasses, int numeric, const cha
     return -1;
 }
 
-int gpc_labels_read(const char *path, gpc_labels **out)
+/* Labels whose classes are those present, at least min_classes of them. */
+static int read_present(const char *path, size_t min_classes, gpc_labels **out)
 {
     tokens t;
     *out = NULL;
@@ -233,7 +239,7 @@ int gpc_labels_read(const char *path, gpc_labels **out)
     if (st != GPC_OK)
         return st;
     gpc_labels *l = classes_of(&t);
-    if (l->nclasses < 2)
+    if (l->nclasses < min_classes)
         st = gpc_fail(GPC_EINPUT, "%s: every one of the %zu labels is '%s': a classifier "
                       "needs cases of at least two classes", t.name, t.n, l->names[0]);
     tokens_free(&t);
@@ -243,6 +249,16 @@ int gpc_labels_read(const char *path, gpc_labels **out)
     }
     *out = l;
     return GPC_OK;
+}
+
+int gpc_labels_read(const char *path, gpc_labels **out)
+{
+    return read_present(path, 2, out);
+}
+
+int gpc_labels_read_present(const char *path, gpc_labels **out)
+{
+    return read_present(path, 1, out);
 }
 
 static void list_classes(char *const *names, size_t nclasses, char *buf, size_t size)

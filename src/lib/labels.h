@@ -28,6 +28,11 @@ typedef struct {
 /* Training labels: the classes are those present, at least two. */
 int gpc_labels_read(const char *path, gpc_labels **out);
 
+/* The same, but one class is enough: for a caller that can tell from the
+ * labels themselves what the other class is (reads the file once, so works
+ * on a pipe). */
+int gpc_labels_read_present(const char *path, gpc_labels **out);
+
 /* Labels of given classes (a model's): a label that is none of them is an
  * error naming it; classes need not all be present. */
 int gpc_labels_read_classes(const char *path, char *const *names, size_t nclasses,

@@ -20,7 +20,16 @@ void gpc_model_free(gpc_model *m)
     gsl_matrix_free(m->X);
     gsl_vector_free(m->y);
     gsl_matrix_free(m->state);
+    free(m->classes[0]);
+    free(m->classes[1]);
     free(m);
+}
+
+const char *gpc_model_class(const gpc_model *m, int c)
+{
+    if (m->classes[c])
+        return m->classes[c];
+    return c ? "1" : "-1";
 }
 
 int gpc_model_write(FILE *out, const char *name, const gpc_model *m)
@@ -34,6 +43,7 @@ int gpc_model_write(FILE *out, const char *name, const gpc_model *m)
             gpc_lik_name(m->lik));
     if (m->label_noise > 0.0)
         fprintf(out, " %.17g", m->label_noise);
+    fprintf(out, "\nclasses %s %s", gpc_model_class(m, 0), gpc_model_class(m, 1));
     fprintf(out, "\nkernel %s\ndim %zu\n", gpc_kernel_spec(k), d);
     fprintf(out, "hyperparameters %zu\n", p);
     for (size_t j = 0; j < p; j++)
@@ -106,6 +116,42 @@ static int expect_key(reader *r, const char *key, char **value)
     while (*s == ' ' || *s == '\t')
         s++;
     *value = s;
+    return GPC_OK;
+}
+
+/* Whether the next line that is neither blank nor a comment is "key ...";
+ * reads nothing, so that an optional key can be skipped. */
+static int next_key_is(const reader *r, const char *key)
+{
+    size_t kl = strlen(key);
+    for (const char *s = r->pos; s < r->end;) {
+        const char *nl = memchr(s, '\n', (size_t)(r->end - s));
+        const char *eol = nl ? nl : r->end;
+        while (s < eol && (*s == ' ' || *s == '\t'))
+            s++;
+        if (s < eol && *s != '#' && *s != '\r')
+            return (size_t)(eol - s) > kl && strncmp(s, key, kl) == 0 &&
+                   (s[kl] == ' ' || s[kl] == '\t');
+        s = eol + 1;
+    }
+    return 0;
+}
+
+/* "classes NEG POS": two distinct tokens. */
+static int read_classes(reader *r, gpc_model *m)
+{
+    char *v, *save, *tok[3];
+    int st = expect_key(r, "classes", &v);
+    if (st != GPC_OK)
+        return st;
+    tok[0] = strtok_r(v, " \t", &save);
+    tok[1] = tok[0] ? strtok_r(NULL, " \t", &save) : NULL;
+    tok[2] = tok[1] ? strtok_r(NULL, " \t", &save) : NULL;
+    if (!tok[1] || tok[2] || strcmp(tok[0], tok[1]) == 0)
+        return gpc_fail(GPC_EINPUT, "%s:%zu: expected 'classes NEG POS', two different class "
+                        "names", r->name, r->line);
+    m->classes[0] = gpc_strdup(tok[0]);
+    m->classes[1] = gpc_strdup(tok[1]);
     return GPC_OK;
 }
 
@@ -192,6 +238,9 @@ static int read_header(reader *r, gpc_model *m)
     if ((st = parse_likelihood(r, v, m)) != GPC_OK)
         return st;
     if ((st = check_method_likelihood(r, m)) != GPC_OK)
+        return st;
+    /* optional: models written before classes were recorded are -1/+1 */
+    if (next_key_is(r, "classes") && (st = read_classes(r, m)) != GPC_OK)
         return st;
     char spec[1024];
     if ((st = expect_key(r, "kernel", &v)) != GPC_OK)
@@ -408,6 +457,8 @@ static gpc_model *model_without(const gpc_model *m, size_t i)
     size_t n = m->X->size1, d = m->X->size2;
     gpc_model *s = gpc_calloc(1, sizeof *s);
     *s = *m;
+    /* the refit never speaks labels; NULL keeps gpc_model_free off m's names */
+    s->classes[0] = s->classes[1] = NULL;
     s->kernel = gpc_kernel_clone(m->kernel);
     s->X = gpc_matrix_alloc(n - 1, d);
     s->y = gpc_vector_alloc(n - 1);

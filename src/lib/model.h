@@ -4,6 +4,8 @@
  *   method laplace
  *   likelihood logistic     (EP: "likelihood step 0.05" adds a label-flip
  *                            probability; absent means 0)
+ *   classes no yes          (the user's labels of y = -1 and y = +1; absent,
+ *                            as in older files, means "-1 1")
  *   kernel ard+bias
  *   dim 7
  *   hyperparameters 9
@@ -47,10 +49,15 @@ typedef struct {
     double log_evidence;
     gsl_matrix *X;         /* training inputs, n x dim */
     gsl_vector *y;         /* labels -1/+1 */
+    char *classes[2];      /* the user's names of -1 and +1, one token each; NULL
+                            * means "-1" and "1".  Owned by a model that was read;
+                            * a tool that builds one may point them at its labels */
     gsl_matrix *state;     /* the method's fitted state, n x its state_width (method.h) */
 } gpc_model;
 
 void gpc_model_free(gpc_model *m);
+/* The user's name of class c: 0 for y = -1, 1 for y = +1. */
+const char *gpc_model_class(const gpc_model *m, int c);
 int gpc_model_write(FILE *out, const char *name, const gpc_model *m);
 /* Read a model; errors (GPC_EINPUT) name the file and line. */
 int gpc_model_read(const char *path, gpc_model **out);

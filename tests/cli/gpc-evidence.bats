@@ -232,15 +232,15 @@ setup() {
     assert_dir_empty out
 }
 
-@test "gpc-evidence: bad labels are status 3 with file:line" {
+@test "gpc-evidence: a third class or a bad label line is status 3" {
     sed '2s/.*/3/' y.txt > yb.txt
     run gpc-evidence -o out/e.txt Xz.txt yb.txt
     assert_failure 3
-    assert_output --partial "gpc-evidence: yb.txt:2: "
-    sed '2s/.*/-2/' y.txt > yb2.txt
+    assert_output --partial "gpc-evidence: yb.txt: 3 classes (-1 1 3): multiclass"
+    sed '2s/.*/-1 1/' y.txt > yb2.txt
     run gpc-evidence -o out/e.txt Xz.txt yb2.txt
     assert_failure 3
-    assert_output --partial "yb2.txt:2"
+    assert_output --partial "yb2.txt:2: expected one label"
     assert_dir_empty out
 }
 

@@ -33,9 +33,10 @@ model_params() {
     assert_line --index 0 "gpc-model 1"
     assert_line --index 1 "method laplace"
     assert_line --index 2 "likelihood logistic"
-    assert_line --index 3 "kernel ard"
-    assert_line --index 4 "dim 7"
-    assert_line --index 5 "hyperparameters 8"
+    assert_line --index 3 "classes -1 1"
+    assert_line --index 4 "kernel ard"
+    assert_line --index 5 "dim 7"
+    assert_line --index 6 "hyperparameters 8"
     assert_line "fit none"
     assert_line "training 40"
     assert_line --regexp '^log_evidence -[0-9.]+(e[-+][0-9]+)?$'
@@ -131,10 +132,12 @@ model_params() {
     assert_equal "$(model_value m.txt log_w2)" -0.5
 }
 
-@test "gpc-fit: labels coded 0/1 give the same model as -1/+1" {
+@test "gpc-fit: labels coded 0/1 give the same model as -1/+1 but for the classes' names" {
     gpc-fit -q -O none -p "$P8" Xz.txt y.txt > a.txt
     gpc-fit -q -O none -p "$P8" Xz.txt y01.txt > b.txt
-    assert_files_equal a.txt b.txt
+    assert_equal "$(grep '^classes' b.txt)" "classes 0 1"
+    sed 's/^classes 0 1$/classes -1 1/' b.txt > b1.txt
+    assert_files_equal a.txt b1.txt
 }
 
 @test "gpc-fit: progress goes to stderr, -q silences it, stdout is only the model" {
@@ -278,32 +281,31 @@ model_params() {
     assert_dir_empty out
 }
 
-@test "gpc-fit: labels other than -1/+1 or 0/1 are status 3 with file:line" {
+@test "gpc-fit: a third class is status 3 naming the classes" {
     sed '3s/.*/2/' y.txt > y2.txt
     run gpc-fit -q -m out/m.txt Xz.txt y2.txt
     assert_failure 3
-    assert_output --partial "gpc-fit: y2.txt:3: "
-    assert_output --partial "2"
+    assert_output --partial "gpc-fit: y2.txt: 3 classes (-1 1 2): multiclass classification is not available yet"
     sed '5s/.*/0.5/' y.txt > yh.txt
     run gpc-fit -q -m out/m.txt Xz.txt yh.txt
     assert_failure 3
-    assert_output --partial "yh.txt:5"
+    assert_output --partial "yh.txt: 3 classes (-1 0.5 1)"
     sed '4s/.*/yes/' y.txt > yw.txt
     run gpc-fit -q -m out/m.txt Xz.txt yw.txt
     assert_failure 3
-    assert_output --partial "yw.txt:4"
+    assert_output --partial "yw.txt: 3 classes (-1 1 yes)"
     sed '6s/.*/nan/' y.txt > yn.txt
     run gpc-fit -q -m out/m.txt Xz.txt yn.txt
     assert_failure 3
-    assert_output --partial "yn.txt:6"
+    assert_output --partial "yn.txt: 3 classes (-1 1 nan)"
     assert_dir_empty out
 }
 
-@test "gpc-fit: labels mixing 0/1 and -1/+1 are status 3 with file:line" {
+@test "gpc-fit: labels mixing 0/1 and -1/+1 are three classes, status 3" {
     { echo 0; echo 1; echo -1; tail -n 37 y.txt; } > ym.txt
     run gpc-fit -q -m out/m.txt Xz.txt ym.txt
     assert_failure 3
-    assert_output --partial "ym.txt:3"
+    assert_output --partial "ym.txt: 3 classes (-1 0 1)"
     assert_dir_empty out
 }
 
@@ -312,7 +314,7 @@ model_params() {
     run gpc-fit -q -m out/m.txt Xz.txt yy.txt
     assert_failure 3
     assert_output --partial "yy.txt"
-    assert_output --partial "one column"
+    assert_output --partial "yy.txt:1: expected one label, found '-1 -1'"
     assert_dir_empty out
 }
 

@@ -294,11 +294,11 @@ setup() {
 }
 
 @test "gpc-predict: a corrupt model line is status 3 with file:line" {
-    sed '9s/ .*/ abc/' m.txt > bad.txt     # line 9 is log_w2
+    sed '10s/ .*/ abc/' m.txt > bad.txt     # line 10 is log_w2
     run gpc-predict -m bad.txt -o out/pr.txt Xtz.txt
     assert_failure 3
-    assert_output --partial "gpc-predict: bad.txt:9: "
-    sed '4s/.*/kernel wavelet/' m.txt > badk.txt
+    assert_output --partial "gpc-predict: bad.txt:10: "
+    sed '5s/.*/kernel wavelet/' m.txt > badk.txt
     run gpc-predict -m badk.txt -o out/pr.txt Xtz.txt
     assert_failure 3
     assert_output --partial "badk.txt:"

@@ -15,7 +15,7 @@ setup() {
 }
 
 @test "gpc-score --help lists every option and exits 0" {
-    check_help gpc-score column table quiet verbose help version
+    check_help gpc-score model column table quiet verbose help version
     check_help_covers_source gpc-score
 }
 
@@ -191,19 +191,19 @@ setup() {
     assert_output --regexp 'P\.txt(:3|: row 2)'
 }
 
-@test "gpc-score: labels outside -1/+1 or 0/1 are status 3 with file:line" {
+@test "gpc-score: labels of a third class are status 3 naming the classes" {
     printf -- '1\n-1\n2\n1\n' > L.txt
     run gpc-score pred.txt L.txt
     assert_failure 3
-    assert_output --partial "gpc-score: L.txt:3: "
+    assert_output --partial "gpc-score: L.txt: 3 classes (-1 1 2): multiclass"
     printf '1\n0\n-1\n1\n' > M.txt
     run gpc-score pred.txt M.txt
     assert_failure 3
-    assert_output --partial "M.txt:3"
+    assert_output --partial "M.txt: 3 classes (-1 0 1)"
     printf '1\n0\nnan\n1\n' > N.txt
     run gpc-score pred.txt N.txt
     assert_failure 3
-    assert_output --partial "N.txt:3"
+    assert_output --partial "N.txt: 3 classes (0 1 nan)"
 }
 
 @test "gpc-score: label count different from prediction rows is status 3" {

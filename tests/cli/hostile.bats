@@ -176,11 +176,11 @@ model_with() {
     model_with s.model 's/^training 40$/training 999999999/'
     expect_failure 3 "bad.model:" gpc-predict -m bad.model -o out/p Xtz.txt
     model_with s.model 's/^dim 7$/dim 1000000000/'
-    expect_failure 3 "bad.model:5: dim 1000000000 is more than" gpc-predict -m bad.model -o out/p Xtz.txt
+    expect_failure 3 "bad.model:6: dim 1000000000 is more than" gpc-predict -m bad.model -o out/p Xtz.txt
     model_with s.model 's/^dim 7$/dim 1e9/'
-    expect_failure 3 "bad.model:5:" gpc-predict -m bad.model -o out/p Xtz.txt
-    model_with s.model 's/^hyperparameters 2$/hyperparameters 1000000/'
     expect_failure 3 "bad.model:6:" gpc-predict -m bad.model -o out/p Xtz.txt
+    model_with s.model 's/^hyperparameters 2$/hyperparameters 1000000/'
+    expect_failure 3 "bad.model:7:" gpc-predict -m bad.model -o out/p Xtz.txt
     model_with ep.model 's/^training 40$/training 41/'
     expect_failure 3 "bad.model:" gpc-predict -m bad.model -o out/p Xtz.txt
 }

@@ -155,6 +155,25 @@ static void test_model_classes(void)
             "gpc_labels_find by value and by word");
 }
 
+/* One class is enough for gpc_labels_read_present, never for
+ * gpc_labels_read. */
+static void test_present(void)
+{
+    gpc_labels *l = NULL;
+    int st = gpc_labels_read_present(put_text("l.txt", "yes\n# note\nyes\n"), &l);
+    if (TEST_OK(st == GPC_OK, "one class read as present (%s)", st ? gpc_errmsg() : "ok")) {
+        TEST_OK(l->n == 2 && l->nclasses == 1 && strcmp(l->names[0], "yes") == 0 &&
+                    l->cls[0] == 0 && l->cls[1] == 0, "one class 'yes', both cases in it");
+        gpc_labels_free(l);
+    }
+    st = gpc_labels_read(put_text("l.txt", "yes\nyes\n"), &l);
+    TEST_OK(st == GPC_EINPUT && strstr(gpc_errmsg(), "at least two classes"),
+            "one class refused as training labels");
+    st = gpc_labels_read_present(put_text("l.txt", "yes\n\nyes\n"), &l);
+    TEST_OK(st == GPC_EINPUT && strstr(gpc_errmsg(), "l.txt:2: blank line"),
+            "present: a blank line still refused with its line");
+}
+
 int main(void)
 {
     if (!mkdtemp(dir)) {
@@ -167,6 +186,7 @@ int main(void)
     test_npy();
     test_errors();
     test_model_classes();
+    test_present();
     const char *files[] = {"l.txt", "b.txt", "bad.txt", "l.npy", "t.txt"};
     for (size_t i = 0; i < sizeof files / sizeof *files; i++)
         unlink(P(files[i]));

@@ -76,6 +76,9 @@ int main(void)
     gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
     gsl_rng_set(r, 3);
     gpc_model *m = fitted_model(r, 40, 2);
+    /* words whose byte order is not the -1/+1 order, so a swap would show */
+    m->classes[0] = strdup("zero");
+    m->classes[1] = strdup("one");
 
     FILE *f = fopen(path("m.txt"), "w");
     TEST_OK(gpc_model_write(f, "m.txt", m) == GPC_OK, "model written");
@@ -92,6 +95,8 @@ int main(void)
                 strcmp(b->fit, "none") == 0, "likelihood, evidence and fit exact");
     TEST_OK(gsl_matrix_equal(b->X, m->X) && gsl_vector_equal(b->y, m->y) &&
                 gsl_matrix_equal(b->state, m->state), "training inputs, labels and mode exact");
+    TEST_OK(strcmp(gpc_model_class(b, 0), "zero") == 0 && strcmp(gpc_model_class(b, 1), "one") == 0,
+            "classes read back in order: %s %s", gpc_model_class(b, 0), gpc_model_class(b, 1));
 
     /* predictions: blocks of 512 do not change anything, and p is the
      * probit average of the latent Gaussian */

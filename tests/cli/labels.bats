@@ -1,0 +1,196 @@
+#!/usr/bin/env bats
+# Labels of any kind: words or any two numbers make the same binary problem
+# as -1/+1, and the tools speak the user's labels back.
+
+load test_helper
+
+P8='0.5,-1,-1,-1,-1,-1,-1,-1'
+
+setup() {
+    require_tools gpc-fit gpc-predict gpc-score
+    common_setup
+    # the fixture labels recoded: -1 -> no / 1 / 0, +1 -> yes / 2 / 1
+    for f in y yt; do
+        awk '{ print ($1 > 0) ? "yes" : "no" }' $f.txt > $f-words.txt
+        awk '{ print ($1 > 0) ? 2 : 1 }' $f.txt > $f-12.txt
+        awk '{ print ($1 > 0) ? 1 : 0 }' $f.txt > $f-01.txt
+    done
+}
+
+# Fit on training labels $1, predict the test inputs, score against test
+# labels $2; prints the score table.
+fit_predict_score() {
+    gpc-fit -q -O none -p "$P8" -m out/m.txt Xz.txt "$1" &&
+        gpc-predict -m out/m.txt -c p Xtz.txt > out/p.txt &&
+        gpc-score -t out/p.txt "$2"
+}
+
+@test "labels: yes/no, 1/2 and 0/1 give the same scores as -1/+1" {
+    want=$(fit_predict_score y.txt yt.txt)
+    # the reference scores all 20 test cases
+    [ "$(echo "$want" | cut -d' ' -f2)" = 20 ]
+    for code in words 12 01; do
+        run fit_predict_score y-$code.txt yt-$code.txt
+        assert_success
+        assert_output "$want"
+    done
+}
+
+@test "labels: the positive class is the later one, so swapping the words flips the fit" {
+    awk '{ print ($1 > 0) ? "a" : "b" }' y.txt > yab.txt
+    gpc-fit -q -O none -p "$P8" -m out/m1.txt Xz.txt y.txt
+    gpc-fit -q -O none -p "$P8" -m out/m2.txt Xz.txt yab.txt
+    gpc-predict -m out/m1.txt -c p Xtz.txt > p1.txt
+    gpc-predict -m out/m2.txt -c p Xtz.txt > p2.txt
+    # 'b' (the later) is positive: p2 = 1 - p1 up to rounding
+    run awk 'NR == FNR { p[NR] = $1; next }
+             { d = $1 - (1 - p[FNR]); if (d > 1e-12 || d < -1e-12) { print FNR ": " $1; exit 1 } }' p1.txt p2.txt
+    assert_success
+}
+
+@test "labels: comment lines among the labels are skipped" {
+    { echo '# diabetes: yes or no'; head -n 20 y-words.txt; echo '# second half'; tail -n 20 y-words.txt; } > yc.txt
+    gpc-fit -q -O none -p "$P8" -m out/m1.txt Xz.txt y-words.txt
+    gpc-fit -q -O none -p "$P8" -m out/m2.txt Xz.txt yc.txt
+    assert_files_equal out/m1.txt out/m2.txt
+}
+
+@test "labels: a third class is status 3 naming the file and the classes, no output left" {
+    sed '7s/.*/maybe/' y-words.txt > y3.txt
+    for tool in "gpc-fit -q -O none -m out/m.txt" "gpc-evidence -q -o out/e.txt" \
+                "gpc-hmc -q -n 2 -o out/c.txt"; do
+        run $tool Xz.txt y3.txt
+        assert_failure 3
+        assert_output --partial "y3.txt: 3 classes (maybe no yes): multiclass classification is not available yet"
+    done
+    assert_dir_empty out
+}
+
+@test "labels: a blank line is status 3 naming the line, no output left" {
+    sed '9s/.*//' y-words.txt > yb.txt
+    run gpc-fit -q -O none -m out/m.txt Xz.txt yb.txt
+    assert_failure 3
+    assert_output --partial "gpc-fit: yb.txt:9: blank line"
+    assert_dir_empty out
+}
+
+@test "labels: one class of words is status 3; one class of -1/+1 or 0/1 is a binary problem" {
+    printf 'yes\nyes\n' > w1.txt
+    printf '0.9\n0.2\n' > p.txt
+    run gpc-score p.txt w1.txt
+    assert_failure 3
+    assert_output --partial "w1.txt: every one of the 2 labels is 'yes'"
+    printf '1\n1\n' > one.txt
+    run gpc-score -t p.txt one.txt
+    assert_success
+    assert_output --partial "1 2 0.5 "
+    printf '0\n0\n' > zero.txt
+    run gpc-score -t p.txt zero.txt
+    assert_success
+    assert_output --partial "1 2 0.5 "
+    printf -- '-1\n-1\n' > minus.txt
+    run gpc-score -t p.txt minus.txt
+    assert_success
+    assert_output --partial "1 2 0.5 "
+    # read once, so one class works on a pipe too
+    run gpc-score -t p.txt - < one.txt
+    assert_success
+    assert_output --partial "1 2 0.5 "
+    # training labels of one class of words are refused too
+    head -n 40 Xz.txt | head -n 2 > X2.txt
+    run gpc-fit -q -O none -m out/m.txt X2.txt w1.txt
+    assert_failure 3
+    assert_output --partial "w1.txt: every one of the 2 labels is 'yes': a classifier needs cases of at least two classes"
+    assert_dir_empty out
+}
+
+@test "labels: gpc-score of words takes p as that of the later class" {
+    printf '0.9\n0.2\n0.6\n' > p.txt
+    printf 'yes\nno\nno\n' > w.txt
+    printf 'no\nyes\nyes\n' > v.txt
+    run gpc-score -t p.txt w.txt
+    assert_success
+    assert_output --partial "1 3 "
+    run gpc-score -t p.txt v.txt
+    assert_success
+    assert_output --partial "2 3 "
+}
+
+# ---- models record their classes; predictions speak them -------------------------------
+
+@test "labels: the model records its classes after the likelihood, negative first" {
+    gpc-fit -q -O none -p "$P8" -m out/m.txt Xz.txt y-words.txt
+    assert_equal "$(sed -n 4p out/m.txt)" "classes no yes"
+    gpc-fit -q -O none -p "$P8" -m out/m.txt Xz.txt y-12.txt
+    assert_equal "$(sed -n 4p out/m.txt)" "classes 1 2"
+    gpc-fit -q -O none -p "$P8" -m out/m.txt Xz.txt y.txt
+    assert_equal "$(sed -n 4p out/m.txt)" "classes -1 1"
+}
+
+@test "labels: a model file without the classes line reads as -1/+1 and predicts the same" {
+    gpc-fit -q -O none -p "$P8" -m out/m.txt Xz.txt y.txt
+    grep -v '^classes ' out/m.txt > old.txt
+    ! grep -q '^classes' old.txt
+    gpc-predict -m out/m.txt Xtz.txt > p1.txt
+    gpc-predict -m old.txt Xtz.txt > p2.txt
+    assert_files_equal p1.txt p2.txt
+}
+
+@test "labels: a classes line without two different names is status 3 with file:line" {
+    gpc-fit -q -O none -p "$P8" -m out/m.txt Xz.txt y-words.txt
+    for bad in 'classes yes' 'classes no yes maybe' 'classes yes yes'; do
+        sed "4s/.*/$bad/" out/m.txt > bad.txt
+        run gpc-predict -m bad.txt Xtz.txt
+        assert_failure 3
+        assert_output --partial "bad.txt:4: expected 'classes NEG POS'"
+    done
+}
+
+@test "labels: the label column writes numeric classes back as their numbers" {
+    gpc-fit -q -O none -p "$P8" -m out/m.txt Xz.txt y.txt
+    gpc-predict -m out/m.txt -c label Xtz.txt > l.txt
+    for code in 12 01; do
+        gpc-fit -q -O none -p "$P8" -m out/m$code.txt Xz.txt y-$code.txt
+        gpc-predict -m out/m$code.txt -c label Xtz.txt > l$code.txt
+    done
+    # both classes are predicted, so the mapping is checked both ways
+    [ "$(sort -u l.txt | tr '\n' ' ')" = "-1 1 " ]
+    run awk '{ print ($1 > 0) ? 2 : 1 }' l.txt
+    assert_output "$(cat l12.txt)"
+    run awk '{ print ($1 > 0) ? 1 : 0 }' l.txt
+    assert_output "$(cat l01.txt)"
+}
+
+@test "labels: with word classes the label column is -1/+1 under a header naming the words" {
+    gpc-fit -q -O none -p "$P8" -m out/m.txt Xz.txt y.txt
+    gpc-fit -q -O none -p "$P8" -m out/mw.txt Xz.txt y-words.txt
+    gpc-predict -m out/m.txt Xtz.txt > p.txt
+    gpc-predict -m out/mw.txt Xtz.txt > pw.txt
+    assert_equal "$(head -n 1 pw.txt)" "# label: -1 no, 1 yes"
+    assert_equal "$(tail -n +2 pw.txt)" "$(cat p.txt)"
+    # the header is a comment to every matrix reader: scoring reads through it
+    assert_equal "$(gpc-score -t pw.txt yt-words.txt)" "$(gpc-score -t p.txt yt.txt)"
+    # no header without a label column, nor in .npy, which has no place for one
+    gpc-predict -m out/mw.txt -c p,var Xtz.txt > pv.txt
+    ! grep -q '#' pv.txt
+    gpc-predict -m out/mw.txt -F npy Xtz.txt > pw.npy
+    gpc-predict -m out/m.txt -F npy Xtz.txt > p.npy
+    assert_files_equal pw.npy p.npy
+}
+
+@test "labels: gpc-score -m scores a test set of one class of words by the model's classes" {
+    gpc-fit -q -O none -p "$P8" -m out/m.txt Xz.txt y-words.txt
+    printf '0.9\n0.2\n' > p.txt
+    printf 'yes\nyes\n' > w1.txt
+    run gpc-score -t -m out/m.txt p.txt w1.txt
+    assert_success
+    assert_output --partial "1 2 0.5 "
+    printf 'no\nno\n' > w0.txt
+    run gpc-score -t -m out/m.txt p.txt w0.txt
+    assert_success
+    assert_output --partial "1 2 0.5 "
+    printf 'no\nmaybe\n' > wx.txt
+    run gpc-score -m out/m.txt p.txt wx.txt
+    assert_failure 3
+    assert_output --partial "wx.txt:2: label 'maybe' is not one of the model's classes (no yes)"
+}
