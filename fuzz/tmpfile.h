@@ -1,4 +1,4 @@
-/* The model and chain readers take a path, so their harnesses write each
+/* The label, model and chain readers take a path, so their harnesses write each
  * input to one temporary file, made once per process and removed at exit. */
 #ifndef FUZZ_TMPFILE_H
 #define FUZZ_TMPFILE_H

@@ -1,4 +1,4 @@
-/* matio — matrices and labels in and out, text or NumPy .npy.
+/* matio — matrices in and out, text or NumPy .npy, and the opening of inputs.
  *
  * Readers detect the format from the first bytes ("\x93NUMPY" is .npy, anything
  * else is text), work on pipes in one pass, and report errors with the file
@@ -51,12 +51,7 @@ void gpc_source_free(gpc_source *src);
 /* "train.txt:17" or "train.npy: row 17" (1-based), for messages about row i. */
 const char *gpc_source_where(const gpc_source *src, size_t i, char *buf, size_t size);
 
-/* Binary labels, one per line: -1/+1, or 0/1 (mapped to -1/+1).  Mixing the two
- * codings or any other value is an error naming the line.  Also accepts a
- * single-column .npy. */
-int gpc_labels_read_binary(const char *path, gsl_vector **out);
-/* The same from an open stream; name is used in messages ("-" or NULL: "<stdin>"). */
-int gpc_labels_read_binary_stream(FILE *f, const char *name, gsl_vector **out);
+/* Labels are read by labels.h. */
 
 /* Write m to f; returns GPC_EINPUT with a message on a write error. */
 int gpc_matrix_write(FILE *f, const char *name, const gsl_matrix *m, gpc_format fmt);

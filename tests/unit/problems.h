@@ -10,7 +10,9 @@
 #include <gsl/gsl_rng.h>
 #include <gsl/gsl_vector.h>
 
+#include "err.h"
 #include "kernel.h"
+#include "labels.h"
 
 /* n inputs uniform on [-1, 1]^d, labelled by the sign of their coordinate sum
  * plus U(-0.15, 0.15) noise. */
@@ -94,6 +96,23 @@ static inline double central_difference(gpc_kernel *k, size_t j, double h, evide
     th[j] = t0;
     gpc_kernel_set_params(k, th);
     return (zp - zm) / (2 * h);
+}
+
+/* The -1/+1 labels of a two-class labels file (*y), as the tools read
+ * them; GPC_EINPUT (message set) otherwise. */
+static inline int read_binary_labels(const char *path, gsl_vector **y)
+{
+    gpc_labels *l;
+    *y = NULL;
+    int st = gpc_labels_read(path, &l);
+    if (st != GPC_OK)
+        return st;
+    if (l->nclasses == 2)
+        *y = gpc_labels_binary(l);
+    else
+        st = gpc_fail(GPC_EINPUT, "%s: %zu classes, not two", path, l->nclasses);
+    gpc_labels_free(l);
+    return st;
 }
 
 #endif

@@ -448,7 +448,7 @@ static void test_huge_signal_variance(void)
         gsl_matrix *X;
         gsl_vector *y;
         if (gpc_matrix_read(px, &X, NULL) != GPC_OK ||
-            gpc_labels_read_binary(py, &y) != GPC_OK) {
+            read_binary_labels(py, &y) != GPC_OK) {
             TEST_OK(0, "%s readable: %s", sets[s], gpc_errmsg());
             continue;
         }

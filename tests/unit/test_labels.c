@@ -123,6 +123,8 @@ static void test_errors(void)
     expect_error("no labels", "# nothing\n", 10, "bad.txt: no labels");
     expect_error("empty", "", 0, "bad.txt: no labels");
     expect_error("a NUL byte", "a\nb\0\n", 5, "bad.txt:2: a NUL byte");
+    expect_error("a byte-order mark", "\xef\xbb\xbf" "1\n-1\n", 8,
+                 "bad.txt:1: a UTF-8 byte-order mark at the start");
     gpc_labels *l = NULL;
     TEST_OK(gpc_labels_read(dir, &l) == GPC_EINPUT && strstr(gpc_errmsg(), "is a directory"),
             "a directory is an input error (%s)", gpc_errmsg());

@@ -316,7 +316,7 @@ static void test_pima(void)
     gsl_vector *y;
     if (gpc_matrix_read("data/pima/X-train.txt", &X, NULL) != GPC_OK ||
         gpc_matrix_read("data/pima/X-test.txt", &Xs, NULL) != GPC_OK ||
-        gpc_labels_read_binary("data/pima/y-train.txt", &y) != GPC_OK) {
+        read_binary_labels("data/pima/y-train.txt", &y) != GPC_OK) {
         TEST_OK(0, "Pima data readable: %s", gpc_errmsg());
         return;
     }
@@ -398,7 +398,7 @@ static void test_huge_signal_variance(void)
     gsl_matrix *X;
     gsl_vector *y;
     if (gpc_matrix_read("data/pima/X-train.txt", &X, NULL) != GPC_OK ||
-        gpc_labels_read_binary("data/pima/y-train.txt", &y) != GPC_OK) {
+        read_binary_labels("data/pima/y-train.txt", &y) != GPC_OK) {
         TEST_OK(0, "Pima data readable: %s", gpc_errmsg());
         return;
     }

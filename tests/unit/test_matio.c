@@ -1,4 +1,4 @@
-/* test_matio — matrix and label files, text and .npy, and atomic outputs.
+/* test_matio — matrix files, text and .npy, and atomic outputs.
  *
  * The .npy files read here are built byte by byte in this file (own header
  * padding, own little-endian encoding), so reading is not only checked against
@@ -101,13 +101,6 @@ static void expect_fail(const char *name, const char *want)
             "%s fails with '%s' (got %d: %s)", name, want, st, msg);
 }
 
-static void expect_label_fail(const char *name, const char *want)
-{
-    gsl_vector *y = (gsl_vector *)&y;
-    int st = gpc_labels_read_binary(P(name), &y);
-    TEST_OK(st == GPC_EINPUT && !y && strstr(gpc_errmsg(), want),
-            "labels %s fail with '%s' (got %d: %s)", name, want, st, gpc_errmsg());
-}
 
 static int matrix_is(const gsl_matrix *m, size_t rows, size_t cols, const double *want)
 {
@@ -402,9 +395,6 @@ static void test_invisible_bytes(void)
             "a NUL and a byte-order mark in a comment are ignored (%d: %s)", st, gpc_errmsg());
     if (st == GPC_OK)
         gsl_matrix_free(m);
-    /* Labels are read by the same reader. */
-    put_text("ybom.txt", "\xef\xbb\xbf" "1\n-1\n");
-    expect_label_fail("ybom.txt", "ybom.txt:1: a UTF-8 byte-order mark at the start");
 }
 
 static void test_npy_errors(void)
@@ -439,49 +429,6 @@ static void test_npy_errors(void)
     expect_fail("v4.npy", "v4.npy: unsupported .npy version 4.0");
     put_bytes("short.npy", "\x93NUMPY\x01\x00\x76\x00{'descr'", 17);
     expect_fail("short.npy", "short.npy: truncated .npy header");
-}
-
-/* ---- labels ------------------------------------------------------------------ */
-
-static void expect_labels(const char *name, const double *want, size_t n)
-{
-    gsl_vector *y = NULL;
-    int st = gpc_labels_read_binary(P(name), &y);
-    int same = st == GPC_OK && y->size == n;
-    for (size_t i = 0; same && i < n; i++)
-        same = gsl_vector_get(y, i) == want[i];
-    TEST_OK(same, "labels %s (%s)", name, st ? gpc_errmsg() : "ok");
-    gsl_vector_free(y);
-}
-
-static void test_labels(void)
-{
-    const double pm[] = {-1, 1, 1, -1};
-    put_text("pm.txt", "-1\n1\n+1\n-1.0\n");
-    expect_labels("pm.txt", pm, 4);
-    put_text("zo.txt", "0\n# comment\n1\n1\n0\n");
-    expect_labels("zo.txt", pm, 4);
-    const double ones[] = {1, 1};
-    put_text("ones.txt", "1\n1\n");
-    expect_labels("ones.txt", ones, 2);
-
-    const double zo[] = {0, 1, 1, 0};
-    put_npy("y.npy", 1, "{'descr': '<f8', 'fortran_order': False, 'shape': (4,), }", zo, 4);
-    expect_labels("y.npy", pm, 4);
-    put_npy("y2.npy", 1, "{'descr': '<f8', 'fortran_order': False, 'shape': (2, 2), }", zo, 4);
-    expect_label_fail("y2.npy", "y2.npy: labels must be one column, found 2");
-
-    put_text("bad.txt", "# y\n1\n\n2\n");
-    expect_label_fail("bad.txt", "bad.txt:4: label 2 is not -1/+1 or 0/1");
-    put_text("half.txt", "0.5\n");
-    expect_label_fail("half.txt", "half.txt:1: label 0.5 is not -1/+1 or 0/1");
-    put_text("mix.txt", "1\n0\n1\n-1\n");
-    expect_label_fail("mix.txt", "mix.txt:4: label -1 mixes");
-    put_text("mix2.txt", "-1\n1\n0\n");
-    expect_label_fail("mix2.txt", "mix2.txt:3: label 0 mixes");
-    put_text("two.txt", "# c\n\n1 2\n-1 1\n");
-    expect_label_fail("two.txt", "two.txt:3: labels must be one column, found 2");
-    expect_label_fail("nolabels.txt", "nolabels.txt: cannot open");
 }
 
 /* ---- outputs ----------------------------------------------------------------- */
@@ -678,7 +625,6 @@ int main(void)
     test_text_errors();
     test_invisible_bytes();
     test_npy_errors();
-    test_labels();
     test_output_commit_abort();
     test_write_errors();
     test_output_failures();
