@@ -202,16 +202,6 @@ const char *gpc_cli_name(const char *path)
     return !path || strcmp(path, "-") == 0 ? "<stdin>" : path;
 }
 
-/* The classes as "a b c", for messages. */
-static void class_list(const gpc_labels *l, char *buf, size_t size)
-{
-    buf[0] = '\0';
-    for (size_t c = 0; c < l->nclasses; c++) {
-        size_t len = strlen(buf);
-        snprintf(buf + len, size - len, "%s%s", c ? " " : "", l->names[c]);
-    }
-}
-
 gpc_labels *gpc_cli_read_binary_labels(const char *path)
 {
     gpc_labels *l;
@@ -219,7 +209,7 @@ gpc_labels *gpc_cli_read_binary_labels(const char *path)
     if (l->nclasses > 2) {
         /* name the classes, so that a stray label (a typo, a header) is easy to spot */
         char found[512];
-        class_list(l, found, sizeof found);
+        gpc_labels_list(l->names, l->nclasses, found, sizeof found);
         gpc_die(GPC_EINPUT, "%s: %zu classes (%s): multiclass classification is not available "
                 "yet; give labels of two classes", gpc_cli_name(path), l->nclasses, found);
     }

@@ -261,7 +261,7 @@ int gpc_labels_read_present(const char *path, gpc_labels **out)
     return read_present(path, 1, out);
 }
 
-static void list_classes(char *const *names, size_t nclasses, char *buf, size_t size)
+void gpc_labels_list(char *const *names, size_t nclasses, char *buf, size_t size)
 {
     buf[0] = '\0';
     for (size_t c = 0; c < nclasses; c++) {
@@ -284,7 +284,7 @@ int gpc_labels_read_classes(const char *path, char *const *names, size_t nclasse
         long c = gpc_labels_find(names, nclasses, l->numeric, t.tok[i]);
         if (c < 0) {
             char at[300], known[512];
-            list_classes(names, nclasses, known, sizeof known);
+            gpc_labels_list(names, nclasses, known, sizeof known);
             st = gpc_fail(GPC_EINPUT, "%s: label '%s' is not one of the model's classes (%s)",
                           where(&t, i, at, sizeof at), t.tok[i], known);
         }

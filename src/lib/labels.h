@@ -44,6 +44,9 @@ void gpc_labels_free(gpc_labels *l);
  * numeric), or -1. */
 long gpc_labels_find(char *const *names, size_t nclasses, int numeric, const char *name);
 
+/* The class names as "a b c" in buf (cut to size), for messages. */
+void gpc_labels_list(char *const *names, size_t nclasses, char *buf, size_t size);
+
 /* -1/+1 for a binary problem: +1 for the later class. */
 gsl_vector *gpc_labels_binary(const gpc_labels *l);
 
