@@ -10,6 +10,7 @@
 #include "chain.h"
 #include "cli.h"
 #include "err.h"
+#include "labels.h"
 #include "matio.h"
 #include "method.h"
 #include "model.h"
@@ -176,14 +177,6 @@ static void accumulate_chain(gpc_model *m, const char *path, long burn, long thi
     gpc_chain_free(ch);
 }
 
-/* A class name that is a number: its value. */
-static int class_number(const char *s, double *x)
-{
-    char *end;
-    *x = strtod(s, &end);
-    return end != s && *end == '\0' && isfinite(*x);
-}
-
 static int has_column(const column *cols, size_t ncols, column c)
 {
     for (size_t j = 0; j < ncols; j++)
@@ -255,8 +248,8 @@ int main(int argc, char **argv)
      * numbers (so -1/1 models write -1/1 as always), else -1/+1 with a header
      * line naming the words, which matrix readers skip as a comment */
     double label_value[2];
-    int words = !class_number(gpc_model_class(m, 0), &label_value[0]) ||
-                !class_number(gpc_model_class(m, 1), &label_value[1]);
+    int words = !gpc_labels_number(gpc_model_class(m, 0), &label_value[0]) ||
+                !gpc_labels_number(gpc_model_class(m, 1), &label_value[1]);
     if (words) {
         label_value[0] = -1.0;
         label_value[1] = 1.0;

@@ -41,8 +41,7 @@ static void push(tokens *t, const char *s, size_t len, size_t line)
     t->line[t->n++] = line;
 }
 
-/* The whole token as a finite number ("nan" and "inf" are words). */
-static int as_number(const char *s, double *x)
+int gpc_labels_number(const char *s, double *x)
 {
     char *end;
     errno = 0;
@@ -160,7 +159,7 @@ static int all_numbers(char *const *s, size_t n)
 {
     double x;
     for (size_t i = 0; i < n; i++)
-        if (!as_number(s[i], &x))
+        if (!gpc_labels_number(s[i], &x))
             return 0;
     return 1;
 }
@@ -170,8 +169,8 @@ static int compare_names(const char *a, const char *b, int numeric)
     if (!numeric)
         return strcmp(a, b);
     double x, y;
-    as_number(a, &x);
-    as_number(b, &y);
+    gpc_labels_number(a, &x);
+    gpc_labels_number(b, &y);
     return (x > y) - (x < y);
 }
 
@@ -222,7 +221,7 @@ static gpc_labels *classes_of(const tokens *t)
 long gpc_labels_find(char *const *names, size_t nclasses, int numeric, const char *name)
 {
     double x;
-    if (numeric && !as_number(name, &x))
+    if (numeric && !gpc_labels_number(name, &x))
         return -1;
     for (size_t c = 0; c < nclasses; c++)
         if (compare_names(names[c], name, numeric) == 0)

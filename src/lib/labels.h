@@ -44,6 +44,10 @@ void gpc_labels_free(gpc_labels *l);
  * numeric), or -1. */
 long gpc_labels_find(char *const *names, size_t nclasses, int numeric, const char *name);
 
+/* A label that is a number, as a whole token and finite ("nan" and "inf"
+ * are words): 1 and its value in *x, else 0. */
+int gpc_labels_number(const char *s, double *x);
+
 /* The class names as "a b c" in buf (cut to size), for messages. */
 void gpc_labels_list(char *const *names, size_t nclasses, char *buf, size_t size);
 
