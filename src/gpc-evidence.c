@@ -104,8 +104,9 @@ int main(int argc, char **argv)
     gpc_cli_stdin_claim_training(argc, argv);
     gpc_output *output = gpc_cli_output(out);
     gsl_matrix *X;
-    gsl_vector *y;
-    gpc_cli_read_training(argc, argv, &X, &y);
+    gpc_labels *labels;
+    gpc_cli_read_training(argc, argv, &X, &labels);
+    gsl_vector *y = gpc_cli_class_vector(labels, likname != NULL, &method, &lik);
     gpc_kernel *k = gpc_cli_kernel(kspec, X->size2, params_file, params);
     size_t p = gpc_kernel_nparams(k);
     gsl_matrix *grid;
@@ -116,7 +117,7 @@ int main(int argc, char **argv)
         memcpy(grid->data, gpc_kernel_params(k), p * sizeof(double));
     }
 
-    gpc_evidence *ev = gpc_evidence_alloc(k, X, y, lik, method);
+    gpc_evidence *ev = gpc_evidence_alloc(k, X, y, labels->nclasses, lik, method);
     gpc_cli_damping(ev, damping);
     gpc_cli_label_noise(ev, label_noise);
     if (tol_set && gpc_evidence_set_tol(ev, tol) != GPC_OK)
@@ -139,5 +140,6 @@ int main(int argc, char **argv)
     gsl_matrix_free(res);
     gsl_matrix_free(X);
     gsl_vector_free(y);
+    gpc_labels_free(labels);
     return 0;
 }

@@ -190,9 +190,9 @@ int main(int argc, char **argv)
     gpc_output *model_out = gpc_cli_output(o.model);
     gpc_output *params_out = o.params_out ? gpc_cli_output(o.params_out) : NULL;
     gsl_matrix *X;
-    gsl_vector *y;
     gpc_labels *labels;
-    gpc_cli_read_training_labels(argc, argv, &X, &y, &labels);
+    gpc_cli_read_training(argc, argv, &X, &labels);
+    gsl_vector *y = gpc_cli_class_vector(labels, o.lik != NULL, &method, &lik);
     gpc_kernel *k = gpc_cli_kernel(o.kernel, X->size2, o.params_file, o.params);
 
     size_t p = gpc_kernel_nparams(k);
@@ -200,7 +200,7 @@ int main(int argc, char **argv)
     memcpy(theta, gpc_kernel_params(k), p * sizeof *theta);
     unsigned char *fixed = fixed_mask(k, o.fix);
     o.robust.opt.fixed = fixed;
-    gpc_evidence *ev = gpc_evidence_alloc(k, X, y, lik, method);
+    gpc_evidence *ev = gpc_evidence_alloc(k, X, y, labels->nclasses, lik, method);
     gpc_cli_damping(ev, o.damping);
     gpc_cli_label_noise(ev, o.robust.eps);
     if (o.tol_set && gpc_evidence_set_tol(ev, o.tol) != GPC_OK)
@@ -220,9 +220,9 @@ int main(int argc, char **argv)
 
     gpc_model m = {.lik = lik, .label_noise = res.eps, .kernel = k,
                    .log_evidence = res.log_evidence, .X = X, .y = y,
-                   .classes = {labels->names[0], labels->names[1]}};
+                   .nclasses = labels->nclasses, .classes = labels->names};
     snprintf(m.method, sizeof m.method, "%s", gpc_method_name(method));
-    m.state = gpc_matrix_alloc(X->size1, ev->ops->state_width);
+    m.state = gpc_matrix_alloc(X->size1, gpc_model_state_columns(&m));
     gpc_evidence_state(ev, m.state);
     describe_fit(&o, m.fit, sizeof m.fit);
     gpc_evidence_report(ev, res.log_evidence);

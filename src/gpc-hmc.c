@@ -30,7 +30,8 @@ static void usage(void)
            "chain: one row per iteration.\n"
            "\n"
            "  -k, --kernel=SPEC        covariance function (default ard)\n"
-           "  -l, --likelihood=NAME    logistic (default) or probit\n"
+           "  -l, --likelihood=NAME    logistic (default with two classes), probit or\n"
+           "                           softmax (default with three or more)\n"
            "  -p, --params=LIST        starting hyperparameters: name=value,... or all\n"
            "                           values (default: log_v0 0, log_w -2, see gpc-kernel)\n"
            "  -H, --params-file=FILE   starting hyperparameters from 'name value' lines\n"
@@ -140,10 +141,10 @@ static void parse_options(int argc, char **argv, options *o)
         gpc_cli_usage("--extend takes its settings and state from the chain; give only -n");
     if (o->summary && o->extend)
         gpc_cli_usage("--summary and --extend cannot be combined");
-    o->set.lik = gpc_cli_lik(o->lik);
-    if (o->set.lik != GPC_LIK_LOGISTIC && o->set.lik != GPC_LIK_PROBIT)
+    o->set.lik = gpc_cli_lik(o->lik ? o->lik : "logistic");
+    if (o->set.lik == GPC_LIK_STEP)
         gpc_cli_usage("--likelihood %s: the sampler uses the Laplace evidence, which takes "
-                      "logistic or probit (gpc-fit -M ep takes step)", o->lik);
+                      "logistic, probit or softmax (gpc-fit -M ep takes step)", o->lik);
 }
 
 /* Every path argument that may be standard input, so that two of them
@@ -224,11 +225,23 @@ static void summarise(int nchains, char **paths, long burn_opt)
 
 typedef struct {
     gsl_matrix *X;
-    gsl_vector *y;
+    gpc_labels *labels;
+    gsl_vector *y;      /* the labels as the method takes them */
+    gpc_method method;  /* binary or multiclass Laplace, by the likelihood */
     gpc_kernel *kernel;
     gpc_hmc *hmc;
     const gpc_chain *from; /* the chain being extended, or NULL */
 } run_state;
+
+/* The training set, and the Laplace method for the likelihood: multiclass
+ * Laplace for softmax, which is the default with three or more classes. */
+static void read_training(int argc, char **argv, int lik_named, gpc_chain_settings *set,
+                          run_state *rs)
+{
+    gpc_cli_read_training(argc, argv, &rs->X, &rs->labels);
+    rs->method = GPC_METHOD_LAPLACE;
+    rs->y = gpc_cli_class_vector(rs->labels, lik_named, &rs->method, &set->lik);
+}
 
 /* A new run: settings from the options, the start from the kernel defaults
  * and -p/-H. */
@@ -236,7 +249,7 @@ static void start_new(const options *o, int argc, char **argv, run_state *rs,
                       gpc_chain_settings *set)
 {
     *set = o->set;
-    gpc_cli_read_training(argc, argv, &rs->X, &rs->y);
+    read_training(argc, argv, o->lik != NULL, set, rs);
     rs->kernel = gpc_cli_kernel(o->kernel, rs->X->size2, o->params_file, o->params);
     snprintf(set->kernel, sizeof set->kernel, "%s", gpc_kernel_spec(rs->kernel));
     set->dim = rs->X->size2;
@@ -254,9 +267,11 @@ static void start_extend(const options *o, int argc, char **argv, run_state *rs,
 {
     gpc_chain *ch;
     const char *name = gpc_cli_name(o->extend);
-    gpc_cli_read_training(argc, argv, &rs->X, &rs->y);
+    gpc_cli_read_training(argc, argv, &rs->X, &rs->labels);
     gpc_cli_check(gpc_chain_read(o->extend, rs->X->size2, &ch));
     *set = ch->set;
+    rs->method = GPC_METHOD_LAPLACE;
+    rs->y = gpc_cli_class_vector(rs->labels, 1, &rs->method, &set->lik);
     if (rs->X->size1 != set->ntrain || gpc_chain_data_hash(rs->X, rs->y) != set->data_hash)
         gpc_die(GPC_EINPUT, "%s: the chain was run on other training data (%zu cases of "
                 "dimension %zu); give the same X and Y", name, set->ntrain, set->dim);
@@ -374,7 +389,7 @@ static _Noreturn void end_by_signal(const char *name, const gpc_hmc *h)
 int main(int argc, char **argv)
 {
     /* Barber & Williams' settings */
-    options o = {.kernel = "ard", .lik = "logistic", .iterations = 200, .burn = -1,
+    options o = {.kernel = "ard", .lik = NULL, .iterations = 200, .burn = -1,
                  .set = {.prior_mean = -3.0, .prior_sd = 3.0, .hmc = {0.1, 20, 0.0, 1}}};
     gpc_cli_init(argc, argv);
     parse_options(argc, argv, &o);
@@ -393,7 +408,8 @@ int main(int argc, char **argv)
     else
         start_new(&o, argc, argv, &rs, &set);
 
-    gpc_evidence *ev = gpc_evidence_alloc(rs.kernel, rs.X, rs.y, set.lik, GPC_METHOD_LAPLACE);
+    gpc_evidence *ev = gpc_evidence_alloc(rs.kernel, rs.X, rs.y, rs.labels->nclasses, set.lik,
+                                          rs.method);
     gpc_posterior post = {ev, set.prior_mean, set.prior_sd};
     gpc_potential U = {gpc_posterior_eval, gpc_posterior_restart, &post};
     const char *name;
@@ -418,5 +434,6 @@ int main(int argc, char **argv)
     gpc_chain_free((gpc_chain *)rs.from);
     gsl_matrix_free(rs.X);
     gsl_vector_free(rs.y);
+    gpc_labels_free(rs.labels);
     return 0;
 }

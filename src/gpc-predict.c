@@ -69,8 +69,9 @@ static const struct option long_options[] = {
     {"format", required_argument, NULL, 'F'},
     GPC_CLI_COMMON_OPTIONS};
 
-typedef enum { COL_P, COL_PLUGIN, COL_MEAN, COL_VAR, COL_LABEL } column;
-static const char *const column_names[] = {"p", "plugin", "mean", "var", "label"};
+typedef enum { COL_P, COL_PLUGIN, COL_MEAN, COL_VAR, COL_COV, COL_LABEL } column;
+static const char *const column_names[] = {"p", "plugin", "mean", "var", "cov", "label"};
+#define N_KINDS (sizeof column_names / sizeof column_names[0])
 #define MAX_COLUMNS 16
 
 static size_t parse_columns(const char *list, column *cols)
@@ -79,10 +80,11 @@ static size_t parse_columns(const char *list, column *cols)
     size_t n = 0;
     for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
         size_t c = 0;
-        while (c < 5 && strcmp(t, column_names[c]) != 0)
+        while (c < N_KINDS && strcmp(t, column_names[c]) != 0)
             c++;
-        if (c == 5)
-            gpc_cli_usage("--columns: unknown column '%s' (use p, plugin, mean, var, label)", t);
+        if (c == N_KINDS)
+            gpc_cli_usage("--columns: unknown column '%s' (use p, plugin, mean, var, cov, "
+                          "label)", t);
         if (n == MAX_COLUMNS)
             gpc_cli_usage("--columns: at most %d columns", MAX_COLUMNS);
         cols[n++] = (column)c;
@@ -93,26 +95,28 @@ static size_t parse_columns(const char *list, column *cols)
     return n;
 }
 
-/* Per test case, averaged over the hyperparameter samples used: p, the
- * plug-in probability, and the latent mixture's first two moments. */
+/* Per test case, averaged over the hyperparameter samples used: the
+ * probabilities, the plug-in ones, and the latent mixture's first two
+ * moments (mean and mean + cov: E[f f']). */
 typedef struct {
-    gsl_vector *p, *plugin, *mean, *second;
+    gsl_matrix *p, *plugin, *mean, *second;
     size_t samples;
 } averages;
 
-static averages averages_alloc(size_t n)
+static averages averages_alloc(const gpc_model *m, size_t n)
 {
-    averages a = {gpc_vector_calloc(n), gpc_vector_calloc(n), gpc_vector_calloc(n),
-                  gpc_vector_calloc(n), 0};
+    size_t L = gpc_model_latent(m), P = gpc_model_prob_columns(m), r = n ? n : 1;
+    averages a = {gpc_matrix_calloc(r, P), gpc_matrix_calloc(r, P), gpc_matrix_calloc(r, L),
+                  gpc_matrix_calloc(r, L * L), 0};
     return a;
 }
 
 static void averages_free(averages *a)
 {
-    gsl_vector_free(a->p);
-    gsl_vector_free(a->plugin);
-    gsl_vector_free(a->mean);
-    gsl_vector_free(a->second);
+    gsl_matrix_free(a->p);
+    gsl_matrix_free(a->plugin);
+    gsl_matrix_free(a->mean);
+    gsl_matrix_free(a->second);
 }
 
 typedef enum { LOO_NONE, LOO_CAVITY, LOO_EXACT } loo_mode;
@@ -121,26 +125,31 @@ typedef enum { LOO_NONE, LOO_CAVITY, LOO_EXACT } loo_mode;
  * out of its training cases); add to a. */
 static void accumulate(const gpc_model *m, const gsl_matrix *Xs, loo_mode loo, averages *a)
 {
-    size_t n = Xs->size1;
-    gsl_vector *mean = gpc_vector_alloc(n), *var = gpc_vector_alloc(n), *p = gpc_vector_alloc(n);
+    size_t n = Xs->size1, L = gpc_model_latent(m);
+    gpc_prediction *pr = gpc_prediction_alloc(m, n);
     if (loo == LOO_CAVITY)
-        gpc_cli_check(gpc_model_loo(m, mean, var, p));
+        gpc_cli_check(gpc_model_loo(m, pr));
     else if (loo == LOO_EXACT)
-        gpc_cli_check(gpc_model_loo_exact(m, mean, var, p));
+        gpc_cli_check(gpc_model_loo_exact(m, pr));
     else
-        gpc_cli_check(gpc_model_predict(m, Xs, mean, var, p));
-    for (size_t i = 0; i < n; i++) {
-        double mu = gsl_vector_get(mean, i), v = gsl_vector_get(var, i);
-        *gsl_vector_ptr(a->p, i) += gsl_vector_get(p, i);
-        double pl = exp(gpc_lik_logp(m->lik, 1.0, mu, NULL, NULL, NULL));
-        *gsl_vector_ptr(a->plugin, i) += gpc_lik_noisy(m->label_noise, pl);
-        *gsl_vector_ptr(a->mean, i) += mu;
-        *gsl_vector_ptr(a->second, i) += v + mu * mu;
+        gpc_cli_check(gpc_model_predict(m, Xs, pr));
+    for (size_t i = 0; i < n; i++)
+        for (size_t c = 0; c < L; c++) {
+            double mc = gsl_matrix_get(pr->mean, i, c);
+            for (size_t e = 0; e < L; e++)
+                *gsl_matrix_ptr(a->second, i, c * L + e) +=
+                    gsl_matrix_get(pr->cov, i, c * L + e) + mc * gsl_matrix_get(pr->mean, i, e);
+        }
+    if (n > 0) {
+        gsl_matrix_view v = gsl_matrix_submatrix(pr->prob, 0, 0, n, pr->prob->size2);
+        gsl_matrix_add(a->p, &v.matrix);
+        v = gsl_matrix_submatrix(pr->plugin, 0, 0, n, pr->plugin->size2);
+        gsl_matrix_add(a->plugin, &v.matrix);
+        v = gsl_matrix_submatrix(pr->mean, 0, 0, n, L);
+        gsl_matrix_add(a->mean, &v.matrix);
     }
     a->samples++;
-    gsl_vector_free(mean);
-    gsl_vector_free(var);
-    gsl_vector_free(p);
+    gpc_prediction_free(pr);
 }
 
 /* The chain's samples after burn-in, every thin-th, refitted and averaged. */
@@ -185,9 +194,137 @@ static int has_column(const column *cols, size_t ncols, column c)
     return 0;
 }
 
+/* The predictions in their final form, per case: probabilities (m x P),
+ * plug-in ones, latent means (m x L) and covariances (m x L*L). */
+typedef struct {
+    const gpc_model *m;
+    size_t L, P;
+    gsl_matrix *p, *plugin, *mean, *cov;
+    int use_plugin; /* the label follows the plug-in probabilities */
+    int words;      /* class names are not all numbers */
+} results;
+
+/* The averages over the samples as results (a's matrices are reused). */
+static results finish(const gpc_model *m, averages *a, int use_plugin)
+{
+    results r = {m, gpc_model_latent(m), gpc_model_prob_columns(m), a->p, a->plugin, a->mean,
+                 a->second, use_plugin, 0};
+    double k = 1.0 / (double)a->samples, x;
+    gsl_matrix_scale(r.p, k);
+    gsl_matrix_scale(r.plugin, k);
+    gsl_matrix_scale(r.mean, k);
+    for (size_t i = 0; i < r.mean->size1; i++)
+        for (size_t c = 0; c < r.L; c++)
+            for (size_t e = 0; e < r.L; e++) {
+                double mc = gsl_matrix_get(r.mean, i, c), me = gsl_matrix_get(r.mean, i, e);
+                double v = k * gsl_matrix_get(r.cov, i, c * r.L + e) - mc * me;
+                gsl_matrix_set(r.cov, i, c * r.L + e, c == e ? fmax(0.0, v) : v);
+            }
+    for (size_t c = 0; c < m->nclasses; c++)
+        r.words |= !gpc_labels_number(gpc_model_class(m, c), &x);
+    return r;
+}
+
+/* Columns a column kind takes: one per class or latent function for a
+ * multiclass model, cov L*L of them, label one. */
+static size_t kind_width(const results *r, column c)
+{
+    switch (c) {
+    case COL_P:
+    case COL_PLUGIN: return r->P;
+    case COL_MEAN:
+    case COL_VAR: return r->L;
+    case COL_COV: return r->L * r->L;
+    case COL_LABEL: return 1;
+    }
+    return 0;
+}
+
+/* The predicted class of case i: a binary model's positive class if its
+ * probability is at least 1/2, a multiclass model's most probable one. */
+static size_t predicted_class(const results *r, size_t i)
+{
+    const gsl_matrix *p = r->use_plugin ? r->plugin : r->p;
+    if (r->P == 1)
+        return gsl_matrix_get(p, i, 0) >= 0.5;
+    gsl_vector_const_view row = gsl_matrix_const_row(p, i);
+    return gsl_vector_max_index(&row.vector);
+}
+
+/* The label column speaks the model's classes: their numbers when they are
+ * numbers (so -1/1 models write -1/1 as always), else -1/+1 (binary) or
+ * the class number 1..C, under a header line naming the words. */
+static double label_value(const results *r, size_t c)
+{
+    double x;
+    if (!r->words && gpc_labels_number(gpc_model_class(r->m, c), &x))
+        return x;
+    return r->P == 1 ? (c ? 1.0 : -1.0) : (double)(c + 1);
+}
+
+/* Value j of column kind c for case i. */
+static double value(const results *r, column c, size_t i, size_t j)
+{
+    const gsl_matrix *p = r->use_plugin ? r->plugin : r->p;
+    switch (c) {
+    case COL_P: return gsl_matrix_get(p, i, j);
+    case COL_PLUGIN: return gsl_matrix_get(r->plugin, i, j);
+    case COL_MEAN: return gsl_matrix_get(r->mean, i, j);
+    case COL_VAR: return gsl_matrix_get(r->cov, i, j * r->L + j);
+    case COL_COV: return gsl_matrix_get(r->cov, i, j);
+    case COL_LABEL: return label_value(r, predicted_class(r, i));
+    }
+    return 0.0;
+}
+
+static gsl_matrix *output_matrix(const results *r, const column *cols, size_t ncols)
+{
+    size_t n = r->mean->size1, w = 0;
+    for (size_t j = 0; j < ncols; j++)
+        w += kind_width(r, cols[j]);
+    gsl_matrix *res = gpc_matrix_alloc(n ? n : 1, w);
+    res->size1 = n;
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = 0, o = 0; j < ncols; j++)
+            for (size_t e = 0; e < kind_width(r, cols[j]); e++)
+                gsl_matrix_set(res, i, o++, value(r, cols[j], i, e));
+    return res;
+}
+
+/* A multiclass model's text output names its columns by class in a '#'
+ * line ("# p.setosa p.versicolor p.virginica label"; cov.a.b is the
+ * covariance of the latent functions of classes a and b), which numpy's
+ * genfromtxt(names=True) reads and loadtxt, R and pandas skip as a comment.
+ * A label column of word classes (or -1/+1 for binary ones) gets a line
+ * saying which number is which class. */
+static void write_header(FILE *f, const results *r, const column *cols, size_t ncols)
+{
+    const gpc_model *m = r->m;
+    if (r->P > 1) {
+        fputc('#', f);
+        for (size_t j = 0; j < ncols; j++)
+            for (size_t e = 0; e < kind_width(r, cols[j]); e++) {
+                if (cols[j] == COL_LABEL)
+                    fputs(" label", f);
+                else if (cols[j] == COL_COV)
+                    fprintf(f, " cov.%s.%s", gpc_model_class(m, e / r->L),
+                            gpc_model_class(m, e % r->L));
+                else
+                    fprintf(f, " %s.%s", column_names[cols[j]], gpc_model_class(m, e));
+            }
+        fputc('\n', f);
+    }
+    if (!r->words || !has_column(cols, ncols, COL_LABEL))
+        return;
+    fputs("# label:", f);
+    for (size_t c = 0; c < m->nclasses; c++)
+        fprintf(f, "%s %g %s", c ? "," : "", label_value(r, c), gpc_model_class(m, c));
+    fputc('\n', f);
+}
+
 int main(int argc, char **argv)
 {
-    const char *model_path = NULL, *chain_path = NULL, *out = "-", *columns = "p,mean,var,label";
+    const char *model_path = NULL, *chain_path = NULL, *out = "-", *columns = NULL;
     int plugin = 0, c;
     loo_mode loo = LOO_NONE;
     long burn = -1, thin = 1;
@@ -224,8 +361,6 @@ int main(int argc, char **argv)
                       "--chain");
     if (!chain_path && (burn >= 0 || thin != 1))
         gpc_cli_usage("--burn and --thin apply to --chain");
-    column cols[MAX_COLUMNS];
-    size_t ncols = parse_columns(columns, cols);
     const char *xpath = optind < argc ? argv[optind] : "-";
     gpc_cli_stdin_claim("the model (-m)", model_path);
     gpc_cli_stdin_claim("--chain", chain_path);
@@ -235,45 +370,22 @@ int main(int argc, char **argv)
 
     gpc_model *m;
     gpc_cli_check(gpc_model_read(model_path, &m));
+    column cols[MAX_COLUMNS];
+    size_t ncols = parse_columns(columns ? columns
+                                         : gpc_model_latent(m) == 1 ? "p,mean,var,label"
+                                                                    : "p,label", cols);
     gsl_matrix *Xs = loo != LOO_NONE ? m->X : gpc_cli_read_matrix(xpath, m->X->size2,
                                                                     "the model's inputs");
     size_t n = Xs->size1;
-    averages a = averages_alloc(n);
+    averages a = averages_alloc(m, n);
     if (chain_path)
         accumulate_chain(m, chain_path, burn, thin, Xs, &a);
     else
         accumulate(m, Xs, loo, &a);
-
-    /* the label column speaks the model's classes: their numbers when they are
-     * numbers (so -1/1 models write -1/1 as always), else -1/+1 with a header
-     * line naming the words, which matrix readers skip as a comment */
-    double label_value[2];
-    int words = !gpc_labels_number(gpc_model_class(m, 0), &label_value[0]) ||
-                !gpc_labels_number(gpc_model_class(m, 1), &label_value[1]);
-    if (words) {
-        label_value[0] = -1.0;
-        label_value[1] = 1.0;
-    }
-    gsl_matrix *res = gpc_matrix_alloc(n, ncols);
-    double k = 1.0 / (double)a.samples;
-    for (size_t i = 0; i < n; i++) {
-        double mu = k * gsl_vector_get(a.mean, i), pl = k * gsl_vector_get(a.plugin, i);
-        double pi = plugin ? pl : k * gsl_vector_get(a.p, i);
-        for (size_t j = 0; j < ncols; j++) {
-            double v = 0.0;
-            switch (cols[j]) {
-            case COL_P: v = pi; break;
-            case COL_PLUGIN: v = pl; break;
-            case COL_MEAN: v = mu; break;
-            case COL_VAR: v = fmax(0.0, k * gsl_vector_get(a.second, i) - mu * mu); break;
-            case COL_LABEL: v = label_value[pi >= 0.5]; break;
-            }
-            gsl_matrix_set(res, i, j, v);
-        }
-    }
-    if (words && fmt == GPC_FMT_TEXT && has_column(cols, ncols, COL_LABEL))
-        fprintf(gpc_output_file(output), "# label: -1 %s, 1 %s\n", gpc_model_class(m, 0),
-                gpc_model_class(m, 1));
+    results r = finish(m, &a, plugin);
+    gsl_matrix *res = output_matrix(&r, cols, ncols);
+    if (fmt == GPC_FMT_TEXT)
+        write_header(gpc_output_file(output), &r, cols, ncols);
     gpc_cli_write_matrix(output, res, fmt);
     gsl_matrix_free(res);
     if (Xs != m->X)

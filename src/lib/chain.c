@@ -187,6 +187,8 @@ static int header_value(int k, char **v, gpc_chain_settings *set)
             set->lik = GPC_LIK_LOGISTIC;
         else if (!strcmp(v[0], "probit"))
             set->lik = GPC_LIK_PROBIT;
+        else if (!strcmp(v[0], "softmax"))
+            set->lik = GPC_LIK_SOFTMAX;
         else
             return 0;
         return 1;

@@ -202,18 +202,11 @@ const char *gpc_cli_name(const char *path)
     return !path || strcmp(path, "-") == 0 ? "<stdin>" : path;
 }
 
-gpc_labels *gpc_cli_read_binary_labels(const char *path)
+gpc_labels *gpc_cli_read_labels(const char *path)
 {
     gpc_labels *l;
     gpc_cli_check(gpc_labels_read_present(path, &l));
-    if (l->nclasses > 2) {
-        /* name the classes, so that a stray label (a typo, a header) is easy to spot */
-        char found[512];
-        gpc_labels_list(l->names, l->nclasses, found, sizeof found);
-        gpc_die(GPC_EINPUT, "%s: %zu classes (%s): multiclass classification is not available "
-                "yet; give labels of two classes", gpc_cli_name(path), l->nclasses, found);
-    }
-    if (l->nclasses == 2)
+    if (l->nclasses >= 2)
         return l;
     /* one class is fine when the labels are a coding whose meaning is fixed
      * (a one-case problem, a test set of one class); words or other numbers
@@ -236,15 +229,7 @@ gpc_labels *gpc_cli_read_binary_labels(const char *path)
     return l;
 }
 
-void gpc_cli_read_training(int argc, char **argv, gsl_matrix **X, gsl_vector **y)
-{
-    gpc_labels *labels;
-    gpc_cli_read_training_labels(argc, argv, X, y, &labels);
-    gpc_labels_free(labels);
-}
-
-void gpc_cli_read_training_labels(int argc, char **argv, gsl_matrix **X, gsl_vector **y,
-                                  gpc_labels **labels_out)
+void gpc_cli_read_training(int argc, char **argv, gsl_matrix **X, gpc_labels **labels)
 {
     if (argc - optind != 2)
         gpc_cli_usage("expected two files, the inputs X and the labels Y");
@@ -252,12 +237,37 @@ void gpc_cli_read_training_labels(int argc, char **argv, gsl_matrix **X, gsl_vec
     gpc_cli_stdin_claim("X", xpath);
     gpc_cli_stdin_claim("Y", ypath);
     *X = gpc_cli_read_matrix(xpath, 0, NULL);
-    gpc_labels *labels = gpc_cli_read_binary_labels(ypath);
-    *y = gpc_labels_binary(labels);
-    *labels_out = labels;
-    if ((*y)->size != (*X)->size1)
+    *labels = gpc_cli_read_labels(ypath);
+    if ((*labels)->n != (*X)->size1)
         gpc_die(GPC_EINPUT, "%s has %zu labels but %s has %zu rows; they must match",
-                gpc_cli_name(ypath), (*y)->size, gpc_cli_name(xpath), (*X)->size1);
+                gpc_cli_name(ypath), (*labels)->n, gpc_cli_name(xpath), (*X)->size1);
+}
+
+gsl_vector *gpc_cli_class_vector(const gpc_labels *l, int lik_named, gpc_method *method,
+                                 gpc_lik *lik)
+{
+    char found[512];
+    /* the classes are named, so that a stray label (a typo, a header) that
+     * made a third class is easy to spot */
+    gpc_labels_list(l->names, l->nclasses, found, sizeof found);
+    if (l->nclasses > 2 && *method == GPC_METHOD_LAPLACE && !lik_named) {
+        *lik = GPC_LIK_SOFTMAX;
+        gpc_info(1, "%zu classes (%s): multiclass Laplace with the softmax likelihood",
+                 l->nclasses, found);
+    }
+    if (*method == GPC_METHOD_LAPLACE && *lik == GPC_LIK_SOFTMAX)
+        *method = GPC_METHOD_SOFTMAX;
+    const gpc_method_ops *ops = gpc_method_get(*method);
+    if (l->nclasses > 2 && ops->latent)
+        gpc_cli_usage("the labels have %zu classes (%s), but %s with the %s likelihood is "
+                      "binary; use -M laplace -l softmax", l->nclasses, found, ops->title,
+                      gpc_lik_name(*lik));
+    if (ops->latent)
+        return gpc_labels_binary(l);
+    gsl_vector *y = gpc_vector_alloc(l->n);
+    for (size_t i = 0; i < l->n; i++)
+        gsl_vector_set(y, i, (double)l->cls[i]);
+    return y;
 }
 
 gpc_lik gpc_cli_lik(const char *name)

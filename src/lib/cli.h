@@ -60,19 +60,23 @@ void gpc_cli_stdin_claim_training(int argc, char **argv);
 /* "<stdin>" for "-" or NULL, else path: how messages name a file. */
 const char *gpc_cli_name(const char *path);
 
-/* Labels of a binary problem: two classes, or one class of a coding whose
+/* Labels of two or more classes, or of one class of a coding whose
  * meaning is fixed (-1/+1 or 0/1: a one-case problem, a test set of one
- * class).  Three or more classes, or unreadable labels, die with status 3. */
-gpc_labels *gpc_cli_read_binary_labels(const char *path);
+ * class), which is given its other class.  Unreadable labels die with
+ * status 3. */
+gpc_labels *gpc_cli_read_labels(const char *path);
 
 /* The training set named by the two remaining arguments, inputs X and
  * labels Y: checks their number, that they are not both standard input, and
  * that their row counts match; dies otherwise. */
-void gpc_cli_read_training(int argc, char **argv, gsl_matrix **X, gsl_vector **y);
-/* The same, also giving the labels (their classes name -1 and +1 in a model);
- * the caller frees them. */
-void gpc_cli_read_training_labels(int argc, char **argv, gsl_matrix **X, gsl_vector **y,
-                                  gpc_labels **labels);
+void gpc_cli_read_training(int argc, char **argv, gsl_matrix **X, gpc_labels **labels);
+
+/* The labels as the method takes them: -1/+1 for a binary method, class
+ * indices for a multiclass one.  With three or more classes, Laplace with no
+ * likelihood named (lik_named 0) becomes multiclass Laplace (softmax); a
+ * binary method is a usage error naming the classes. */
+gsl_vector *gpc_cli_class_vector(const gpc_labels *l, int lik_named, gpc_method *method,
+                                 gpc_lik *lik);
 
 /* The likelihood by name, or a usage error. */
 gpc_lik gpc_cli_lik(const char *name);

@@ -10,7 +10,7 @@
 #include "err.h"
 
 gpc_evidence *gpc_evidence_alloc(const gpc_kernel *k, const gsl_matrix *X, const gsl_vector *y,
-                                 gpc_lik lik, gpc_method method)
+                                 size_t C, gpc_lik lik, gpc_method method)
 {
     gpc_evidence *e = gpc_calloc(1, sizeof *e);
     e->kernel = gpc_kernel_clone(k);
@@ -19,7 +19,7 @@ gpc_evidence *gpc_evidence_alloc(const gpc_kernel *k, const gsl_matrix *X, const
     e->method = method;
     e->lik = lik;
     e->ops = gpc_method_get(method);
-    e->ws = e->ops->alloc(X->size1, gpc_kernel_nparams(k), lik);
+    e->ws = e->ops->alloc(X->size1, C, k, 1, lik);
     return e;
 }
 

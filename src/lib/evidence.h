@@ -22,9 +22,11 @@ typedef struct {
     void *ws;                  /* and its workspace */
 } gpc_evidence;
 
-/* Labels must be -1/+1 and y must have X's row count (the caller checks). */
+/* Labels must be -1/+1 for a binary method, class indices 0..C-1 for a
+ * multiclass one (C is 2 for a binary method), and y must have X's row
+ * count (the caller checks). */
 gpc_evidence *gpc_evidence_alloc(const gpc_kernel *k, const gsl_matrix *X, const gsl_vector *y,
-                                 gpc_lik lik, gpc_method method);
+                                 size_t C, gpc_lik lik, gpc_method method);
 void gpc_evidence_free(gpc_evidence *e);
 
 /* Label-flip probability eps in [0, 1/2) (EP and naive mean field; usage

@@ -50,7 +50,11 @@ int gpc_lik_parse(const char *name, gpc_lik *lik)
         *lik = GPC_LIK_STEP;
         return GPC_OK;
     }
-    return gpc_fail(GPC_EUSAGE, "unknown likelihood '%s' (use logistic, probit or step)",
+    if (name && !strcmp(name, "softmax")) {
+        *lik = GPC_LIK_SOFTMAX;
+        return GPC_OK;
+    }
+    return gpc_fail(GPC_EUSAGE, "unknown likelihood '%s' (use logistic, probit, step or softmax)",
                     name ? name : "");
 }
 
@@ -60,6 +64,7 @@ const char *gpc_lik_name(gpc_lik lik)
     case GPC_LIK_LOGISTIC: return "logistic";
     case GPC_LIK_PROBIT: return "probit";
     case GPC_LIK_STEP: return "step";
+    case GPC_LIK_SOFTMAX: return "softmax";
     }
     return "unknown";
 }

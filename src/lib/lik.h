@@ -13,10 +13,14 @@
 typedef enum {
     GPC_LIK_LOGISTIC = 0, /* sigma(y f) = 1 / (1 + exp(-y f)) */
     GPC_LIK_PROBIT = 1,   /* Phi(y f), the standard normal CDF */
-    GPC_LIK_STEP = 2      /* H(y f): 1 if y f > 0, else 0 */
+    GPC_LIK_STEP = 2,     /* H(y f): 1 if y f > 0, else 0 */
+    GPC_LIK_SOFTMAX = 3   /* multiclass: p(y = c | f) = exp(f_c) / sum_k exp(f_k), over
+                           * C latent functions; its own method (softmax.h) evaluates
+                           * it, and the binary functions below do not take it */
 } gpc_lik;
 
-/* "logistic", "probit" or "step"; GPC_EUSAGE (message set) otherwise. */
+/* "logistic", "probit", "step" or "softmax"; GPC_EUSAGE (message set)
+ * otherwise. */
 int gpc_lik_parse(const char *name, gpc_lik *lik);
 const char *gpc_lik_name(gpc_lik lik);
 

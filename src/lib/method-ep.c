@@ -6,15 +6,16 @@
 
 static int ep_check_lik(gpc_lik lik)
 {
-    if (lik == GPC_LIK_LOGISTIC)
+    if (lik == GPC_LIK_LOGISTIC || lik == GPC_LIK_SOFTMAX)
         return gpc_fail(GPC_EUSAGE, "EP takes the probit or the step likelihood; "
                         "add -l probit or -l step");
     return GPC_OK;
 }
 
-static void *ep_alloc(size_t n, size_t p, gpc_lik lik)
+static void *ep_alloc(size_t n, size_t C, const gpc_kernel *k, int gradient, gpc_lik lik)
 {
-    gpc_ep *e = gpc_ep_alloc(n, p);
+    (void)C;
+    gpc_ep *e = gpc_ep_alloc(n, gradient ? gpc_kernel_nparams(k) : 0);
     gpc_ep_set_likelihood(e, lik, 0.0);
     return e;
 }
@@ -65,18 +66,23 @@ static int ep_state_set(void *ws, const gpc_kernel *k, const gsl_matrix *X, cons
     return gpc_ep_set_sites(e, &tau.vector, &nu.vector);
 }
 
-static void ep_predict(const void *ws, gsl_matrix *Ks, const gsl_vector *kss,
-                          gsl_matrix *mean, gsl_matrix *cov)
+static void ep_latent(const void *ws, gsl_matrix *Ks, const gsl_vector *kss, gsl_vector *mean,
+                      gsl_vector *var)
 {
-    gsl_vector_view mu = gsl_matrix_column(mean, 0), v = gsl_matrix_column(cov, 0);
-    gpc_ep_predict(ws, Ks, kss, &mu.vector, &v.vector);
+    gpc_ep_predict(ws, Ks, kss, mean, var);
+}
+
+static int ep_predict(const void *ws, const gpc_kernel *k, const gsl_matrix *X,
+                      const gsl_matrix *Xs, gsl_matrix *mean, gsl_matrix *cov)
+{
+    return gpc_method_predict_binary(ep_latent, ws, k, X, Xs, mean, cov);
 }
 
 static int ep_loo(const void *ws, const gsl_vector *y, gsl_matrix *mean, gsl_matrix *var)
 {
     const gpc_ep *e = ws;
     (void)y;
-    return gpc_method_loo_sites(&gpc_method_ep_ops, ws, e->K, e->tau, e->nu, mean, var);
+    return gpc_method_loo_sites(ep_latent, ws, e->K, e->tau, e->nu, mean, var);
 }
 
 static void ep_report(const void *ws, double log_evidence)

@@ -12,10 +12,17 @@ static int laplace_check_lik(gpc_lik lik)
     if (lik == GPC_LIK_STEP)
         return gpc_fail(GPC_EUSAGE, "the Laplace approximation needs a smooth likelihood; "
                         "use -M ep with -l step");
+    if (lik == GPC_LIK_SOFTMAX)
+        return gpc_fail(GPC_EUSAGE, "the binary Laplace approximation takes the logistic or "
+                        "the probit likelihood");
     return GPC_OK;
 }
 
-static void *laplace_alloc(size_t n, size_t p, gpc_lik lik) { return gpc_laplace_alloc(n, p, lik); }
+static void *laplace_alloc(size_t n, size_t C, const gpc_kernel *k, int gradient, gpc_lik lik)
+{
+    (void)C;
+    return gpc_laplace_alloc(n, gradient ? gpc_kernel_nparams(k) : 0, lik);
+}
 
 static void laplace_free(void *ws) { gpc_laplace_free(ws); }
 
@@ -50,11 +57,16 @@ static int laplace_state_set(void *ws, const gpc_kernel *k, const gsl_matrix *X,
     return gpc_laplace_set_mode(w, y, &f.vector);
 }
 
-static void laplace_predict(const void *ws, gsl_matrix *Ks, const gsl_vector *kss,
-                          gsl_matrix *mean, gsl_matrix *cov)
+static void laplace_latent(const void *ws, gsl_matrix *Ks, const gsl_vector *kss,
+                           gsl_vector *mean, gsl_vector *var)
 {
-    gsl_vector_view mu = gsl_matrix_column(mean, 0), v = gsl_matrix_column(cov, 0);
-    gpc_laplace_predict(ws, Ks, kss, &mu.vector, &v.vector);
+    gpc_laplace_predict(ws, Ks, kss, mean, var);
+}
+
+static int laplace_predict(const void *ws, const gpc_kernel *k, const gsl_matrix *X,
+                           const gsl_matrix *Xs, gsl_matrix *mean, gsl_matrix *cov)
+{
+    return gpc_method_predict_binary(laplace_latent, ws, k, X, Xs, mean, cov);
 }
 
 /* The Laplace approximation's sites are the curvature W_i and
@@ -70,7 +82,7 @@ static int laplace_loo(const void *ws, const gsl_vector *y, gsl_matrix *mean, gs
         gsl_vector_set(tau, i, -d2);
         gsl_vector_set(nu, i, -d2 * f + d1);
     }
-    int st = gpc_method_loo_sites(&gpc_method_laplace_ops, ws, w->K, tau, nu, mean, var);
+    int st = gpc_method_loo_sites(laplace_latent, ws, w->K, tau, nu, mean, var);
     gsl_vector_free(tau);
     gsl_vector_free(nu);
     return st;

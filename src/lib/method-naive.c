@@ -18,16 +18,18 @@ typedef struct {
 
 static int naive_check_lik(gpc_lik lik)
 {
-    if (lik == GPC_LIK_LOGISTIC)
+    if (lik == GPC_LIK_LOGISTIC || lik == GPC_LIK_SOFTMAX)
         return gpc_fail(GPC_EUSAGE, "naive mean field takes the probit or the step likelihood; "
                         "add -l probit or -l step");
     return GPC_OK;
 }
 
-static void *naive_alloc(size_t n, size_t p, gpc_lik lik)
+static void *naive_alloc(size_t n, size_t C, const gpc_kernel *k, int gradient, gpc_lik lik)
 {
     naive_ws *w = gpc_calloc(1, sizeof *w);
-    (void)p; /* no evidence, so no gradient */
+    (void)C;
+    (void)k;
+    (void)gradient; /* no evidence, so no gradient */
     w->mf = gpc_meanfield_alloc(n);
     w->noise.eps = 0.0;
     w->noise.sigma = lik == GPC_LIK_STEP ? 0.0 : 1.0;
@@ -94,11 +96,16 @@ static int naive_state_set(void *ws, const gpc_kernel *k, const gsl_matrix *X,
     return gpc_meanfield_set_x(w->mf, &x.vector);
 }
 
-static void naive_predict(const void *ws, gsl_matrix *Ks, const gsl_vector *kss,
-                          gsl_matrix *mean, gsl_matrix *cov)
+static void naive_latent(const void *ws, gsl_matrix *Ks, const gsl_vector *kss,
+                         gsl_vector *mean, gsl_vector *var)
 {
-    gsl_vector_view mu = gsl_matrix_column(mean, 0), v = gsl_matrix_column(cov, 0);
-    gpc_meanfield_predict(((const naive_ws *)ws)->mf, Ks, kss, &mu.vector, &v.vector);
+    gpc_meanfield_predict(((const naive_ws *)ws)->mf, Ks, kss, mean, var);
+}
+
+static int naive_predict(const void *ws, const gpc_kernel *k, const gsl_matrix *X,
+                         const gsl_matrix *Xs, gsl_matrix *mean, gsl_matrix *cov)
+{
+    return gpc_method_predict_binary(naive_latent, ws, k, X, Xs, mean, cov);
 }
 
 /* The cavities are part of the solution. */

@@ -12,6 +12,7 @@ static const gpc_method_ops *const methods[] = {
     [GPC_METHOD_LAPLACE] = &gpc_method_laplace_ops,
     [GPC_METHOD_EP] = &gpc_method_ep_ops,
     [GPC_METHOD_NAIVE] = &gpc_method_naive_ops,
+    [GPC_METHOD_SOFTMAX] = &gpc_method_softmax_ops,
 };
 
 #define N_METHODS (sizeof methods / sizeof methods[0])
@@ -20,41 +21,84 @@ const gpc_method_ops *gpc_method_get(gpc_method method) { return methods[method]
 
 const char *gpc_method_name(gpc_method method) { return methods[method]->name; }
 
-static int find_index(const char *name, gpc_method *method)
+/* The method of this name that takes lik, else the first of this name (whose
+ * check_lik then words the refusal); 0 if no method has the name. */
+static int find_index(const char *name, gpc_lik lik, gpc_method *method)
 {
-    for (size_t i = 0; i < N_METHODS; i++)
-        if (strcmp(methods[i]->name, name) == 0) {
+    int found = 0;
+    for (size_t i = 0; i < N_METHODS; i++) {
+        if (strcmp(methods[i]->name, name) != 0)
+            continue;
+        int takes = methods[i]->check_lik(lik) == GPC_OK;
+        if (!found || takes)
             *method = (gpc_method)i;
-            return 1;
-        }
-    return 0;
+        found = 1;
+        if (takes)
+            break;
+    }
+    return found;
 }
 
-const gpc_method_ops *gpc_method_find(const char *name)
+const gpc_method_ops *gpc_method_find(const char *name, gpc_lik lik)
 {
     gpc_method m;
-    return find_index(name, &m) ? methods[m] : NULL;
+    return find_index(name, lik, &m) ? methods[m] : NULL;
+}
+
+int gpc_method_known(const char *name)
+{
+    for (size_t i = 0; i < N_METHODS; i++)
+        if (strcmp(methods[i]->name, name) == 0)
+            return 1;
+    return 0;
 }
 
 /* adaptive TAP has EP's fixed point */
 static const char *unalias(const char *name) { return strcmp(name, "tap") == 0 ? "ep" : name; }
 
-const gpc_method_ops *gpc_method_lookup(const char *name) { return gpc_method_find(unalias(name)); }
+const gpc_method_ops *gpc_method_lookup(const char *name)
+{
+    gpc_method m;
+    return find_index(unalias(name), GPC_LIK_PROBIT, &m) ? methods[m] : NULL;
+}
 
 int gpc_method_parse(const char *name, gpc_lik lik, gpc_method *method)
 {
-    if (!find_index(unalias(name), method))
+    if (!find_index(unalias(name), lik, method))
         return gpc_fail(GPC_EUSAGE, "unknown method '%s' (use laplace, ep, tap or naive)", name);
     return methods[*method]->check_lik(lik);
 }
 
-void gpc_method_binary_prob(gpc_lik lik, double eps, const double *mean, const double *cov,
-                            double *p)
+int gpc_method_binary_prob(void *ws, gpc_lik lik, double eps, const gsl_matrix *mean,
+                           const gsl_matrix *cov, int plugin, gsl_matrix *p)
 {
-    p[0] = gpc_lik_noisy(eps, gpc_lik_predict(lik, mean[0], cov[0]));
+    (void)ws;
+    for (size_t i = 0; i < mean->size1; i++) {
+        double mu = gsl_matrix_get(mean, i, 0), v = gsl_matrix_get(cov, i, 0);
+        double q = plugin ? exp(gpc_lik_logp(lik, 1.0, mu, NULL, NULL, NULL))
+                          : gpc_lik_predict(lik, mu, v);
+        gsl_matrix_set(p, i, 0, gpc_lik_noisy(eps, q));
+    }
+    return GPC_OK;
 }
 
-int gpc_method_loo_sites(const gpc_method_ops *ops, const void *ws, const gsl_matrix *K,
+int gpc_method_predict_binary(gpc_method_latent_fn latent, const void *ws, const gpc_kernel *k,
+                              const gsl_matrix *X, const gsl_matrix *Xs, gsl_matrix *mean,
+                              gsl_matrix *var)
+{
+    size_t m = Xs->size1;
+    gsl_matrix *Ks = gpc_matrix_alloc(X->size1, m);
+    gsl_vector *kss = gpc_vector_alloc(m);
+    gpc_kernel_cross(k, X, Xs, Ks);
+    gpc_kernel_diag(k, Xs, kss);
+    gsl_vector_view mu = gsl_matrix_column(mean, 0), v = gsl_matrix_column(var, 0);
+    latent(ws, Ks, kss, &mu.vector, &v.vector);
+    gsl_matrix_free(Ks);
+    gsl_vector_free(kss);
+    return GPC_OK;
+}
+
+int gpc_method_loo_sites(gpc_method_latent_fn latent, const void *ws, const gsl_matrix *K,
                          const gsl_vector *tau, const gsl_vector *nu, gsl_matrix *mean,
                          gsl_matrix *var)
 {
@@ -66,7 +110,8 @@ int gpc_method_loo_sites(const gpc_method_ops *ops, const void *ws, const gsl_ma
     gsl_matrix_memcpy(Ks, K);
     gsl_vector_const_view d = gsl_matrix_const_diagonal(K);
     gsl_vector_memcpy(kss, &d.vector);
-    ops->predict(ws, Ks, kss, mean, var);
+    gsl_vector_view mu = gsl_matrix_column(mean, 0), v = gsl_matrix_column(var, 0);
+    latent(ws, Ks, kss, &mu.vector, &v.vector);
     for (size_t i = 0; st == GPC_OK && i < n; i++) {
         /* divide site i out of the marginal N(mu_i, v_i) */
         double t = gsl_vector_get(tau, i), s = gsl_vector_get(nu, i);

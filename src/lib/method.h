@@ -16,24 +16,23 @@
  * through one generic call (set), so no caller pokes a workspace.
  *
  * Binary methods take labels -1/+1 in a vector y and have one latent
- * function; a multiclass method (softmax Laplace with C classes) has C of
- * them, and the table is shaped for both:
- *   - labels: y holds class indices 0..C-1 instead of -1/+1 (the model
- *     records the user's class names; the method only sees indices), so C
- *     is known from the labels at the first fit or state_set;
+ * function.  A multiclass method (softmax Laplace with C classes) takes
+ * class indices 0..C-1 in y (the model records the user's class names; the
+ * method only sees indices) and has C latent functions, and the table is
+ * shaped for both:
  *   - latent functions: L = 1 for a binary method, L = C for a multiclass
- *     one (gpc_method_ops.latent says which);
+ *     one (gpc_method_ops.latent is 0 for "one per class");
  *   - state: state_width values per case and latent function, so a
  *     multiclass method's state is n x (state_width C), its columns named
- *     after the binary pattern with the class appended ("f1 .. fC");
- *   - predictions: predict and loo fill an m x L matrix of latent means and
- *     an m x L*L matrix of covariances (row i holds case i's L x L
+ *     after the binary pattern with the class number appended ("f1 .. fC");
+ *   - predictions: predict (and loo) fill an m x L matrix of latent means
+ *     and an m x L*L matrix of covariances (row i holds case i's L x L
  *     covariance, row-major): one column each for a binary method;
- *   - probabilities: prob maps one case's moments to the class
- *     probabilities, p(y = +1) alone for a binary method (whose other class
- *     is its complement) and all C for a multiclass one.
- * A multiclass method is then one new file with its operations and one
- * entry in the table. */
+ *   - probabilities: prob maps the moments to class probabilities, p(y = +1)
+ *     alone for a binary method (whose other class is its complement) and
+ *     all C for a multiclass one.
+ * The method computes its own cross-covariances from the kernel, so a
+ * method with one kernel per class needs nothing more from its callers. */
 #ifndef GPC_METHOD_H
 #define GPC_METHOD_H
 
@@ -47,7 +46,8 @@
 typedef enum {
     GPC_METHOD_LAPLACE = 0,
     GPC_METHOD_EP = 1,   /* expectation propagation (= adaptive TAP); probit or step */
-    GPC_METHOD_NAIVE = 2 /* naive mean field (Opper & Winther); probit or step, no evidence */
+    GPC_METHOD_NAIVE = 2, /* naive mean field (Opper & Winther); probit or step, no evidence */
+    GPC_METHOD_SOFTMAX = 3 /* multiclass Laplace ("laplace" with the softmax likelihood) */
 } gpc_method;
 
 /* Settings a method may take through gpc_method_ops.set. */
@@ -62,20 +62,24 @@ typedef enum {
 #define GPC_METHOD_NO_SETTING (-1)
 
 typedef struct {
-    const char *name;          /* as in model files and -M: "laplace", "ep", "naive" */
+    const char *name;          /* as in model files and -M: "laplace", "ep", "naive";
+                                * two methods may share a name and differ by likelihood */
     const char *title;         /* for messages: "the Laplace approximation", "EP", ... */
     const char *state_columns; /* names of the state columns: "f", "tau nu", "x" */
     size_t state_width;        /* state values per training case */
     int has_evidence;          /* 0: evidence sets NaN and refuses a gradient */
-    int latent;                /* latent functions: 1, or 0 for one per class */
+    int latent;                /* latent functions: 1 (labels -1/+1), or 0 for one
+                                * per class (labels 0..C-1, any C >= 2) */
     int label_noise;           /* takes GPC_SET_LABEL_NOISE */
     const char *default_lik;   /* the likelihood when none is named: "logistic", "probit" */
 
     /* GPC_OK if the method takes likelihood lik, else GPC_EUSAGE (message set). */
     int (*check_lik)(gpc_lik lik);
 
-    /* Workspace for n training cases and p hyperparameters (0: no gradient). */
-    void *(*alloc)(size_t n, size_t p, gpc_lik lik);
+    /* Workspace for n training cases of C classes (2 for a binary method)
+     * under kernel k (its shape: hyperparameters, kernels per class);
+     * gradient says whether gradients will be asked. */
+    void *(*alloc)(size_t n, size_t C, const gpc_kernel *k, int gradient, gpc_lik lik);
     void (*free)(void *ws);
     int (*set)(void *ws, gpc_method_setting key, double value);
 
@@ -91,52 +95,74 @@ typedef struct {
                      const gsl_matrix *state);
 
     /* Latent means (m x L) and covariances (m x L*L, one row per case) at
-     * m test inputs from the cross-covariances Ks (n x m, overwritten) and
-     * prior variances kss; needs a fit or state_set. */
-    void (*predict)(const void *ws, gsl_matrix *Ks, const gsl_vector *kss, gsl_matrix *mean,
-                    gsl_matrix *cov);
+     * the m rows of Xs, for the training inputs X and kernel k of the fit
+     * or state_set. */
+    int (*predict)(const void *ws, const gpc_kernel *k, const gsl_matrix *X,
+                   const gsl_matrix *Xs, gsl_matrix *mean, gsl_matrix *cov);
     /* Leave-one-out latent moments of the n training cases from the
      * cavities, shaped as predict's. */
     int (*loo)(const void *ws, const gsl_vector *y, gsl_matrix *mean, gsl_matrix *cov);
 
-    /* Class probabilities of one case from its latent means (L) and
-     * covariance (L x L, row-major) under likelihood lik with label-flip
-     * probability eps: p(y = +1) alone for a binary method
-     * (gpc_method_binary_prob), all C for a multiclass one. */
-    void (*prob)(gpc_lik lik, double eps, const double *mean, const double *cov, double *p);
+    /* Class probabilities from latent moments shaped as predict's, under
+     * likelihood lik with label-flip probability eps: the likelihood
+     * averaged over the latent Gaussian, or with plugin at its mean.  p is
+     * m x 1 (p(y = +1)) for a binary method (gpc_method_binary_prob), m x C
+     * for a multiclass one. */
+    int (*prob)(void *ws, gpc_lik lik, double eps, const gsl_matrix *mean, const gsl_matrix *cov,
+                int plugin, gsl_matrix *p);
 
     /* One line to standard error about the last fit (gpc_info level 1). */
     void (*report)(const void *ws, double log_evidence);
 } gpc_method_ops;
 
-extern const gpc_method_ops gpc_method_laplace_ops, gpc_method_ep_ops, gpc_method_naive_ops;
+extern const gpc_method_ops gpc_method_laplace_ops, gpc_method_ep_ops, gpc_method_naive_ops,
+    gpc_method_softmax_ops;
 
 /* The operations of a method. */
 const gpc_method_ops *gpc_method_get(gpc_method method);
 
-/* A method by its name in a model file (no synonyms); NULL if unknown. */
-const gpc_method_ops *gpc_method_find(const char *name);
+/* A method by its name in a model file (no synonyms) and its likelihood;
+ * NULL if unknown. */
+const gpc_method_ops *gpc_method_find(const char *name, gpc_lik lik);
+
+/* Whether name is a method's name in a model file. */
+int gpc_method_known(const char *name);
 
 /* A method by its option name (-M), synonyms included ("tap" is EP, whose
- * fixed point adaptive TAP shares); NULL if unknown. */
+ * fixed point adaptive TAP shares), with its binary likelihoods; NULL if
+ * unknown. */
 const gpc_method_ops *gpc_method_lookup(const char *name);
 
-/* "laplace", "ep" or its synonym "tap", or "naive"; GPC_EUSAGE (message set)
- * otherwise, or for a likelihood the method does not take. */
+/* "laplace", "ep" or its synonym "tap", or "naive", with likelihood lik
+ * ("laplace" with softmax is the multiclass method); GPC_EUSAGE (message
+ * set) otherwise, or for a likelihood the method does not take. */
 int gpc_method_parse(const char *name, gpc_lik lik, gpc_method *method);
 const char *gpc_method_name(gpc_method method);
 
-/* A binary method's p(y = +1): the likelihood averaged over the latent
- * Gaussian N(mean[0], cov[0]), with labels flipped with probability eps. */
-void gpc_method_binary_prob(gpc_lik lik, double eps, const double *mean, const double *cov,
-                            double *p);
+/* A binary method's p(y = +1) for each row: the likelihood averaged over
+ * the latent Gaussian N(mean, cov) (or at the mean, with plugin), with
+ * labels flipped with probability eps. */
+int gpc_method_binary_prob(void *ws, gpc_lik lik, double eps, const gsl_matrix *mean,
+                           const gsl_matrix *cov, int plugin, gsl_matrix *p);
+
+/* A binary method's latent predictor: means and variances at m test cases
+ * from the cross-covariances Ks (n x m, overwritten) and prior variances
+ * kss. */
+typedef void (*gpc_method_latent_fn)(const void *ws, gsl_matrix *Ks, const gsl_vector *kss,
+                                     gsl_vector *mean, gsl_vector *var);
+
+/* predict for a binary method with one kernel: the cross-covariances of k
+ * between X and Xs, then latent. */
+int gpc_method_predict_binary(gpc_method_latent_fn latent, const void *ws, const gpc_kernel *k,
+                              const gsl_matrix *X, const gsl_matrix *Xs, gsl_matrix *mean,
+                              gsl_matrix *var);
 
 /* Leave-one-out from Gaussian sites of a binary method: divide site i
  * (precision tau_i, precision times mean nu_i) out of the posterior
- * marginals, which predict gives at the training inputs from K.  For
+ * marginals, which latent gives at the training inputs from K.  For
  * methods whose posterior is a product of Gaussian sites (EP; Laplace,
  * whose sites are the curvature at the mode).  mean and var are n x 1. */
-int gpc_method_loo_sites(const gpc_method_ops *ops, const void *ws, const gsl_matrix *K,
+int gpc_method_loo_sites(gpc_method_latent_fn latent, const void *ws, const gsl_matrix *K,
                          const gsl_vector *tau, const gsl_vector *nu, gsl_matrix *mean,
                          gsl_matrix *var);
 

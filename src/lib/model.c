@@ -20,22 +20,68 @@ void gpc_model_free(gpc_model *m)
     gsl_matrix_free(m->X);
     gsl_vector_free(m->y);
     gsl_matrix_free(m->state);
-    free(m->classes[0]);
-    free(m->classes[1]);
+    for (size_t c = 0; m->class_store && c < m->nclasses; c++)
+        free(m->class_store[c]);
+    free(m->class_store);
     free(m);
 }
 
-const char *gpc_model_class(const gpc_model *m, int c)
+const char *gpc_model_class(const gpc_model *m, size_t c)
 {
-    if (m->classes[c])
+    if (m->classes)
         return m->classes[c];
     return c ? "1" : "-1";
+}
+
+const gpc_method_ops *gpc_model_method(const gpc_model *m)
+{
+    return gpc_method_find(m->method, m->lik);
+}
+
+size_t gpc_model_latent(const gpc_model *m)
+{
+    const gpc_method_ops *ops = gpc_model_method(m);
+    return ops->latent ? (size_t)ops->latent : m->nclasses;
+}
+
+size_t gpc_model_prob_columns(const gpc_model *m)
+{
+    return gpc_model_method(m)->latent ? 1 : m->nclasses;
+}
+
+size_t gpc_model_state_columns(const gpc_model *m)
+{
+    return gpc_model_method(m)->state_width * gpc_model_latent(m);
+}
+
+/* The header of the training lines: "# y f x1..x7", and for a multiclass
+ * model each state column once per class ("# y f1 f2 f3 x1..x4"). */
+static void write_columns_line(FILE *out, const gpc_method_ops *ops, size_t L, size_t d)
+{
+    fputs("# y", out);
+    for (size_t c = 1; c <= L; c++) {
+        const char *s = ops->state_columns;
+        while (*s) {
+            size_t len = strcspn(s, " ");
+            fprintf(out, " %.*s", (int)len, s);
+            if (!ops->latent)
+                fprintf(out, "%zu", c);
+            s += len + strspn(s + len, " ");
+        }
+    }
+    fprintf(out, " x1..x%zu\n", d);
+}
+
+/* A label as written: -1/1 for a binary method, else the class number 1..C. */
+static double label_written(const gpc_method_ops *ops, double y)
+{
+    return ops->latent ? y : y + 1.0;
 }
 
 int gpc_model_write(FILE *out, const char *name, const gpc_model *m)
 {
     const gpc_kernel *k = m->kernel;
-    const gpc_method_ops *ops = gpc_method_find(m->method);
+    const gpc_method_ops *ops = gpc_model_method(m);
     size_t n = m->X->size1, d = m->X->size2, p = gpc_kernel_nparams(k);
     if (!ops)
         return gpc_fail(GPC_EUSAGE, "%s: unknown method '%s'", name, m->method);
@@ -43,7 +89,9 @@ int gpc_model_write(FILE *out, const char *name, const gpc_model *m)
             gpc_lik_name(m->lik));
     if (m->label_noise > 0.0)
         fprintf(out, " %.17g", m->label_noise);
-    fprintf(out, "\nclasses %s %s", gpc_model_class(m, 0), gpc_model_class(m, 1));
+    fputs("\nclasses", out);
+    for (size_t c = 0; c < m->nclasses; c++)
+        fprintf(out, " %s", gpc_model_class(m, c));
     fprintf(out, "\nkernel %s\ndim %zu\n", gpc_kernel_spec(k), d);
     fprintf(out, "hyperparameters %zu\n", p);
     for (size_t j = 0; j < p; j++)
@@ -53,9 +101,10 @@ int gpc_model_write(FILE *out, const char *name, const gpc_model *m)
         fprintf(out, "log_evidence %.17g\n", m->log_evidence);
     else
         fprintf(out, "log_evidence none\n");
-    fprintf(out, "training %zu\n# y %s x1..x%zu\n", n, ops->state_columns, d);
+    fprintf(out, "training %zu\n", n);
+    write_columns_line(out, ops, gpc_model_latent(m), d);
     for (size_t i = 0; i < n; i++) {
-        fprintf(out, "%g", gsl_vector_get(m->y, i));
+        fprintf(out, "%g", label_written(ops, gsl_vector_get(m->y, i)));
         for (size_t c = 0; c < m->state->size2; c++)
             fprintf(out, " %.17g", gsl_matrix_get(m->state, i, c));
         for (size_t l = 0; l < d; l++)
@@ -137,21 +186,30 @@ static int next_key_is(const reader *r, const char *key)
     return 0;
 }
 
-/* "classes NEG POS": two distinct tokens. */
+/* "classes A B ...": distinct tokens, two for a binary method ("classes
+ * NEG POS"), at least two for a multiclass one. */
 static int read_classes(reader *r, gpc_model *m)
 {
-    char *v, *save, *tok[3];
+    char *v, *save;
     int st = expect_key(r, "classes", &v);
     if (st != GPC_OK)
         return st;
-    tok[0] = strtok_r(v, " \t", &save);
-    tok[1] = tok[0] ? strtok_r(NULL, " \t", &save) : NULL;
-    tok[2] = tok[1] ? strtok_r(NULL, " \t", &save) : NULL;
-    if (!tok[1] || tok[2] || strcmp(tok[0], tok[1]) == 0)
-        return gpc_fail(GPC_EINPUT, "%s:%zu: expected 'classes NEG POS', two different class "
-                        "names", r->name, r->line);
-    m->classes[0] = gpc_strdup(tok[0]);
-    m->classes[1] = gpc_strdup(tok[1]);
+    size_t cap = strlen(v) / 2 + 1; /* tokens are at least one byte and a blank apart */
+    m->class_store = gpc_mallocarray(cap, sizeof *m->class_store);
+    m->nclasses = 0;
+    for (char *t = strtok_r(v, " \t", &save); t; t = strtok_r(NULL, " \t", &save)) {
+        for (size_t c = 0; c < m->nclasses; c++)
+            if (strcmp(m->class_store[c], t) == 0)
+                return gpc_fail(GPC_EINPUT, "%s:%zu: class '%s' is named twice", r->name,
+                                r->line, t);
+        m->class_store[m->nclasses++] = gpc_strdup(t);
+    }
+    m->classes = m->class_store;
+    int binary = gpc_model_method(m)->latent != 0;
+    if (binary ? m->nclasses != 2 : m->nclasses < 2)
+        return gpc_fail(GPC_EINPUT, "%s:%zu: expected 'classes %s', %s different class names",
+                        r->name, r->line, binary ? "NEG POS" : "A B ...",
+                        binary ? "two" : "at least two");
     return GPC_OK;
 }
 
@@ -207,7 +265,7 @@ static int parse_likelihood(reader *r, char *v, gpc_model *m)
  * everywhere. */
 static int check_method_likelihood(reader *r, gpc_model *m)
 {
-    const gpc_method_ops *ops = gpc_method_find(m->method);
+    const gpc_method_ops *ops = gpc_model_method(m);
     if (ops->check_lik(m->lik) != GPC_OK)
         return gpc_fail(GPC_EINPUT, "%s:%zu: method %s with the %s likelihood: %s", r->name,
                         r->line, m->method, gpc_lik_name(m->lik), gpc_errmsg());
@@ -230,7 +288,7 @@ static int read_header(reader *r, gpc_model *m)
                         "version %d)", r->name, r->line, v, GPC_MODEL_VERSION);
     if ((st = expect_key(r, "method", &v)) != GPC_OK)
         return st;
-    if (!gpc_method_find(v))
+    if (!gpc_method_known(v))
         return gpc_fail(GPC_EINPUT, "%s:%zu: unknown method '%s'", r->name, r->line, v);
     snprintf(m->method, sizeof m->method, "%s", v);
     if ((st = expect_key(r, "likelihood", &v)) != GPC_OK)
@@ -239,9 +297,16 @@ static int read_header(reader *r, gpc_model *m)
         return st;
     if ((st = check_method_likelihood(r, m)) != GPC_OK)
         return st;
-    /* optional: models written before classes were recorded are -1/+1 */
-    if (next_key_is(r, "classes") && (st = read_classes(r, m)) != GPC_OK)
-        return st;
+    /* optional for a binary model: those written before classes were
+     * recorded are -1/+1 */
+    m->nclasses = 2;
+    if (next_key_is(r, "classes")) {
+        if ((st = read_classes(r, m)) != GPC_OK)
+            return st;
+    } else if (!gpc_model_method(m)->latent) {
+        return gpc_fail(GPC_EINPUT, "%s:%zu: a multiclass model needs its 'classes' line",
+                        r->name, r->line + 1);
+    }
     char spec[1024];
     if ((st = expect_key(r, "kernel", &v)) != GPC_OK)
         return st;
@@ -286,7 +351,8 @@ static int read_training(reader *r, gpc_model *m)
         return st;
     if (n == 0)
         return gpc_fail(GPC_EINPUT, "%s:%zu: no training cases", r->name, r->line);
-    size_t s_cols = gpc_method_find(m->method)->state_width; /* per-case state */
+    const gpc_method_ops *ops = gpc_model_method(m);
+    size_t s_cols = gpc_model_state_columns(m); /* per-case state */
     if (n > bytes_left(r) / 2 / (d + 1 + s_cols))
         return gpc_fail(GPC_EINPUT, "%s:%zu: model file truncated: %zu training cases of %zu "
                         "numbers cannot fit in the %zu bytes that follow", r->name, r->line, n,
@@ -303,10 +369,13 @@ static int read_training(reader *r, gpc_model *m)
         for (size_t c = 0; c < d + 1 + s_cols; c++, s = e) {
             if ((st = parse_number(r, s, &x, &e)) != GPC_OK)
                 return st;
-            if (c == 0 && x != 1.0 && x != -1.0)
+            if (c == 0 && ops->latent && x != 1.0 && x != -1.0)
                 return gpc_fail(GPC_EINPUT, "%s:%zu: label must be -1 or 1", r->name, r->line);
+            if (c == 0 && !ops->latent && !(x >= 1 && x <= (double)m->nclasses && x == floor(x)))
+                return gpc_fail(GPC_EINPUT, "%s:%zu: label must be a class number from 1 to %zu",
+                                r->name, r->line, m->nclasses);
             if (c == 0)
-                gsl_vector_set(m->y, i, x);
+                gsl_vector_set(m->y, i, ops->latent ? x : x - 1.0);
             else if (c <= s_cols)
                 gsl_matrix_set(m->state, i, c - 1, x);
             else
@@ -346,11 +415,11 @@ int gpc_model_read(const char *path, gpc_model **out)
 }
 
 /* A workspace of the model's method for its training cases, with its label
- * noise (p = 0: no gradients are asked of it). */
+ * noise (no gradients are asked of it). */
 static int model_workspace(const gpc_model *m, const gpc_method_ops **ops, void **ws)
 {
-    *ops = gpc_method_find(m->method);
-    *ws = (*ops)->alloc(m->X->size1, 0, m->lik);
+    *ops = gpc_model_method(m);
+    *ws = (*ops)->alloc(m->X->size1, m->nclasses, m->kernel, 0, m->lik);
     if (m->label_noise > 0.0)
         return (*ops)->set(*ws, GPC_SET_LABEL_NOISE, m->label_noise);
     return GPC_OK;
@@ -374,6 +443,54 @@ int gpc_model_refit(gpc_model *m, const double *theta)
 
 #define PREDICT_BLOCK 512 /* test cases per block: bounds the n x m workspace */
 
+gpc_prediction *gpc_prediction_alloc(const gpc_model *m, size_t rows)
+{
+    size_t L = gpc_model_latent(m), P = gpc_model_prob_columns(m), r = rows ? rows : 1;
+    gpc_prediction *p = gpc_calloc(1, sizeof *p);
+    p->mean = gpc_matrix_alloc(r, L);
+    p->cov = gpc_matrix_alloc(r, L * L);
+    p->prob = gpc_matrix_alloc(r, P);
+    p->plugin = gpc_matrix_alloc(r, P);
+    return p;
+}
+
+void gpc_prediction_free(gpc_prediction *p)
+{
+    if (!p)
+        return;
+    gsl_matrix_free(p->mean);
+    gsl_matrix_free(p->cov);
+    gsl_matrix_free(p->prob);
+    gsl_matrix_free(p->plugin);
+    free(p);
+}
+
+/* Rows s .. s + b - 1 of every output of p. */
+typedef struct {
+    gsl_matrix_view mean, cov, prob, plugin;
+} prediction_rows;
+
+static prediction_rows rows_of(gpc_prediction *p, size_t s, size_t b)
+{
+    prediction_rows v = {gsl_matrix_submatrix(p->mean, s, 0, b, p->mean->size2),
+                         gsl_matrix_submatrix(p->cov, s, 0, b, p->cov->size2),
+                         gsl_matrix_submatrix(p->prob, s, 0, b, p->prob->size2),
+                         gsl_matrix_submatrix(p->plugin, s, 0, b, p->plugin->size2)};
+    return v;
+}
+
+/* The probabilities of rows whose latent moments are in place. */
+static int probabilities(const gpc_model *m, const gpc_method_ops *ops, void *ws,
+                         prediction_rows *v)
+{
+    int st = ops->prob(ws, m->lik, m->label_noise, &v->mean.matrix, &v->cov.matrix, 0,
+                       &v->prob.matrix);
+    if (st == GPC_OK)
+        st = ops->prob(ws, m->lik, m->label_noise, &v->mean.matrix, &v->cov.matrix, 1,
+                       &v->plugin.matrix);
+    return st;
+}
+
 /* The fitted posterior of the model's method, ready to predict from. */
 static int predictor_init(const gpc_model *m, const gpc_method_ops **ops, void **ws)
 {
@@ -383,70 +500,37 @@ static int predictor_init(const gpc_model *m, const gpc_method_ops **ops, void *
     return st;
 }
 
-/* Store case i's latent moments and its probability (the method's) in the
- * outputs not NULL: a binary method's single latent function. */
-static void store(const gpc_model *m, size_t i, double mu, double v, gsl_vector *mean,
-                  gsl_vector *var, gsl_vector *prob)
-{
-    if (mean)
-        gsl_vector_set(mean, i, mu);
-    if (var)
-        gsl_vector_set(var, i, v);
-    if (prob)
-        gpc_method_find(m->method)->prob(m->lik, m->label_noise, &mu, &v,
-                                          gsl_vector_ptr(prob, i));
-}
-
-/* Latent moments of the test cases s .. s + b - 1 into the outputs. */
-static void predict_block(const gpc_model *m, const gpc_method_ops *ops, const void *ws,
-                          const gsl_matrix *Xs, size_t s, size_t b, gsl_vector *mean,
-                          gsl_vector *var, gsl_vector *prob)
-{
-    size_t n = m->X->size1;
-    gsl_matrix_const_view xs = gsl_matrix_const_submatrix(Xs, s, 0, b, Xs->size2);
-    gsl_matrix *Ks = gpc_matrix_alloc(n, b);
-    gsl_vector *kss = gpc_vector_alloc(b);
-    gsl_matrix *mu = gpc_matrix_alloc(b, 1), *v = gpc_matrix_alloc(b, 1);
-    gpc_kernel_cross(m->kernel, m->X, &xs.matrix, Ks);
-    gpc_kernel_diag(m->kernel, &xs.matrix, kss);
-    ops->predict(ws, Ks, kss, mu, v);
-    for (size_t i = 0; i < b; i++)
-        store(m, s + i, gsl_matrix_get(mu, i, 0), gsl_matrix_get(v, i, 0), mean, var, prob);
-    gsl_matrix_free(Ks);
-    gsl_vector_free(kss);
-    gsl_matrix_free(mu);
-    gsl_matrix_free(v);
-}
-
-int gpc_model_predict(const gpc_model *m, const gsl_matrix *Xs, gsl_vector *mean,
-                      gsl_vector *var, gsl_vector *prob)
+int gpc_model_predict(const gpc_model *m, const gsl_matrix *Xs, gpc_prediction *out)
 {
     size_t ms = Xs->size1;
     const gpc_method_ops *ops;
     void *ws;
     int st = predictor_init(m, &ops, &ws);
-    for (size_t s = 0; st == GPC_OK && s < ms; s += PREDICT_BLOCK)
-        predict_block(m, ops, ws, Xs, s, ms - s < PREDICT_BLOCK ? ms - s : PREDICT_BLOCK, mean,
-                      var, prob);
+    for (size_t s = 0; st == GPC_OK && s < ms; s += PREDICT_BLOCK) {
+        size_t b = ms - s < PREDICT_BLOCK ? ms - s : PREDICT_BLOCK;
+        gsl_matrix_const_view xs = gsl_matrix_const_submatrix(Xs, s, 0, b, Xs->size2);
+        prediction_rows v = rows_of(out, s, b);
+        st = ops->predict(ws, m->kernel, m->X, &xs.matrix, &v.mean.matrix, &v.cov.matrix);
+        if (st == GPC_OK)
+            st = probabilities(m, ops, ws, &v);
+    }
     ops->free(ws);
     return st;
 }
 
 /* ---- leave-one-out ----------------------------------------------------- */
 
-int gpc_model_loo(const gpc_model *m, gsl_vector *mean, gsl_vector *var, gsl_vector *prob)
+int gpc_model_loo(const gpc_model *m, gpc_prediction *out)
 {
     size_t n = m->X->size1;
     const gpc_method_ops *ops;
     void *ws;
-    gsl_matrix *mu = gpc_matrix_alloc(n, 1), *v = gpc_matrix_alloc(n, 1);
+    prediction_rows v = rows_of(out, 0, n);
     int st = predictor_init(m, &ops, &ws);
     if (st == GPC_OK)
-        st = ops->loo(ws, m->y, mu, v);
-    for (size_t i = 0; st == GPC_OK && i < n; i++)
-        store(m, i, gsl_matrix_get(mu, i, 0), gsl_matrix_get(v, i, 0), mean, var, prob);
-    gsl_matrix_free(mu);
-    gsl_matrix_free(v);
+        st = ops->loo(ws, m->y, &v.mean.matrix, &v.cov.matrix);
+    if (st == GPC_OK)
+        st = probabilities(m, ops, ws, &v);
     ops->free(ws);
     return st;
 }
@@ -457,8 +541,7 @@ static gpc_model *model_without(const gpc_model *m, size_t i)
     size_t n = m->X->size1, d = m->X->size2;
     gpc_model *s = gpc_calloc(1, sizeof *s);
     *s = *m;
-    /* the refit never speaks labels; NULL keeps gpc_model_free off m's names */
-    s->classes[0] = s->classes[1] = NULL;
+    s->class_store = NULL; /* the names stay m's */
     s->kernel = gpc_kernel_clone(m->kernel);
     s->X = gpc_matrix_alloc(n - 1, d);
     s->y = gpc_vector_alloc(n - 1);
@@ -473,22 +556,32 @@ static gpc_model *model_without(const gpc_model *m, size_t i)
     return s;
 }
 
-int gpc_model_loo_exact(const gpc_model *m, gsl_vector *mean, gsl_vector *var,
-                        gsl_vector *prob)
+/* Row i of every output of a from row 0 of b. */
+static void copy_row(gpc_prediction *a, size_t i, const gpc_prediction *b)
+{
+    gsl_matrix *to[] = {a->mean, a->cov, a->prob, a->plugin};
+    const gsl_matrix *from[] = {b->mean, b->cov, b->prob, b->plugin};
+    for (size_t k = 0; k < 4; k++) {
+        gsl_vector_const_view r = gsl_matrix_const_row(from[k], 0);
+        gsl_matrix_set_row(to[k], i, &r.vector);
+    }
+}
+
+int gpc_model_loo_exact(const gpc_model *m, gpc_prediction *out)
 {
     size_t n = m->X->size1;
     if (n < 2)
         return gpc_fail(GPC_EUSAGE, "leave-one-out needs at least two training cases");
-    gsl_vector *mu = gpc_vector_alloc(1), *v = gpc_vector_alloc(1);
+    gpc_prediction *one = gpc_prediction_alloc(m, 1);
     int st = GPC_OK;
     for (size_t i = 0; st == GPC_OK && i < n; i++) {
         gpc_model *s = model_without(m, i);
         gsl_matrix_const_view xi = gsl_matrix_const_submatrix(m->X, i, 0, 1, m->X->size2);
         st = gpc_model_refit(s, gpc_kernel_params(m->kernel));
         if (st == GPC_OK)
-            st = gpc_model_predict(s, &xi.matrix, mu, v, NULL);
+            st = gpc_model_predict(s, &xi.matrix, one);
         if (st == GPC_OK)
-            store(m, i, gsl_vector_get(mu, 0), gsl_vector_get(v, 0), mean, var, prob);
+            copy_row(out, i, one);
         else
             st = gpc_fail(st, "leave-one-out without training case %zu: %s", i + 1,
                           gpc_errmsg());
@@ -496,7 +589,6 @@ int gpc_model_loo_exact(const gpc_model *m, gsl_vector *mean, gsl_vector *var,
         if ((i + 1) % 50 == 0)
             gpc_info(1, "leave-one-out: %zu of %zu refits", i + 1, n);
     }
-    gsl_vector_free(mu);
-    gsl_vector_free(v);
+    gpc_prediction_free(one);
     return st;
 }

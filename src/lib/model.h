@@ -5,7 +5,8 @@
  *   likelihood logistic     (EP: "likelihood step 0.05" adds a label-flip
  *                            probability; absent means 0)
  *   classes no yes          (the user's labels of y = -1 and y = +1; absent,
- *                            as in older files, means "-1 1")
+ *                            as in older files, means "-1 1"; a multiclass
+ *                            model names its C classes in order)
  *   kernel ard+bias
  *   dim 7
  *   hyperparameters 9
@@ -22,6 +23,10 @@
  * naive (naive mean field, which has no evidence: "log_evidence none") the
  * label, x_i (the latent mean is K x) and the inputs.
  *
+ * A multiclass model (method laplace, likelihood softmax) writes each
+ * training case's class as its number 1..C in the classes line, then the
+ * method's state for each class in turn ("# y f1 f2 f3 x1..x4").
+ *
  * The state columns and their names come from the method's table
  * (method.h); this module knows no method's internals.
  *
@@ -37,6 +42,7 @@
 
 #include "kernel.h"
 #include "lik.h"
+#include "method.h"
 
 #define GPC_MODEL_VERSION 1
 
@@ -48,36 +54,54 @@ typedef struct {
     char fit[64];          /* how they were chosen: "ml", "map normal -3 3", "none" */
     double log_evidence;
     gsl_matrix *X;         /* training inputs, n x dim */
-    gsl_vector *y;         /* labels -1/+1 */
-    char *classes[2];      /* the user's names of -1 and +1, one token each; NULL
-                            * means "-1" and "1".  Owned by a model that was read;
-                            * a tool that builds one may point them at its labels */
-    gsl_matrix *state;     /* the method's fitted state, n x its state_width (method.h) */
+    gsl_vector *y;         /* labels -1/+1 (binary method), else class indices 0..C-1 */
+    size_t nclasses;       /* C: 2 for a binary model */
+    char *const *classes;  /* the user's names of the C classes in order (binary: of
+                            * -1 and +1), one token each; NULL means "-1" and "1".
+                            * A tool that builds a model may point them at its labels */
+    char **class_store;    /* the names when the model owns them (read from a file) */
+    gsl_matrix *state;     /* the method's fitted state, n x gpc_model_state_columns */
 } gpc_model;
 
 void gpc_model_free(gpc_model *m);
-/* The user's name of class c: 0 for y = -1, 1 for y = +1. */
-const char *gpc_model_class(const gpc_model *m, int c);
+/* The user's name of class c (binary: 0 for y = -1, 1 for y = +1). */
+const char *gpc_model_class(const gpc_model *m, size_t c);
+/* The model's method (from its name and likelihood). */
+const gpc_method_ops *gpc_model_method(const gpc_model *m);
+/* Latent functions (1 binary, C multiclass), probability columns per case
+ * (1 binary: p(y = +1); C multiclass) and state columns. */
+size_t gpc_model_latent(const gpc_model *m);
+size_t gpc_model_prob_columns(const gpc_model *m);
+size_t gpc_model_state_columns(const gpc_model *m);
 int gpc_model_write(FILE *out, const char *name, const gpc_model *m);
 /* Read a model; errors (GPC_EINPUT) name the file and line. */
 int gpc_model_read(const char *path, gpc_model **out);
 
-/* Latent mean and variance and p(y = +1 | x) (averaged over the latent
- * Gaussian) for every row of Xs; NULL outputs are skipped.  Xs must have
- * dim columns (the caller checks, to name the file). */
-int gpc_model_predict(const gpc_model *m, const gsl_matrix *Xs, gsl_vector *mean,
-                      gsl_vector *var, gsl_vector *prob);
+/* Predictions for m cases, one row each: the latent means (m x L), their
+ * covariances (m x L*L, row-major L x L per case: the variance when L = 1),
+ * the class probabilities averaged over the latent Gaussian (m x P: p(y =
+ * +1) for a binary model, one column per class for a multiclass one) and
+ * the plug-in probabilities at the latent mean (m x P). */
+typedef struct {
+    gsl_matrix *mean, *cov, *prob, *plugin;
+} gpc_prediction;
+
+gpc_prediction *gpc_prediction_alloc(const gpc_model *m, size_t rows);
+void gpc_prediction_free(gpc_prediction *p);
+
+/* Predictions for every row of Xs.  Xs must have dim columns (the caller
+ * checks, to name the file). */
+int gpc_model_predict(const gpc_model *m, const gsl_matrix *Xs, gpc_prediction *out);
 
 /* Leave-one-out predictions of the training cases: each from its cavity,
  * the approximate posterior with its own likelihood term divided out (Opper
  * & Winther's estimate; for naive mean field the cavity is the solution's
- * own, with the prior variance).  The outputs are as gpc_model_predict's. */
-int gpc_model_loo(const gpc_model *m, gsl_vector *mean, gsl_vector *var, gsl_vector *prob);
+ * own, with the prior variance). */
+int gpc_model_loo(const gpc_model *m, gpc_prediction *out);
 
 /* The same by n refits, each without one training case, at the model's
  * hyperparameters and label noise: the exact leave-one-out of the method. */
-int gpc_model_loo_exact(const gpc_model *m, gsl_vector *mean, gsl_vector *var,
-                        gsl_vector *prob);
+int gpc_model_loo_exact(const gpc_model *m, gpc_prediction *out);
 
 /* Set the hyperparameters to theta and find the latent mode there afresh
  * (updating f and log_evidence), e.g. for each sample of a chain. */

@@ -232,11 +232,11 @@ setup() {
     assert_dir_empty out
 }
 
-@test "gpc-evidence: a third class or a bad label line is status 3" {
+@test "gpc-evidence: a third class with a binary method is status 2, a bad label line status 3" {
     sed '2s/.*/3/' y.txt > yb.txt
-    run gpc-evidence -o out/e.txt Xz.txt yb.txt
-    assert_failure 3
-    assert_output --partial "gpc-evidence: yb.txt: 3 classes (-1 1 3): multiclass"
+    run gpc-evidence -M ep -o out/e.txt Xz.txt yb.txt
+    assert_failure 2
+    assert_output --partial "gpc-evidence: the labels have 3 classes (-1 1 3), but EP with the probit likelihood is binary"
     sed '2s/.*/-1 1/' y.txt > yb2.txt
     run gpc-evidence -o out/e.txt Xz.txt yb2.txt
     assert_failure 3

@@ -281,31 +281,41 @@ model_params() {
     assert_dir_empty out
 }
 
-@test "gpc-fit: a third class is status 3 naming the classes" {
+@test "gpc-fit: a third class with a binary method or likelihood is status 2 naming the classes" {
     sed '3s/.*/2/' y.txt > y2.txt
-    run gpc-fit -q -m out/m.txt Xz.txt y2.txt
-    assert_failure 3
-    assert_output --partial "gpc-fit: y2.txt: 3 classes (-1 1 2): multiclass classification is not available yet"
+    run gpc-fit -q -M ep -m out/m.txt Xz.txt y2.txt
+    assert_failure 2
+    assert_output --partial "gpc-fit: the labels have 3 classes (-1 1 2), but EP with the probit likelihood is binary; use -M laplace -l softmax"
     sed '5s/.*/0.5/' y.txt > yh.txt
-    run gpc-fit -q -m out/m.txt Xz.txt yh.txt
-    assert_failure 3
-    assert_output --partial "yh.txt: 3 classes (-1 0.5 1)"
+    run gpc-fit -q -l logistic -m out/m.txt Xz.txt yh.txt
+    assert_failure 2
+    assert_output --partial "3 classes (-1 0.5 1), but the Laplace approximation with the logistic likelihood is binary"
     sed '4s/.*/yes/' y.txt > yw.txt
-    run gpc-fit -q -m out/m.txt Xz.txt yw.txt
-    assert_failure 3
-    assert_output --partial "yw.txt: 3 classes (-1 1 yes)"
+    run gpc-fit -q -M naive -O none -m out/m.txt Xz.txt yw.txt
+    assert_failure 2
+    assert_output --partial "3 classes (-1 1 yes)"
     sed '6s/.*/nan/' y.txt > yn.txt
-    run gpc-fit -q -m out/m.txt Xz.txt yn.txt
-    assert_failure 3
-    assert_output --partial "yn.txt: 3 classes (-1 1 nan)"
+    run gpc-fit -q -M ep -m out/m.txt Xz.txt yn.txt
+    assert_failure 2
+    assert_output --partial "3 classes (-1 1 nan)"
     assert_dir_empty out
 }
 
-@test "gpc-fit: labels mixing 0/1 and -1/+1 are three classes, status 3" {
+@test "gpc-fit: a third class makes a multiclass Laplace model, and says so" {
+    sed '3s/.*/2/' y.txt > y2.txt
+    run --separate-stderr gpc-fit -O none -m out/m.txt Xz.txt y2.txt
+    assert_success
+    [[ "$stderr" == *"3 classes (-1 1 2): multiclass Laplace with the softmax likelihood"* ]]
+    run grep -x -e 'likelihood softmax' -e 'classes -1 1 2' out/m.txt
+    assert_success
+    assert_equal "${#lines[@]}" 2
+}
+
+@test "gpc-fit: labels mixing 0/1 and -1/+1 are three classes, status 2 with a binary method" {
     { echo 0; echo 1; echo -1; tail -n 37 y.txt; } > ym.txt
-    run gpc-fit -q -m out/m.txt Xz.txt ym.txt
-    assert_failure 3
-    assert_output --partial "ym.txt: 3 classes (-1 0 1)"
+    run gpc-fit -q -M ep -m out/m.txt Xz.txt ym.txt
+    assert_failure 2
+    assert_output --partial "the labels have 3 classes (-1 0 1)"
     assert_dir_empty out
 }
 
@@ -395,7 +405,7 @@ model_params() {
     run gpc-fit -l cauchy -m out/m.txt Xz.txt y.txt
     assert_failure 2
     assert_output --partial "cauchy"
-    assert_output --partial "logistic, probit or step"
+    assert_output --partial "logistic, probit, step or softmax"
     assert_dir_empty out
 }
 

@@ -204,10 +204,10 @@ rows() { awk '!/^#/ && !/^iteration/' "$1" | wc -l; }
     assert_output --partial "<stdout>: write error"
 }
 
-@test "gpc-hmc -l step is a usage error: the Laplace evidence takes logistic or probit" {
+@test "gpc-hmc -l step is a usage error: the Laplace evidence takes logistic, probit or softmax" {
     run gpc-hmc -l step "${RUN[@]}" -o out/c.txt Xz.txt y.txt
     assert_failure 2
-    assert_output --partial "the sampler uses the Laplace evidence, which takes logistic or probit"
+    assert_output --partial "the sampler uses the Laplace evidence, which takes logistic, probit or softmax"
     gpc-hmc -l probit "${RUN[@]}" -o c.txt Xz.txt y.txt
     run grep -x '# likelihood probit' c.txt
     assert_success

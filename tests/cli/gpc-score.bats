@@ -12,6 +12,8 @@ setup() {
     printf '1\n0\n0\n1\n' > lab01.txt
     # errors: only row 3 (p = 0.6 >= 1/2 but y = -1); p = 0.5 counts as +1
     MLPP=$(awk 'BEGIN { printf "%.17g", (log(0.9) + log(0.8) + log(0.4) + log(0.5)) / 4 }')
+    # Brier: mean of (p - o)^2 with o = 1 for y = +1
+    BRIER=$(awk 'BEGIN { printf "%.17g", (0.1^2 + 0.2^2 + 0.6^2 + 0.5^2) / 4 }')
 }
 
 @test "gpc-score --help lists every option and exits 0" {
@@ -25,20 +27,20 @@ setup() {
 
 # ---- values ------------------------------------------------------------------------------
 
-@test "gpc-score: hand-made case gives 1 error of 4 and the exact mean log probability" {
+@test "gpc-score: hand-made case gives 1 error of 4, the exact mean log probability and Brier score" {
     run --separate-stderr gpc-score pred.txt lab.txt
     assert_success
-    assert_output "errors 1 of 4 (25.0%), mean log predictive probability $(printf '%.4f' "$MLPP")"
-    assert_output "errors 1 of 4 (25.0%), mean log predictive probability -0.4845"
+    assert_output "errors 1 of 4 (25.0%), mean log predictive probability $(printf '%.4f' "$MLPP"), Brier score $(printf '%.4f' "$BRIER")"
+    assert_output "errors 1 of 4 (25.0%), mean log predictive probability -0.4845, Brier score 0.1650"
 }
 
-@test "gpc-score -t prints errors, cases, rate and mlpp as numbers" {
+@test "gpc-score -t prints errors, cases, rate, mlpp and Brier score as numbers" {
     run --separate-stderr gpc-score -t pred.txt lab.txt
     assert_success
-    read -r e n r m <<< "$output"
+    read -r e n r m b <<< "$output"
     assert_equal "$e $n $r" "1 4 0.25"
-    echo "$m" > got.txt
-    echo "$MLPP" > want.txt
+    echo "$m $b" > got.txt
+    echo "$MLPP $BRIER" > want.txt
     assert_matrices_close got.txt want.txt 1e-15
 }
 
@@ -53,10 +55,10 @@ setup() {
     printf -- '1\n-1\n' > y.txt
     run gpc-score -t p.txt y.txt
     assert_success
-    assert_output --regexp '^0 2 0 -0\.287682072451780[0-9]*$'
+    assert_output --regexp '^0 2 0 -0\.287682072451780[0-9]* 0\.0625$'
     printf -- '-1\n1\n' > yw.txt
     run gpc-score -t p.txt yw.txt
-    assert_output --regexp '^2 2 1 -1\.386294361119890[0-9]*$'
+    assert_output --regexp '^2 2 1 -1\.386294361119890[0-9]* 0\.5625$'
 }
 
 @test "gpc-score --column picks the probability column" {
@@ -94,7 +96,7 @@ setup() {
     printf -- '1\n-1\n1\n' > y.txt
     run gpc-score -t p.npy y.npy
     assert_success
-    assert_output --regexp '^0 3 0 -0\.231049060186648[0-9]*$'
+    assert_output --regexp '^0 3 0 -0\.231049060186648[0-9]* 0\.083333333333333[0-9]*$'
     gpc-score -t p.txt y.txt > a.txt
     gpc-score -t p.npy y.txt > b.txt
     cat p.npy | gpc-score -t - y.npy > c.txt
@@ -107,7 +109,7 @@ setup() {
     printf -- '1\n-1\n1\n' > y.txt
     run gpc-score -t --column=2 p.npy y.txt
     assert_success
-    assert_output --regexp '^0 3 0 -0\.231049060186648[0-9]*$'
+    assert_output --regexp '^0 3 0 -0\.231049060186648[0-9]* 0\.083333333333333[0-9]*$'
     run gpc-score p.npy y.txt
     assert_failure 3
     assert_output --partial "p.npy"
@@ -191,19 +193,20 @@ setup() {
     assert_output --regexp 'P\.txt(:3|: row 2)'
 }
 
-@test "gpc-score: labels of a third class are status 3 naming the classes" {
+@test "gpc-score: labels of a third class against one probability column are status 3" {
     printf -- '1\n-1\n2\n1\n' > L.txt
     run gpc-score pred.txt L.txt
     assert_failure 3
-    assert_output --partial "gpc-score: L.txt: 3 classes (-1 1 2): multiclass"
+    assert_output --partial "gpc-score: pred.txt has 2 columns, too few for the class probabilities from column 1"
+    printf '0.5 0.2 0.2\n0.2 0.6 0.2\n0.2 0.2 0.6\n0.4 0.3 0.3\n' > p3.txt
+    run gpc-score p3.txt L.txt
+    assert_failure 3
+    assert_output --partial "gpc-score: p3.txt: row 1: the 3 class probabilities from column 1 sum to 0.9, not 1"
+    printf '0.9\n0.2\n0.6\n0.5\n' > p1.txt
     printf '1\n0\n-1\n1\n' > M.txt
-    run gpc-score pred.txt M.txt
+    run gpc-score p1.txt M.txt
     assert_failure 3
-    assert_output --partial "M.txt: 3 classes (-1 0 1)"
-    printf '1\n0\nnan\n1\n' > N.txt
-    run gpc-score pred.txt N.txt
-    assert_failure 3
-    assert_output --partial "N.txt: 3 classes (0 1 nan)"
+    assert_output --partial "gpc-score: p1.txt has 1 columns, too few for the class probabilities from column 1"
 }
 
 @test "gpc-score: label count different from prediction rows is status 3" {
@@ -216,8 +219,7 @@ setup() {
 @test "gpc-score: a column beyond the width is status 3" {
     run gpc-score --column=3 pred.txt lab.txt
     assert_failure 3
-    assert_output --partial "pred.txt"
-    assert_output --partial "no column 3"
+    assert_output --partial "pred.txt has 2 columns, too few for p(y=+1|x) from column 3"
 }
 
 @test "gpc-score: truncated .npy predictions are status 3" {
@@ -266,4 +268,66 @@ setup() {
     run bash -c "gpc-score -t pred.txt lab.txt > /dev/full"
     assert_failure 3
     assert_output --partial "write error"
+}
+
+# ---- multiclass --------------------------------------------------------------------------
+
+@test "gpc-score: multiclass hand-made case: errors, mean log probability, Brier score, confusion" {
+    # classes 3 5 7 (numbers sort by value); the third row's argmax is a tie
+    # of classes 5 and 7, which goes to the first (5)
+    printf '0.7 0.2 0.1\n0.1 0.3 0.6\n0.2 0.4 0.4\n0.5 0.25 0.25\n' > p3.txt
+    printf '3\n7\n7\n5\n' > y3.txt
+    run --separate-stderr gpc-score -t p3.txt y3.txt
+    assert_success
+    read -r e n r m b <<< "$output"
+    assert_equal "$e $n $r" "2 4 0.5"
+    awk 'BEGIN { m = (log(0.7) + log(0.6) + log(0.4) + log(0.25)) / 4
+                 b = 0.3^2 + 0.2^2 + 0.1^2 + 0.1^2 + 0.3^2 + 0.4^2
+                 b += 0.2^2 + 0.4^2 + 0.6^2 + 0.5^2 + 0.75^2 + 0.25^2
+                 printf "%.17g %.17g\n", m, b / 4 }' > want.txt
+    echo "$m $b" > got.txt
+    assert_matrices_close got.txt want.txt 1e-15
+    run --separate-stderr gpc-score -c p3.txt y3.txt
+    assert_success
+    assert_line --index 0 --partial "errors 2 of 4 (50.0%)"
+    assert_line --index 1 '# true\predicted 3 5 7'
+    assert_line --index 2 '3 1 0 0'
+    assert_line --index 3 '5 1 0 0'
+    assert_line --index 4 '7 0 1 1'
+}
+
+@test "gpc-score: with two classes the Brier score is half the multiclass sum" {
+    # the same predictions as one p(+1) column and as two class columns of a
+    # two-class softmax model: the binary score is (p - o)^2, the sum over
+    # both classes twice that
+    printf '0.9\n0.2\n0.6\n0.45\n' > p1.txt
+    run --separate-stderr gpc-score -t p1.txt lab.txt
+    read -r e n r m b <<< "$output"
+    awk '{ print 1 - $1, $1 }' p1.txt > p2.txt
+    printf 'gpc-model 1\nmethod laplace\nlikelihood softmax\nclasses -1 1\nkernel bias\ndim 1\nhyperparameters 1\nlog_bias 0\nfit none\nlog_evidence -1\ntraining 2\n1 0 0 0\n2 0 0 1\n' > m2.txt
+    run --separate-stderr gpc-score -t -m m2.txt p2.txt lab.txt
+    assert_success
+    read -r e2 n2 r2 m2 b2 <<< "$output"
+    assert_equal "$e2 $n2 $r2" "$e $n $r"
+    echo "$m2 $b2" > got.txt
+    echo "$m $(awk -v b="$b" 'BEGIN { printf "%.17g", 2 * b }')" > want.txt
+    assert_matrices_close got.txt want.txt 1e-15
+}
+
+@test "gpc-score -m: a multiclass test set without one of the model's classes" {
+    printf 'gpc-model 1\nmethod laplace\nlikelihood softmax\nclasses setosa versicolor virginica\nkernel bias\ndim 1\nhyperparameters 1\nlog_bias 0\nfit none\nlog_evidence -1\ntraining 3\n1 0 0 0 0\n2 0 0 0 1\n3 0 0 0 2\n' > m3.txt
+    printf '0.8 0.1 0.1\n0.1 0.1 0.8\n' > p.txt
+    printf 'setosa\nvirginica\n' > y.txt
+    run --separate-stderr gpc-score -c -m m3.txt p.txt y.txt
+    assert_success
+    assert_line --index 0 --partial "errors 0 of 2 (0.0%)"
+    assert_line --index 1 '# true\predicted setosa versicolor virginica'
+    assert_line --index 3 'versicolor 0 0 0'
+    printf 'setosa\nsetosa\n' > y1.txt
+    run gpc-score -m m3.txt p.txt y1.txt
+    assert_success
+    printf 'setosa\nrose\n' > yb.txt
+    run gpc-score -m m3.txt p.txt yb.txt
+    assert_failure 3
+    assert_output --partial "yb.txt:2:"
 }

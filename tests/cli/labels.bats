@@ -55,13 +55,14 @@ fit_predict_score() {
     assert_files_equal out/m1.txt out/m2.txt
 }
 
-@test "labels: a third class is status 3 naming the file and the classes, no output left" {
+@test "labels: a third class with a binary likelihood is status 2 naming the classes, no output left" {
     sed '7s/.*/maybe/' y-words.txt > y3.txt
-    for tool in "gpc-fit -q -O none -m out/m.txt" "gpc-evidence -q -o out/e.txt" \
-                "gpc-hmc -q -n 2 -o out/c.txt"; do
+    for tool in "gpc-fit -q -O none -l probit -m out/m.txt" "gpc-evidence -q -M ep -o out/e.txt" \
+                "gpc-hmc -q -n 2 -l logistic -o out/c.txt"; do
         run $tool Xz.txt y3.txt
-        assert_failure 3
-        assert_output --partial "y3.txt: 3 classes (maybe no yes): multiclass classification is not available yet"
+        assert_failure 2
+        assert_output --partial "the labels have 3 classes (maybe no yes), but"
+        assert_output --partial "is binary; use -M laplace -l softmax"
     done
     assert_dir_empty out
 }
@@ -138,12 +139,16 @@ fit_predict_score() {
 
 @test "labels: a classes line without two different names is status 3 with file:line" {
     gpc-fit -q -O none -p "$P8" -m out/m.txt Xz.txt y-words.txt
-    for bad in 'classes yes' 'classes no yes maybe' 'classes yes yes'; do
+    for bad in 'classes yes' 'classes no yes maybe'; do
         sed "4s/.*/$bad/" out/m.txt > bad.txt
         run gpc-predict -m bad.txt Xtz.txt
         assert_failure 3
-        assert_output --partial "bad.txt:4: expected 'classes NEG POS'"
+        assert_output --partial "bad.txt:4: expected 'classes NEG POS', two different class names"
     done
+    sed "4s/.*/classes yes yes/" out/m.txt > bad.txt
+    run gpc-predict -m bad.txt Xtz.txt
+    assert_failure 3
+    assert_output --partial "bad.txt:4: class 'yes' is named twice"
 }
 
 @test "labels: the label column writes numeric classes back as their numbers" {

@@ -24,7 +24,7 @@ run_pipeline() {
 @test "pipeline: scale | fit, scale | predict | score runs and scores sensibly" {
     run_pipeline text t
     run cat t/score.txt
-    assert_output --regexp '^errors [0-9]+ of 20 \([0-9.]+%\), mean log predictive probability -[0-9.]+$'
+    assert_output --regexp '^errors [0-9]+ of 20 \([0-9.]+%\), mean log predictive probability -[0-9.]+, Brier score [0-9.]+$'
     # better than guessing: fewer than half wrong and mlpp above log(1/2)
     read -r e n r m <<< "$(gpc-score -t <(gpc-scale -r t/stats.txt Xt.txt | gpc-predict -m t/model.txt) yt.txt)"
     [ "$e" -lt 10 ] || fail "$e errors of 20"

@@ -160,7 +160,7 @@ static void test_gpc_posterior(void)
     }
     gpc_kernel *k;
     gpc_kernel_parse("se", 1, &k);
-    gpc_evidence *ev = gpc_evidence_alloc(k, X, y, GPC_LIK_LOGISTIC, GPC_METHOD_LAPLACE);
+    gpc_evidence *ev = gpc_evidence_alloc(k, X, y, 2, GPC_LIK_LOGISTIC, GPC_METHOD_LAPLACE);
     gpc_posterior post = {ev, 0.0, 1.5};
     gpc_potential U = {gpc_posterior_eval, gpc_posterior_restart, &post};
 

@@ -35,6 +35,7 @@ static gpc_model *make_model(gsl_rng *r, size_t n, const char *method, gpc_lik l
     strcpy(m->method, method);
     strcpy(m->fit, "none");
     m->lik = lik;
+    m->nclasses = 2;
     size_t N = n + 1;
     m->state = gsl_matrix_alloc(N, !strcmp(method, "ep") ? 2 : 1);
     double th[2] = {log(4.0), log(1.5)};
@@ -47,23 +48,22 @@ static void compare(const char *method, gpc_lik lik, double tol_p, gsl_rng *r)
 {
     size_t n = 40, N = n + 1;
     gpc_model *m = make_model(r, n, method, lik);
-    gsl_vector *mc = gsl_vector_alloc(N), *vc = gsl_vector_alloc(N), *pc = gsl_vector_alloc(N);
-    gsl_vector *me = gsl_vector_alloc(N), *ve = gsl_vector_alloc(N), *pe = gsl_vector_alloc(N);
-    int st = gpc_model_loo(m, mc, vc, pc);
-    st |= gpc_model_loo_exact(m, me, ve, pe);
+    gpc_prediction *cav = gpc_prediction_alloc(m, N), *ex = gpc_prediction_alloc(m, N);
+    int st = gpc_model_loo(m, cav);
+    st |= gpc_model_loo_exact(m, ex);
     TEST_OK(st == GPC_OK, "%s (%s): both leave-one-out predictions succeed", method,
             gpc_lik_name(lik));
     /* the independent case: its cavity is the prior N(0, k(x, x)) */
-    TEST_CLOSE(gsl_vector_get(mc, n), 0.0, 0, 1e-12, "%s: independent case, cavity mean 0",
+    TEST_CLOSE(gsl_matrix_get(cav->mean, n, 0), 0.0, 0, 1e-12, "%s: independent case, cavity mean 0",
                method);
-    TEST_CLOSE(gsl_vector_get(vc, n), 4.0, 1e-10, 0, "%s: independent case, cavity variance "
+    TEST_CLOSE(gsl_matrix_get(cav->cov, n, 0), 4.0, 1e-10, 0, "%s: independent case, cavity variance "
                "the prior's", method);
-    TEST_CLOSE(gsl_vector_get(pc, n), gsl_vector_get(pe, n), 1e-10, 1e-12,
+    TEST_CLOSE(gsl_matrix_get(cav->prob, n, 0), gsl_matrix_get(ex->prob, n, 0), 1e-10, 1e-12,
                "%s: independent case, cavity and refit agree", method);
     double worst = 0;
     size_t disagree = 0, wrong_c = 0, wrong_e = 0;
     for (size_t i = 0; i < n; i++) {
-        double a = gsl_vector_get(pc, i), b = gsl_vector_get(pe, i), y = gsl_vector_get(m->y, i);
+        double a = gsl_matrix_get(cav->prob, i, 0), b = gsl_matrix_get(ex->prob, i, 0), y = gsl_vector_get(m->y, i);
         worst = fmax(worst, fabs(a - b));
         disagree += (a >= 0.5) != (b >= 0.5);
         wrong_c += (a >= 0.5) != (y > 0);
@@ -74,15 +74,11 @@ static void compare(const char *method, gpc_lik lik, double tol_p, gsl_rng *r)
             method, gpc_lik_name(lik), worst, tol_p, disagree, n, wrong_c, wrong_e);
     int ok = 1;
     for (size_t i = 0; i < N; i++)
-        ok &= gsl_vector_get(pc, i) >= 0 && gsl_vector_get(pc, i) <= 1 &&
-              gsl_vector_get(vc, i) > 0;
+        ok &= gsl_matrix_get(cav->prob, i, 0) >= 0 && gsl_matrix_get(cav->prob, i, 0) <= 1 &&
+              gsl_matrix_get(cav->cov, i, 0) > 0;
     TEST_OK(ok, "%s: cavity probabilities in [0, 1], variances positive", method);
-    gsl_vector_free(mc);
-    gsl_vector_free(vc);
-    gsl_vector_free(pc);
-    gsl_vector_free(me);
-    gsl_vector_free(ve);
-    gsl_vector_free(pe);
+    gpc_prediction_free(cav);
+    gpc_prediction_free(ex);
     gpc_model_free(m);
 }
 
@@ -94,38 +90,36 @@ static void test_definitions(gsl_rng *r)
     size_t N = 21;
     gsl_matrix *K = gsl_matrix_alloc(N, N);
     gpc_kernel_matrix(m->kernel, m->X, K);
-    gsl_vector *mc = gsl_vector_alloc(N), *vc = gsl_vector_alloc(N);
-    gpc_model_loo(m, mc, vc, NULL);
+    gpc_prediction *cav = gpc_prediction_alloc(m, N);
+    gpc_model_loo(m, cav);
     double worst = 0;
     for (size_t i = 0; i < N; i++) {
         double s = 0;
         for (size_t j = 0; j < N; j++)
             if (j != i)
                 s += gsl_matrix_get(K, i, j) * gsl_matrix_get(m->state, j, 0);
-        worst = fmax(worst, fabs(s - gsl_vector_get(mc, i)));
-        worst = fmax(worst, fabs(gsl_vector_get(vc, i) - gsl_matrix_get(K, i, i)));
+        worst = fmax(worst, fabs(s - gsl_matrix_get(cav->mean, i, 0)));
+        worst = fmax(worst, fabs(gsl_matrix_get(cav->cov, i, 0) - gsl_matrix_get(K, i, i)));
     }
     TEST_CLOSE(worst, 0, 0, 1e-10, "naive: cavity mean sum_{j != i} K_ij x_j, variance K_ii");
     gpc_model_free(m);
 
     m = make_model(r, 20, "ep", GPC_LIK_PROBIT);
-    gsl_vector *mu = gsl_vector_alloc(N), *v = gsl_vector_alloc(N);
-    gpc_model_loo(m, mc, vc, NULL);
-    gpc_model_predict(m, m->X, mu, v, NULL); /* no jitter in this kernel: the marginals */
+    gpc_prediction *post = gpc_prediction_alloc(m, N);
+    gpc_model_loo(m, cav);
+    gpc_model_predict(m, m->X, post); /* no jitter in this kernel: the marginals */
     worst = 0;
     for (size_t i = 0; i < N; i++) {
         /* the marginal is the cavity times the site: precisions and means add */
         double t = gsl_matrix_get(m->state, i, 0), nu = gsl_matrix_get(m->state, i, 1);
-        double prec = 1 / gsl_vector_get(vc, i) + t;
-        double pm = gsl_vector_get(mc, i) / gsl_vector_get(vc, i) + nu;
-        worst = fmax(worst, fabs(1 / prec - gsl_vector_get(v, i)));
-        worst = fmax(worst, fabs(pm / prec - gsl_vector_get(mu, i)));
+        double prec = 1 / gsl_matrix_get(cav->cov, i, 0) + t;
+        double pm = gsl_matrix_get(cav->mean, i, 0) / gsl_matrix_get(cav->cov, i, 0) + nu;
+        worst = fmax(worst, fabs(1 / prec - gsl_matrix_get(post->cov, i, 0)));
+        worst = fmax(worst, fabs(pm / prec - gsl_matrix_get(post->mean, i, 0)));
     }
     TEST_CLOSE(worst, 0, 0, 1e-10, "ep: cavity times site gives the posterior marginal");
-    gsl_vector_free(mu);
-    gsl_vector_free(v);
-    gsl_vector_free(mc);
-    gsl_vector_free(vc);
+    gpc_prediction_free(post);
+    gpc_prediction_free(cav);
     gsl_matrix_free(K);
     gpc_model_free(m);
 }

@@ -44,7 +44,8 @@ static gpc_model *fitted_model(gsl_rng *r, size_t n, size_t d)
     strcpy(m->method, "laplace");
     strcpy(m->fit, "none");
     m->lik = GPC_LIK_PROBIT;
-    gpc_evidence *e = gpc_evidence_alloc(m->kernel, m->X, m->y, m->lik, GPC_METHOD_LAPLACE);
+    m->nclasses = 2;
+    gpc_evidence *e = gpc_evidence_alloc(m->kernel, m->X, m->y, 2, m->lik, GPC_METHOD_LAPLACE);
     gpc_evidence_eval(e, th, &m->log_evidence, NULL);
     m->state = gsl_matrix_alloc(n, 1);
     gpc_evidence_state(e, m->state);
@@ -77,8 +78,8 @@ int main(void)
     gsl_rng_set(r, 3);
     gpc_model *m = fitted_model(r, 40, 2);
     /* words whose byte order is not the -1/+1 order, so a swap would show */
-    m->classes[0] = strdup("zero");
-    m->classes[1] = strdup("one");
+    static char *const class_names[] = {"zero", "one"};
+    m->classes = class_names;
 
     FILE *f = fopen(path("m.txt"), "w");
     TEST_OK(gpc_model_write(f, "m.txt", m) == GPC_OK, "model written");
@@ -104,24 +105,23 @@ int main(void)
     gsl_matrix *Xs = gsl_matrix_alloc(ns, 2);
     for (size_t i = 0; i < ns * 2; i++)
         Xs->data[i] = gsl_rng_uniform(r) * 6 - 3;
-    gsl_vector *mu = gsl_vector_alloc(ns), *var = gsl_vector_alloc(ns), *p = gsl_vector_alloc(ns);
-    gpc_model_predict(b, Xs, mu, var, p);
-    gsl_vector *mu1 = gsl_vector_alloc(1), *var1 = gsl_vector_alloc(1), *p1 = gsl_vector_alloc(1);
+    gpc_prediction *all = gpc_prediction_alloc(b, ns), *one = gpc_prediction_alloc(b, 1);
+    gpc_model_predict(b, Xs, all);
     int inside = 1, agree = 1;
     for (size_t i = 0; i < ns; i++) {
-        double pi = gsl_vector_get(p, i);
-        inside &= pi >= 0 && pi <= 1 && gsl_vector_get(var, i) >= 0;
-        agree &= fabs(pi - gpc_lik_predict(GPC_LIK_PROBIT, gsl_vector_get(mu, i),
-                                           gsl_vector_get(var, i))) < 1e-15;
+        double pi = gsl_matrix_get(all->prob, i, 0);
+        inside &= pi >= 0 && pi <= 1 && gsl_matrix_get(all->cov, i, 0) >= 0;
+        agree &= fabs(pi - gpc_lik_predict(GPC_LIK_PROBIT, gsl_matrix_get(all->mean, i, 0),
+                                           gsl_matrix_get(all->cov, i, 0))) < 1e-15;
     }
     TEST_OK(inside, "probabilities in [0,1], variances >= 0");
     TEST_OK(agree, "p = Phi(mean / sqrt(1 + var))");
     for (size_t i = 510; i < 515; i++) {
         gsl_matrix_view row = gsl_matrix_submatrix(Xs, i, 0, 1, 2);
-        gpc_model_predict(m, &row.matrix, mu1, var1, p1);
-        TEST_CLOSE(gsl_vector_get(mu1, 0), gsl_vector_get(mu, i), 1e-13, 1e-15,
+        gpc_model_predict(m, &row.matrix, one);
+        TEST_CLOSE(gsl_matrix_get(one->mean, 0, 0), gsl_matrix_get(all->mean, i, 0), 1e-13, 1e-15,
                    "case %zu alone: same latent mean", i);
-        TEST_CLOSE(gsl_vector_get(var1, 0), gsl_vector_get(var, i), 1e-12, 1e-15,
+        TEST_CLOSE(gsl_matrix_get(one->cov, 0, 0), gsl_matrix_get(all->cov, i, 0), 1e-12, 1e-15,
                    "case %zu alone: same latent variance", i);
     }
 
@@ -148,12 +148,8 @@ int main(void)
     gpc_model_free(m);
     gpc_model_free(b);
     gsl_matrix_free(Xs);
-    gsl_vector_free(mu);
-    gsl_vector_free(var);
-    gsl_vector_free(p);
-    gsl_vector_free(mu1);
-    gsl_vector_free(var1);
-    gsl_vector_free(p1);
+    gpc_prediction_free(all);
+    gpc_prediction_free(one);
     gsl_rng_free(r);
     const char *names[] = {"m.txt", "empty.txt", "other.txt", "v9.txt", "badlik.txt",
                            "short.txt", "badlabel.txt", "wrongname.txt"};

@@ -71,7 +71,7 @@ static void test_flip_rate(gsl_rng *r)
     gsl_matrix *X;
     gsl_vector *y;
     draw_problem(r, k, 40, 0.1, &X, &y);
-    gpc_evidence *ev = gpc_evidence_alloc(k, X, y, GPC_LIK_STEP, GPC_METHOD_EP);
+    gpc_evidence *ev = gpc_evidence_alloc(k, X, y, 2, GPC_LIK_STEP, GPC_METHOD_EP);
     double z, want = 0;
     gpc_evidence_set_label_noise(ev, 0.05);
     gpc_evidence_eval(ev, th, &z, NULL);
@@ -100,7 +100,7 @@ static void test_planted_rate(gsl_rng *r)
         gsl_matrix *X;
         gsl_vector *y;
         size_t n = 300, flipped = draw_problem(r, k, n, planted, &X, &y);
-        gpc_evidence *ev = gpc_evidence_alloc(k, X, y, GPC_LIK_STEP, GPC_METHOD_EP);
+        gpc_evidence *ev = gpc_evidence_alloc(k, X, y, 2, GPC_LIK_STEP, GPC_METHOD_EP);
         gpc_robust_opts o;
         gpc_robust_defaults(&o);
         o.mode = GPC_ROBUST_EM;
@@ -150,7 +150,7 @@ static void test_select(gsl_rng *r)
         gsl_matrix *X;
         gsl_vector *y;
         draw_problem(r, k, 50, c ? 0.2 : 0.0, &X, &y);
-        gpc_evidence *ev = gpc_evidence_alloc(k, X, y, GPC_LIK_STEP, GPC_METHOD_EP);
+        gpc_evidence *ev = gpc_evidence_alloc(k, X, y, 2, GPC_LIK_STEP, GPC_METHOD_EP);
         gpc_robust_opts o;
         gpc_robust_defaults(&o);
         gpc_robust_result plain, em, sel;
@@ -197,16 +197,16 @@ static void test_errors(gsl_rng *r)
     gpc_robust_defaults(&o);
     o.mode = GPC_ROBUST_EM;
     gpc_robust_result res;
-    gpc_evidence *ev = gpc_evidence_alloc(k, X, y, GPC_LIK_PROBIT, GPC_METHOD_EP);
+    gpc_evidence *ev = gpc_evidence_alloc(k, X, y, 2, GPC_LIK_PROBIT, GPC_METHOD_EP);
     TEST_OK(gpc_robust_fit(ev, th, &o, &res) == GPC_EUSAGE && strstr(gpc_errmsg(), "-l step"),
             "EM with the probit likelihood is a usage error: %s", gpc_errmsg());
     gpc_evidence_free(ev);
-    ev = gpc_evidence_alloc(k, X, y, GPC_LIK_LOGISTIC, GPC_METHOD_LAPLACE);
+    ev = gpc_evidence_alloc(k, X, y, 2, GPC_LIK_LOGISTIC, GPC_METHOD_LAPLACE);
     TEST_OK(gpc_robust_fit(ev, th, &o, &res) == GPC_EUSAGE, "EM with Laplace is a usage error");
     TEST_OK(gpc_evidence_set_label_noise(ev, 0.1) == GPC_EUSAGE,
             "label noise with Laplace is a usage error: %s", gpc_errmsg());
     gpc_evidence_free(ev);
-    ev = gpc_evidence_alloc(k, X, y, GPC_LIK_STEP, GPC_METHOD_EP);
+    ev = gpc_evidence_alloc(k, X, y, 2, GPC_LIK_STEP, GPC_METHOD_EP);
     TEST_OK(gpc_evidence_set_label_noise(ev, 0.5) == GPC_EUSAGE &&
                 gpc_evidence_set_label_noise(ev, -0.1) == GPC_EUSAGE,
             "label noise outside [0, 1/2) is a usage error: %s", gpc_errmsg());
@@ -228,7 +228,7 @@ static void test_eps_derivative(gsl_rng *r)
     const gpc_lik liks[2] = {GPC_LIK_STEP, GPC_LIK_PROBIT};
     const double rates[3] = {0.02, 0.1, 0.3};
     for (int l = 0; l < 2; l++) {
-        gpc_evidence *ev = gpc_evidence_alloc(k, X, y, liks[l], GPC_METHOD_EP);
+        gpc_evidence *ev = gpc_evidence_alloc(k, X, y, 2, liks[l], GPC_METHOD_EP);
         for (int c = 0; c < 3; c++) {
             double eps = rates[c], h = 1e-6, z, zp, zm;
             gpc_evidence_set_label_noise(ev, eps);
