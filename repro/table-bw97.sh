@@ -15,7 +15,7 @@ secs() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", b - a }'; }
 
 row() { # DATA METHOD PRED SECONDS PUBLISHED
     gpc-score -t "$3" "data/$1/y-test.txt" | {
-        read -r errors cases rate mlpp
+        read -r errors cases rate mlpp _brier
         printf '%-6s %-8s %4s of %-4s %9.4f %7s s   %s\n' "$1" "$2" "$errors" "$cases" \
             "$mlpp" "$4" "$5"
     }

@@ -98,7 +98,7 @@ synth_row() {
               for (i = 1; i <= n; i++) s = s (i > 1 ? "," : "") f[i] ":" (p[f[i]] == y[f[i]] ? "yes" : "no")
               print s }' "$syn/y-train.txt" "$tag.train-label")
     gpc-score -t "$tag.pred" "$syn/y-test.txt" | {
-        read -r errors cases rate mlpp
+        read -r errors cases rate mlpp _brier
         printf '%-7s %-20s %9.2f %7.4f %9s %4s/%-4s %7.2f  %-13s %s%s\n' "$2" "$3" \
             "$(logev "$tag.model")" "$(eps "$tag.model")" "$(jitter "$tag.model")" \
             "$errors" "$cases" "$(awk -v r="$rate" 'BEGIN { print 100 * r }')" "$fl" "$4" \

@@ -21,6 +21,8 @@ static void usage(void)
            "the kernel's parameter order (see gpc-kernel --list).\n"
            "\n"
            "  -k, --kernel=SPEC        covariance function (default ard)\n"
+           "      --per-class          with three or more classes (softmax): one set of\n"
+           "                           hyperparameters per class, named log_v0.c1, ...\n"
            "  -l, --likelihood=NAME    logistic (default with laplace), probit (default\n"
            "                           with ep) or step (ep only)\n"
            "  -M, --method=NAME        laplace (default), ep (expectation propagation) or\n"
@@ -48,7 +50,7 @@ static void usage(void)
     exit(0);
 }
 
-enum { OPT_DAMPING = 256, OPT_LABEL_NOISE, OPT_TOL };
+enum { OPT_DAMPING = 256, OPT_LABEL_NOISE, OPT_TOL, OPT_PER_CLASS };
 
 static const struct option long_options[] = {
     {"kernel", required_argument, NULL, 'k'},
@@ -57,6 +59,7 @@ static const struct option long_options[] = {
     {"damping", required_argument, NULL, OPT_DAMPING},
     {"label-noise", required_argument, NULL, OPT_LABEL_NOISE},
     {"tol", required_argument, NULL, OPT_TOL},
+    {"per-class", no_argument, NULL, OPT_PER_CLASS},
     {"params", required_argument, NULL, 'p'},
     {"params-file", required_argument, NULL, 'H'},
     {"grid", required_argument, NULL, 'g'},
@@ -70,7 +73,7 @@ int main(int argc, char **argv)
     const char *kspec = "ard", *likname = NULL, *mname = "laplace", *params = NULL;
     const char *params_file = NULL;
     const char *grid_path = NULL, *out = "-";
-    int no_grad = 0, tol_set = 0, c;
+    int no_grad = 0, tol_set = 0, per_class = 0, c;
     double damping = 1.0, label_noise = 0.0, tol = 0.0;
     gpc_format fmt = GPC_FMT_TEXT;
     gpc_cli_init(argc, argv);
@@ -79,6 +82,7 @@ int main(int argc, char **argv)
             continue;
         switch (c) {
         case 'k': kspec = optarg; break;
+        case OPT_PER_CLASS: per_class = 1; break;
         case 'l': likname = optarg; break;
         case 'M': mname = optarg; break;
         case OPT_DAMPING: damping = gpc_cli_double("--damping", optarg); break;
@@ -107,7 +111,8 @@ int main(int argc, char **argv)
     gpc_labels *labels;
     gpc_cli_read_training(argc, argv, &X, &labels);
     gsl_vector *y = gpc_cli_class_vector(labels, likname != NULL, &method, &lik);
-    gpc_kernel *k = gpc_cli_kernel(kspec, X->size2, params_file, params);
+    gpc_kernel *k = gpc_cli_class_kernel(kspec, per_class, labels, method, X->size2,
+                                         params_file, params);
     size_t p = gpc_kernel_nparams(k);
     gsl_matrix *grid;
     if (grid_path) {

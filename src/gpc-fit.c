@@ -24,6 +24,8 @@ static void usage(void)
            "positive one, so -1/+1 and 0/1 keep their meaning) and write the model.\n"
            "\n"
            "  -k, --kernel=SPEC        covariance function (default ard), e.g. 'ard+bias'\n"
+           "      --per-class          with three or more classes (softmax): one set of\n"
+           "                           hyperparameters per class, named log_v0.c1, ...\n"
            "  -l, --likelihood=NAME    logistic (default with laplace), probit (default\n"
            "                           with ep) or step (ep only)\n"
            "  -M, --method=NAME        laplace (default), ep (expectation propagation),\n"
@@ -60,7 +62,8 @@ static void usage(void)
     exit(0);
 }
 
-enum { OPT_PRIOR_MEAN = 256, OPT_PRIOR_SD, OPT_MAX_ITER, OPT_DAMPING, OPT_LABEL_NOISE, OPT_FIX, OPT_TOL };
+enum { OPT_PRIOR_MEAN = 256, OPT_PRIOR_SD, OPT_MAX_ITER, OPT_DAMPING, OPT_LABEL_NOISE, OPT_FIX, OPT_TOL,
+       OPT_PER_CLASS };
 
 static const struct option long_options[] = {
     {"kernel", required_argument, NULL, 'k'},
@@ -70,6 +73,7 @@ static const struct option long_options[] = {
     {"label-noise", required_argument, NULL, OPT_LABEL_NOISE},
     {"fix", required_argument, NULL, OPT_FIX},
     {"tol", required_argument, NULL, OPT_TOL},
+    {"per-class", no_argument, NULL, OPT_PER_CLASS},
     {"params", required_argument, NULL, 'p'},
     {"params-file", required_argument, NULL, 'H'},
     {"optimize", required_argument, NULL, 'O'},
@@ -86,7 +90,7 @@ typedef struct {
     const char *kernel, *lik, *method, *params, *params_file, *how, *model, *params_out;
     const char *fix;
     double damping, tol;
-    int tol_set;
+    int tol_set, per_class;
     gpc_robust_opts robust;
 } options;
 
@@ -129,6 +133,7 @@ static void parse_options(int argc, char **argv, options *o)
             continue;
         switch (c) {
         case 'k': o->kernel = optarg; break;
+        case OPT_PER_CLASS: o->per_class = 1; break;
         case 'l': o->lik = optarg; break;
         case 'M': o->method = optarg; break;
         case OPT_DAMPING: o->damping = gpc_cli_double("--damping", optarg); break;
@@ -193,7 +198,8 @@ int main(int argc, char **argv)
     gpc_labels *labels;
     gpc_cli_read_training(argc, argv, &X, &labels);
     gsl_vector *y = gpc_cli_class_vector(labels, o.lik != NULL, &method, &lik);
-    gpc_kernel *k = gpc_cli_kernel(o.kernel, X->size2, o.params_file, o.params);
+    gpc_kernel *k = gpc_cli_class_kernel(o.kernel, o.per_class, labels, method, X->size2,
+                                         o.params_file, o.params);
 
     size_t p = gpc_kernel_nparams(k);
     double *theta = gpc_malloc(p * sizeof *theta);

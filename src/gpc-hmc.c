@@ -30,6 +30,8 @@ static void usage(void)
            "chain: one row per iteration.\n"
            "\n"
            "  -k, --kernel=SPEC        covariance function (default ard)\n"
+           "      --per-class          with three or more classes (softmax): one set of\n"
+           "                           hyperparameters per class, named log_v0.c1, ...\n"
            "  -l, --likelihood=NAME    logistic (default with two classes), probit or\n"
            "                           softmax (default with three or more)\n"
            "  -p, --params=LIST        starting hyperparameters: name=value,... or all\n"
@@ -70,10 +72,11 @@ static void usage(void)
     exit(0);
 }
 
-enum { OPT_PRIOR_MEAN = 256, OPT_PRIOR_SD };
+enum { OPT_PRIOR_MEAN = 256, OPT_PRIOR_SD, OPT_PER_CLASS };
 
 static const struct option long_options[] = {
     {"kernel", required_argument, NULL, 'k'},
+    {"per-class", no_argument, NULL, OPT_PER_CLASS},
     {"likelihood", required_argument, NULL, 'l'},
     {"params", required_argument, NULL, 'p'},
     {"params-file", required_argument, NULL, 'H'},
@@ -95,7 +98,7 @@ typedef struct {
     const char *kernel, *lik, *params, *params_file, *extend, *out;
     long iterations, burn;
     double time_limit;
-    int summary, settings_given;
+    int summary, settings_given, per_class;
     gpc_chain_settings set;
 } options;
 
@@ -108,9 +111,10 @@ static void parse_options(int argc, char **argv, options *o)
         if (gpc_cli_common(c, optarg, &unused))
             continue;
         o->settings_given |= strchr("kleLaS", c) != NULL || c == OPT_PRIOR_MEAN ||
-                             c == OPT_PRIOR_SD;
+                             c == OPT_PRIOR_SD || c == OPT_PER_CLASS;
         switch (c) {
         case 'k': o->kernel = optarg; break;
+        case OPT_PER_CLASS: o->per_class = 1; break;
         case 'l': o->lik = optarg; break;
         case 'p': o->params = optarg; break;
         case 'H': o->params_file = optarg; break;
@@ -250,7 +254,8 @@ static void start_new(const options *o, int argc, char **argv, run_state *rs,
 {
     *set = o->set;
     read_training(argc, argv, o->lik != NULL, set, rs);
-    rs->kernel = gpc_cli_kernel(o->kernel, rs->X->size2, o->params_file, o->params);
+    rs->kernel = gpc_cli_class_kernel(o->kernel, o->per_class, rs->labels, rs->method,
+                                      rs->X->size2, o->params_file, o->params);
     snprintf(set->kernel, sizeof set->kernel, "%s", gpc_kernel_spec(rs->kernel));
     set->dim = rs->X->size2;
     set->ntrain = rs->X->size1;

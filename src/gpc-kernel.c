@@ -112,6 +112,11 @@ int main(int argc, char **argv)
         gsl_matrix_free(X);
         return 0;
     }
+    /* one matrix per class: each is the base spec with that class's values */
+    if (gpc_kernel_copies(k) > 1)
+        gpc_cli_usage("kernel '%s' has one covariance per class; give the spec without "
+                      ":per-class= and one class's hyperparameters (--list shows them)",
+                      gpc_kernel_spec(k));
     long j = grad ? gpc_kernel_param_index(k, grad) : -1;
     if (grad && j < 0)
         gpc_cli_usage("--grad: kernel '%s' has no hyperparameter '%s' (see --list)",

@@ -313,6 +313,27 @@ gpc_kernel *gpc_cli_kernel(const char *spec, size_t dim, const char *params_file
     return k;
 }
 
+gpc_kernel *gpc_cli_class_kernel(const char *spec, int per_class, const gpc_labels *l,
+                                 gpc_method method, size_t dim, const char *params_file,
+                                 const char *params)
+{
+    size_t C = l->nclasses;
+    char *full = gpc_malloc(strlen(spec) + 32);
+    sprintf(full, "%s", spec);
+    if (per_class)
+        sprintf(full + strlen(full), ":per-class=%zu", C);
+    gpc_kernel *k = gpc_cli_kernel(full, dim, params_file, params);
+    free(full);
+    size_t copies = gpc_kernel_copies(k);
+    if (copies > 1 && gpc_method_get(method)->latent)
+        gpc_cli_usage("per-class hyperparameters need a multiclass method (-M laplace "
+                      "-l softmax); %s is binary", gpc_method_get(method)->title);
+    if (copies > 1 && copies != C)
+        gpc_cli_usage("kernel '%s' has hyperparameters for %zu classes, the labels have %zu",
+                      gpc_kernel_spec(k), copies, C);
+    return k;
+}
+
 void gpc_cli_check(int status)
 {
     if (status != GPC_OK)

@@ -96,6 +96,13 @@ void gpc_cli_label_noise(gpc_evidence *ev, double eps);
 gpc_kernel *gpc_cli_kernel(const char *spec, size_t dim, const char *params_file,
                            const char *params);
 
+/* The kernel of a classifier for labels l and method: as gpc_cli_kernel,
+ * with per_class adding ":per-class=C" for the C classes.  Usage error for a
+ * per-class kernel with a binary method or another number of classes. */
+gpc_kernel *gpc_cli_class_kernel(const char *spec, int per_class, const gpc_labels *l,
+                                 gpc_method method, size_t dim, const char *params_file,
+                                 const char *params);
+
 /* Die with the matching status after a failed library call. */
 void gpc_cli_check(int status);
 

@@ -1,6 +1,7 @@
 #include "kernel.h"
 
 #include <ctype.h>
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,7 +29,10 @@ typedef struct {
 } term;
 
 struct gpc_kernel {
-    size_t dim, nterms, nparams;
+    size_t dim, nterms;
+    size_t nparams;  /* hyperparameters of one copy of the terms */
+    size_t copies;   /* 1, or C for ":per-class=C": C independent sets of them */
+    size_t total;    /* copies * nparams: the length of theta */
     term terms[GPC_KERNEL_MAX_TERMS];
     double *theta;
     double *etheta; /* exp(theta), kept in step with theta */
@@ -193,6 +197,15 @@ static void assign_names(gpc_kernel *k)
             else
                 snprintf(k->names[k->terms[t].offset + p], GPC_NAME_MAX, "%s", buf);
         }
+    /* per-class copies: the class number appended, "log_v0.c2" */
+    for (size_t c = k->copies; c-- > 0;)
+        for (size_t j = 0; j < k->nparams; j++) {
+            char buf[GPC_NAME_MAX];
+            snprintf(buf, sizeof buf, "%s", k->names[j]);
+            if (k->copies > 1)
+                snprintf(k->names[c * k->nparams + j], GPC_NAME_MAX, "%.36s.c%u", buf,
+                         (unsigned)(c + 1) % 10000u);
+        }
 }
 
 /* The given spec without blanks is canonical up to the discrete clause,
@@ -239,8 +252,23 @@ static void format_cols(const unsigned char *flags, size_t dim, char *buf, size_
     }
 }
 
-/* The clauses after the terms: ':'-separated "name=value" items.  The only
- * one is "discrete=COLUMNS". */
+/* ":per-class=C": C >= 2 classes, each with its own hyperparameters. */
+static int parse_per_class(gpc_kernel *k, const char *value, const char *spec)
+{
+    char *end;
+    errno = 0;
+    unsigned long C = strtoul(value, &end, 10);
+    if (k->copies > 1)
+        return gpc_fail(GPC_EUSAGE, "kernel spec '%s': per-class= is given twice", spec);
+    if (!isdigit((unsigned char)value[0]) || *end || errno || C < 2 || C > GPC_KERNEL_MAX_CLASSES)
+        return gpc_fail(GPC_EUSAGE, "kernel spec '%s': per-class needs the number of classes, "
+                        "2 to %d, as in ard:per-class=3", spec, GPC_KERNEL_MAX_CLASSES);
+    k->copies = C;
+    return GPC_OK;
+}
+
+/* The clauses after the terms: ':'-separated "name=value" items:
+ * "discrete=COLUMNS" and "per-class=C". */
 static int parse_clauses(gpc_kernel *k, const char *text, const char *spec)
 {
     char *copy = gpc_strdup(text), *p = copy;
@@ -250,9 +278,12 @@ static int parse_clauses(gpc_kernel *k, const char *text, const char *spec)
         if (end)
             *end = '\0';
         char *eq = strchr(p, '=');
-        if (*p == '\0') {
+        if (eq && (size_t)(eq - p) == strlen("per-class") &&
+            strncmp(p, "per-class", strlen("per-class")) == 0) {
+            rc = parse_per_class(k, eq + 1, spec);
+        } else if (*p == '\0') {
             rc = gpc_fail(GPC_EUSAGE, "kernel spec '%s': empty clause after ':' "
-                          "(the clause is discrete=COLUMNS, e.g. ard+bias:discrete=2,4)", spec);
+                          "(the clauses are discrete=COLUMNS and per-class=C, e.g. ard+bias:discrete=2,4)", spec);
         } else if (!eq && strcmp(p, "discrete") == 0) {
             rc = gpc_fail(GPC_EUSAGE, "kernel spec '%s': discrete needs its columns, as in "
                           "discrete=2,4", spec);
@@ -260,8 +291,8 @@ static int parse_clauses(gpc_kernel *k, const char *text, const char *spec)
                    strncmp(p, "discrete", strlen("discrete")) != 0) {
             if (eq)
                 *eq = '\0';
-            rc = gpc_fail(GPC_EUSAGE, "kernel spec '%s': unknown clause '%s' "
-                          "(the clause is discrete=COLUMNS, e.g. ard+bias:discrete=2,4)", spec, p);
+            rc = gpc_fail(GPC_EUSAGE, "kernel spec '%s': unknown clause '%s' (the clauses are "
+                          "discrete=COLUMNS and per-class=C, e.g. ard+bias:discrete=2,4)", spec, p);
         } else if (k->discrete) {
             rc = gpc_fail(GPC_EUSAGE, "kernel spec '%s': discrete= is given twice "
                           "(list all discrete columns in one clause)", spec);
@@ -324,6 +355,7 @@ int gpc_kernel_parse(const char *spec, size_t dim, gpc_kernel **out)
                         "(at most %d)", dim, GPC_KERNEL_MAX_DIM);
     gpc_kernel *k = gpc_calloc(1, sizeof *k);
     k->dim = dim;
+    k->copies = 1;
     if (canonical_spec(k, spec) != GPC_OK) {
         free(k);
         return GPC_EUSAGE;
@@ -369,11 +401,17 @@ int gpc_kernel_parse(const char *spec, size_t dim, gpc_kernel **out)
         rc = parse_clauses(k, clauses, spec);
     if (rc == GPC_OK && k->discrete)
         rc = apply_discrete(k, spec);
-    if (rc == GPC_OK && k->discrete) {
-        /* canonical: the terms as given, the discrete columns in increasing order */
-        char list[sizeof k->spec];
-        format_cols(k->discrete, dim, list, sizeof list);
-        int w = snprintf(k->spec, sizeof k->spec, "%s:discrete=%s", terms, list);
+    if (rc == GPC_OK && (k->discrete || k->copies > 1)) {
+        /* canonical: the terms as given, the discrete columns in increasing
+         * order, the number of classes */
+        char list[sizeof k->spec] = "", classes[32] = "";
+        if (k->discrete) {
+            strcpy(list, ":discrete=");
+            format_cols(k->discrete, dim, list + strlen(list), sizeof list - strlen(list));
+        }
+        if (k->copies > 1)
+            snprintf(classes, sizeof classes, ":per-class=%zu", k->copies);
+        int w = snprintf(k->spec, sizeof k->spec, "%s%s%s", terms, list, classes);
         /* the list is never longer than the one given, but a spec cut short
          * would name another kernel */
         if (w < 0 || (size_t)w >= sizeof k->spec)
@@ -385,11 +423,12 @@ int gpc_kernel_parse(const char *spec, size_t dim, gpc_kernel **out)
         gpc_kernel_free(k);
         return rc;
     }
-    k->theta = gpc_calloc(k->nparams, sizeof *k->theta);
-    k->etheta = gpc_calloc(k->nparams, sizeof *k->etheta);
-    k->names = gpc_calloc(k->nparams, sizeof *k->names);
+    k->total = k->copies * k->nparams;
+    k->theta = gpc_calloc(k->total, sizeof *k->theta);
+    k->etheta = gpc_calloc(k->total, sizeof *k->etheta);
+    k->names = gpc_calloc(k->total, sizeof *k->names);
     assign_names(k);
-    double *th0 = gpc_mallocarray(k->nparams, sizeof *th0);
+    double *th0 = gpc_mallocarray(k->total, sizeof *th0);
     gpc_kernel_default_params(k, th0);
     gpc_kernel_set_params(k, th0);
     free(th0);
@@ -423,13 +462,28 @@ gpc_kernel *gpc_kernel_clone(const gpc_kernel *k)
 
 const char *gpc_kernel_spec(const gpc_kernel *k) { return k->spec; }
 size_t gpc_kernel_dim(const gpc_kernel *k) { return k->dim; }
-size_t gpc_kernel_nparams(const gpc_kernel *k) { return k->nparams; }
+size_t gpc_kernel_nparams(const gpc_kernel *k) { return k->total; }
+size_t gpc_kernel_copies(const gpc_kernel *k) { return k->copies; }
+
+gpc_kernel *gpc_kernel_base(const gpc_kernel *k)
+{
+    char *spec = gpc_strdup(k->spec), *clause = strstr(spec, ":per-class=");
+    gpc_kernel *b;
+    if (clause)
+        *clause = '\0';
+    int rc = gpc_kernel_parse(spec, k->dim, &b);
+    free(spec);
+    if (rc != GPC_OK)
+        return NULL;
+    gpc_kernel_set_params(b, k->theta);
+    return b;
+}
 const char *gpc_kernel_param_name(const gpc_kernel *k, size_t j) { return k->names[j]; }
 const double *gpc_kernel_params(const gpc_kernel *k) { return k->theta; }
 
 long gpc_kernel_param_index(const gpc_kernel *k, const char *name)
 {
-    for (size_t j = 0; j < k->nparams; j++)
+    for (size_t j = 0; j < k->total; j++)
         if (strcmp(k->names[j], name) == 0)
             return (long)j;
     return -1;
@@ -437,12 +491,13 @@ long gpc_kernel_param_index(const gpc_kernel *k, const char *name)
 
 void gpc_kernel_set_params(gpc_kernel *k, const double *theta)
 {
-    memcpy(k->theta, theta, k->nparams * sizeof *theta);
-    for (size_t j = 0; j < k->nparams; j++)
+    memcpy(k->theta, theta, k->total * sizeof *theta);
+    for (size_t j = 0; j < k->total; j++)
         k->etheta[j] = exp(theta[j]);
 }
 
-void gpc_kernel_default_params(const gpc_kernel *k, double *theta)
+/* The starting values of one copy of the terms. */
+static void default_params_one(const gpc_kernel *k, double *theta)
 {
     for (size_t t = 0; t < k->nterms; t++) {
         const term *tm = &k->terms[t];
@@ -460,6 +515,12 @@ void gpc_kernel_default_params(const gpc_kernel *k, double *theta)
         case T_JITTER: th[0] = -6.0; break;
         }
     }
+}
+
+void gpc_kernel_default_params(const gpc_kernel *k, double *theta)
+{
+    for (size_t c = 0; c < k->copies; c++)
+        default_params_one(k, theta + c * k->nparams);
 }
 
 /* ---- evaluation -------------------------------------------------------- */

@@ -26,7 +26,15 @@
  *     v0 exp(-1/2 sum_l w_l d_l(x_l, x'_l)) + b + j delta(x, x').
  * linear and nn read the raw values.  Every discrete column must be read by
  * some ard or se term.  The canonical spec keeps the clause, with the columns
- * in increasing order (runs of three or more as ranges). */
+ * in increasing order (runs of three or more as ranges).
+ *
+ * A clause ":per-class=C" gives each of C classes its own copy of the
+ * hyperparameters (multiclass methods, one latent function per class):
+ * theta holds the C copies class by class, named with the class number
+ * appended ("log_v0.c2").  The evaluation functions below use the first
+ * copy; a multiclass method evaluates class c with a base kernel
+ * (gpc_kernel_base) given the c-th copy.  Clauses may come in any order;
+ * the canonical spec puts discrete first. */
 #ifndef GPC_KERNEL_H
 #define GPC_KERNEL_H
 
@@ -38,6 +46,8 @@
 #define GPC_NAME_MAX 48
 /* The most input columns a kernel takes (gpc_kernel_parse refuses more). */
 #define GPC_KERNEL_MAX_DIM 1048576
+/* The most classes a per-class kernel has. */
+#define GPC_KERNEL_MAX_CLASSES 1000
 
 typedef struct gpc_kernel gpc_kernel;
 
@@ -52,7 +62,13 @@ gpc_kernel *gpc_kernel_clone(const gpc_kernel *k);
 /* The canonical spec string (as it would be parsed back). */
 const char *gpc_kernel_spec(const gpc_kernel *k);
 size_t gpc_kernel_dim(const gpc_kernel *k);
+/* All hyperparameters, every per-class copy included. */
 size_t gpc_kernel_nparams(const gpc_kernel *k);
+/* The number of per-class copies: C, or 1 without the per-class clause. */
+size_t gpc_kernel_copies(const gpc_kernel *k);
+/* The kernel without the per-class clause, with the first copy's
+ * hyperparameters (a copy of k when it has none). */
+gpc_kernel *gpc_kernel_base(const gpc_kernel *k);
 const char *gpc_kernel_param_name(const gpc_kernel *k, size_t j);
 /* Index of a parameter by name, or -1. */
 long gpc_kernel_param_index(const gpc_kernel *k, const char *name);

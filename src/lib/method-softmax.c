@@ -1,6 +1,8 @@
 /* Multiclass Laplace with the softmax likelihood (softmax.h): its operations
  * for the method table.  Labels are class indices 0..C-1 in y; the state is
- * the mode, one column f_c per class. */
+ * the mode, one column f_c per class.  The latent functions share the
+ * kernel, or with a per-class kernel (":per-class=C") each class has its own
+ * hyperparameters, evaluated through one base kernel per class. */
 #include "method.h"
 
 #include <math.h>
@@ -12,7 +14,7 @@
 
 typedef struct {
     gpc_softmax *sm;
-    gpc_kernel *kernel;     /* a copy at the hyperparameters of the last fit */
+    gpc_kernel **kernels;   /* nK base kernels (one per class, or one shared) */
     size_t *cls;            /* the labels as indices */
     gpc_softmax_rule *rule; /* E[softmax] over the latent Gaussian, built when first asked */
 } softmax_ws;
@@ -27,9 +29,13 @@ static int softmax_check_lik(gpc_lik lik)
 static void *softmax_alloc(size_t n, size_t C, const gpc_kernel *k, int gradient, gpc_lik lik)
 {
     softmax_ws *w = gpc_calloc(1, sizeof *w);
+    int per_class = gpc_kernel_copies(k) > 1;
     (void)lik;
-    w->sm = gpc_softmax_alloc(n, C, gradient ? gpc_kernel_nparams(k) : 0, 0);
-    w->kernel = gpc_kernel_clone(k);
+    (void)gradient; /* the gradient's scratch is allocated by the first gradient */
+    w->sm = gpc_softmax_alloc(n, C, gpc_kernel_nparams(k) / gpc_kernel_copies(k), per_class);
+    w->kernels = gpc_calloc(w->sm->nK, sizeof *w->kernels);
+    for (size_t c = 0; c < w->sm->nK; c++)
+        w->kernels[c] = gpc_kernel_base(k);
     w->cls = gpc_mallocarray(n ? n : 1, sizeof *w->cls);
     return w;
 }
@@ -39,8 +45,10 @@ static void softmax_free(void *ws)
     softmax_ws *w = ws;
     if (!w)
         return;
+    for (size_t c = 0; c < w->sm->nK; c++)
+        gpc_kernel_free(w->kernels[c]);
+    free(w->kernels);
     gpc_softmax_free(w->sm);
-    gpc_kernel_free(w->kernel);
     gpc_softmax_rule_free(w->rule);
     free(w->cls);
     free(w);
@@ -68,15 +76,29 @@ static int take_labels(softmax_ws *w, const gsl_vector *y)
     return GPC_OK;
 }
 
+/* The base kernels at k's hyperparameters: class c's copy for each. */
+static int take_kernel(softmax_ws *w, const gpc_kernel *k)
+{
+    size_t copies = gpc_kernel_copies(k), p = gpc_kernel_nparams(k) / copies;
+    if (copies != w->sm->nK || (copies > 1 && copies != w->sm->C) || p != w->sm->nparams)
+        return gpc_fail(GPC_EUSAGE, "kernel '%s' has %zu sets of %zu hyperparameters; the "
+                        "softmax workspace expects %zu of %zu", gpc_kernel_spec(k), copies, p,
+                        w->sm->nK, w->sm->nparams);
+    for (size_t c = 0; c < copies; c++)
+        gpc_kernel_set_params(w->kernels[c], gpc_kernel_params(k) + c * p);
+    return GPC_OK;
+}
+
 static int softmax_evidence(void *ws, const gpc_kernel *k, const gsl_matrix *X,
                             const gsl_vector *y, double *log_evidence, double *grad)
 {
     softmax_ws *w = ws;
     int st = take_labels(w, y);
+    if (st == GPC_OK)
+        st = take_kernel(w, k);
     if (st != GPC_OK)
         return st;
-    gpc_kernel_set_params(w->kernel, gpc_kernel_params(k));
-    return gpc_softmax_evidence(w->sm, &w->kernel, X, w->cls, log_evidence, grad);
+    return gpc_softmax_evidence(w->sm, w->kernels, X, w->cls, log_evidence, grad);
 }
 
 static void softmax_forget(void *ws) { ((softmax_ws *)ws)->sm->has_mode = 0; }
@@ -95,10 +117,12 @@ static int softmax_state_set(void *ws, const gpc_kernel *k, const gsl_matrix *X,
     softmax_ws *w = ws;
     gpc_softmax *sm = w->sm;
     int st = take_labels(w, y);
+    if (st == GPC_OK)
+        st = take_kernel(w, k);
     if (st != GPC_OK)
         return st;
-    gpc_kernel_set_params(w->kernel, gpc_kernel_params(k));
-    gpc_kernel_matrix(k, X, sm->K[0]);
+    for (size_t c = 0; c < sm->nK; c++)
+        gpc_kernel_matrix(w->kernels[c], X, sm->K[c]);
     gsl_vector *f = gpc_vector_alloc(sm->C * sm->n);
     for (size_t c = 0; c < sm->C; c++)
         for (size_t i = 0; i < sm->n; i++)
@@ -112,16 +136,25 @@ static int softmax_predict(const void *ws, const gpc_kernel *k, const gsl_matrix
                            const gsl_matrix *Xs, gsl_matrix *mean, gsl_matrix *cov)
 {
     const softmax_ws *w = ws;
-    size_t m = Xs->size1;
-    gsl_matrix *Ks = gpc_matrix_alloc(X->size1, m);
-    gsl_vector *kss = gpc_vector_alloc(m);
-    gpc_kernel_cross(k, X, Xs, Ks);
-    gpc_kernel_diag(k, Xs, kss);
-    const gsl_matrix *Kp[1] = {Ks};
-    const gsl_vector *kp[1] = {kss};
-    int st = gpc_softmax_predict(w->sm, Kp, kp, mean, cov, NULL, NULL);
-    gsl_matrix_free(Ks);
-    gsl_vector_free(kss);
+    size_t m = Xs->size1, nK = w->sm->nK;
+    /* the fit's (or state_set's) base kernels hold k's hyperparameters */
+    (void)k;
+    gsl_matrix **Ks = gpc_calloc(nK, sizeof *Ks);
+    gsl_vector **kss = gpc_calloc(nK, sizeof *kss);
+    for (size_t c = 0; c < nK; c++) {
+        Ks[c] = gpc_matrix_alloc(X->size1, m);
+        kss[c] = gpc_vector_alloc(m);
+        gpc_kernel_cross(w->kernels[c], X, Xs, Ks[c]);
+        gpc_kernel_diag(w->kernels[c], Xs, kss[c]);
+    }
+    int st = gpc_softmax_predict(w->sm, (const gsl_matrix *const *)Ks,
+                                 (const gsl_vector *const *)kss, mean, cov, NULL, NULL);
+    for (size_t c = 0; c < nK; c++) {
+        gsl_matrix_free(Ks[c]);
+        gsl_vector_free(kss[c]);
+    }
+    free(Ks);
+    free(kss);
     return st;
 }
 
