@@ -21,6 +21,10 @@ static void usage(void)
            "the kernel's parameter order (see gpc-kernel --list).\n"
            "\n"
            "  -k, --kernel=SPEC        covariance function (default ard)\n"
+           "      --multiclass=HOW     softmax (multiclass Laplace; the default with three or\n"
+           "                           more classes and -M laplace) or ovr (one-vs-rest: one\n"
+           "                           binary classifier of the method per class, their\n"
+           "                           probabilities normalised)\n"
            "      --per-class          with three or more classes (softmax): one set of\n"
            "                           hyperparameters per class, named log_v0.c1, ...\n"
            "  -l, --likelihood=NAME    logistic (default with laplace), probit (default\n"
@@ -50,7 +54,7 @@ static void usage(void)
     exit(0);
 }
 
-enum { OPT_DAMPING = 256, OPT_LABEL_NOISE, OPT_TOL, OPT_PER_CLASS };
+enum { OPT_DAMPING = 256, OPT_LABEL_NOISE, OPT_TOL, OPT_PER_CLASS, OPT_MULTICLASS };
 
 static const struct option long_options[] = {
     {"kernel", required_argument, NULL, 'k'},
@@ -60,6 +64,7 @@ static const struct option long_options[] = {
     {"label-noise", required_argument, NULL, OPT_LABEL_NOISE},
     {"tol", required_argument, NULL, OPT_TOL},
     {"per-class", no_argument, NULL, OPT_PER_CLASS},
+    {"multiclass", required_argument, NULL, OPT_MULTICLASS},
     {"params", required_argument, NULL, 'p'},
     {"params-file", required_argument, NULL, 'H'},
     {"grid", required_argument, NULL, 'g'},
@@ -70,6 +75,7 @@ static const struct option long_options[] = {
 
 int main(int argc, char **argv)
 {
+    const char *multiclass = NULL;
     const char *kspec = "ard", *likname = NULL, *mname = "laplace", *params = NULL;
     const char *params_file = NULL;
     const char *grid_path = NULL, *out = "-";
@@ -83,6 +89,7 @@ int main(int argc, char **argv)
         switch (c) {
         case 'k': kspec = optarg; break;
         case OPT_PER_CLASS: per_class = 1; break;
+        case OPT_MULTICLASS: multiclass = optarg; break;
         case 'l': likname = optarg; break;
         case 'M': mname = optarg; break;
         case OPT_DAMPING: damping = gpc_cli_double("--damping", optarg); break;
@@ -110,7 +117,7 @@ int main(int argc, char **argv)
     gsl_matrix *X;
     gpc_labels *labels;
     gpc_cli_read_training(argc, argv, &X, &labels);
-    gsl_vector *y = gpc_cli_class_vector(labels, likname != NULL, &method, &lik);
+    gsl_vector *y = gpc_cli_class_vector(labels, likname != NULL, multiclass, &method, &lik);
     gpc_kernel *k = gpc_cli_class_kernel(kspec, per_class, labels, method, X->size2,
                                          params_file, params);
     size_t p = gpc_kernel_nparams(k);

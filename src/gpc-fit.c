@@ -24,6 +24,10 @@ static void usage(void)
            "positive one, so -1/+1 and 0/1 keep their meaning) and write the model.\n"
            "\n"
            "  -k, --kernel=SPEC        covariance function (default ard), e.g. 'ard+bias'\n"
+           "      --multiclass=HOW     softmax (multiclass Laplace; the default with three or\n"
+           "                           more classes and -M laplace) or ovr (one-vs-rest: one\n"
+           "                           binary classifier of the method per class, their\n"
+           "                           probabilities normalised)\n"
            "      --per-class          with three or more classes (softmax): one set of\n"
            "                           hyperparameters per class, named log_v0.c1, ...\n"
            "  -l, --likelihood=NAME    logistic (default with laplace), probit (default\n"
@@ -63,7 +67,7 @@ static void usage(void)
 }
 
 enum { OPT_PRIOR_MEAN = 256, OPT_PRIOR_SD, OPT_MAX_ITER, OPT_DAMPING, OPT_LABEL_NOISE, OPT_FIX, OPT_TOL,
-       OPT_PER_CLASS };
+       OPT_PER_CLASS, OPT_MULTICLASS };
 
 static const struct option long_options[] = {
     {"kernel", required_argument, NULL, 'k'},
@@ -74,6 +78,7 @@ static const struct option long_options[] = {
     {"fix", required_argument, NULL, OPT_FIX},
     {"tol", required_argument, NULL, OPT_TOL},
     {"per-class", no_argument, NULL, OPT_PER_CLASS},
+    {"multiclass", required_argument, NULL, OPT_MULTICLASS},
     {"params", required_argument, NULL, 'p'},
     {"params-file", required_argument, NULL, 'H'},
     {"optimize", required_argument, NULL, 'O'},
@@ -88,7 +93,7 @@ static const struct option long_options[] = {
 
 typedef struct {
     const char *kernel, *lik, *method, *params, *params_file, *how, *model, *params_out;
-    const char *fix;
+    const char *fix, *multiclass;
     double damping, tol;
     int tol_set, per_class;
     gpc_robust_opts robust;
@@ -134,6 +139,7 @@ static void parse_options(int argc, char **argv, options *o)
         switch (c) {
         case 'k': o->kernel = optarg; break;
         case OPT_PER_CLASS: o->per_class = 1; break;
+        case OPT_MULTICLASS: o->multiclass = optarg; break;
         case 'l': o->lik = optarg; break;
         case 'M': o->method = optarg; break;
         case OPT_DAMPING: o->damping = gpc_cli_double("--damping", optarg); break;
@@ -197,7 +203,7 @@ int main(int argc, char **argv)
     gsl_matrix *X;
     gpc_labels *labels;
     gpc_cli_read_training(argc, argv, &X, &labels);
-    gsl_vector *y = gpc_cli_class_vector(labels, o.lik != NULL, &method, &lik);
+    gsl_vector *y = gpc_cli_class_vector(labels, o.lik != NULL, o.multiclass, &method, &lik);
     gpc_kernel *k = gpc_cli_class_kernel(o.kernel, o.per_class, labels, method, X->size2,
                                          o.params_file, o.params);
 

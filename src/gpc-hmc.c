@@ -244,7 +244,7 @@ static void read_training(int argc, char **argv, int lik_named, gpc_chain_settin
 {
     gpc_cli_read_training(argc, argv, &rs->X, &rs->labels);
     rs->method = GPC_METHOD_LAPLACE;
-    rs->y = gpc_cli_class_vector(rs->labels, lik_named, &rs->method, &set->lik);
+    rs->y = gpc_cli_class_vector(rs->labels, lik_named, NULL, &rs->method, &set->lik);
 }
 
 /* A new run: settings from the options, the start from the kernel defaults
@@ -276,7 +276,7 @@ static void start_extend(const options *o, int argc, char **argv, run_state *rs,
     gpc_cli_check(gpc_chain_read(o->extend, rs->X->size2, &ch));
     *set = ch->set;
     rs->method = GPC_METHOD_LAPLACE;
-    rs->y = gpc_cli_class_vector(rs->labels, 1, &rs->method, &set->lik);
+    rs->y = gpc_cli_class_vector(rs->labels, 1, NULL, &rs->method, &set->lik);
     if (rs->X->size1 != set->ntrain || gpc_chain_data_hash(rs->X, rs->y) != set->data_hash)
         gpc_die(GPC_EINPUT, "%s: the chain was run on other training data (%zu cases of "
                 "dimension %zu); give the same X and Y", name, set->ntrain, set->dim);

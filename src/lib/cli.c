@@ -243,14 +243,34 @@ void gpc_cli_read_training(int argc, char **argv, gsl_matrix **X, gpc_labels **l
                 gpc_cli_name(ypath), (*labels)->n, gpc_cli_name(xpath), (*X)->size1);
 }
 
-gsl_vector *gpc_cli_class_vector(const gpc_labels *l, int lik_named, gpc_method *method,
-                                 gpc_lik *lik)
+/* --multiclass=softmax: the joint model, which is Laplace's. */
+static void choose_softmax(int lik_named, gpc_method *method, gpc_lik *lik)
+{
+    if (*method != GPC_METHOD_LAPLACE && *method != GPC_METHOD_SOFTMAX)
+        gpc_cli_usage("--multiclass=softmax is multiclass Laplace; give -M laplace (or "
+                      "--multiclass=ovr for one-vs-rest %s)", gpc_method_get(*method)->title);
+    if (lik_named && *lik != GPC_LIK_SOFTMAX)
+        gpc_cli_usage("--multiclass=softmax takes the softmax likelihood, not %s",
+                      gpc_lik_name(*lik));
+    *lik = GPC_LIK_SOFTMAX;
+    *method = GPC_METHOD_SOFTMAX;
+}
+
+gsl_vector *gpc_cli_class_vector(const gpc_labels *l, int lik_named, const char *multiclass,
+                                 gpc_method *method, gpc_lik *lik)
 {
     char found[512];
     /* the classes are named, so that a stray label (a typo, a header) that
      * made a third class is easy to spot */
     gpc_labels_list(l->names, l->nclasses, found, sizeof found);
-    if (l->nclasses > 2 && *method == GPC_METHOD_LAPLACE && !lik_named) {
+    if (multiclass && strcmp(multiclass, "ovr") == 0) {
+        if (gpc_method_ovr(*method, method) != GPC_OK)
+            gpc_cli_usage("--multiclass=ovr: %s", gpc_errmsg());
+    } else if (multiclass && strcmp(multiclass, "softmax") == 0) {
+        choose_softmax(lik_named, method, lik);
+    } else if (multiclass) {
+        gpc_cli_usage("--multiclass: '%s' is not softmax or ovr", multiclass);
+    } else if (l->nclasses > 2 && *method == GPC_METHOD_LAPLACE && !lik_named) {
         *lik = GPC_LIK_SOFTMAX;
         gpc_info(1, "%zu classes (%s): multiclass Laplace with the softmax likelihood",
                  l->nclasses, found);
@@ -260,8 +280,8 @@ gsl_vector *gpc_cli_class_vector(const gpc_labels *l, int lik_named, gpc_method 
     const gpc_method_ops *ops = gpc_method_get(*method);
     if (l->nclasses > 2 && ops->latent)
         gpc_cli_usage("the labels have %zu classes (%s), but %s with the %s likelihood is "
-                      "binary; use -M laplace -l softmax", l->nclasses, found, ops->title,
-                      gpc_lik_name(*lik));
+                      "binary; use -M laplace -l softmax or --multiclass=ovr", l->nclasses,
+                      found, ops->title, gpc_lik_name(*lik));
     if (ops->latent)
         return gpc_labels_binary(l);
     gsl_vector *y = gpc_vector_alloc(l->n);

@@ -72,11 +72,14 @@ gpc_labels *gpc_cli_read_labels(const char *path);
 void gpc_cli_read_training(int argc, char **argv, gsl_matrix **X, gpc_labels **labels);
 
 /* The labels as the method takes them: -1/+1 for a binary method, class
- * indices for a multiclass one.  With three or more classes, Laplace with no
- * likelihood named (lik_named 0) becomes multiclass Laplace (softmax); a
- * binary method is a usage error naming the classes. */
-gsl_vector *gpc_cli_class_vector(const gpc_labels *l, int lik_named, gpc_method *method,
-                                 gpc_lik *lik);
+ * indices for a multiclass one, after choosing the multiclass method:
+ * multiclass "ovr" makes the method one-vs-rest over the binary one,
+ * "softmax" makes it multiclass Laplace, and NULL leaves the choice to the
+ * labels: with three or more classes, Laplace with no likelihood named
+ * (lik_named 0) becomes multiclass Laplace.  A binary method for three or
+ * more classes is a usage error naming the classes. */
+gsl_vector *gpc_cli_class_vector(const gpc_labels *l, int lik_named, const char *multiclass,
+                                 gpc_method *method, gpc_lik *lik);
 
 /* The likelihood by name, or a usage error. */
 gpc_lik gpc_cli_lik(const char *name);

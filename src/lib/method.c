@@ -13,6 +13,9 @@ static const gpc_method_ops *const methods[] = {
     [GPC_METHOD_EP] = &gpc_method_ep_ops,
     [GPC_METHOD_NAIVE] = &gpc_method_naive_ops,
     [GPC_METHOD_SOFTMAX] = &gpc_method_softmax_ops,
+    [GPC_METHOD_LAPLACE_OVR] = &gpc_method_laplace_ovr_ops,
+    [GPC_METHOD_EP_OVR] = &gpc_method_ep_ovr_ops,
+    [GPC_METHOD_NAIVE_OVR] = &gpc_method_naive_ovr_ops,
 };
 
 #define N_METHODS (sizeof methods / sizeof methods[0])
@@ -51,6 +54,18 @@ int gpc_method_known(const char *name)
         if (strcmp(methods[i]->name, name) == 0)
             return 1;
     return 0;
+}
+
+int gpc_method_ovr(gpc_method bin, gpc_method *ovr)
+{
+    switch (bin) {
+    case GPC_METHOD_LAPLACE: *ovr = GPC_METHOD_LAPLACE_OVR; return GPC_OK;
+    case GPC_METHOD_EP: *ovr = GPC_METHOD_EP_OVR; return GPC_OK;
+    case GPC_METHOD_NAIVE: *ovr = GPC_METHOD_NAIVE_OVR; return GPC_OK;
+    default: break;
+    }
+    return gpc_fail(GPC_EUSAGE, "one-vs-rest takes a binary method (laplace with logistic or "
+                    "probit, ep, tap or naive), not %s", methods[bin]->title);
 }
 
 /* adaptive TAP has EP's fixed point */

@@ -47,7 +47,10 @@ typedef enum {
     GPC_METHOD_LAPLACE = 0,
     GPC_METHOD_EP = 1,   /* expectation propagation (= adaptive TAP); probit or step */
     GPC_METHOD_NAIVE = 2, /* naive mean field (Opper & Winther); probit or step, no evidence */
-    GPC_METHOD_SOFTMAX = 3 /* multiclass Laplace ("laplace" with the softmax likelihood) */
+    GPC_METHOD_SOFTMAX = 3, /* multiclass Laplace ("laplace" with the softmax likelihood) */
+    GPC_METHOD_LAPLACE_OVR = 4, /* one-vs-rest: C binary classifiers (method-ovr.c) */
+    GPC_METHOD_EP_OVR = 5,
+    GPC_METHOD_NAIVE_OVR = 6
 } gpc_method;
 
 /* Settings a method may take through gpc_method_ops.set. */
@@ -116,7 +119,8 @@ typedef struct {
 } gpc_method_ops;
 
 extern const gpc_method_ops gpc_method_laplace_ops, gpc_method_ep_ops, gpc_method_naive_ops,
-    gpc_method_softmax_ops;
+    gpc_method_softmax_ops, gpc_method_laplace_ovr_ops, gpc_method_ep_ovr_ops,
+    gpc_method_naive_ovr_ops;
 
 /* The operations of a method. */
 const gpc_method_ops *gpc_method_get(gpc_method method);
@@ -138,6 +142,10 @@ const gpc_method_ops *gpc_method_lookup(const char *name);
  * set) otherwise, or for a likelihood the method does not take. */
 int gpc_method_parse(const char *name, gpc_lik lik, gpc_method *method);
 const char *gpc_method_name(gpc_method method);
+
+/* The one-vs-rest method over binary method bin; GPC_EUSAGE (message set)
+ * if bin is not binary. */
+int gpc_method_ovr(gpc_method bin, gpc_method *ovr);
 
 /* A binary method's p(y = +1) for each row: the likelihood averaged over
  * the latent Gaussian N(mean, cov) (or at the mean, with plugin), with

@@ -2,6 +2,7 @@
  * settings, and its fitted state, which must predict exactly as the fit did
  * once handed back to a fresh workspace (that is all a model file keeps). */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -172,6 +173,30 @@ static void test_state_round_trip(const gpc_method_ops *ops, gpc_lik lik, size_t
     gsl_vector_free(ys);
 }
 
+/* A one-vs-rest entry states its binary method's properties as constants:
+ * they must be the binary method's. */
+static void test_ovr_properties(void)
+{
+    const gpc_method_ops *pairs[][2] = {{&gpc_method_laplace_ops, &gpc_method_laplace_ovr_ops},
+                                        {&gpc_method_ep_ops, &gpc_method_ep_ovr_ops},
+                                        {&gpc_method_naive_ops, &gpc_method_naive_ovr_ops}};
+    for (size_t i = 0; i < 3; i++) {
+        const gpc_method_ops *b = pairs[i][0], *o = pairs[i][1];
+        gpc_method ovr;
+        char name[64];
+        snprintf(name, sizeof name, "%s-ovr", b->name);
+        TEST_OK(!strcmp(o->name, name) && !strcmp(o->state_columns, b->state_columns) &&
+                    o->state_width == b->state_width && o->has_evidence == b->has_evidence &&
+                    o->label_noise == b->label_noise && !strcmp(o->default_lik, b->default_lik) &&
+                    o->latent == 0 && gpc_method_ovr((gpc_method)i, &ovr) == GPC_OK &&
+                    gpc_method_get(ovr) == o,
+                "%s: the one-vs-rest entry has the binary method's properties", o->name);
+    }
+    gpc_method ovr;
+    TEST_OK(gpc_method_ovr(GPC_METHOD_SOFTMAX, &ovr) == GPC_EUSAGE,
+            "one-vs-rest over a multiclass method is a usage error");
+}
+
 int main(void)
 {
     gpc_gsl_quiet();
@@ -185,6 +210,9 @@ int main(void)
     test_state_round_trip(&gpc_method_naive_ops, GPC_LIK_STEP, 2, r);
     test_state_round_trip(&gpc_method_softmax_ops, GPC_LIK_SOFTMAX, 3, r);
     test_state_round_trip(&gpc_method_softmax_ops, GPC_LIK_SOFTMAX, 2, r);
+    test_state_round_trip(&gpc_method_laplace_ovr_ops, GPC_LIK_LOGISTIC, 3, r);
+    test_state_round_trip(&gpc_method_ep_ovr_ops, GPC_LIK_PROBIT, 3, r);
+    test_ovr_properties();
     gsl_rng_free(r);
     return tap_done();
 }
