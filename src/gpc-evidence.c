@@ -15,10 +15,11 @@
 static void usage(void)
 {
     printf("Usage: %s [OPTION]... X Y\n"
-           "Print the approximate log evidence log q(Y | X, theta) of a binary GP\n"
-           "classifier and its gradient with respect to the log hyperparameters theta:\n"
-           "one row per hyperparameter vector, log evidence first, then the gradient in\n"
-           "the kernel's parameter order (see gpc-kernel --list).\n"
+           "Print the approximate log evidence log q(Y | X, theta) of a GP classifier\n"
+           "(binary, or multiclass for labels of three or more classes) and its gradient\n"
+           "with respect to the log hyperparameters theta: one row per hyperparameter\n"
+           "vector, log evidence first, then the gradient in the kernel's parameter order\n"
+           "(see gpc-kernel --list).\n"
            "\n"
            "  -k, --kernel=SPEC        covariance function (default ard)\n"
            "      --multiclass=HOW     softmax (multiclass Laplace; the default with three or\n"

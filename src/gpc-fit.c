@@ -1,4 +1,6 @@
-/* gpc-fit — fit a binary GP classifier (Laplace approximation or EP),
+/* gpc-fit — fit a GP classifier, binary (Laplace approximation, EP, naive
+ * mean field) or multiclass (softmax Laplace, or one-vs-rest over a binary
+ * method),
  * choosing the kernel hyperparameters by type-II maximum likelihood, by MAP
  * under Gaussian priors on their logs, or keeping them as given, and the
  * label noise as given, by EM or by evidence; writes a model file. */
@@ -19,9 +21,10 @@
 static void usage(void)
 {
     printf("Usage: %s [OPTION]... X Y\n"
-           "Fit a binary Gaussian process classifier to inputs X (one case per row) and\n"
-           "labels Y (two classes, numbers or words, one per line; the later class is the\n"
-           "positive one, so -1/+1 and 0/1 keep their meaning) and write the model.\n"
+           "Fit a Gaussian process classifier to inputs X (one case per row) and labels Y\n"
+           "(numbers or words, one per line) and write the model.  Two classes make a\n"
+           "binary problem (the later class is the positive one, so -1/+1 and 0/1 keep\n"
+           "their meaning), three or more a multiclass one.\n"
            "\n"
            "  -k, --kernel=SPEC        covariance function (default ard), e.g. 'ard+bias'\n"
            "      --multiclass=HOW     softmax (multiclass Laplace; the default with three or\n"

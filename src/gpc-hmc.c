@@ -1,4 +1,4 @@
-/* gpc-hmc — sample the kernel hyperparameters of a binary GP classifier by
+/* gpc-hmc — sample the kernel hyperparameters of a GP classifier by
  * Hybrid Monte Carlo on the Laplace approximation to their posterior
  * (Barber & Williams 1997); write, extend and summarise chain files. */
 #include <errno.h>
@@ -25,9 +25,10 @@ static void usage(void)
     printf("Usage: %s [OPTION]... X Y\n"
            "  or:  %s --extend=CHAIN [-n N] [OPTION]... X Y\n"
            "  or:  %s --summary [--burn=B] CHAIN...\n"
-           "Sample the log hyperparameters of a binary GP classifier (Laplace\n"
-           "approximation) from their posterior by Hybrid Monte Carlo, and write the\n"
-           "chain: one row per iteration.\n"
+           "Sample the log hyperparameters of a GP classifier (Laplace approximation,\n"
+           "binary, or multiclass with the softmax likelihood for labels of three or more\n"
+           "classes) from their posterior by Hybrid Monte Carlo, and write the chain: one\n"
+           "row per iteration.\n"
            "\n"
            "  -k, --kernel=SPEC        covariance function (default ard)\n"
            "      --per-class          with three or more classes (softmax): one set of\n"
