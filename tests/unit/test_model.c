@@ -2,6 +2,7 @@
  * the fitted state did; predictions do not depend on how test cases are
  * blocked; malformed files are refused with file and line. */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -67,6 +68,77 @@ static void expect_error(const char *name, const char *text, const char *msg)
     int st = gpc_model_read(path(name), &m);
     TEST_OK(st == GPC_EINPUT && strstr(gpc_errmsg(), msg) != NULL, "%s refused: %s", name,
             gpc_errmsg());
+}
+
+/* A multiclass model of method (softmax Laplace or one-vs-rest) on three
+ * classes named by words, with a per-class kernel when per_class: fitted,
+ * written, read back; the copy must predict the same bits, and every row's
+ * probabilities sum to one. */
+static void test_multiclass_round_trip(gsl_rng *r, gpc_method method, gpc_lik lik,
+                                       const char *spec, const char *file)
+{
+    size_t n = 36, d = 2, C = 3, ns = 9;
+    static char *const names[] = {"setosa", "versicolor", "virginica"};
+    gpc_model m = {.lik = lik, .nclasses = C, .classes = names};
+    m.X = gsl_matrix_alloc(n, d);
+    m.y = gsl_vector_alloc(n);
+    for (size_t i = 0; i < n; i++) {
+        double a = gsl_rng_uniform(r) * 4 - 2, b = gsl_rng_uniform(r) * 4 - 2;
+        gsl_matrix_set(m.X, i, 0, a);
+        gsl_matrix_set(m.X, i, 1, b);
+        gsl_vector_set(m.y, i, a + b < -1 ? 0 : a - b < 0 ? 1 : 2);
+    }
+    gpc_kernel_parse(spec, d, &m.kernel);
+    snprintf(m.method, sizeof m.method, "%s", gpc_method_name(method));
+    strcpy(m.fit, "none");
+    gpc_evidence *e = gpc_evidence_alloc(m.kernel, m.X, m.y, C, lik, method);
+    int st = gpc_evidence_eval(e, gpc_kernel_params(m.kernel), &m.log_evidence, NULL);
+    m.state = gsl_matrix_alloc(n, gpc_model_state_columns(&m));
+    gpc_evidence_state(e, m.state);
+    gpc_evidence_free(e);
+    FILE *f = fopen(path(file), "w");
+    st |= gpc_model_write(f, file, &m);
+    fclose(f);
+    gpc_model *b = NULL;
+    st |= gpc_model_read(path(file), &b);
+    TEST_OK(st == GPC_OK, "%s (%s): fitted, written and read back (%s)", m.method, spec,
+            st ? gpc_errmsg() : "ok");
+    if (st != GPC_OK)
+        return;
+    TEST_OK(b->nclasses == C && !strcmp(gpc_model_class(b, 2), "virginica") &&
+                gsl_vector_equal(b->y, m.y) && gsl_matrix_equal(b->state, m.state) &&
+                gpc_model_method(b) == gpc_method_get(method) &&
+                gpc_kernel_nparams(b->kernel) == gpc_kernel_nparams(m.kernel),
+            "%s (%s): classes, labels, state and method read back exactly", m.method, spec);
+    gsl_matrix *Xs = gsl_matrix_alloc(ns, d);
+    for (size_t i = 0; i < ns * d; i++)
+        Xs->data[i] = gsl_rng_uniform(r) * 6 - 3;
+    gpc_prediction *p1 = gpc_prediction_alloc(&m, ns), *p2 = gpc_prediction_alloc(b, ns);
+    st = gpc_model_predict(&m, Xs, p1) | gpc_model_predict(b, Xs, p2);
+    TEST_OK(st == GPC_OK && p1->prob->size2 == C && p1->cov->size2 == C * C &&
+                gsl_matrix_equal(p1->mean, p2->mean) && gsl_matrix_equal(p1->cov, p2->cov) &&
+                gsl_matrix_equal(p1->prob, p2->prob) && gsl_matrix_equal(p1->plugin, p2->plugin),
+            "%s (%s): the model read back predicts the same bits", m.method, spec);
+    double worst = 0.0;
+    for (size_t i = 0; i < ns; i++) {
+        double s1 = 0.0, s2 = 0.0;
+        for (size_t c = 0; c < C; c++) {
+            s1 += gsl_matrix_get(p1->prob, i, c);
+            s2 += gsl_matrix_get(p1->plugin, i, c);
+        }
+        worst = fmax(worst, fmax(fabs(s1 - 1.0), fabs(s2 - 1.0)));
+    }
+    TEST_CLOSE(worst, 0.0, 0.0, 1e-12, "%s (%s): class probabilities sum to one", m.method,
+               spec);
+    gpc_prediction_free(p1);
+    gpc_prediction_free(p2);
+    gsl_matrix_free(Xs);
+    gpc_model_free(b);
+    gpc_kernel_free(m.kernel);
+    gsl_matrix_free(m.X);
+    gsl_vector_free(m.y);
+    gsl_matrix_free(m.state);
+    unlink(path(file));
 }
 
 int main(void)
@@ -145,6 +217,24 @@ int main(void)
                  "hyperparameters 1\nlog_v0 0\n",
                  "wrongname.txt:7: expected 'log_bias");
 
+    test_multiclass_round_trip(r, GPC_METHOD_SOFTMAX, GPC_LIK_SOFTMAX, "se", "mc1.txt");
+    test_multiclass_round_trip(r, GPC_METHOD_SOFTMAX, GPC_LIK_SOFTMAX, "ard:per-class=3",
+                               "mc2.txt");
+    test_multiclass_round_trip(r, GPC_METHOD_EP_OVR, GPC_LIK_PROBIT, "se:per-class=3",
+                               "mc3.txt");
+    test_multiclass_round_trip(r, GPC_METHOD_LAPLACE_OVR, GPC_LIK_LOGISTIC, "se", "mc4.txt");
+    expect_error("noclasses.txt",
+                 "gpc-model 1\nmethod laplace\nlikelihood softmax\nkernel bias\ndim 1\n",
+                 "noclasses.txt:4: a multiclass model needs its 'classes' line");
+    expect_error("mclabel.txt",
+                 "gpc-model 1\nmethod laplace\nlikelihood softmax\nclasses a b c\nkernel bias\n"
+                 "dim 1\nhyperparameters 1\nlog_bias 0\nfit none\nlog_evidence -1\ntraining 1\n"
+                 "4 0 0 0 0\n",
+                 "mclabel.txt:12: label must be a class number from 1 to 3");
+    expect_error("ovr-binary.txt",
+                 "gpc-model 1\nmethod ep-ovr\nlikelihood softmax\n",
+                 "ovr-binary.txt:3:");
+
     gpc_model_free(m);
     gpc_model_free(b);
     gsl_matrix_free(Xs);
@@ -152,7 +242,8 @@ int main(void)
     gpc_prediction_free(one);
     gsl_rng_free(r);
     const char *names[] = {"m.txt", "empty.txt", "other.txt", "v9.txt", "badlik.txt",
-                           "short.txt", "badlabel.txt", "wrongname.txt"};
+                           "short.txt", "badlabel.txt", "wrongname.txt", "noclasses.txt",
+                           "mclabel.txt", "ovr-binary.txt"};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
         unlink(path(names[i]));
     rmdir(dir);
