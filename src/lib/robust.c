@@ -267,8 +267,8 @@ int gpc_robust_fit(gpc_evidence *ev, double *theta, const gpc_robust_opts *o,
         return fit_fixed(ev, theta, o, o->eps, res);
     const gpc_ep *ep = ep_of(ev);
     if (!ep || ep->noise.sigma != 0.0)
-        return gpc_fail(GPC_EUSAGE, "learning the label noise needs EP with the step "
-                        "likelihood (-M ep -l step)");
+        return gpc_fail(GPC_EUSAGE, "learning the label noise needs binary EP with the step "
+                        "likelihood (-M ep -l step, not one-vs-rest)");
     if (o->mode == GPC_ROBUST_EM)
         return fit_em(ev, theta, o, res);
 

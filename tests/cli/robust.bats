@@ -140,8 +140,8 @@ num_close() {
         [ "$status" -eq 2 ] || fail "gpc-fit $args: status $status, not 2: $output"
         assert_output --partial "$msg"
     done <<'EOF'
--M ep -l probit --label-noise=em|learning the label noise needs EP with the step likelihood
--M ep -l probit --label-noise=select|learning the label noise needs EP with the step likelihood
+-M ep -l probit --label-noise=em|learning the label noise needs binary EP with the step likelihood
+-M ep -l probit --label-noise=select|learning the label noise needs binary EP with the step likelihood
 -M ep -l step --label-noise=0.5|--label-noise: label noise 0.5 is not in [0, 1/2)
 -M ep -l step --label-noise=-0.1|--label-noise: label noise -0.1 is not in [0, 1/2)
 --label-noise=0.1|label noise needs -M ep
