@@ -27,12 +27,8 @@ static void usage(void)
            "their meaning), three or more a multiclass one.\n"
            "\n"
            "  -k, --kernel=SPEC        covariance function (default ard), e.g. 'ard+bias'\n"
-           "      --multiclass=HOW     softmax (multiclass Laplace; the default with three or\n"
-           "                           more classes and -M laplace) or ovr (one-vs-rest: one\n"
-           "                           binary classifier of the method per class, their\n"
-           "                           probabilities normalised)\n"
-           "      --per-class          with three or more classes (softmax): one set of\n"
-           "                           hyperparameters per class, named log_v0.c1, ...\n"
+           GPC_CLI_MULTICLASS_HELP
+           GPC_CLI_PER_CLASS_HELP
            "  -l, --likelihood=NAME    logistic (default with laplace), probit (default\n"
            "                           with ep) or step (ep only)\n"
            "  -M, --method=NAME        laplace (default), ep (expectation propagation),\n"

@@ -31,8 +31,7 @@ static void usage(void)
            "row per iteration.\n"
            "\n"
            "  -k, --kernel=SPEC        covariance function (default ard)\n"
-           "      --per-class          with three or more classes (softmax): one set of\n"
-           "                           hyperparameters per class, named log_v0.c1, ...\n"
+           GPC_CLI_PER_CLASS_HELP
            "  -l, --likelihood=NAME    logistic (default with two classes), probit or\n"
            "                           softmax (default with three or more)\n"
            "  -p, --params=LIST        starting hyperparameters: name=value,... or all\n"

@@ -19,6 +19,16 @@
     {"verbose", no_argument, NULL, 'v'}, {"quiet", no_argument, NULL, 'q'},                  \
     {"help", no_argument, NULL, 'h'}, {"version", no_argument, NULL, 'V'}, {NULL, 0, NULL, 0}
 
+/* The --help lines of the multiclass options, the same in every tool. */
+#define GPC_CLI_MULTICLASS_HELP                                                              \
+    "      --multiclass=HOW     softmax (multiclass Laplace; the default with three or\n"      \
+    "                           more classes and -M laplace) or ovr (one-vs-rest: one\n"       \
+    "                           binary classifier of the method per class, their\n"          \
+    "                           probabilities normalised)\n"
+#define GPC_CLI_PER_CLASS_HELP                                                               \
+    "      --per-class          with three or more classes (softmax): one set of\n"           \
+    "                           hyperparameters per class, named log_v0.c1, ...\n"
+
 /* Set the program name, the C locale and a non-aborting GSL error handler. */
 void gpc_cli_init(int argc, char **argv);
 
