@@ -806,3 +806,26 @@ evidence_fd() {
     rm out/m.txt
     assert_dir_empty out
 }
+
+@test "multiclass models: a classes line naming a class too many or too few is status 3 counting the numbers" {
+    gpc-fit -q -k se -O none -p "$HP" -m out/m.txt X3.txt y3.txt
+    line=$(grep -n '^classes ' out/m.txt | cut -d: -f1)
+    first=$(awk '/^training / { print NR + 2; exit }' out/m.txt)
+    # four classes: each training line needs y, f1..f4 and 4 inputs
+    sed "${line}s/\$/ rose/" out/m.txt > c4.txt
+    run gpc-predict -m c4.txt -o out/p.txt Xt3.txt
+    assert_failure 3
+    assert_output --partial "gpc-predict: c4.txt:$first: expected 9 numbers, found 8"
+    # two classes: y, f1, f2 and the inputs
+    sed "${line}s/ virginica\$//" out/m.txt > c2.txt
+    run gpc-predict -m c2.txt -o out/p.txt Xt3.txt
+    assert_failure 3
+    assert_output --partial "gpc-predict: c2.txt:$first: expected 7 numbers, found 8"
+    # a training line cut short
+    awk -v l="$((first + 3))" 'NR == l { NF = NF - 1 } { print }' out/m.txt > short.txt
+    run gpc-predict -m short.txt -o out/p.txt Xt3.txt
+    assert_failure 3
+    assert_output --partial "gpc-predict: short.txt:$((first + 3)): expected 8 numbers, found 7"
+    rm out/m.txt
+    assert_dir_empty out
+}
