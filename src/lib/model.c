@@ -343,6 +343,19 @@ static int read_header(reader *r, gpc_model *m)
     return parse_number(r, v, &m->log_evidence, NULL);
 }
 
+/* The number of blank-separated tokens in s. */
+static size_t count_tokens(const char *s)
+{
+    size_t k = 0;
+    for (;;) {
+        s += strspn(s, " \t");
+        if (*s == '\0')
+            return k;
+        k++;
+        s += strcspn(s, " \t");
+    }
+}
+
 static int read_training(reader *r, gpc_model *m)
 {
     size_t n, d = gpc_kernel_dim(m->kernel);
@@ -360,13 +373,19 @@ static int read_training(reader *r, gpc_model *m)
     m->X = gpc_matrix_alloc(n, d);
     m->y = gpc_vector_alloc(n);
     m->state = gpc_matrix_alloc(n, s_cols);
+    size_t want = d + 1 + s_cols;
     for (size_t i = 0; i < n; i++) {
         char *s = next_line(r), *e;
         double x;
         if (!s)
             return gpc_fail(GPC_EINPUT, "%s:%zu: model file truncated: %zu of %zu training "
                             "cases", r->name, r->line, i, n);
-        for (size_t c = 0; c < d + 1 + s_cols; c++, s = e) {
+        for (size_t c = 0; c < want; c++, s = e) {
+            /* a short line (e.g. a classes line naming one class too many) is
+             * named as such, not as a number missing at the end of the line */
+            if (s[strspn(s, " \t")] == '\0')
+                return gpc_fail(GPC_EINPUT, "%s:%zu: expected %zu numbers, found %zu", r->name,
+                                r->line, want, c);
             if ((st = parse_number(r, s, &x, &e)) != GPC_OK)
                 return st;
             if (c == 0 && ops->latent && x != 1.0 && x != -1.0)
@@ -382,8 +401,8 @@ static int read_training(reader *r, gpc_model *m)
                 gsl_matrix_set(m->X, i, c - 1 - s_cols, x);
         }
         if (s[strspn(s, " \t")] != '\0')
-            return gpc_fail(GPC_EINPUT, "%s:%zu: expected %zu numbers", r->name, r->line,
-                            d + 1 + s_cols);
+            return gpc_fail(GPC_EINPUT, "%s:%zu: expected %zu numbers, found %zu", r->name,
+                            r->line, want, want + count_tokens(s));
     }
     if (next_line(r))
         return gpc_fail(GPC_EINPUT, "%s:%zu: unexpected text after the training cases",
