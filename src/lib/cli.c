@@ -340,7 +340,8 @@ gpc_kernel *gpc_cli_class_kernel(const char *spec, int per_class, const gpc_labe
     size_t C = l->nclasses;
     char *full = gpc_malloc(strlen(spec) + 32);
     sprintf(full, "%s", spec);
-    if (per_class)
+    /* --per-class with a spec that already says it is the same request */
+    if (per_class && !strstr(spec, ":per-class="))
         sprintf(full + strlen(full), ":per-class=%zu", C);
     gpc_kernel *k = gpc_cli_kernel(full, dim, params_file, params);
     free(full);

@@ -829,3 +829,14 @@ evidence_fd() {
     rm out/m.txt
     assert_dir_empty out
 }
+
+@test "multiclass --per-class with a spec that already has :per-class=C is the same request" {
+    printf '0 0\n1 0\n0 1\n1 1\n2 2\n' > xs.txt
+    printf 'a\nb\nc\na\nc\n' > ys.txt
+    gpc-fit -q -O none -k 'se:per-class=3' --per-class -m a.txt xs.txt ys.txt
+    gpc-fit -q -O none -k se --per-class -m b.txt xs.txt ys.txt
+    assert_files_equal a.txt b.txt
+    run gpc-fit -q -O none -k 'se:per-class=4' --per-class -m c.txt xs.txt ys.txt
+    assert_failure 2
+    assert_output --partial "has hyperparameters for 4 classes, the labels have 3"
+}
