@@ -24,8 +24,9 @@ static void usage(void)
            "  -k, --kernel=SPEC        covariance function (default ard)\n"
            GPC_CLI_MULTICLASS_HELP
            GPC_CLI_PER_CLASS_HELP
-           "  -l, --likelihood=NAME    logistic (default with laplace), probit (default\n"
-           "                           with ep) or step (ep only)\n"
+           "  -l, --likelihood=NAME    logistic (default with laplace and two classes),\n"
+           "                           probit (default with ep), step (ep only) or softmax\n"
+           "                           (laplace; the default with three or more classes)\n"
            "  -M, --method=NAME        laplace (default), ep (expectation propagation) or\n"
            "                           tap (the same as ep: adaptive TAP)\n"
            "      --damping=D          with ep: damped site updates, 0 < D <= 1 (default 1)\n"

@@ -29,8 +29,9 @@ static void usage(void)
            "  -k, --kernel=SPEC        covariance function (default ard), e.g. 'ard+bias'\n"
            GPC_CLI_MULTICLASS_HELP
            GPC_CLI_PER_CLASS_HELP
-           "  -l, --likelihood=NAME    logistic (default with laplace), probit (default\n"
-           "                           with ep) or step (ep only)\n"
+           "  -l, --likelihood=NAME    logistic (default with laplace and two classes),\n"
+           "                           probit (default with ep), step (ep only) or softmax\n"
+           "                           (laplace; the default with three or more classes)\n"
            "  -M, --method=NAME        laplace (default), ep (expectation propagation),\n"
            "                           tap (the same as ep: adaptive TAP) or naive (naive\n"
            "                           mean field; no evidence, so -O none)\n"

@@ -264,6 +264,11 @@ gsl_vector *gpc_cli_class_vector(const gpc_labels *l, int lik_named, const char 
      * made a third class is easy to spot */
     gpc_labels_list(l->names, l->nclasses, found, sizeof found);
     if (multiclass && strcmp(multiclass, "ovr") == 0) {
+        /* two classifiers of one binary problem, mirror images whose summed
+         * evidence would count the data twice */
+        if (l->nclasses == 2)
+            gpc_cli_usage("--multiclass=ovr with two classes (%s) is the binary classifier "
+                          "twice; leave it out", found);
         if (gpc_method_ovr(*method, method) != GPC_OK)
             gpc_cli_usage("--multiclass=ovr: %s", gpc_errmsg());
     } else if (multiclass && strcmp(multiclass, "softmax") == 0) {
@@ -280,8 +285,9 @@ gsl_vector *gpc_cli_class_vector(const gpc_labels *l, int lik_named, const char 
     const gpc_method_ops *ops = gpc_method_get(*method);
     if (l->nclasses > 2 && ops->latent)
         gpc_cli_usage("the labels have %zu classes (%s), but %s with the %s likelihood is "
-                      "binary; use -M laplace -l softmax or --multiclass=ovr", l->nclasses,
-                      found, ops->title, gpc_lik_name(*lik));
+                      "binary; use %s (gpc-fit and gpc-evidence also take --multiclass=ovr)",
+                      l->nclasses, found, ops->title, gpc_lik_name(*lik),
+                      *method == GPC_METHOD_LAPLACE ? "-l softmax" : "-M laplace -l softmax");
     if (ops->latent)
         return gpc_labels_binary(l);
     gsl_vector *y = gpc_vector_alloc(l->n);
@@ -347,8 +353,9 @@ gpc_kernel *gpc_cli_class_kernel(const char *spec, int per_class, const gpc_labe
     free(full);
     size_t copies = gpc_kernel_copies(k);
     if (copies > 1 && gpc_method_get(method)->latent)
-        gpc_cli_usage("per-class hyperparameters need a multiclass method (-M laplace "
-                      "-l softmax); %s is binary", gpc_method_get(method)->title);
+        gpc_cli_usage("per-class hyperparameters need a multiclass method (-l softmax, or "
+                      "--multiclass=ovr in gpc-fit and gpc-evidence); %s is binary",
+                      gpc_method_get(method)->title);
     if (copies > 1 && copies != C)
         gpc_cli_usage("kernel '%s' has hyperparameters for %zu classes, the labels have %zu",
                       gpc_kernel_spec(k), copies, C);

@@ -62,7 +62,7 @@ fit_predict_score() {
         run $tool Xz.txt y3.txt
         assert_failure 2
         assert_output --partial "the labels have 3 classes (maybe no yes), but"
-        assert_output --partial "is binary; use -M laplace -l softmax"
+        assert_output --partial "is binary; use "
     done
     assert_dir_empty out
 }
