@@ -23,14 +23,17 @@ static void usage(void)
            "later class (the positive one of -1/+1 or 0/1); a case is an error when\n"
            "p >= 1/2 and y = -1 or p < 1/2 and y = +1, and B is the mean of (p - o)^2\n"
            "with o = 1 for y = +1, else 0.  Multiclass (three or more classes, or a\n"
-           "multiclass model): columns 1..C are the class probabilities in the classes'\n"
-           "order; a case is an error when its most probable class is not its label, and\n"
+           "multiclass model, or a header line naming class columns 'p.A p.B ...' as\n"
+           "gpc-predict writes it): columns 1..C are the class probabilities in the\n"
+           "classes' order (the model's, or the header's, which also says where they\n"
+           "start); a case is an error when its most probable class is not its label, and\n"
            "B is the mean of sum_c (p_c - o_c)^2.  M is the mean over cases of\n"
            "log p(y_i | x_i) (natural log).\n"
            "\n"
            "  -m, --model=FILE  the labels are of this model's classes, which need not\n"
            "                    all be present (a test set without some class)\n"
-           "      --column=N    the probabilities start at column N of PRED (default 1)\n"
+           "      --column=N    the probabilities start at column N of PRED (default 1,\n"
+           "                    or where the header line's p.A columns start)\n"
            "  -c, --confusion   also print the confusion matrix: a '#' line naming the\n"
            "                    classes, then one row per true class with the counts of\n"
            "                    each predicted class\n"
@@ -54,12 +57,50 @@ static const struct option long_options[] = {
     {"confusion", no_argument, NULL, 'c'},
     GPC_CLI_COMMON_OPTIONS};
 
+/* The classes a prediction file's header line names ("p.A p.B p.C label",
+ * as gpc-predict writes a multiclass model's predictions), and the 1-based
+ * column of the first; 0 if the header names fewer than two. */
+static size_t header_classes(const char *header, char ***names, long *first)
+{
+    size_t n = 0, col = 0;
+    char *copy = gpc_strdup(header ? header : ""), *save = NULL;
+    *names = NULL;
+    for (char *t = strtok_r(copy, " \t", &save); t; t = strtok_r(NULL, " \t", &save)) {
+        col++;
+        if (strncmp(t, "p.", 2) != 0 || !t[2] || (n > 0 && col != (size_t)*first + n))
+            continue;
+        if (n == 0)
+            *first = (long)col;
+        *names = gpc_reallocarray(*names, n + 1, sizeof **names);
+        (*names)[n++] = gpc_strdup(t + 2);
+    }
+    free(copy);
+    return n;
+}
+
 /* The labels of the test set, with the classes that name the probability
  * columns: the model's when given (a class may then be absent), else those
- * present in the labels (two: binary). */
-static gpc_labels *read_test_labels(const char *ypath, const char *model_path, int *binary)
+ * of the predictions' header line when it names two or more (so a test set
+ * without some class is read right), else those present in the labels (two:
+ * binary).  A header also gives the first column unless --column did. */
+static gpc_labels *read_test_labels(const char *ypath, const char *model_path,
+                                    const char *header, int *binary, long *col, int col_given)
 {
     gpc_labels *labels;
+    char **names;
+    long first = 1;
+    size_t C = model_path ? 0 : header_classes(header, &names, &first);
+    if (C >= 2) {
+        int st = gpc_labels_read_classes(ypath, names, C, &labels);
+        for (size_t c = 0; c < C; c++)
+            free(names[c]);
+        free(names);
+        gpc_cli_check(st);
+        *binary = 0;
+        if (!col_given)
+            *col = first;
+        return labels;
+    }
     if (!model_path) {
         labels = gpc_cli_read_labels(ypath);
         *binary = labels->nclasses == 2;
@@ -67,12 +108,12 @@ static gpc_labels *read_test_labels(const char *ypath, const char *model_path, i
     }
     gpc_model *m;
     gpc_cli_check(gpc_model_read(model_path, &m));
-    char **names = gpc_mallocarray(m->nclasses, sizeof *names);
+    char **model_names = gpc_mallocarray(m->nclasses, sizeof *model_names);
     for (size_t c = 0; c < m->nclasses; c++)
-        names[c] = (char *)gpc_model_class(m, c);
+        model_names[c] = (char *)gpc_model_class(m, c);
     *binary = gpc_model_prob_columns(m) == 1;
-    int st = gpc_labels_read_classes(ypath, names, m->nclasses, &labels);
-    free(names);
+    int st = gpc_labels_read_classes(ypath, model_names, m->nclasses, &labels);
+    free(model_names);
     gpc_model_free(m);
     gpc_cli_check(st);
     return labels;
@@ -133,14 +174,17 @@ int main(int argc, char **argv)
 {
     long col = 1;
     const char *model_path = NULL;
-    int table = 0, confusion = 0, binary, c;
+    int table = 0, confusion = 0, col_given = 0, binary, c;
     gpc_format unused;
     gpc_cli_init(argc, argv);
     while ((c = getopt_long(argc, argv, "m:tcvqhV", long_options, NULL)) != -1) {
         if (gpc_cli_common(c, optarg, &unused))
             continue;
         switch (c) {
-        case OPT_COLUMN: col = gpc_cli_long("--column", optarg, 1, 1000000); break;
+        case OPT_COLUMN:
+            col = gpc_cli_long("--column", optarg, 1, 1000000);
+            col_given = 1;
+            break;
         case 'm': model_path = optarg; break;
         case 't': table = 1; break;
         case 'c': confusion = 1; break;
@@ -153,8 +197,12 @@ int main(int argc, char **argv)
     gpc_cli_stdin_claim("the predictions", ppath);
     gpc_cli_stdin_claim("the labels", ypath);
     gpc_cli_stdin_claim("the model (-m)", model_path);
-    gsl_matrix *P = gpc_cli_read_matrix(ppath, 0, NULL);
-    gpc_labels *labels = read_test_labels(ypath, model_path, &binary);
+    gsl_matrix *P;
+    gpc_source src;
+    gpc_cli_check(gpc_matrix_read(ppath, &P, &src));
+    gpc_labels *labels = read_test_labels(ypath, model_path, src.header, &binary, &col,
+                                          col_given);
+    gpc_source_free(&src);
     size_t C = labels->nclasses, first = (size_t)col - 1, width = binary ? 1 : C;
     if (first + width > P->size2)
         gpc_die(GPC_EINPUT, "%s has %zu columns, too few for %s from column %ld", pname,

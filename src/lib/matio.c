@@ -226,6 +226,25 @@ static int text_matrix(text_rows *t, gsl_matrix **out)
     return GPC_OK;
 }
 
+/* The text of a comment line [p, eol) after '#' and blanks, without a
+ * trailing CR; NULL if the line is not a comment. */
+static char *header_line(const char *p, const char *eol)
+{
+    while (p < eol && is_blank(*p))
+        p++;
+    if (p == eol || *p != '#')
+        return NULL;
+    for (p++; p < eol && is_blank(*p); p++)
+        ;
+    size_t len = (size_t)(eol - p);
+    if (len > 0 && p[len - 1] == '\r')
+        len--;
+    char *h = gpc_malloc(len + 1);
+    memcpy(h, p, len);
+    h[len] = '\0';
+    return h;
+}
+
 static int read_text(const char *buf, size_t len, const char *name, gsl_matrix **out,
                      gpc_source *src)
 {
@@ -236,6 +255,8 @@ static int read_text(const char *buf, size_t len, const char *name, gsl_matrix *
         const char *eol = memchr(p, '\n', (size_t)(end - p));
         if (!eol)
             eol = end;
+        if (t.rows == 0 && !src->header)
+            src->header = header_line(p, eol);
         st = text_line(&t, p, eol, lineno);
         p = eol < end ? eol + 1 : end;
     }
@@ -584,7 +605,9 @@ void gpc_source_free(gpc_source *src)
     if (!src)
         return;
     free(src->line);
+    free(src->header);
     src->line = NULL;
+    src->header = NULL;
     src->rows = 0;
 }
 

@@ -25,6 +25,9 @@ typedef struct {
     char name[256];  /* file name as given, or "<stdin>" */
     size_t *line;    /* line[i]: 1-based source line of row i; NULL for .npy */
     size_t rows;
+    char *header;    /* the first comment line before the first row, without its
+                      * '#' and the blanks after it (column names, as gpc-predict
+                      * writes them); NULL if none */
 } gpc_source;
 
 /* Open path for reading ("-" or NULL: standard input, named "<stdin>" in

@@ -331,3 +331,35 @@ setup() {
     assert_failure 3
     assert_output --partial "yb.txt:2:"
 }
+
+@test "gpc-score: the header line of multiclass predictions names the classes and their first column" {
+    # gpc-predict -c mean,p of a model of classes a b c; the test set has no b
+    printf '# mean.a mean.b mean.c p.a p.b p.c\n' > p.txt
+    printf '0 0 0 0.8 0.15 0.05\n0 0 0 0.1 0.3 0.6\n0 0 0 0.2 0.5 0.3\n' >> p.txt
+    printf 'a\nc\nc\n' > y.txt
+    run --separate-stderr gpc-score -t -c p.txt y.txt
+    assert_success
+    read -r e n r m b <<< "${lines[0]}"
+    assert_equal "$e $n $r" "1 3 0.33333333333333331"
+    assert_line --index 1 '# true\predicted a b c'
+    assert_line --index 2 'a 1 0 0'
+    assert_line --index 3 'b 0 0 0'
+    assert_line --index 4 'c 0 1 1'
+    awk 'BEGIN { printf "%.17g\n", (log(0.8) + log(0.6) + log(0.3)) / 3 }' > want.txt
+    echo "$m" > got.txt
+    assert_matrices_close got.txt want.txt 1e-15
+    # --column overrides where the header says they start (mean columns are not probabilities)
+    run gpc-score --column=1 p.txt y.txt
+    assert_failure 3
+    assert_output --partial "p.txt: row 1: the 3 class probabilities from column 1 sum to 0"
+    # a label the header does not name
+    printf 'a\nd\nc\n' > yd.txt
+    run gpc-score p.txt yd.txt
+    assert_failure 3
+    assert_output --partial "yd.txt:2:"
+    # without the header, two classes are binary: column 1 is read as p(c)
+    grep -v '^#' p.txt > bare.txt
+    run gpc-score bare.txt y.txt
+    assert_success
+    assert_output --partial "errors 2 of 3"
+}

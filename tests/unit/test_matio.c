@@ -594,6 +594,32 @@ static void test_large(void)
 
 /* ---- main ----------------------------------------------------------------------- */
 
+/* The first comment line before the first row is kept as the header
+ * (column names); later comments and .npy files have none. */
+static void test_header(void)
+{
+    struct {
+        const char *text, *want;
+    } cases[] = {{"# p.a p.b label\r\n# label: 1 a\n1 2 3\n", "p.a p.b label"},
+                 {"\n  #   x y\n1 2\n# after\n", "x y"},
+                 {"1 2\n# after the first row\n", NULL},
+                 {"#\n1 2\n", ""}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        gsl_matrix *m;
+        gpc_source src;
+        put_text("h.txt", cases[i].text);
+        int st = gpc_matrix_read(P("h.txt"), &m, &src);
+        int ok = st == GPC_OK && (cases[i].want ? src.header && !strcmp(src.header, cases[i].want)
+                                                : src.header == NULL);
+        TEST_OK(ok, "header of case %zu: '%s'", i + 1,
+                st == GPC_OK && src.header ? src.header : "(none)");
+        if (st == GPC_OK) {
+            gsl_matrix_free(m);
+            gpc_source_free(&src);
+        }
+    }
+}
+
 static void remove_dir(void)
 {
     DIR *d = opendir(dir);
@@ -622,6 +648,7 @@ int main(void)
     test_read_text_layout();
     test_read_npy();
     test_pipes();
+    test_header();
     test_text_errors();
     test_invisible_bytes();
     test_npy_errors();
