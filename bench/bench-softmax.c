@@ -3,22 +3,24 @@
  * squared-exponential kernel), against the time of one BLAS Cholesky of the
  * same size on the same machine.
  *
- *   bench-softmax [n [d [C]]]            defaults 2000 8 4
- *   bench-softmax n d C PREFIX           write the data to PREFIX-X.txt and
+ *   bench-softmax [n [d [C [repeats]]]]  defaults 2000 8 4 2
+ *   bench-softmax -w PREFIX [n [d [C]]]  write the data to PREFIX-X.txt and
  *                                        PREFIX-y.txt (labels 0..C-1), no timing
  *
  * The thread count is the environment's (OPENBLAS_NUM_THREADS,
  * OMP_NUM_THREADS).  Three cold fits share the work out: the mode alone, the
  * factorisation at that mode alone (gpc_softmax_set_mode), and the mode with
  * the gradient; a Newton step is the first less the second (and the kernel
- * matrix), per step, and the gradient the third less the first.  Counts are
- * O(n^3) work in Cholesky equivalents (chol_equiv); the conjugate-gradient
- * iterations of the Newton steps are O(n^2) each and reported apart, also
- * as Cholesky equivalents by their flops.  Prints one "key value" line per
- * figure. */
+ * matrix), per step, and the gradient the third less the first.  Each is the
+ * best of `repeats` rounds, interleaved with the reference Cholesky, so that
+ * a busy machine does not tip the differences.  Counts are O(n^3) work in
+ * Cholesky equivalents (chol_equiv); the conjugate-gradient iterations of
+ * the Newton steps are O(n^2) each and reported apart, also as Cholesky
+ * equivalents by their flops.  Prints one "key value" line per figure. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include <gsl/gsl_linalg.h>
@@ -116,98 +118,134 @@ static int fail(const char *what)
     return 1;
 }
 
+/* Best times of one round of the three fits, and the counts (the same in
+ * every round). */
+typedef struct {
+    double chol, kernel, mode, final, total;
+    int steps;
+    unsigned long ce_mode, ce_final, ce_total, cg;
+    double log_evidence;
+} timings;
+
+static int round_of_fits(gpc_kernel *k, const gsl_matrix *X, const size_t *cls, size_t C,
+                         const gsl_matrix *A, gsl_matrix *L, timings *t)
+{
+    size_t n = X->size1, p = gpc_kernel_nparams(k);
+    double lz, *grad = calloc(p, sizeof *grad);
+    t->chol = fmin(t->chol, time_cholesky(A, L));
+
+    gpc_softmax *w = gpc_softmax_alloc(n, C, p, 0);
+    double t0 = now();
+    gpc_kernel_matrix(k, X, w->K[0]);
+    t->kernel = fmin(t->kernel, now() - t0);
+    gpc_softmax_free(w);
+
+    w = gpc_softmax_alloc(n, C, p, 0); /* the mode alone */
+    t0 = now();
+    if (gpc_softmax_evidence(w, &k, X, cls, &lz, NULL) != GPC_OK)
+        return fail("mode");
+    t->mode = fmin(t->mode, now() - t0);
+    t->steps = w->iterations;
+    t->ce_mode = w->chol_equiv;
+    t->cg = w->cg_iterations;
+
+    gpc_softmax *w2 = gpc_softmax_alloc(n, C, p, 0); /* the factorisation at the mode */
+    gpc_kernel_matrix(k, X, w2->K[0]);
+    t0 = now();
+    if (gpc_softmax_set_mode(w2, cls, w->f) != GPC_OK)
+        return fail("factorisation at the mode");
+    t->final = fmin(t->final, now() - t0);
+    t->ce_final = w2->chol_equiv;
+    gpc_softmax_free(w2);
+    gpc_softmax_free(w);
+
+    w = gpc_softmax_alloc(n, C, p, 0); /* the mode with the gradient */
+    t0 = now();
+    if (gpc_softmax_evidence(w, &k, X, cls, &t->log_evidence, grad) != GPC_OK)
+        return fail("gradient");
+    t->total = fmin(t->total, now() - t0);
+    t->ce_total = w->chol_equiv;
+    gpc_softmax_free(w);
+    free(grad);
+    return 0;
+}
+
+static void report(size_t n, size_t d, size_t C, const size_t *count, const timings *t)
+{
+    double t_step = (t->mode - t->kernel - t->final) / t->steps;
+    double t_grad = t->total - t->mode;
+    printf("n %zu\nd %zu\nC %zu\nthreads %d\n", n, d, C, openblas_get_num_threads());
+    printf("class_counts");
+    for (size_t c = 0; c < C && c < 64; c++)
+        printf(" %zu", count[c]);
+    printf("\nlog_evidence %.10g\n", t->log_evidence);
+    printf("newton_steps %d\n", t->steps);
+    printf("cholesky_equivalents_per_step %.2f\n",
+           (double)(t->ce_mode - t->ce_final) / t->steps);
+    /* an iteration: two triangular solves per class (n^2 flops each) and one
+     * product with the shared K (2 n^2) */
+    printf("cg_iterations_per_step %.1f\n", (double)t->cg / t->steps);
+    printf("cg_cholesky_equivalents_per_step %.3f\n",
+           (double)t->cg / t->steps * (6.0 * (double)C + 6.0) / (double)n);
+    printf("cholesky_equivalents_at_mode %lu\n", t->ce_final);
+    printf("cholesky_equivalents_gradient %lu\n", t->ce_total - t->ce_mode);
+    printf("cholesky_equivalents_total %lu\n", t->ce_total);
+    printf("seconds_cholesky %.4f\nseconds_kernel_matrix %.4f\n", t->chol, t->kernel);
+    printf("seconds_per_step %.3f\nstep_ratio_to_cholesky %.2f\n", t_step, t_step / t->chol);
+    printf("seconds_at_mode %.3f\nat_mode_ratio_to_cholesky %.2f\n", t->final,
+           t->final / t->chol);
+    printf("seconds_gradient %.3f\ngradient_ratio_to_cholesky %.2f\n", t_grad,
+           t_grad / t->chol);
+    printf("seconds_evidence_and_gradient %.3f\nratio_to_cholesky %.2f\n", t->total,
+           t->total / t->chol);
+}
+
 int main(int argc, char **argv)
 {
+    const char *prefix = NULL;
+    if (argc > 2 && !strcmp(argv[1], "-w")) {
+        prefix = argv[2];
+        argc -= 2;
+        argv += 2;
+    }
     size_t n = argc > 1 ? strtoul(argv[1], NULL, 10) : 2000;
     size_t d = argc > 2 ? strtoul(argv[2], NULL, 10) : 8;
     size_t C = argc > 3 ? strtoul(argv[3], NULL, 10) : 4;
+    int repeats = argc > 4 ? atoi(argv[4]) : 2;
     gpc_gsl_quiet();
     gsl_matrix *X = gsl_matrix_alloc(n, d);
     size_t *cls = malloc(n * sizeof *cls), count[64] = {0};
     make_data(n, d, C, X, cls);
-    if (argc > 4)
-        return write_data(argv[4], X, cls);
+    if (prefix)
+        return write_data(prefix, X, cls);
     for (size_t i = 0; i < n; i++)
         count[cls[i] < 64 ? cls[i] : 63]++;
 
     gpc_kernel *k;
     gpc_kernel_parse("ard", d, &k);
     size_t p = gpc_kernel_nparams(k);
-    double *theta = calloc(p, sizeof *theta), *grad = calloc(p, sizeof *grad);
+    double *theta = calloc(p, sizeof *theta);
     theta[0] = 1.0; /* v0 = e, every w_l = 1/e */
     for (size_t l = 1; l < p; l++)
         theta[l] = -1.0;
     gpc_kernel_set_params(k, theta);
 
+    /* a positive definite matrix of the same size for the reference */
     gsl_matrix *A = gsl_matrix_alloc(n, n), *L = gsl_matrix_alloc(n, n);
-    double t0 = now();
     gpc_kernel_matrix(k, X, A);
-    double t_kernel = now() - t0;
     for (size_t i = 0; i < n; i++)
         *gsl_matrix_ptr(A, i, i) += 1.0;
-    double t_chol = time_cholesky(A, L);
-
-    /* the mode alone */
-    gpc_softmax *w = gpc_softmax_alloc(n, C, p, 0);
-    double lz, lz_grad;
-    t0 = now();
-    if (gpc_softmax_evidence(w, &k, X, cls, &lz, NULL) != GPC_OK)
-        return fail("mode");
-    double t_mode = now() - t0;
-    int steps = w->iterations;
-    unsigned long ce_mode = w->chol_equiv, cg = w->cg_iterations;
-
-    /* the factorisation at that mode alone */
-    gpc_softmax *w2 = gpc_softmax_alloc(n, C, p, 0);
-    gpc_kernel_matrix(k, X, w2->K[0]);
-    t0 = now();
-    if (gpc_softmax_set_mode(w2, cls, w->f) != GPC_OK)
-        return fail("factorisation at the mode");
-    double t_final = now() - t0;
-    unsigned long ce_final = w2->chol_equiv;
-    gpc_softmax_free(w2);
-    gpc_softmax_free(w);
-
-    /* the mode with the gradient */
-    w = gpc_softmax_alloc(n, C, p, 0);
-    t0 = now();
-    if (gpc_softmax_evidence(w, &k, X, cls, &lz_grad, grad) != GPC_OK)
-        return fail("gradient");
-    double t_total = now() - t0;
-    unsigned long ce_total = w->chol_equiv;
-    t_chol = fmin(t_chol, time_cholesky(A, L));
-
-    double t_step = (t_mode - t_kernel - t_final) / steps, t_grad = t_total - t_mode;
-    printf("n %zu\nd %zu\nC %zu\nthreads %d\n", n, d, C, openblas_get_num_threads());
-    printf("class_counts");
-    for (size_t c = 0; c < C && c < 64; c++)
-        printf(" %zu", count[c]);
-    printf("\nlog_evidence %.10g\n", lz_grad);
-    printf("newton_steps %d\n", steps);
-    printf("cholesky_equivalents_per_step %.2f\n", (double)(ce_mode - ce_final) / steps);
-    /* an iteration: two triangular solves per class (n^2 flops each) and one
-     * product with the shared K (2 n^2) */
-    printf("cg_iterations_per_step %.1f\n", (double)cg / steps);
-    printf("cg_cholesky_equivalents_per_step %.3f\n",
-           (double)cg / steps * (6.0 * (double)C + 6.0) / (double)n);
-    printf("cholesky_equivalents_at_mode %lu\n", ce_final);
-    printf("cholesky_equivalents_gradient %lu\n", ce_total - ce_mode);
-    printf("cholesky_equivalents_total %lu\n", ce_total);
-    printf("seconds_cholesky %.4f\nseconds_kernel_matrix %.4f\n", t_chol, t_kernel);
-    printf("seconds_per_step %.3f\nstep_ratio_to_cholesky %.2f\n", t_step, t_step / t_chol);
-    printf("seconds_at_mode %.3f\nat_mode_ratio_to_cholesky %.2f\n", t_final,
-           t_final / t_chol);
-    printf("seconds_gradient %.3f\ngradient_ratio_to_cholesky %.2f\n", t_grad,
-           t_grad / t_chol);
-    printf("seconds_evidence_and_gradient %.3f\nratio_to_cholesky %.2f\n", t_total,
-           t_total / t_chol);
-    gpc_softmax_free(w);
+    timings t = {HUGE_VAL, HUGE_VAL, HUGE_VAL, HUGE_VAL, HUGE_VAL, 0, 0, 0, 0, 0, 0.0};
+    for (int r = 0; r < repeats; r++)
+        if (round_of_fits(k, X, cls, C, A, L, &t) != 0)
+            return 1;
+    t.chol = fmin(t.chol, time_cholesky(A, L));
+    report(n, d, C, count, &t);
     gpc_kernel_free(k);
     gsl_matrix_free(A);
     gsl_matrix_free(L);
     gsl_matrix_free(X);
     free(cls);
     free(theta);
-    free(grad);
     return 0;
 }

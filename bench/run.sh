@@ -25,7 +25,7 @@ report=bench/out/report.txt
     echo "### default threads"
     build/bench-softmax 2000 8 4
     echo "## scikit-learn GaussianProcessClassifier one-vs-rest (C binary logistic Laplace), same data and hyperparameters"
-    build/bench-softmax 2000 8 4 bench/out/softmax
+    build/bench-softmax -w bench/out/softmax 2000 8 4
     if /usr/bin/python3 -c 'import sklearn' 2>/dev/null; then
         echo "### one thread"
         OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 /usr/bin/python3 bench/bench-softmax-sklearn.py bench/out/softmax

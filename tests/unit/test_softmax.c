@@ -2,7 +2,9 @@
  * binary logistic Laplace approximation, the evidence and its gradient match
  * a dense reference on the full Cn x Cn system and central differences, the
  * mode satisfies its fixed-point equations, predictive probabilities match
- * long Monte Carlo, and warm starts and extreme hyperparameters behave. */
+ * long Monte Carlo, Newton steps by conjugate gradients agree with steps
+ * that factor S, the cost counters follow the algorithm, and warm starts
+ * and extreme hyperparameters behave. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -699,8 +701,8 @@ static void test_confident(gsl_rng *r)
 /* The Newton direction by conjugate gradients against the factorised S
  * (cg_max = 0) on a problem big enough for the iteration to matter (n = 150,
  * C = 4, large signal variances and long length scales, so S is far from
- * the identity): the same
- * mode, evidence and gradient, shared and per-class.  The preconditioner
+ * the identity): the same mode, evidence and gradient, shared and
+ * per-class.  The preconditioner
  * I + K / C is S^-1 itself at f = 0 with a shared kernel, so the first
  * Newton step from a cold start needs a single iteration, and it keeps the
  * iterations per step well below the 20 to 30 that plain conjugate
