@@ -54,13 +54,15 @@
  *   predictions       O(C n^2 m + C^2 n m) for m test cases, plus the
  *                     integral over the latent Gaussian per case (below).
  * Measured by bench/bench-softmax (n = 2000, C = 4, d = 8, shared ARD
- * kernel, cold start, 7 Newton steps with 8.4 iterations each on average)
- * against gsl_linalg_cholesky_decomp1 of size n on the same machine, one
- * thread / two: a step 4 counted, 4.9 / 5.8 by time; the mode's
- * factorisation 13, 14 / 14; the gradient 19, 21 / 19; evidence with
- * gradient 60 counted, 70 / 74 by time.  When every step factored S, a
- * step was 13 (19 / 14 by time), the gradient 25 (25 / 30) and the whole
- * 129 (177 / 139).
+ * kernel, cold start, 7 Newton steps with 8.4 iterations each on average;
+ * best of two rounds) against gsl_linalg_cholesky_decomp1 of size n on the
+ * same machine, one thread / two: a step costs 4 counted (plus 0.13 for the
+ * iterations by flops) and 4.7 / 4.8 by time; the mode's factorisation 13,
+ * 13.1 / 13.3; the gradient 19, 19.6 / 19.1; the evidence with gradient 60
+ * counted and 66 / 66 by time.  When every step factored S and the gradient
+ * took 6C + 1, the same run was 13 (13.0 / 13.2) per step, 25 (25.1 / 25.7)
+ * for the gradient and 129 (129 / 132) in all.  (The second core was busy
+ * with other work, so two threads gained nothing on either side.)
  * Storage: C matrices B_c^-1 (the factors of B_c during the search), one
  * (shared) or C kernel matrices, M, and C + 2 n x n scratch matrices
  * allocated by the first gradient.  The factors stay valid after a
