@@ -105,8 +105,10 @@ table-kg: deps
 	@sh repro/kg-draws.sh 30
 
 # make check builds the benchmarks too, so that they keep up with the library.
-BENCH_BIN = $(BUILD)/bench-laplace $(BUILD)/bench-ep
+# The softmax bench compares with scikit-learn (python3-sklearn).
+BENCH_BIN = $(BUILD)/bench-laplace $(BUILD)/bench-ep $(BUILD)/bench-softmax
 bench: deps
+	@sh scripts/deps.sh python3-sklearn
 	@$(MAKE) --no-print-directory all $(BENCH_BIN)
 	@sh bench/run.sh
 

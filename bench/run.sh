@@ -1,6 +1,8 @@
 #!/bin/sh
 # Speed and memory of the Laplace evidence with gradient, measured against one
-# BLAS Cholesky of the same size on this machine.  Report: bench/out/report.txt.
+# BLAS Cholesky of the same size on this machine, and the multiclass Laplace
+# beside scikit-learn's one-vs-rest classifier on the same data (Debian's
+# python3-sklearn under /usr/bin/python3).  Report: bench/out/report.txt.
 set -eu
 cd "$(dirname "$0")/.."
 mkdir -p bench/out
@@ -17,5 +19,20 @@ report=bench/out/report.txt
         echo "## EP (probit) to convergence with gradient, ARD SE, n = $n, d = 8"
         build/bench-ep "$n" 8
     done
+    echo "## softmax (multiclass) Laplace evidence + gradient from a cold start, shared ARD SE, n = 2000, d = 8, C = 4"
+    echo "### one thread"
+    OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 build/bench-softmax 2000 8 4
+    echo "### default threads"
+    build/bench-softmax 2000 8 4
+    echo "## scikit-learn GaussianProcessClassifier one-vs-rest (C binary logistic Laplace), same data and hyperparameters"
+    build/bench-softmax -w bench/out/softmax 2000 8 4
+    if /usr/bin/python3 -c 'import sklearn' 2>/dev/null; then
+        echo "### one thread"
+        OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 /usr/bin/python3 bench/bench-softmax-sklearn.py bench/out/softmax
+        echo "### default threads"
+        /usr/bin/python3 bench/bench-softmax-sklearn.py bench/out/softmax
+    else
+        echo "skipped: no scikit-learn for /usr/bin/python3 (apt-get install python3-sklearn)"
+    fi
 } | tee "$report"
 echo "report written to $report"

@@ -22,6 +22,24 @@
  * the evidence. */
 #define PSI_RTOL 1e-12
 #define STEP_TOL 1e-10
+/* The Newton direction solves S u = r by conjugate gradients to a residual
+ * below eta |r|.  r vanishes at the mode with the step, so eta is a
+ * relative accuracy of the step itself.  Far from the mode a rough step
+ * does as well as an exact one; near it the error must shrink as fast as
+ * Newton's own (quadratically), so eta is the mean square of the gradient
+ * g = y - pi - K^-1 f in a (whose entries are O(1) far from the mode),
+ * between CG_RTOL and CG_RTOL_MAX.  The floor only matters once a step is
+ * below about CG_RTOL, where its error is at rounding level: on the bench
+ * problem (n = 2000) the mode's residual max |y - pi - K^-1 f| is 1e-15
+ * with a floor of 1e-6, 1e-8 or 1e-10 alike (1e-13 with exact steps that
+ * solved for the new a rather than for the correction).  A step whose
+ * iterations exceed cg_max (a badly conditioned S at extreme
+ * hyperparameters) factors S instead. */
+#define CG_RTOL 1e-8
+#define CG_RTOL_MAX 1e-2
+#define CG_MAX 100
+/* Tile size for transposing copies (64 x 64 doubles stay in L1/L2). */
+#define TILE 64
 
 /* LAPACK through OpenBLAS.  Row-major lower is column-major upper, hence "U". */
 void dpotrf_(const char *uplo, const int *n, double *a, const int *lda, int *info,
@@ -70,7 +88,11 @@ gpc_softmax *gpc_softmax_alloc(size_t n, size_t C, size_t nparams, int per_class
     w->u2 = gpc_vector_alloc(n);
     w->u3 = gpc_vector_alloc(n);
     w->zero = gpc_vector_calloc(n);
+    gsl_vector **cg[] = {&w->cg_b, &w->cg_x, &w->cg_r, &w->cg_z, &w->cg_p, &w->cg_q};
+    for (size_t i = 0; i < sizeof cg / sizeof cg[0]; i++)
+        *cg[i] = gpc_vector_calloc(n);
     w->Bg = gpc_matrix_alloc(n, C * (nparams > 0 ? nparams : 1));
+    w->cg_max = CG_MAX;
     return w;
 }
 
@@ -84,12 +106,18 @@ void gpc_softmax_free(gpc_softmax *w)
         gsl_matrix_free(w->Binv[c]);
     free(w->K);
     free(w->Binv);
-    gsl_matrix *m[] = {w->M, w->S1, w->S2, w->S3, w->S4, w->Bg};
+    gsl_matrix *m[] = {w->M, w->Minv, w->N, w->Bg};
     for (size_t i = 0; i < sizeof m / sizeof m[0]; i++)
         if (m[i])
             gsl_matrix_free(m[i]);
+    for (size_t c = 0; w->T && c < w->C; c++)
+        gsl_matrix_free(w->T[c]);
+    free(w->T);
+    free(w->ref);
+    free(w->cols);
     gsl_vector *v[] = {w->f,  w->a,  w->pi, w->sD, w->binv_diag, w->t1, w->t2, w->t3,
-                       w->t4, w->t5, w->ypi, w->u1, w->u2, w->u3, w->zero};
+                       w->t4, w->t5, w->ypi, w->u1, w->u2, w->u3, w->zero,
+                       w->cg_b, w->cg_x, w->cg_r, w->cg_z, w->cg_p, w->cg_q};
     for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
         gsl_vector_free(v[i]);
     free(w);
@@ -129,25 +157,41 @@ static double log_lik(gpc_softmax *w, const size_t *cls, const gsl_vector *f, in
     return sum;
 }
 
-/* Factor B_c = I + D_c^1/2 K_c D_c^1/2 for every class, keep B_c^-1, and
- * factor S = sum_c E_c into M.  Also 1/2 log|I + K W| = sum_c log|L_c| +
- * log|M|.  3C + 1 Cholesky equivalents. */
-static int factor(gpc_softmax *w)
+/* Factor B_c = I + D_c^1/2 K_c D_c^1/2 for every class into Binv[c] and
+ * add sum_c log|L_c| to *hl: C Cholesky equivalents, all a Newton step
+ * needs. */
+static int factor_B(gpc_softmax *w, double *hl)
 {
-    size_t n = w->n;
-    double hl = 0.0;
     w->factor_valid = 0;
     for (size_t c = 0; c < w->C; c++) {
-        const double *sd = w->sD->data + c * n;
-        gsl_matrix *Bi = w->Binv[c];
-        if (gpc_bmatrix_factor(kern(w, c), sd, Bi) != 0)
+        gsl_matrix *L = w->Binv[c];
+        w->chol_equiv += 1;
+        if (gpc_bmatrix_factor(kern(w, c), w->sD->data + c * w->n, L) != 0)
             return gpc_fail(GPC_ENUM, "B = I + D^1/2 K D^1/2 is not positive definite: the "
                             "kernel matrix is far from positive semi-definite; add a jitter "
                             "term to the kernel (e.g. 'ard+jitter') or try other "
                             "hyperparameters");
-        hl += gpc_bmatrix_half_log_det(Bi);
+        *hl += gpc_bmatrix_half_log_det(L);
+    }
+    return GPC_OK;
+}
+
+/* The full factorisation at the mode: B_c^-1 for every class, and S =
+ * sum_c E_c factored into M, for log|S|, predictions and the gradient.
+ * Also 1/2 log|I + K W| = sum_c log|L_c| + log|M|.  3C + 1 Cholesky
+ * equivalents: C factors, C inverses from them (2 each) and M. */
+static int factor(gpc_softmax *w)
+{
+    size_t n = w->n;
+    double hl = 0.0;
+    int status = factor_B(w, &hl);
+    if (status != GPC_OK)
+        return status;
+    for (size_t c = 0; c < w->C; c++) {
+        const double *sd = w->sD->data + c * n;
+        gsl_matrix *Bi = w->Binv[c];
         gpc_bmatrix_inverse(Bi);
-        w->chol_equiv += 3;
+        w->chol_equiv += 2;
         for (size_t i = 0; i < n; i++) {
             double *Mi = w->M->data + i * w->M->tda;
             const double *Bri = Bi->data + i * Bi->tda;
@@ -167,34 +211,118 @@ static int factor(gpc_softmax *w)
     return GPC_OK;
 }
 
-/* y = E_c x for vectors of length n (E_c = D_c^1/2 B_c^-1 D_c^1/2). */
+/* y = E_c x for vectors of length n (E_c = D_c^1/2 B_c^-1 D_c^1/2), from
+ * B_c^-1 when factor_valid, else by two triangular solves with the factor
+ * of B_c. */
 static void apply_E(const gpc_softmax *w, size_t c, const gsl_vector *x, gsl_vector *y)
 {
     gsl_vector_const_view sd = cblock(w->sD, w->n, c);
     gsl_vector_memcpy(w->u1, x);
     gsl_vector_mul(w->u1, &sd.vector);
-    gsl_blas_dsymv(CblasLower, 1.0, w->Binv[c], w->u1, 0.0, y);
+    if (w->factor_valid) {
+        gsl_blas_dsymv(CblasLower, 1.0, w->Binv[c], w->u1, 0.0, y);
+    } else {
+        gsl_blas_dtrsv(CblasLower, CblasNoTrans, CblasNonUnit, w->Binv[c], w->u1);
+        gsl_blas_dtrsv(CblasLower, CblasTrans, CblasNonUnit, w->Binv[c], w->u1);
+        gsl_vector_memcpy(y, w->u1);
+    }
     gsl_vector_mul(y, &sd.vector);
 }
 
-/* y = (K + W^-1)^-1 x = E x - E R S^-1 R' E x (length Cn). */
-static void apply_R(const gpc_softmax *w, const gsl_vector *x, gsl_vector *y)
+/* y = S x = sum_c E_c x (length n). */
+static void apply_S(const gpc_softmax *w, const gsl_vector *x, gsl_vector *y)
+{
+    gsl_vector_set_zero(y);
+    for (size_t c = 0; c < w->C; c++) {
+        apply_E(w, c, x, w->u2);
+        gsl_vector_add(y, w->u2);
+    }
+}
+
+/* z = P x with P = I + K / C (per-class kernels: I + sum_c K_c / C^2),
+ * which stands in for S^-1 as the preconditioner.  S = sum_c
+ * (K_c + D_c^-1)^-1 is close to I along the eigenvectors of K with small
+ * eigenvalues and to C K^-1 along those with large ones (the smooth
+ * directions, where every class with pi_c >> 1 / lambda counts), so the
+ * preconditioned spectrum stays within about [1/C, 1] however large K is; at
+ * f = 0 with a shared kernel P is S^-1 exactly.  A P that follows the pi
+ * case by case (I + sum_c D_c K D_c) mixes the smooth directions and needs
+ * twice the iterations. */
+static void precondition(const gpc_softmax *w, const gsl_vector *x, gsl_vector *z)
+{
+    double s = 1.0 / (double)(w->C * (w->per_class ? w->C : 1));
+    gsl_vector_memcpy(z, x);
+    for (size_t k = 0; k < w->nK; k++)
+        gsl_blas_dsymv(CblasLower, s, w->K[k], x, 1.0, z);
+}
+
+/* x = S^-1 r by preconditioned conjugate gradients from x = 0, to a
+ * residual below eta |r|.  Returns nonzero after w->cg_max iterations or if
+ * S stops looking positive definite (or a number is not finite).  When the recurrence says it has
+ * converged, the residual is recomputed from x (one more product with S)
+ * and the iteration restarts from it if drift had made it look better than
+ * it is. */
+static int solve_S(gpc_softmax *w, const gsl_vector *r, double eta, gsl_vector *x)
+{
+    gsl_vector *res = w->cg_r, *z = w->cg_z, *p = w->cg_p, *q = w->cg_q;
+    double tol = eta * gsl_blas_dnrm2(r);
+    int it = 0;
+    gsl_vector_set_zero(x);
+    gsl_vector_memcpy(res, r);
+    while (!(gsl_blas_dnrm2(res) <= tol)) { /* so that NaN goes on to fail */
+        precondition(w, res, z);
+        double rz = dot(res, z);
+        gsl_vector_memcpy(p, z);
+        do {
+            if (it++ >= w->cg_max)
+                return 1;
+            apply_S(w, p, q);
+            double pq = dot(p, q);
+            if (!(pq > 0.0))
+                return 1;
+            gsl_blas_daxpy(rz / pq, p, x);
+            gsl_blas_daxpy(-rz / pq, q, res);
+            precondition(w, res, z);
+            double rz_next = dot(res, z);
+            gsl_vector_scale(p, rz_next / rz);
+            gsl_vector_add(p, z);
+            rz = rz_next;
+            w->cg_iterations++;
+        } while (!(gsl_blas_dnrm2(res) <= tol));
+        apply_S(w, x, res);
+        gsl_vector_sub(res, r);
+        gsl_vector_scale(res, -1.0);
+    }
+    return 0;
+}
+
+/* y = (K + W^-1)^-1 x = E x - E R S^-1 R' E x (length Cn), with S^-1 from
+ * M when factor_valid, else by conjugate gradients to relative accuracy eta
+ * (nonzero if they did not converge). */
+static int apply_R(gpc_softmax *w, const gsl_vector *x, double eta, gsl_vector *y)
 {
     size_t n = w->n;
-    gsl_vector_set_zero(w->u2);
+    gsl_vector *r = w->cg_b, *s = w->cg_x;
+    gsl_vector_set_zero(r);
     for (size_t c = 0; c < w->C; c++) {
         gsl_vector_const_view xc = cblock(x, n, c);
         gsl_vector_view yc = block(y, n, c);
         apply_E(w, c, &xc.vector, &yc.vector);
-        gsl_vector_add(w->u2, &yc.vector);
+        gsl_vector_add(r, &yc.vector);
     }
-    gsl_blas_dtrsv(CblasLower, CblasNoTrans, CblasNonUnit, w->M, w->u2);
-    gsl_blas_dtrsv(CblasLower, CblasTrans, CblasNonUnit, w->M, w->u2);
+    if (w->factor_valid) {
+        gsl_vector_memcpy(s, r);
+        gsl_blas_dtrsv(CblasLower, CblasNoTrans, CblasNonUnit, w->M, s);
+        gsl_blas_dtrsv(CblasLower, CblasTrans, CblasNonUnit, w->M, s);
+    } else if (solve_S(w, r, eta, s) != 0) {
+        return 1;
+    }
     for (size_t c = 0; c < w->C; c++) {
         gsl_vector_view yc = block(y, n, c);
-        apply_E(w, c, w->u2, w->u3);
+        apply_E(w, c, s, w->u3);
         gsl_vector_sub(&yc.vector, w->u3);
     }
+    return 0;
 }
 
 /* y = K x, class by class (length Cn). */
@@ -207,26 +335,24 @@ static void apply_K(const gpc_softmax *w, const gsl_vector *x, gsl_vector *y)
     }
 }
 
-/* Newton direction (Algorithm 3.3): b = W f + y - pi and
- * a_new = b - (K + W^-1)^-1 K b.  Leaves da = a_new - a in t3, K da in t4. */
-static void newton_direction(gpc_softmax *w)
+/* Newton direction (Algorithm 3.3) as a correction: with g = y - pi - a,
+ * the gradient of Psi in a, the step is da = (I + W K)^-1 g
+ * = g - (K + W^-1)^-1 K g, which vanishes at the mode (so the solver's
+ * relative tolerance is one on the step).  Leaves da in t3 and K da in t4.
+ * Nonzero if the conjugate gradients did not converge. */
+static int newton_direction(gpc_softmax *w)
 {
-    size_t n = w->n, C = w->C;
-    const double *p = w->pi->data, *f = w->f->data;
-    double *b = w->t1->data;
-    for (size_t i = 0; i < n; i++) {
-        double pf = 0.0;
-        for (size_t c = 0; c < C; c++)
-            pf += p[c * n + i] * f[c * n + i];
-        for (size_t c = 0; c < C; c++)
-            b[c * n + i] = p[c * n + i] * (f[c * n + i] - pf) + w->ypi->data[c * n + i];
-    }
+    gsl_vector_memcpy(w->t1, w->ypi);
+    gsl_vector_sub(w->t1, w->a);
+    double eta = dot(w->t1, w->t1) / (double)w->t1->size;
+    eta = fmin(CG_RTOL_MAX, fmax(CG_RTOL, eta));
     apply_K(w, w->t1, w->t2);
-    apply_R(w, w->t2, w->t3);
+    if (apply_R(w, w->t2, eta, w->t3) != 0)
+        return 1;
     gsl_vector_sub(w->t3, w->t1);
     gsl_vector_scale(w->t3, -1.0);
-    gsl_vector_sub(w->t3, w->a);
     apply_K(w, w->t3, w->t4);
+    return 0;
 }
 
 /* Move along (da, K da) with step halving until Psi does not fall.  Returns
@@ -293,19 +419,25 @@ int gpc_softmax_mode(gpc_softmax *w, const size_t *cls)
     if ((status = check_input(w, cls)) != GPC_OK)
         return status;
     start_point(w, cls);
-    for (w->iterations = 0;; w->iterations++) {
-        if ((status = factor(w)) != GPC_OK)
-            return status;
-        if (converged)
-            break;
+    for (w->iterations = 0; !converged; w->iterations++) {
         if (w->iterations == MAX_NEWTON)
             return gpc_fail(GPC_ENUM, "Newton's method for the softmax Laplace mode did not "
                             "converge in %d iterations; try other hyperparameters",
                             MAX_NEWTON);
-        newton_direction(w);
+        double hl = 0.0;
+        if ((status = factor_B(w, &hl)) != GPC_OK)
+            return status;
+        if (newton_direction(w) != 0) {
+            /* the conjugate gradients stalled: factor S and solve exactly */
+            if ((status = factor(w)) != GPC_OK)
+                return status;
+            newton_direction(w);
+        }
         converged = line_search(w, cls);
         w->n_newton++;
     }
+    if ((status = factor(w)) != GPC_OK)
+        return status;
     w->log_evidence = w->psi - w->half_log_det;
     w->has_mode = 1;
     return GPC_OK;
@@ -328,22 +460,42 @@ int gpc_softmax_set_mode(gpc_softmax *w, const size_t *cls, const gsl_vector *f)
     return GPC_OK;
 }
 
-/* ---- gradient (Algorithm 5.2) ---- */
+/* ---- gradient (Algorithm 5.2) ----
+ *
+ * Everything comes from T_c = M^-1 E_c, one n x n matrix per class:
+ *   the block (K + W^-1)^-1_cc = E_c - E_c S^-1 E_c = E_c - T_c' T_c, and
+ *   the diagonals that s2 needs, through Z_c = M^-1 D_c^1/2 B_c^-1 (T_c =
+ *   Z_c D_c^1/2) and V_c = M^-1 D_c^1/2 - Z_c (see class_columns).
+ * Two identities save a class of each kind of O(n^3) work:
+ *   sum_c T_c = M^-1 S = M', so for every case i one column of the C
+ *   triangular solves follows from the others.  It is the class with the
+ *   largest pi_c at case i, because recovering Z_c e_i divides T_c e_i by
+ *   sqrt(pi_c), which is then at least 1/sqrt(C);
+ *   with a shared kernel only sum_c T_c' T_c is needed, the Gram matrix of
+ *   the stacked T (Cn x n); it is unchanged by an orthogonal transform U
+ *   across the classes, and with U's first column 1/sqrt(C) that transform's
+ *   first block is M'/sqrt(C), whose Gram matrix S/C is known. */
 
 static void ensure_scratch(gpc_softmax *w)
 {
-    gsl_matrix **m[] = {&w->S1, &w->S2, &w->S3, &w->S4};
-    for (size_t i = 0; i < 4; i++)
-        if (!*m[i])
-            *m[i] = gpc_matrix_alloc(w->n, w->n);
+    if (w->Minv)
+        return;
+    w->Minv = gpc_matrix_alloc(w->n, w->n);
+    w->N = gpc_matrix_alloc(w->n, w->n);
+    w->T = gpc_calloc(w->C, sizeof *w->T);
+    for (size_t c = 0; c < w->C; c++)
+        w->T[c] = gpc_matrix_alloc(w->n, w->n);
+    w->ref = gpc_calloc(w->n, sizeof *w->ref);
+    w->cols = gpc_calloc(w->n, sizeof *w->cols);
 }
 
-/* S1 = M^-1 (lower, zeros above) and S2 = M^-1 - M', whose column i is
- * M^-1 (I - S) e_i = M^-1 sum_b E_b K_b D_b e_i (since E K D = D - E). */
-static void inverse_terms(gpc_softmax *w)
+/* Minv = M^-1 (lower, zeros above) and N = M^-1 - M', whose column i is
+ * M^-1 (I - S) e_i = M^-1 sum_b E_b K_b D_b e_i (since E K D = D - E);
+ * eps[i] = |N e_i|^2. */
+static void inverse_terms(gpc_softmax *w, double *eps)
 {
     size_t n = w->n;
-    gsl_matrix *Mi = w->S1, *Nt = w->S2;
+    gsl_matrix *Mi = w->Minv, *N = w->N;
     gsl_matrix_memcpy(Mi, w->M);
     for (size_t i = 0; i < n; i++)
         for (size_t j = i + 1; j < n; j++)
@@ -351,49 +503,142 @@ static void inverse_terms(gpc_softmax *w)
     int nn = (int)n, lda = (int)Mi->tda, info;
     dtrtri_("U", "N", &nn, Mi->data, &lda, &info, 1, 1);
     w->chol_equiv += 1;
+    gsl_matrix_memcpy(N, Mi);
+    for (size_t i0 = 0; i0 < n; i0 += TILE) /* N -= M', in tiles */
+        for (size_t j0 = 0; j0 <= i0; j0 += TILE)
+            for (size_t i = i0; i < n && i < i0 + TILE; i++) {
+                const double *Mri = w->M->data + i * w->M->tda;
+                for (size_t j = j0; j <= i && j < j0 + TILE; j++)
+                    N->data[j * N->tda + i] -= Mri[j];
+            }
     for (size_t i = 0; i < n; i++)
-        for (size_t j = 0; j < n; j++)
-            gsl_matrix_set(Nt, i, j,
-                           (j <= i ? gsl_matrix_get(Mi, i, j) : 0.0) -
-                               (j >= i ? gsl_matrix_get(w->M, j, i) : 0.0));
+        eps[i] = 0.0;
+    for (size_t k = 0; k < n; k++) {
+        const double *Nk = N->data + k * N->tda;
+        for (size_t i = 0; i < n; i++)
+            eps[i] += Nk[i] * Nk[i];
+    }
 }
 
-/* For class c: Z = M^-1 D^1/2 B^-1 in S3, then the per-case sums
- *   gam[i] = |V e_i|^2 and del[i] = sqrt(pi_i) (V e_i)'(S2 e_i) with
- *   V = M^-1 D^1/2 - Z = M^-1 D^1/2 (I - B^-1),
- * i.e. pi_i^c times the (i,i) entries of the low-rank part of
- * Sigma = (K^-1 + W)^-1 in block (c,c) and of block row c times pi.  Finally
- * S3 becomes T = Z D^1/2 = M^-1 E_c. */
-static void class_terms(gpc_softmax *w, size_t c, double *gam, double *del)
+/* ref[i] = the class with the largest pi at case i. */
+static void reference_classes(gpc_softmax *w)
 {
     size_t n = w->n;
-    const double *sd = w->sD->data + c * n;
-    gsl_matrix *Z = w->S3, *Bi = w->Binv[c];
-    for (size_t i = 0; i < n; i++)
-        for (size_t j = 0; j < n; j++)
-            Z->data[i * Z->tda + j] = sd[i] * (j <= i ? Bi->data[i * Bi->tda + j]
-                                                      : Bi->data[j * Bi->tda + i]);
-    gsl_blas_dtrsm(CblasLeft, CblasLower, CblasNoTrans, CblasNonUnit, 1.0, w->M, Z);
-    w->chol_equiv += 3;
-    for (size_t i = 0; i < n; i++)
-        gam[i] = del[i] = 0.0;
-    for (size_t k = 0; k < n; k++) {
-        const double *Mk = w->S1->data + k * w->S1->tda, *Nk = w->S2->data + k * w->S2->tda;
-        double *Zk = Z->data + k * Z->tda;
-        for (size_t i = 0; i < n; i++) {
-            double v = Mk[i] * sd[i] - Zk[i];
-            gam[i] += v * v;
-            del[i] += v * Nk[i];
-            Zk[i] *= sd[i];
-        }
+    const double *p = w->pi->data;
+    for (size_t i = 0; i < n; i++) {
+        w->ref[i] = 0;
+        for (size_t c = 1; c < w->C; c++)
+            if (p[c * n + i] > p[w->ref[i] * n + i])
+                w->ref[i] = c;
     }
-    for (size_t i = 0; i < n; i++)
-        del[i] *= sd[i];
 }
 
-/* R_cc = E_c - E_c S^-1 E_c, the diagonal block of (K + W^-1)^-1, added
- * (times scale) to the lower triangle of R, from T = M^-1 E_c in S3. */
-static void add_R_block(gpc_softmax *w, size_t c, double scale, gsl_matrix *R)
+/* One term (row k) of the sums over k that give, with
+ * V_c = M^-1 D_c^1/2 - Z_c = M^-1 D_c^1/2 (I - B_c^-1),
+ *   gam[i] = |V_c e_i|^2 and del[i] = (V_c e_i)'(N e_i),
+ * pi_i^c times the (i,i) entry of the low-rank part of Sigma =
+ * (K^-1 + W)^-1 in block (c,c) and of block row c times pi (del is scaled
+ * by sqrt(pi_i^c) once complete): mik = (M^-1)_ki, sd = sqrt(pi_i^c),
+ * z = (Z_c)_ki, nki = N_ki. */
+static inline void add_diag(double mik, double sd, double z, double nki, double *gam,
+                            double *del)
+{
+    double v = mik * sd - z;
+    *gam += v * v;
+    *del += v * nki;
+}
+
+/* T_c = M^-1 E_c in T[c], except in the columns of the cases whose
+ * reference class is c (left for reference_columns), and those columns' gam
+ * and del: a triangular solve with the (n - m) other columns only. */
+static void class_columns(gpc_softmax *w, size_t c, double *gam, double *del)
+{
+    size_t n = w->n, m = 0;
+    const double *sd = w->sD->data + c * n;
+    const gsl_matrix *Bi = w->Binv[c];
+    gsl_matrix *T = w->T[c];
+    for (size_t i = 0; i < n; i++)
+        if (w->ref[i] != c)
+            w->cols[m++] = i;
+    if (m == 0)
+        return;
+    /* D_c^1/2 B_c^-1, both triangles from the lower one in tiles (so that
+     * the transposed writes stay in cache), then those columns gathered to
+     * the left of each row (cols[j] >= j, so in place) */
+    for (size_t i0 = 0; i0 < n; i0 += TILE)
+        for (size_t j0 = 0; j0 <= i0; j0 += TILE)
+            for (size_t i = i0; i < n && i < i0 + TILE; i++) {
+                const double *Bri = Bi->data + i * Bi->tda;
+                for (size_t j = j0; j <= i && j < j0 + TILE; j++) {
+                    T->data[i * T->tda + j] = sd[i] * Bri[j];
+                    T->data[j * T->tda + i] = sd[j] * Bri[j];
+                }
+            }
+    for (size_t k = 0; k < n; k++) {
+        double *Tk = T->data + k * T->tda;
+        for (size_t j = 0; j < m; j++)
+            Tk[j] = Tk[w->cols[j]];
+    }
+    gsl_matrix_view Z = gsl_matrix_submatrix(T, 0, 0, n, m);
+    gsl_blas_dtrsm(CblasLeft, CblasLower, CblasNoTrans, CblasNonUnit, 1.0, w->M, &Z.matrix);
+    /* back to natural order, row by row, as T = Z D^1/2 */
+    double *row = w->u1->data;
+    for (size_t k = 0; k < n; k++) {
+        double *Tk = T->data + k * T->tda;
+        const double *Mk = w->Minv->data + k * w->Minv->tda, *Nk = w->N->data + k * w->N->tda;
+        for (size_t j = 0; j < m; j++)
+            row[j] = Tk[j];
+        for (size_t i = 0; i < n; i++)
+            Tk[i] = 0.0;
+        for (size_t j = 0; j < m; j++) {
+            size_t i = w->cols[j];
+            add_diag(Mk[i], sd[i], row[j], Nk[i], gam + i, del + i);
+            Tk[i] = row[j] * sd[i];
+        }
+    }
+}
+
+/* The columns left out by class_columns: for a case i with reference class
+ * a, T_a e_i = M' e_i - sum_{c != a} T_c e_i and Z_a e_i = T_a e_i /
+ * sqrt(pi_a) (pi_a >= 1/C), with M' e_i = (M^-1 - N) e_i read by rows. */
+static void reference_columns(gpc_softmax *w, double *gam, double *del)
+{
+    size_t n = w->n, C = w->C;
+    for (size_t k = 0; k < n; k++) {
+        const double *Mk = w->Minv->data + k * w->Minv->tda, *Nk = w->N->data + k * w->N->tda;
+        for (size_t i = 0; i < n; i++) {
+            size_t a = w->ref[i];
+            double t = Mk[i] - Nk[i];
+            for (size_t c = 0; c < C; c++)
+                if (c != a)
+                    t -= w->T[c]->data[k * w->T[c]->tda + i];
+            w->T[a]->data[k * w->T[a]->tda + i] = t;
+            double sd = w->sD->data[a * n + i];
+            add_diag(Mk[i], sd, t / sd, Nk[i], gam + a * n + i, del + a * n + i);
+        }
+    }
+}
+
+/* gam, del (length Cn) and eps (length n) for mode_derivative, and T_c =
+ * M^-1 E_c for every class: M^-1 (1 Cholesky equivalent) and triangular
+ * solves with (C - 1) n columns in all (3 (C - 1)). */
+static void gradient_terms(gpc_softmax *w, double *gam, double *del, double *eps)
+{
+    size_t n = w->n, C = w->C;
+    inverse_terms(w, eps);
+    reference_classes(w);
+    for (size_t i = 0; i < C * n; i++)
+        gam[i] = del[i] = 0.0;
+    for (size_t c = 0; c < C; c++)
+        class_columns(w, c, gam + c * n, del + c * n);
+    w->chol_equiv += 3 * (C - 1);
+    reference_columns(w, gam, del);
+    for (size_t i = 0; i < C * n; i++)
+        del[i] *= w->sD->data[i];
+}
+
+/* R += scale * E_c (lower triangle). */
+static void add_E(const gpc_softmax *w, size_t c, double scale, gsl_matrix *R)
 {
     size_t n = w->n;
     const double *sd = w->sD->data + c * n;
@@ -401,8 +646,48 @@ static void add_R_block(gpc_softmax *w, size_t c, double scale, gsl_matrix *R)
     for (size_t i = 0; i < n; i++)
         for (size_t j = 0; j <= i; j++)
             R->data[i * R->tda + j] += scale * sd[i] * Bi->data[i * Bi->tda + j] * sd[j];
-    gsl_blas_dsyrk(CblasLower, CblasTrans, -scale, w->S3, 1.0, R);
+}
+
+/* With a shared kernel: -1/2 sum_c (K + W^-1)^-1_cc = -1/2 (S - sum_c T_c'
+ * T_c) = -1/2 (1 - 1/C) S + 1/2 sum_{k >= 2} Tk' Tk with Tk = sum_c U_ck T_c
+ * and U = I - 2 v v' / v'v, v = e_1 - 1/sqrt(C), the reflection whose first
+ * column is 1/sqrt(C) (so T1 = M' / sqrt(C)): C - 1 rank-n updates
+ * (3 (C - 1) Cholesky equivalents).  The result goes to T[0], which the
+ * transform frees. */
+static gsl_matrix *shared_R(gpc_softmax *w)
+{
+    size_t n = w->n, C = w->C;
+    double r = 1.0 / sqrt((double)C), vv = 2.0 - 2.0 * r, v0 = 1.0 - r;
+    for (size_t k = 0; k < n; k++)
+        for (size_t i = 0; i < n; i++) {
+            double t[C], vt = 0.0;
+            for (size_t c = 0; c < C; c++) {
+                t[c] = w->T[c]->data[k * w->T[c]->tda + i];
+                vt += (c ? -r : v0) * t[c];
+            }
+            for (size_t c = 1; c < C; c++) /* U_kc = delta_kc - 2 v_k v_c / v'v */
+                w->T[c]->data[k * w->T[c]->tda + i] = t[c] + 2.0 * r * vt / vv;
+        }
+    gsl_matrix *R = w->T[0];
+    gsl_matrix_set_zero(R);
+    for (size_t c = 0; c < C; c++)
+        add_E(w, c, -0.5 * (1.0 - 1.0 / (double)C), R);
+    for (size_t c = 1; c < C; c++)
+        gsl_blas_dsyrk(CblasLower, CblasTrans, 0.5, w->T[c], 1.0, R);
+    w->chol_equiv += 3 * (C - 1);
+    return R;
+}
+
+/* With per-class kernels: R = (K + W^-1)^-1_cc = E_c - T_c' T_c (a rank-n
+ * update, 3), in Minv (no longer needed). */
+static gsl_matrix *class_R(gpc_softmax *w, size_t c)
+{
+    gsl_matrix *R = w->Minv;
+    gsl_matrix_set_zero(R);
+    add_E(w, c, 1.0, R);
+    gsl_blas_dsyrk(CblasLower, CblasTrans, -1.0, w->T[c], 1.0, R);
     w->chol_equiv += 3;
+    return R;
 }
 
 /* s2 = d(-1/2 log|I + K W|)/df at the mode, from the per-case C x C blocks
@@ -412,7 +697,7 @@ static void add_R_block(gpc_softmax *w, size_t c, double scale, gsl_matrix *R)
  *     + 2 pi^c pi' Sigma pi.
  * Sigma = (K^-1 + D)^-1 + low rank; the first part enters only as
  * pi^c (K_c^-1 + D_c)^-1_ii = 1 - (B_c^-1)_ii, so nothing divides by pi.
- * gam, del come from class_terms; eps[i] = |S2 e_i|^2 = pi' Sigma_low pi. */
+ * gam, del come from gradient_terms; eps[i] = |N e_i|^2 = pi' Sigma_low pi. */
 static void mode_derivative(gpc_softmax *w, const double *gam, const double *del,
                             const double *eps, double *s2)
 {
@@ -439,39 +724,28 @@ static void mode_derivative(gpc_softmax *w, const double *gam, const double *del
  * + z' dK_j (y - pi), with z = (I + W K)^-1 s2 = s2 - (K + W^-1)^-1 K s2 the
  * implicit part through the mode.  Per-class kernels contract block c with
  * kernel c; a shared kernel contracts the sum over classes once, every term
- * folded into one symmetric matrix. */
+ * folded into one symmetric matrix.  6C - 5 Cholesky equivalents with a
+ * shared kernel, 6C - 2 with per-class kernels. */
 static void evidence_gradient(gpc_softmax *w, gpc_kernel *const *kernels, const gsl_matrix *X,
                               double *grad)
 {
     size_t n = w->n, C = w->C, p = w->nparams;
     double *gam = w->t1->data, *del = w->t2->data, *eps = w->u3->data;
     ensure_scratch(w);
-    gsl_matrix *R = w->S4;
-    inverse_terms(w);
-    for (size_t i = 0; i < n; i++)
-        eps[i] = 0.0;
-    for (size_t k = 0; k < n; k++) {
-        const double *Nk = w->S2->data + k * w->S2->tda;
-        for (size_t i = 0; i < n; i++)
-            eps[i] += Nk[i] * Nk[i];
-    }
-    gsl_matrix_set_zero(R);
-    for (size_t c = 0; c < C; c++) {
-        class_terms(w, c, gam + c * n, del + c * n);
-        if (!w->per_class) {
-            add_R_block(w, c, -0.5, R);
-            continue;
-        }
-        gsl_matrix_set_zero(R);
-        add_R_block(w, c, 1.0, R);
+    gradient_terms(w, gam, del, eps);
+    mode_derivative(w, gam, del, eps, w->t5->data);
+    gsl_matrix *R = NULL;
+    if (!w->per_class)
+        R = shared_R(w);
+    for (size_t c = 0; c < C && w->per_class; c++) {
+        R = class_R(w, c);
         gsl_vector_view ac = block(w->a, n, c), vc = block(w->ypi, n, c);
         gsl_matrix_view Bc = gsl_matrix_submatrix(w->Bg, 0, c * p, n, p);
         gpc_kernel_grad_contract(kernels[c], X, &ac.vector, 0.5, R, -0.5, &vc.vector,
                                  grad + c * p, &Bc.matrix);
     }
-    mode_derivative(w, gam, del, eps, w->t5->data);
     apply_K(w, w->t5, w->t1);
-    apply_R(w, w->t1, w->t2);
+    apply_R(w, w->t1, 0.0, w->t2);
     gsl_vector_memcpy(w->t4, w->t5);
     gsl_vector_sub(w->t4, w->t2); /* z */
     for (size_t c = 0; c < C; c++) {
@@ -491,7 +765,6 @@ static void evidence_gradient(gpc_softmax *w, gpc_kernel *const *kernels, const 
         gpc_kernel_grad_contract(kernels[0], X, w->zero, 0.0, R, 1.0, w->zero, grad,
                                  &B0.matrix);
     }
-    w->factor_valid = 1; /* the factors are untouched: the scratch held all of it */
 }
 
 int gpc_softmax_evidence(gpc_softmax *w, gpc_kernel *const *kernels, const gsl_matrix *X,

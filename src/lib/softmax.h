@@ -17,27 +17,56 @@
  * where R stacks C identities.  The Newton search on
  * Psi(f) = -1/2 a'f + y'f - sum_i log sum_c exp f_i^c (a = K^-1 f) halves
  * the step while Psi falls and stops when a full step gains less than a
- * relative 1e-12 or moves f by less than 1e-10.
+ * relative 1e-12 or moves f by less than 1e-10.  A step needs S^-1 only on
+ * one vector, so it never forms S: it solves S u = r by conjugate gradients
+ * (each iteration two triangular solves with the factor of every B_c and
+ * one product with K, O(C n^2)), preconditioned by I + K / C, which is S^-1
+ * at f = 0 and close to it along the smooth directions that make S ill
+ * conditioned.  The step is written as a correction, which vanishes at the
+ * mode, and solved to a relative accuracy that tightens as the square of
+ * the gradient, between 1e-2 and 1e-8: early steps are rough, the last ones
+ * as exact as a factorisation would make them.  S is formed and factored
+ * once, at the mode, for log|S|, predictions and the gradient.
  *
- * Cost, in Cholesky equivalents (n^3 / 3 flops each; counted in chol_equiv):
- *   per Newton step   3C + 1: C factors of B_c (1 each), C inverses B_c^-1
- *                     (2 each) and the factor M of S.  One more such
- *                     factorisation at the mode.  S needs every E_c as a
- *                     matrix, and an inverse from a factor costs 2; that is
- *                     why a step is 3C + 1 and not C + 2.
- *   gradient          6C + 1 on top of the mode: M^-1 (1), and per class
- *                     M^-1 D_c^1/2 B_c^-1 (a triangular solve, 3) and the
- *                     block E_c S^-1 E_c of (K + W^-1)^-1 (a rank-n update,
- *                     3); the dK contractions are O(C n^2 p) (one pass over
+ * Cost, in Cholesky equivalents (n^3 / 3 flops each; O(n^3) work is counted
+ * in chol_equiv, conjugate-gradient iterations in cg_iterations):
+ *   per Newton step   C: the factors of B_c; plus the iterations, each
+ *                     (6C + 6) / n equivalents by flops with a shared
+ *                     kernel and more by time (triangular solves with one
+ *                     vector run at memory speed).  A step whose
+ *                     iterations stall (cg_max) factors S as at the mode
+ *                     instead, 3C + 1 more.
+ *   at the mode       3C + 1: the C factors, C inverses B_c^-1 from them
+ *                     (2 each) and the factor M of S.
+ *   gradient          6C - 5 on top of the mode with a shared kernel, 6C - 2
+ *                     with per-class kernels: M^-1 (1); T_c = M^-1 E_c by
+ *                     triangular solves with (C - 1) n columns in all
+ *                     (3 (C - 1)), since sum_c T_c = M' gives each case's
+ *                     most probable class from the others; and the blocks
+ *                     E_c - T_c'T_c of (K + W^-1)^-1 by rank-n updates (3
+ *                     each), of which a shared kernel needs only the sum:
+ *                     C - 1 updates after an orthogonal change of basis
+ *                     across the classes.  Each block is a product of
+ *                     three dense matrices, one solve and one update of n^3
+ *                     flops each, which is why a class costs 6 and not 3.
+ *                     The dK contractions are O(C n^2 p) (one pass over
  *                     the pairs for a shared kernel), no dK_j is formed.
  *   predictions       O(C n^2 m + C^2 n m) for m test cases, plus the
  *                     integral over the latent Gaussian per case (below).
- * Measured at n = 400, C = 4 (7 Newton steps): 13 Cholesky equivalents per
- * step and 25 for the gradient, as counted; on one thread the wall time was
- * about 13 and 25-29 times that of gsl_linalg_cholesky_decomp1 of size n.
- * Storage: C matrices B_c^-1, one (shared) or C kernel matrices, M, and
- * four n x n scratch matrices allocated by the first gradient.  The
- * factors stay valid after a gradient, so predictions may follow. */
+ * Measured by bench/bench-softmax (n = 2000, C = 4, d = 8, shared ARD
+ * kernel, cold start, 7 Newton steps with 8.4 iterations each on average;
+ * best of two rounds) against gsl_linalg_cholesky_decomp1 of size n on the
+ * same machine, one thread / two: a step costs 4 counted (plus 0.13 for the
+ * iterations by flops) and 4.7 / 4.8 by time; the mode's factorisation 13,
+ * 13.1 / 13.3; the gradient 19, 19.6 / 19.1; the evidence with gradient 60
+ * counted and 66 / 66 by time.  When every step factored S and the gradient
+ * took 6C + 1, the same run was 13 (13.0 / 13.2) per step, 25 (25.1 / 25.7)
+ * for the gradient and 129 (129 / 132) in all.  (The second core was busy
+ * with other work, so two threads gained nothing on either side.)
+ * Storage: C matrices B_c^-1 (the factors of B_c during the search), one
+ * (shared) or C kernel matrices, M, and C + 2 n x n scratch matrices
+ * allocated by the first gradient.  The factors stay valid after a
+ * gradient, so predictions may follow. */
 #ifndef GPC_SOFTMAX_H
 #define GPC_SOFTMAX_H
 
@@ -53,14 +82,18 @@ typedef struct {
     int per_class;        /* C kernel matrices, else one shared */
     size_t nK;            /* number of kernel matrices: C or 1 */
     gsl_matrix **K;       /* nK kernel matrices, filled by the caller or evidence */
-    gsl_matrix **Binv;    /* C matrices: B_c^-1 at f (lower triangles) */
+    gsl_matrix **Binv;    /* C matrices (lower triangles): B_c^-1 at f when factor_valid,
+                             the Cholesky factor of B_c during the Newton search */
     gsl_matrix *M;        /* lower Cholesky factor of S = sum_c E_c at f */
-    gsl_matrix *S1, *S2, *S3, *S4; /* n x n scratch for the gradient */
+    gsl_matrix *Minv, *N; /* n x n, for the gradient: M^-1 and M^-1 - M' */
+    gsl_matrix **T;       /* C matrices n x n, for the gradient: M^-1 E_c */
+    size_t *ref, *cols;   /* length n, for the gradient */
     gsl_vector *f, *a, *pi, *sD; /* length Cn: mode, K^-1 f, softmax, sqrt(pi) */
     gsl_vector *binv_diag;       /* length Cn: diagonals of B_c^-1 */
     gsl_vector *t1, *t2, *t3, *t4, *t5; /* length Cn scratch */
     gsl_vector *ypi;             /* length Cn: y - pi at the mode */
     gsl_vector *u1, *u2, *u3, *zero; /* length n scratch, and zeros */
+    gsl_vector *cg_b, *cg_x, *cg_r, *cg_z, *cg_p, *cg_q; /* length n: conjugate gradients */
     gsl_matrix *Bg;       /* n x (C nparams) for the gradient */
     double psi;           /* Psi at the mode */
     double half_log_det;  /* 1/2 log|I + K W| at the mode */
@@ -70,6 +103,10 @@ typedef struct {
     int iterations;       /* Newton steps of the last search */
     unsigned long n_newton;   /* Newton steps so far */
     unsigned long chol_equiv; /* O(n^3) work so far in Cholesky equivalents */
+    unsigned long cg_iterations; /* conjugate-gradient iterations so far */
+    int cg_max;           /* conjugate-gradient iterations allowed per Newton step
+                             before the factorised S takes over (100 from
+                             gpc_softmax_alloc; 0 always factors S) */
 } gpc_softmax;
 
 /* A workspace for n cases and C >= 2 classes; nparams hyperparameters per

@@ -2,8 +2,11 @@
  * binary logistic Laplace approximation, the evidence and its gradient match
  * a dense reference on the full Cn x Cn system and central differences, the
  * mode satisfies its fixed-point equations, predictive probabilities match
- * long Monte Carlo, and warm starts and extreme hyperparameters behave. */
+ * long Monte Carlo, Newton steps by conjugate gradients agree with steps
+ * that factor S, the cost counters follow the algorithm, and warm starts
+ * and extreme hyperparameters behave. */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -341,24 +344,28 @@ static void check_fixed_point(const gpc_softmax *w, const char *what)
     gsl_vector_free(sum);
 }
 
-/* Evidence and gradient against the dense reference (n = 12, C = 3, d = 2),
- * and the gradient against central differences of gpc_softmax_evidence. */
-static void test_dense_and_fd(gsl_rng *r, int per_class)
+/* Evidence and gradient against the dense reference (n = 12, d = 2, C = 3
+ * or 5: the shared-kernel gradient sums the classes through an orthogonal
+ * transform that depends on C), and the gradient against central
+ * differences of gpc_softmax_evidence. */
+static void test_dense_and_fd(gsl_rng *r, size_t C, int per_class)
 {
-    size_t n = 12, d = 2, C = 3;
+    size_t n = 12, d = 2;
     gsl_matrix *X;
     size_t *cls;
     make_problem(r, n, d, C, &X, &cls);
-    double th[3][4] = {{1.0, 0.2, -0.5, -4.0}, {0.5, -0.3, 0.4, -3.0}, {1.5, 0.6, 0.0, -5.0}};
-    gpc_kernel *ks[3];
+    double th[5][4] = {{1.0, 0.2, -0.5, -4.0}, {0.5, -0.3, 0.4, -3.0}, {1.5, 0.6, 0.0, -5.0},
+                       {0.0, 0.3, -0.2, -4.0}, {1.2, -0.6, 0.5, -3.5}};
+    gpc_kernel *ks[5];
     size_t nK = per_class ? C : 1;
     for (size_t c = 0; c < nK; c++)
         ks[c] = kernel("ard+jitter", d, th[c]);
     size_t p = gpc_kernel_nparams(ks[0]), ng = p * nK;
-    const char *what = per_class ? "per-class" : "shared";
+    char what[32];
+    snprintf(what, sizeof what, "%s, C = %zu", per_class ? "per-class" : "shared", C);
 
     gpc_softmax *w = gpc_softmax_alloc(n, C, p, per_class);
-    double lz, g[16], gd[16], gf[16];
+    double lz, g[32], gd[32], gf[32];
     int st = gpc_softmax_evidence(w, ks, X, cls, &lz, g);
     TEST_OK(st == GPC_OK, "%s: evidence computed", what);
     gsl_vector *fd = gsl_vector_alloc(C * n);
@@ -655,6 +662,112 @@ static void test_predict_dense(gsl_rng *r)
     free(cls);
 }
 
+/* A large signal variance (v0 = e^12) and short length scales make the mode
+ * confident: pi_c of the wrong classes falls to about 1e-8.  E_c and the
+ * columns of the triangular solves then span many orders of magnitude, and
+ * the gradient recovers one class per case from the others' solves
+ * (dividing by sqrt(pi) of the most probable class); the dense reference
+ * checks all of it. */
+static void test_confident(gsl_rng *r)
+{
+    size_t n = 12, d = 2, C = 4;
+    gsl_matrix *X;
+    size_t *cls;
+    make_problem(r, n, d, C, &X, &cls);
+    double th[] = {12.0, 2.0, 2.0, -4.0};
+    gpc_kernel *k = kernel("ard+jitter", d, th);
+    gpc_softmax *w = gpc_softmax_alloc(n, C, 4, 0);
+    double lz, g[4], gd[4];
+    int st = gpc_softmax_evidence(w, &k, X, cls, &lz, g);
+    TEST_OK(st == GPC_OK, "confident: evidence computed");
+    double pmin = 1.0;
+    for (size_t i = 0; i < C * n; i++)
+        pmin = fmin(pmin, gsl_vector_get(w->pi, i));
+    printf("# confident: smallest pi at the mode %.1e\n", pmin);
+    TEST_OK(pmin < 1e-6, "confident: some pi below 1e-6 (%.1e)", pmin);
+    TEST_CLOSE(lz, dense_evidence(&k, 1, X, cls, C, NULL), 1e-9, 0.0,
+               "confident: evidence equals the dense reference");
+    fd_gradient(dense_fn, &k, 1, X, cls, C, NULL, 1e-3, 1, gd);
+    double gs = grad_scale(g, 4);
+    for (size_t j = 0; j < 4; j++)
+        TEST_CLOSE(g[j], gd[j], 1e-8, 1e-8 * gs, "confident: gradient[%zu] equals the dense "
+                   "reference", j);
+    gpc_softmax_free(w);
+    gpc_kernel_free(k);
+    gsl_matrix_free(X);
+    free(cls);
+}
+
+/* The Newton direction by conjugate gradients against the factorised S
+ * (cg_max = 0) on a problem big enough for the iteration to matter (n = 150,
+ * C = 4, large signal variances and long length scales, so S is far from
+ * the identity): the same mode, evidence and gradient, shared and
+ * per-class.  The preconditioner
+ * I + K / C is S^-1 itself at f = 0 with a shared kernel, so the first
+ * Newton step from a cold start needs a single iteration, and it keeps the
+ * iterations per step well below the 20 to 30 that plain conjugate
+ * gradients take here. */
+static void test_cg(gsl_rng *r)
+{
+    size_t n = 150, d = 3, C = 4;
+    gsl_matrix *X;
+    size_t *cls;
+    make_problem(r, n, d, C, &X, &cls);
+    double th[4][5] = {{3.5, -1.5, -1.0, -2.0, -6.0}, {1.0, -1.0, -2.0, -1.0, -6.0},
+                       {3.0, -2.0, -1.5, -1.5, -6.0}, {2.0, -0.5, -1.0, -2.5, -6.0}};
+    for (int per = 0; per <= 1; per++) {
+        const char *what = per ? "per-class" : "shared";
+        size_t nK = per ? C : 1;
+        gpc_kernel *ks[4];
+        for (size_t c = 0; c < nK; c++)
+            ks[c] = kernel("ard+jitter", d, th[c]);
+        gpc_softmax *w = gpc_softmax_alloc(n, C, 5, per), *wd = gpc_softmax_alloc(n, C, 5, per);
+        wd->cg_max = 0;
+        double lz, lzd, g[20], gd[20];
+        int st = gpc_softmax_evidence(w, ks, X, cls, &lz, g);
+        int std = gpc_softmax_evidence(wd, ks, X, cls, &lzd, gd);
+        TEST_OK(st == GPC_OK && std == GPC_OK, "CG, %s: both computed", what);
+        TEST_OK(wd->cg_iterations == 0 && wd->chol_equiv == w->chol_equiv +
+                wd->n_newton * (3 * C + 1), "CG, %s: cg_max = 0 factors S at every step "
+                "(%lu Cholesky equivalents, %lu steps)", what, wd->chol_equiv, wd->n_newton);
+        TEST_CLOSE(lz, lzd, 1e-12, 0.0, "CG, %s: evidence equals the factorised S's", what);
+        double gs = grad_scale(gd, 5 * nK), ge = 0.0, fe = 0.0;
+        for (size_t j = 0; j < 5 * nK; j++)
+            ge = fmax(ge, fabs(g[j] - gd[j]) / gs);
+        for (size_t i = 0; i < C * n; i++)
+            fe = fmax(fe, fabs(gsl_vector_get(w->f, i) - gsl_vector_get(wd->f, i)));
+        TEST_CLOSE(ge, 0.0, 0.0, 1e-10, "CG, %s: gradient equals the factorised S's", what);
+        TEST_CLOSE(fe, 0.0, 0.0, 1e-10, "CG, %s: mode equals the factorised S's", what);
+        check_fixed_point(w, per ? "CG, per-class" : "CG, shared");
+        double per_step = (double)w->cg_iterations / (double)w->n_newton;
+        printf("# CG, %s: %lu Newton steps, %.1f iterations per step\n", what, w->n_newton,
+               per_step);
+        TEST_OK(per_step < 16.0, "CG, %s: %.1f iterations per Newton step, below 16 (20 to 30 "
+                "without the preconditioner)", what, per_step);
+        if (!per) {
+            /* one iteration allowed: the first step succeeds, every later one
+             * falls back to the factorised S */
+            gpc_softmax *w1 = gpc_softmax_alloc(n, C, 5, 0);
+            w1->cg_max = 1;
+            double lz1;
+            gpc_softmax_evidence(w1, ks, X, cls, &lz1, NULL);
+            unsigned long fallbacks = (w1->chol_equiv - w1->n_newton * C - (3 * C + 1)) /
+                                      (3 * C + 1);
+            TEST_OK(w1->cg_iterations == w1->n_newton && fallbacks == w1->n_newton - 1,
+                    "CG, shared: the first step from f = 0 converges in one iteration (%lu "
+                    "of %lu steps factored S)", fallbacks, w1->n_newton);
+            TEST_CLOSE(lz1, lzd, 1e-12, 0.0, "CG, shared: the same evidence either way");
+            gpc_softmax_free(w1);
+        }
+        gpc_softmax_free(w);
+        gpc_softmax_free(wd);
+        for (size_t c = 0; c < nK; c++)
+            gpc_kernel_free(ks[c]);
+    }
+    gsl_matrix_free(X);
+    free(cls);
+}
+
 /* A warm start from the mode at other hyperparameters lands on the cold
  * start's mode; extreme hyperparameters give a finite answer or an error,
  * never NaN with GPC_OK; the cost counters follow the documented counts. */
@@ -679,20 +792,29 @@ static void test_warm_extreme_cost(gsl_rng *r)
     TEST_CLOSE(lw, lc, 1e-12, 0.0, "warm start: same evidence");
     TEST_CLOSE(gw[0], gc[0], 1e-8, 1e-10, "warm start: same gradient");
 
-    /* cost: 3C + 1 per factorisation (one per Newton step plus one at the
-     * mode), 6C + 1 for the gradient */
-    unsigned long e0 = cold->chol_equiv, it0 = cold->n_newton;
-    double g[4];
-    gpc_softmax_evidence(cold, &k, X, cls, &lc, NULL);
-    unsigned long per_fit = cold->chol_equiv - e0, steps = cold->n_newton - it0;
-    TEST_OK(per_fit == (steps + 1) * (3 * C + 1), "cost: %lu Cholesky equivalents for %lu "
-            "Newton steps = (steps + 1)(3C + 1)", per_fit, steps);
-    e0 = cold->chol_equiv;
-    it0 = cold->n_newton;
-    gpc_softmax_evidence(cold, &k, X, cls, &lc, g);
-    steps = cold->n_newton - it0;
-    TEST_OK(cold->chol_equiv - e0 == (steps + 1) * (3 * C + 1) + 6 * C + 1,
-            "cost: the gradient adds 6C + 1 Cholesky equivalents");
+    /* cost: a Newton step factors the C matrices B_c (C; S only by
+     * conjugate gradients), the mode adds the full factorisation (C factors,
+     * C inverses at 2 each, the factor M of S: 3C + 1), and the gradient
+     * M^-1 (1), triangular solves with (C - 1) n columns (3 (C - 1)) and C - 1
+     * rank-n updates with a shared kernel or C with per-class kernels
+     * (3 each): 6C - 5 or 6C - 2 */
+    for (int per = 0; per <= 1; per++) {
+        gpc_kernel *kc[4] = {k, k, k, k};
+        gpc_softmax *w = gpc_softmax_alloc(n, C, 4, per);
+        double g[16];
+        gpc_softmax_evidence(w, kc, X, cls, &lc, NULL);
+        unsigned long steps = w->n_newton, cost = w->chol_equiv;
+        TEST_OK(cost == steps * C + 3 * C + 1, "cost, %s: %lu Cholesky equivalents for %lu "
+                "Newton steps = steps C + 3C + 1", per ? "per-class" : "shared", cost, steps);
+        w->has_mode = 0;
+        gpc_softmax_evidence(w, kc, X, cls, &lc, g);
+        steps = w->n_newton - steps;
+        cost = w->chol_equiv - cost - (steps * C + 3 * C + 1);
+        TEST_OK(cost == (per ? 6 * C - 2 : 6 * C - 5), "cost, %s: the gradient adds %lu "
+                "Cholesky equivalents = 6C - %d", per ? "per-class" : "shared", cost,
+                per ? 2 : 5);
+        gpc_softmax_free(w);
+    }
 
     double big[][4] = {{10.0, 0.0, 0.0, -4.0}, {10.0, 3.0, 3.0, -6.0}, {-8.0, 0.0, 0.0, -9.0},
                        {2.0, 12.0, 12.0, -6.0}};
@@ -732,12 +854,16 @@ int main(void)
     gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
     gsl_rng_set(r, 17);
     test_two_classes(r);
-    test_dense_and_fd(r, 0);
-    test_dense_and_fd(r, 1);
+    test_dense_and_fd(r, 3, 0);
+    test_dense_and_fd(r, 3, 1);
     test_expect(r);
     test_predict(r);
     test_predict_dense(r);
     test_warm_extreme_cost(r);
+    test_dense_and_fd(r, 5, 0);
+    test_dense_and_fd(r, 5, 1);
+    test_confident(r);
+    test_cg(r);
     gsl_rng_free(r);
     return tap_done();
 }
