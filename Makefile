@@ -84,7 +84,8 @@ demo: deps
 	@$(MAKE) --no-print-directory all
 	@sh scripts/demo.sh
 
-# Barber & Williams (1997), Table 1 by HMC and MAP (about a minute).
+# Barber & Williams (1997), Tables 1 and 2 (Pima, Crabs, forensic glass) and
+# Neal's three-class data, by HMC and MAP (about 40 minutes on 2 cores).
 table-bw97: deps
 	@sh scripts/deps.sh gnuplot-nox
 	@$(MAKE) --no-print-directory all
