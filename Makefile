@@ -85,7 +85,7 @@ demo: deps
 	@sh scripts/demo.sh
 
 # Barber & Williams (1997), Tables 1 and 2 (Pima, Crabs, forensic glass) and
-# Neal's three-class data, by HMC and MAP (about 40 minutes on 2 cores).
+# Neal's three-class data, by HMC and MAP (about 25 minutes on 2 cores).
 table-bw97: deps
 	@sh scripts/deps.sh gnuplot-nox
 	@$(MAKE) --no-print-directory all
