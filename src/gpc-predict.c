@@ -108,11 +108,12 @@ typedef struct {
     size_t samples;
 } averages;
 
+/* For n >= 1 cases (the matrix readers refuse an empty input). */
 static averages averages_alloc(const gpc_model *m, size_t n)
 {
-    size_t L = gpc_model_latent(m), P = gpc_model_prob_columns(m), r = n ? n : 1;
-    averages a = {gpc_matrix_calloc(r, P), gpc_matrix_calloc(r, P), gpc_matrix_calloc(r, L),
-                  gpc_matrix_calloc(r, L * L), 0};
+    size_t L = gpc_model_latent(m), P = gpc_model_prob_columns(m);
+    averages a = {gpc_matrix_calloc(n, P), gpc_matrix_calloc(n, P), gpc_matrix_calloc(n, L),
+                  gpc_matrix_calloc(n, L * L), 0};
     return a;
 }
 
@@ -145,14 +146,9 @@ static void accumulate(const gpc_model *m, const gsl_matrix *Xs, loo_mode loo, a
                 *gsl_matrix_ptr(a->second, i, c * L + e) +=
                     gsl_matrix_get(pr->cov, i, c * L + e) + mc * gsl_matrix_get(pr->mean, i, e);
         }
-    if (n > 0) {
-        gsl_matrix_view v = gsl_matrix_submatrix(pr->prob, 0, 0, n, pr->prob->size2);
-        gsl_matrix_add(a->p, &v.matrix);
-        v = gsl_matrix_submatrix(pr->plugin, 0, 0, n, pr->plugin->size2);
-        gsl_matrix_add(a->plugin, &v.matrix);
-        v = gsl_matrix_submatrix(pr->mean, 0, 0, n, L);
-        gsl_matrix_add(a->mean, &v.matrix);
-    }
+    gsl_matrix_add(a->p, pr->prob);
+    gsl_matrix_add(a->plugin, pr->plugin);
+    gsl_matrix_add(a->mean, pr->mean);
     a->samples++;
     gpc_prediction_free(pr);
 }
@@ -287,8 +283,7 @@ static gsl_matrix *output_matrix(const results *r, const column *cols, size_t nc
     size_t n = r->mean->size1, w = 0;
     for (size_t j = 0; j < ncols; j++)
         w += kind_width(r, cols[j]);
-    gsl_matrix *res = gpc_matrix_alloc(n ? n : 1, w);
-    res->size1 = n;
+    gsl_matrix *res = gpc_matrix_alloc(n, w);
     for (size_t i = 0; i < n; i++)
         for (size_t j = 0, o = 0; j < ncols; j++)
             for (size_t e = 0; e < kind_width(r, cols[j]); e++)
