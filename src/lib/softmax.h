@@ -22,7 +22,7 @@
  * (each iteration two triangular solves with the factor of every B_c and
  * one product with K, O(C n^2)), preconditioned by I + K / C, which is S^-1
  * at f = 0 and close to it along the smooth directions that make S ill
- * conditioned.  The step is written as a correction, which vanishes at the
+ * conditioned, or after a previous mode by S^-1 there.  The step is written as a correction, which vanishes at the
  * mode, and solved to a relative accuracy that tightens as the square of
  * the gradient, between 1e-2 and 1e-8: early steps are rough, the last ones
  * as exact as a factorisation would make them.  S is formed and factored
@@ -99,6 +99,8 @@ typedef struct {
     double half_log_det;  /* 1/2 log|I + K W| at the mode */
     double log_evidence;
     int factor_valid;     /* Binv and M hold the factors at f */
+    int m_valid;          /* M holds the factor of S at some earlier f: with has_mode,
+                             the preconditioner of the conjugate gradients */
     int has_mode;         /* a holds a previous mode: used as a warm start */
     int iterations;       /* Newton steps of the last search */
     unsigned long n_newton;   /* Newton steps so far */
@@ -115,8 +117,9 @@ gpc_softmax *gpc_softmax_alloc(size_t n, size_t C, size_t nparams, int per_class
 void gpc_softmax_free(gpc_softmax *w);
 
 /* Find the mode for the kernel matrices w->K (filled by the caller) and
- * labels cls[i] in 0..C-1.  Starts from a = w->a when w->has_mode (warm
- * start; falls back to f = 0 if that is worse).  Sets f, a, pi, psi,
+ * labels cls[i] in 0..C-1.  When w->has_mode (warm start) it starts from the
+ * best of f = K a with the previous a, one Newton step from the previous f,
+ * and f = 0.  Sets f, a, pi, psi,
  * half_log_det, log_evidence and the factors.  GPC_ENUM with a hint when a
  * factorisation fails or Newton does not converge; GPC_EUSAGE for a label
  * out of range. */

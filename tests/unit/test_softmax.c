@@ -768,6 +768,54 @@ static void test_cg(gsl_rng *r)
     free(cls);
 }
 
+/* Along a path of nearby hyperparameters (as HMC's leapfrog or a line
+ * search walks), one Newton step from the previous f lands much closer to
+ * the new mode than f = K a with the previous a, which a change of the
+ * signal variance scales away from it: the warm searches need fewer steps
+ * than cold ones (the previous f's step included), and find the same mode.
+ * The previous factor of S as the preconditioner needs fewer conjugate
+ * gradient iterations than I + K / C. */
+static void test_warm_path(gsl_rng *r)
+{
+    size_t n = 60, d = 2, C = 4, path = 8;
+    gsl_matrix *X;
+    size_t *cls;
+    make_problem(r, n, d, C, &X, &cls);
+    double th[] = {2.0, 0.5, 0.5, -6.0};
+    gpc_kernel *k = kernel("ard+jitter", d, th);
+    gpc_softmax *warm = gpc_softmax_alloc(n, C, 4, 0), *cold = gpc_softmax_alloc(n, C, 4, 0);
+    double lw, lc, gw[4], gc[4], worst = 0.0;
+    gpc_softmax_evidence(warm, &k, X, cls, &lw, gw);
+    unsigned long wsteps = warm->n_newton, wcg = warm->cg_iterations;
+    int ok = 1;
+    for (size_t t = 0; t < path; t++) {
+        th[0] += 0.1;
+        th[1] -= 0.05;
+        gpc_kernel_set_params(k, th);
+        cold->has_mode = 0;
+        ok &= gpc_softmax_evidence(warm, &k, X, cls, &lw, gw) == GPC_OK;
+        ok &= gpc_softmax_evidence(cold, &k, X, cls, &lc, gc) == GPC_OK;
+        gsl_vector_sub(cold->f, warm->f);
+        worst = fmax(worst, fabs(gsl_vector_get(cold->f, gsl_blas_idamax(cold->f))));
+        worst = fmax(worst, fabs(lw - lc) / fabs(lc));
+    }
+    TEST_OK(ok, "warm path: status");
+    TEST_CLOSE(worst, 0.0, 0.0, 1e-8, "warm path: same modes and evidences as cold starts");
+    double ws = (double)(warm->n_newton - wsteps + path) / (double)path,
+           cs = (double)cold->n_newton / (double)path,
+           wi = (double)(warm->cg_iterations - wcg) / (double)(warm->n_newton - wsteps + path),
+           ci = (double)cold->cg_iterations / (double)cold->n_newton;
+    TEST_OK(ws <= 0.5 * cs, "warm path: %.2f Newton steps per search (the first step from "
+            "the previous f included), at most half the %.2f of cold starts", ws, cs);
+    TEST_OK(wi < ci, "warm path: %.1f conjugate-gradient iterations per step, fewer than the "
+            "%.1f of cold starts", wi, ci);
+    gpc_softmax_free(warm);
+    gpc_softmax_free(cold);
+    gpc_kernel_free(k);
+    gsl_matrix_free(X);
+    free(cls);
+}
+
 /* A warm start from the mode at other hyperparameters lands on the cold
  * start's mode; extreme hyperparameters give a finite answer or an error,
  * never NaN with GPC_OK; the cost counters follow the documented counts. */
@@ -864,6 +912,7 @@ int main(void)
     test_dense_and_fd(r, 5, 1);
     test_confident(r);
     test_cg(r);
+    test_warm_path(r);
     gsl_rng_free(r);
     return tap_done();
 }
