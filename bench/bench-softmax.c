@@ -190,13 +190,13 @@ static void report(size_t n, size_t d, size_t C, const size_t *count, const timi
     printf("cholesky_equivalents_at_mode %lu\n", t->ce_final);
     printf("cholesky_equivalents_gradient %lu\n", t->ce_total - t->ce_mode);
     printf("cholesky_equivalents_total %lu\n", t->ce_total);
-    printf("seconds_cholesky %.4f\nseconds_kernel_matrix %.4f\n", t->chol, t->kernel);
-    printf("seconds_per_step %.3f\nstep_ratio_to_cholesky %.2f\n", t_step, t_step / t->chol);
-    printf("seconds_at_mode %.3f\nat_mode_ratio_to_cholesky %.2f\n", t->final,
+    printf("seconds_cholesky %.4g\nseconds_kernel_matrix %.4g\n", t->chol, t->kernel);
+    printf("seconds_per_step %.4g\nstep_ratio_to_cholesky %.2f\n", t_step, t_step / t->chol);
+    printf("seconds_at_mode %.4g\nat_mode_ratio_to_cholesky %.2f\n", t->final,
            t->final / t->chol);
-    printf("seconds_gradient %.3f\ngradient_ratio_to_cholesky %.2f\n", t_grad,
+    printf("seconds_gradient %.4g\ngradient_ratio_to_cholesky %.2f\n", t_grad,
            t_grad / t->chol);
-    printf("seconds_evidence_and_gradient %.3f\nratio_to_cholesky %.2f\n", t->total,
+    printf("seconds_evidence_and_gradient %.4g\nratio_to_cholesky %.2f\n", t->total,
            t->total / t->chol);
 }
 

@@ -17,7 +17,8 @@
 # and GPstuff report on) and on all 1000 (401-1400).
 #
 # Writes repro/out/ and a trace plot of the log hyperparameters per data set
-# (PNG, gnuplot).  JOBS folds run at a time (default 2, one per core).
+# (PNG, gnuplot).  JOBS folds run at a time (default 2, one per core); HMC
+# chains HMC_JOBS at a time (default 1, on all cores).
 set -eu
 cd "$(dirname "$0")/.."
 self=$PWD/repro/table-bw97.sh
@@ -100,15 +101,15 @@ run_one() { # METHOD TAG: one method on one split, its messages in TAG-METHOD.lo
     secs "$t0" "$(now)" > "$2-$1.time"
 }
 
-run_method() { # METHOD TAG...: the method on every split, JOBS at a time, each
-                # on one thread when several run (threads of two runs fighting
-                # over the cores slow both down several times)
-    m=$1 threads=
-    shift
-    if [ "${JOBS:-2}" -gt 1 ]; then
+run_method() { # JOBS METHOD TAG...: the method on every split, JOBS at a time,
+                # each on one thread when several run (threads of two runs
+                # fighting over the cores slow both down several times)
+    jobs=$1 m=$2 threads=
+    shift 2
+    if [ "$jobs" -gt 1 ]; then
         threads="OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1"
     fi
-    printf '%s\n' "$@" | env $threads xargs -n 1 -P "${JOBS:-2}" sh "$self" run-one "$m"
+    printf '%s\n' "$@" | env $threads xargs -n 1 -P "$jobs" sh "$self" run-one "$m"
 }
 
 standardise() { # TAG: inputs scaled with the training part's statistics
@@ -224,12 +225,16 @@ echo "mlpp: mean log predictive probability of the test labels."
 # ---- Multiclass fits ---------------------------------------------------------
 # Every split of both data sets goes through each method, JOBS at a time; the
 # longest run (Neal's data, 400 cases) first, so that it shares the cores with
-# the glass folds instead of running alone at the end.
+# the glass folds instead of running alone at the end.  The HMC chains run
+# HMC_JOBS at a time (default 1, each on all cores: a softmax model's classes
+# run side by side), so that the time of one chain is what a user waits for.
 
 cv_prepare fgl
 split_prepare neal3
 for m in map mappc ovr hmc; do
-    run_method "$m" "$out/neal3" $(folds fgl)
+    jobs=${JOBS:-2}
+    [ "$m" = hmc ] && jobs=${HMC_JOBS:-1}
+    run_method "$jobs" "$m" "$out/neal3" $(folds fgl)
     cv_pool fgl "$m"
 done
 
@@ -255,8 +260,8 @@ echo "processes (10: log_v0, log_w1..9); GP-MAP/class: each class its own (60,"
 echo "--per-class).  The paper does not say which it used.  OvR-MAP/class: six"
 echo "binary logistic Laplace classifiers, class against the rest, each with its"
 echo "own hyperparameters by MAP, probabilities normalised (for contrast)."
-echo "time: the folds' own times added up (${JOBS:-2} runs at a time on one thread each," \
-    "beside Neal's data)."
+echo "time: the folds' own times added up (MAP: ${JOBS:-2} runs at a time on one thread" \
+    "each, beside Neal's data; HMC: ${HMC_JOBS:-1} at a time)."
 for m in map mappc ovr; do
     echo "$m fits that stopped short of the optimiser's gradient test (|g| < 1e-5):" \
         "$(fits_short $(for t in $(folds fgl); do echo "$t-$m.log"; done)) of $(folds fgl | wc -l | tr -d ' ')."

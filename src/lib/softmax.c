@@ -87,6 +87,9 @@ gpc_softmax *gpc_softmax_alloc(size_t n, size_t C, size_t nparams, int per_class
     w->u1 = gpc_vector_alloc(n);
     w->u2 = gpc_vector_alloc(n);
     w->u3 = gpc_vector_alloc(n);
+    w->class_scratch = gpc_vector_alloc(Cn);
+    w->class_out = gpc_vector_alloc(Cn);
+    w->class_parallel = gpc_parallel_classes(n, C);
     w->zero = gpc_vector_calloc(n);
     gsl_vector **cg[] = {&w->cg_b, &w->cg_x, &w->cg_r, &w->cg_z, &w->cg_p, &w->cg_q};
     for (size_t i = 0; i < sizeof cg / sizeof cg[0]; i++)
@@ -117,6 +120,7 @@ void gpc_softmax_free(gpc_softmax *w)
     free(w->cols);
     gsl_vector *v[] = {w->f,  w->a,  w->pi, w->sD, w->binv_diag, w->t1, w->t2, w->t3,
                        w->t4, w->t5, w->ypi, w->u1, w->u2, w->u3, w->zero,
+                       w->class_scratch, w->class_out,
                        w->cg_b, w->cg_x, w->cg_r, w->cg_z, w->cg_p, w->cg_q};
     for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
         gsl_vector_free(v[i]);
@@ -162,16 +166,20 @@ static double log_lik(gpc_softmax *w, const size_t *cls, const gsl_vector *f, in
  * needs. */
 static int factor_B(gpc_softmax *w, double *hl)
 {
+    size_t C = w->C;
+    int info[C];
     w->factor_valid = 0;
-    for (size_t c = 0; c < w->C; c++) {
-        gsl_matrix *L = w->Binv[c];
-        w->chol_equiv += 1;
-        if (gpc_bmatrix_factor(kern(w, c), w->sD->data + c * w->n, L) != 0)
+#pragma omp parallel for schedule(static) if (w->class_parallel)
+    for (size_t c = 0; c < C; c++)
+        info[c] = gpc_bmatrix_factor(kern(w, c), w->sD->data + c * w->n, w->Binv[c]);
+    w->chol_equiv += C;
+    for (size_t c = 0; c < C; c++) {
+        if (info[c] != 0)
             return gpc_fail(GPC_ENUM, "B = I + D^1/2 K D^1/2 is not positive definite: the "
                             "kernel matrix is far from positive semi-definite; add a jitter "
                             "term to the kernel (e.g. 'ard+jitter') or try other "
                             "hyperparameters");
-        *hl += gpc_bmatrix_half_log_det(L);
+        *hl += gpc_bmatrix_half_log_det(w->Binv[c]);
     }
     return GPC_OK;
 }
@@ -188,11 +196,13 @@ static int factor(gpc_softmax *w)
     int status = factor_B(w, &hl);
     if (status != GPC_OK)
         return status;
+#pragma omp parallel for schedule(static) if (w->class_parallel)
+    for (size_t c = 0; c < w->C; c++)
+        gpc_bmatrix_inverse(w->Binv[c]);
+    w->chol_equiv += 2 * w->C;
     for (size_t c = 0; c < w->C; c++) {
         const double *sd = w->sD->data + c * n;
-        gsl_matrix *Bi = w->Binv[c];
-        gpc_bmatrix_inverse(Bi);
-        w->chol_equiv += 2;
+        const gsl_matrix *Bi = w->Binv[c];
         for (size_t i = 0; i < n; i++) {
             double *Mi = w->M->data + i * w->M->tda;
             const double *Bri = Bi->data + i * Bi->tda;
@@ -214,30 +224,51 @@ static int factor(gpc_softmax *w)
 
 /* y = E_c x for vectors of length n (E_c = D_c^1/2 B_c^-1 D_c^1/2), from
  * B_c^-1 when factor_valid, else by two triangular solves with the factor
- * of B_c. */
-static void apply_E(const gpc_softmax *w, size_t c, const gsl_vector *x, gsl_vector *y)
+ * of B_c; class c's own scratch, so that the classes can run side by side. */
+static void apply_E(const gpc_softmax *w, size_t c, const double *x, double *y)
 {
-    gsl_vector_const_view sd = cblock(w->sD, w->n, c);
-    gsl_vector_memcpy(w->u1, x);
-    gsl_vector_mul(w->u1, &sd.vector);
+    size_t n = w->n;
+    const double *sd = w->sD->data + c * n;
+    double *u = w->class_scratch->data + c * n;
+    for (size_t i = 0; i < n; i++)
+        u[i] = x[i] * sd[i];
+    gsl_vector_view uv = gsl_vector_view_array(u, n), yv = gsl_vector_view_array(y, n);
     if (w->factor_valid) {
-        gsl_blas_dsymv(CblasLower, 1.0, w->Binv[c], w->u1, 0.0, y);
+        gsl_blas_dsymv(CblasLower, 1.0, w->Binv[c], &uv.vector, 0.0, &yv.vector);
     } else {
-        gsl_blas_dtrsv(CblasLower, CblasNoTrans, CblasNonUnit, w->Binv[c], w->u1);
-        gsl_blas_dtrsv(CblasLower, CblasTrans, CblasNonUnit, w->Binv[c], w->u1);
-        gsl_vector_memcpy(y, w->u1);
+        gsl_blas_dtrsv(CblasLower, CblasNoTrans, CblasNonUnit, w->Binv[c], &uv.vector);
+        gsl_blas_dtrsv(CblasLower, CblasTrans, CblasNonUnit, w->Binv[c], &uv.vector);
+        gsl_vector_memcpy(&yv.vector, &uv.vector);
     }
-    gsl_vector_mul(y, &sd.vector);
+    for (size_t i = 0; i < n; i++)
+        y[i] *= sd[i];
+}
+
+/* Block c of y (length Cn) = E_c times block c of x (blocks) or times x
+ * itself (length n, !blocks), the classes side by side. */
+static void apply_E_classes(const gpc_softmax *w, const double *x, int blocks, double *y)
+{
+#pragma omp parallel for schedule(static) if (w->class_parallel)
+    for (size_t c = 0; c < w->C; c++)
+        apply_E(w, c, x + (blocks ? c * w->n : 0), y + c * w->n);
+}
+
+/* y = sum_c of the blocks of v (length Cn), in class order. */
+static void sum_classes(const gpc_softmax *w, const gsl_vector *v, gsl_vector *y)
+{
+    gsl_vector_const_view v0 = cblock(v, w->n, 0);
+    gsl_vector_memcpy(y, &v0.vector);
+    for (size_t c = 1; c < w->C; c++) {
+        gsl_vector_const_view vc = cblock(v, w->n, c);
+        gsl_vector_add(y, &vc.vector);
+    }
 }
 
 /* y = S x = sum_c E_c x (length n). */
 static void apply_S(const gpc_softmax *w, const gsl_vector *x, gsl_vector *y)
 {
-    gsl_vector_set_zero(y);
-    for (size_t c = 0; c < w->C; c++) {
-        apply_E(w, c, x, w->u2);
-        gsl_vector_add(y, w->u2);
-    }
+    apply_E_classes(w, x->data, 0, w->class_out->data);
+    sum_classes(w, w->class_out, y);
 }
 
 /* z = P x with P = I + K / C (per-class kernels: I + sum_c K_c / C^2),
@@ -311,15 +342,9 @@ static int solve_S(gpc_softmax *w, const gsl_vector *r, double eta, gsl_vector *
  * (nonzero if they did not converge). */
 static int apply_R(gpc_softmax *w, const gsl_vector *x, double eta, gsl_vector *y)
 {
-    size_t n = w->n;
     gsl_vector *r = w->cg_b, *s = w->cg_x;
-    gsl_vector_set_zero(r);
-    for (size_t c = 0; c < w->C; c++) {
-        gsl_vector_const_view xc = cblock(x, n, c);
-        gsl_vector_view yc = block(y, n, c);
-        apply_E(w, c, &xc.vector, &yc.vector);
-        gsl_vector_add(r, &yc.vector);
-    }
+    apply_E_classes(w, x->data, 1, y->data);
+    sum_classes(w, y, r);
     if (w->factor_valid) {
         gsl_vector_memcpy(s, r);
         gsl_blas_dtrsv(CblasLower, CblasNoTrans, CblasNonUnit, w->M, s);
@@ -327,11 +352,8 @@ static int apply_R(gpc_softmax *w, const gsl_vector *x, double eta, gsl_vector *
     } else if (solve_S(w, r, eta, s) != 0) {
         return 1;
     }
-    for (size_t c = 0; c < w->C; c++) {
-        gsl_vector_view yc = block(y, n, c);
-        apply_E(w, c, s, w->u3);
-        gsl_vector_sub(&yc.vector, w->u3);
-    }
+    apply_E_classes(w, s->data, 0, w->class_out->data);
+    gsl_vector_sub(y, w->class_out);
     return 0;
 }
 
@@ -540,7 +562,7 @@ static void ensure_scratch(gpc_softmax *w)
     for (size_t c = 0; c < w->C; c++)
         w->T[c] = gpc_matrix_alloc(w->n, w->n);
     w->ref = gpc_calloc(w->n, sizeof *w->ref);
-    w->cols = gpc_calloc(w->n, sizeof *w->cols);
+    w->cols = gpc_calloc(w->C * w->n, sizeof *w->cols);
 }
 
 /* Minv = M^-1 (lower, zeros above) and N = M^-1 - M', whose column i is
@@ -607,13 +629,13 @@ static inline void add_diag(double mik, double sd, double z, double nki, double 
  * and del: a triangular solve with the (n - m) other columns only. */
 static void class_columns(gpc_softmax *w, size_t c, double *gam, double *del)
 {
-    size_t n = w->n, m = 0;
+    size_t n = w->n, m = 0, *cols = w->cols + c * n;
     const double *sd = w->sD->data + c * n;
     const gsl_matrix *Bi = w->Binv[c];
     gsl_matrix *T = w->T[c];
     for (size_t i = 0; i < n; i++)
         if (w->ref[i] != c)
-            w->cols[m++] = i;
+            cols[m++] = i;
     if (m == 0)
         return;
     /* D_c^1/2 B_c^-1, both triangles from the lower one in tiles (so that
@@ -631,12 +653,12 @@ static void class_columns(gpc_softmax *w, size_t c, double *gam, double *del)
     for (size_t k = 0; k < n; k++) {
         double *Tk = T->data + k * T->tda;
         for (size_t j = 0; j < m; j++)
-            Tk[j] = Tk[w->cols[j]];
+            Tk[j] = Tk[cols[j]];
     }
     gsl_matrix_view Z = gsl_matrix_submatrix(T, 0, 0, n, m);
     gsl_blas_dtrsm(CblasLeft, CblasLower, CblasNoTrans, CblasNonUnit, 1.0, w->M, &Z.matrix);
     /* back to natural order, row by row, as T = Z D^1/2 */
-    double *row = w->u1->data;
+    double *row = w->class_scratch->data + c * n;
     for (size_t k = 0; k < n; k++) {
         double *Tk = T->data + k * T->tda;
         const double *Mk = w->Minv->data + k * w->Minv->tda, *Nk = w->N->data + k * w->N->tda;
@@ -645,7 +667,7 @@ static void class_columns(gpc_softmax *w, size_t c, double *gam, double *del)
         for (size_t i = 0; i < n; i++)
             Tk[i] = 0.0;
         for (size_t j = 0; j < m; j++) {
-            size_t i = w->cols[j];
+            size_t i = cols[j];
             add_diag(Mk[i], sd[i], row[j], Nk[i], gam + i, del + i);
             Tk[i] = row[j] * sd[i];
         }
@@ -683,6 +705,7 @@ static void gradient_terms(gpc_softmax *w, double *gam, double *del, double *eps
     reference_classes(w);
     for (size_t i = 0; i < C * n; i++)
         gam[i] = del[i] = 0.0;
+#pragma omp parallel for schedule(static) if (w->class_parallel)
     for (size_t c = 0; c < C; c++)
         class_columns(w, c, gam + c * n, del + c * n);
     w->chol_equiv += 3 * (C - 1);
@@ -707,11 +730,12 @@ static void add_E(const gpc_softmax *w, size_t c, double scale, gsl_matrix *R)
  * and U = I - 2 v v' / v'v, v = e_1 - 1/sqrt(C), the reflection whose first
  * column is 1/sqrt(C) (so T1 = M' / sqrt(C)): C - 1 rank-n updates
  * (3 (C - 1) Cholesky equivalents).  The result goes to T[0], which the
- * transform frees. */
+ * transform frees, with N (no longer needed) as scratch. */
 static gsl_matrix *shared_R(gpc_softmax *w)
 {
     size_t n = w->n, C = w->C;
     double r = 1.0 / sqrt((double)C), vv = 2.0 - 2.0 * r, v0 = 1.0 - r;
+#pragma omp parallel for schedule(static) if (w->class_parallel)
     for (size_t k = 0; k < n; k++)
         for (size_t i = 0; i < n; i++) {
             double t[C], vt = 0.0;
@@ -722,12 +746,30 @@ static gsl_matrix *shared_R(gpc_softmax *w)
             for (size_t c = 1; c < C; c++) /* U_kc = delta_kc - 2 v_k v_c / v'v */
                 w->T[c]->data[k * w->T[c]->tda + i] = t[c] + 2.0 * r * vt / vv;
         }
-    gsl_matrix *R = w->T[0];
-    gsl_matrix_set_zero(R);
-    for (size_t c = 0; c < C; c++)
-        add_E(w, c, -0.5 * (1.0 - 1.0 / (double)C), R);
-    for (size_t c = 1; c < C; c++)
-        gsl_blas_dsyrk(CblasLower, CblasTrans, 0.5, w->T[c], 1.0, R);
+    /* two halves, summed apart (side by side when the classes run in
+     * parallel) and then together, the same sums however many threads */
+    gsl_matrix *R = w->T[0], *R2 = w->N;
+    size_t half = 1 + (C - 1) / 2;
+#pragma omp parallel sections if (w->class_parallel)
+    {
+#pragma omp section
+        {
+            gsl_matrix_set_zero(R);
+            for (size_t c = 0; c < C; c++)
+                add_E(w, c, -0.5 * (1.0 - 1.0 / (double)C), R);
+            for (size_t c = 1; c < half; c++)
+                gsl_blas_dsyrk(CblasLower, CblasTrans, 0.5, w->T[c], 1.0, R);
+        }
+#pragma omp section
+        {
+            gsl_matrix_set_zero(R2);
+            for (size_t c = half; c < C; c++)
+                gsl_blas_dsyrk(CblasLower, CblasTrans, 0.5, w->T[c], 1.0, R2);
+        }
+    }
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = 0; j <= i; j++)
+            R->data[i * R->tda + j] += R2->data[i * R2->tda + j];
     w->chol_equiv += 3 * (C - 1);
     return R;
 }

@@ -63,6 +63,13 @@
  * took 6C + 1, the same run was 13 (13.0 / 13.2) per step, 25 (25.1 / 25.7)
  * for the gradient and 129 (129 / 132) in all.  (The second core was busy
  * with other work, so two threads gained nothing on either side.)
+ * Threads: from GPC_PARALLEL_MIN_CLASS_ROWS up to GPC_PARALLEL_MIN_ROWS rows
+ * (where OpenBLAS runs on one thread) the classes' work runs side by side
+ * on OpenMP threads: the factors and inverses of the B_c, the products with
+ * E_c in the conjugate gradients, the gradient's triangular solves, and its
+ * rank-n updates in two fixed halves.  Every sum over classes is formed in
+ * the same order whatever the number of threads, so that number changes no
+ * bit of the results.
  * Storage: C matrices B_c^-1 (the factors of B_c during the search), one
  * (shared) or C kernel matrices, M, and C + 2 n x n scratch matrices
  * allocated by the first gradient.  The factors stay valid after a
@@ -93,6 +100,8 @@ typedef struct {
     gsl_vector *t1, *t2, *t3, *t4, *t5; /* length Cn scratch */
     gsl_vector *ypi;             /* length Cn: y - pi at the mode */
     gsl_vector *u1, *u2, *u3, *zero; /* length n scratch, and zeros */
+    gsl_vector *class_scratch, *class_out; /* length Cn: each class's own scratch */
+    int class_parallel;   /* run the classes' work side by side (gpc_parallel_classes) */
     gsl_vector *cg_b, *cg_x, *cg_r, *cg_z, *cg_p, *cg_q; /* length n: conjugate gradients */
     gsl_matrix *Bg;       /* n x (C nparams) for the gradient */
     double psi;           /* Psi at the mode */

@@ -838,3 +838,35 @@ evidence_fd() {
     assert_failure 2
     assert_output --partial "has hyperparameters for 4 classes, the labels have 3"
 }
+
+# Below OpenBLAS's threshold the classes of a softmax model run side by side
+# from GPC_PARALLEL_MIN_CLASS_ROWS rows up; their sums are formed in a fixed
+# order, so the results do not depend on the number of OpenMP threads.  The
+# problem is sized from the source so that the test cannot go vacuous.
+@test "multiclass: softmax results do not depend on the number of OpenMP threads" {
+    local min max n t f
+    min="$(sed -n 's/^#define GPC_PARALLEL_MIN_CLASS_ROWS \([0-9][0-9]*\).*/\1/p' "$REPO/src/lib/parallel.h")"
+    max="$(sed -n 's/^#define GPC_PARALLEL_MIN_ROWS \([0-9][0-9]*\).*/\1/p' "$REPO/src/lib/parallel.h")"
+    [ -n "$min" ] && [ -n "$max" ] || fail "no class thresholds in src/lib/parallel.h"
+    n=$(( (min + max) / 2 ))
+    # n cases of 2 inputs in 3 classes by angle, with label noise
+    awk -v n="$n" 'BEGIN { srand(11)
+        for (i = 0; i < n; i++) {
+            a = 2 * rand() - 1; b = 2 * rand() - 1
+            k = (atan2(b, a + 0.3 * (rand() - 0.5)) + 3.15) / 2.1
+            printf "%.6f %.6f\n", a, b > "Xp.txt"; print int(k) + 1 > "yp.txt" } }'
+    assert_shape Xp.txt "$n" 2
+    [ "$(sort -u yp.txt | wc -l)" -eq 3 ] || fail "not three classes: $(sort -u yp.txt | tr '\n' ' ')"
+    export OPENBLAS_NUM_THREADS=1
+    for t in 1 2; do
+        mkdir "t$t"
+        export OMP_NUM_THREADS=$t
+        gpc-evidence -k se -p "$HP" Xp.txt yp.txt > "t$t/e.txt"
+        gpc-fit -q -O ml -k se -m "t$t/m.txt" Xp.txt yp.txt
+        gpc-predict -m "t$t/m.txt" -c p,mean,cov Xp.txt > "t$t/p.txt"
+        gpc-hmc -q -n 2 -L 3 -k se -o "t$t/chain.txt" Xp.txt yp.txt
+    done
+    for f in e m p chain; do
+        assert_files_equal "t1/$f.txt" "t2/$f.txt"
+    done
+}
