@@ -15,14 +15,15 @@
 #include <stdlib.h>
 
 #include "alloc.h"
+#include "class-kernels.h"
 #include "err.h"
 
 typedef struct {
     const gpc_method_ops *bin; /* the binary method */
     size_t n, C;
     void **ws;                 /* C binary workspaces */
-    gpc_kernel **kernels;      /* the kernel of each classifier: C, or 1 shared */
-    size_t nK;
+    gpc_class_kernels *kernels; /* the kernel of each classifier: C, or 1 shared */
+    size_t *cls;               /* the labels as indices */
     gsl_vector **y;            /* C label vectors: +1 for class c, -1 for the rest */
     gsl_matrix *state;         /* n x state_width scratch */
     double *grad;              /* one classifier's gradient */
@@ -35,18 +36,16 @@ static void *ovr_alloc(const gpc_method_ops *bin, size_t n, size_t C, const gpc_
     w->bin = bin;
     w->n = n;
     w->C = C;
-    w->nK = gpc_kernel_copies(k) > 1 ? C : 1;
-    w->kernels = gpc_calloc(w->nK, sizeof *w->kernels);
-    for (size_t c = 0; c < w->nK; c++)
-        w->kernels[c] = gpc_kernel_base(k);
+    w->kernels = gpc_class_kernels_alloc(k, C);
+    w->cls = gpc_mallocarray(n ? n : 1, sizeof *w->cls);
     w->ws = gpc_calloc(C, sizeof *w->ws);
     w->y = gpc_calloc(C, sizeof *w->y);
     for (size_t c = 0; c < C; c++) {
-        w->ws[c] = bin->alloc(n, 2, w->kernels[0], gradient, lik);
+        w->ws[c] = bin->alloc(n, 2, w->kernels->k[0], gradient, lik);
         w->y[c] = gpc_vector_alloc(n ? n : 1);
     }
     w->state = gpc_matrix_alloc(n ? n : 1, bin->state_width);
-    w->grad = gpc_mallocarray(gpc_kernel_nparams(w->kernels[0]) + 1, sizeof *w->grad);
+    w->grad = gpc_mallocarray(w->kernels->nparams + 1, sizeof *w->grad);
     return w;
 }
 
@@ -59,11 +58,10 @@ static void ovr_free(void *ws)
         w->bin->free(w->ws[c]);
         gsl_vector_free(w->y[c]);
     }
-    for (size_t c = 0; c < w->nK; c++)
-        gpc_kernel_free(w->kernels[c]);
+    gpc_class_kernels_free(w->kernels);
+    free(w->cls);
     free(w->ws);
     free(w->y);
-    free(w->kernels);
     gsl_matrix_free(w->state);
     free(w->grad);
     free(w);
@@ -79,60 +77,39 @@ static int ovr_set(void *ws, gpc_method_setting key, double value)
     return st;
 }
 
-/* Class c against the rest, from class indices. */
-static int take_labels(ovr_ws *w, const gsl_vector *y)
+/* Class c against the rest, from class indices, and the classifiers'
+ * kernels at k's hyperparameters. */
+static int take(ovr_ws *w, const gsl_vector *y, const gpc_kernel *k)
 {
-    for (size_t i = 0; i < w->n; i++) {
-        double c = gsl_vector_get(y, i);
-        if (!(c >= 0.0 && c < (double)w->C && c == (double)(size_t)c))
-            return gpc_fail(GPC_EUSAGE, "label %g of case %zu is not a class index below %zu",
-                            c, i + 1, w->C);
-        for (size_t k = 0; k < w->C; k++)
-            gsl_vector_set(w->y[k], i, (size_t)c == k ? 1.0 : -1.0);
-    }
-    return GPC_OK;
-}
-
-/* The classifiers' kernels at k's hyperparameters. */
-static int take_kernel(ovr_ws *w, const gpc_kernel *k)
-{
-    size_t copies = gpc_kernel_copies(k), p = gpc_kernel_nparams(k) / copies;
-    if (copies != w->nK || (copies > 1 && copies != w->C))
-        return gpc_fail(GPC_EUSAGE, "kernel '%s' has %zu sets of hyperparameters; one-vs-rest "
-                        "over %zu classes takes 1 or %zu", gpc_kernel_spec(k), copies, w->C,
-                        w->C);
-    for (size_t c = 0; c < copies; c++)
-        gpc_kernel_set_params(w->kernels[c], gpc_kernel_params(k) + c * p);
-    return GPC_OK;
-}
-
-static const gpc_kernel *kernel_of(const ovr_ws *w, size_t c)
-{
-    return w->kernels[w->nK > 1 ? c : 0];
+    int st = gpc_class_indices(y, w->C, w->cls);
+    if (st != GPC_OK)
+        return st;
+    for (size_t i = 0; i < w->n; i++)
+        for (size_t c = 0; c < w->C; c++)
+            gsl_vector_set(w->y[c], i, w->cls[i] == c ? 1.0 : -1.0);
+    return gpc_class_kernels_set(w->kernels, k, "one-vs-rest");
 }
 
 static int ovr_evidence(void *ws, const gpc_kernel *k, const gsl_matrix *X, const gsl_vector *y,
                         double *log_evidence, double *grad)
 {
     ovr_ws *w = ws;
-    size_t p = gpc_kernel_nparams(w->kernels[0]);
-    int st = take_labels(w, y);
-    if (st == GPC_OK)
-        st = take_kernel(w, k);
+    size_t p = w->kernels->nparams;
+    int st = take(w, y, k);
     if (grad)
-        for (size_t j = 0; j < p * w->nK; j++)
+        for (size_t j = 0; j < p * w->kernels->nK; j++)
             grad[j] = 0.0;
     *log_evidence = 0.0;
     for (size_t c = 0; c < w->C && st == GPC_OK; c++) {
         double z;
-        st = w->bin->evidence(w->ws[c], kernel_of(w, c), X, w->y[c], &z, grad ? w->grad : NULL);
+        st = w->bin->evidence(w->ws[c], gpc_class_kernel(w->kernels, c), X, w->y[c], &z, grad ? w->grad : NULL);
         if (st != GPC_OK) {
             st = gpc_fail(st, "one-vs-rest, class %zu against the rest: %s", c + 1,
                           gpc_errmsg());
             break;
         }
         *log_evidence += z;
-        double *g = grad ? grad + (w->nK > 1 ? c * p : 0) : NULL;
+        double *g = grad ? grad + (w->kernels->nK > 1 ? c * p : 0) : NULL;
         for (size_t j = 0; g && j < p; j++)
             g[j] += w->grad[j];
     }
@@ -163,12 +140,10 @@ static int ovr_state_set(void *ws, const gpc_kernel *k, const gsl_matrix *X, con
 {
     ovr_ws *w = ws;
     size_t width = w->bin->state_width;
-    int st = take_labels(w, y);
-    if (st == GPC_OK)
-        st = take_kernel(w, k);
+    int st = take(w, y, k);
     for (size_t c = 0; c < w->C && st == GPC_OK; c++) {
         gsl_matrix_const_view v = gsl_matrix_const_submatrix(state, 0, c * width, w->n, width);
-        st = w->bin->state_set(w->ws[c], kernel_of(w, c), X, w->y[c], &v.matrix);
+        st = w->bin->state_set(w->ws[c], gpc_class_kernel(w->kernels, c), X, w->y[c], &v.matrix);
     }
     return st;
 }
@@ -200,7 +175,7 @@ typedef struct {
 static int predict_one(const ovr_ws *w, size_t c, gsl_matrix *mu, gsl_matrix *v, void *ctx)
 {
     const test_inputs *t = ctx;
-    return w->bin->predict(w->ws[c], kernel_of(w, c), t->X, t->Xs, mu, v);
+    return w->bin->predict(w->ws[c], gpc_class_kernel(w->kernels, c), t->X, t->Xs, mu, v);
 }
 
 static int ovr_predict(const void *ws, const gpc_kernel *k, const gsl_matrix *X,

@@ -9,12 +9,13 @@
 #include <stdlib.h>
 
 #include "alloc.h"
+#include "class-kernels.h"
 #include "err.h"
 #include "softmax.h"
 
 typedef struct {
     gpc_softmax *sm;
-    gpc_kernel **kernels;   /* nK base kernels (one per class, or one shared) */
+    gpc_class_kernels *kernels;
     size_t *cls;            /* the labels as indices */
     gpc_softmax_rule *rule; /* E[softmax] over the latent Gaussian, built when first asked */
 } softmax_ws;
@@ -29,13 +30,10 @@ static int softmax_check_lik(gpc_lik lik)
 static void *softmax_alloc(size_t n, size_t C, const gpc_kernel *k, int gradient, gpc_lik lik)
 {
     softmax_ws *w = gpc_calloc(1, sizeof *w);
-    int per_class = gpc_kernel_copies(k) > 1;
     (void)lik;
     (void)gradient; /* the gradient's scratch is allocated by the first gradient */
-    w->sm = gpc_softmax_alloc(n, C, gpc_kernel_nparams(k) / gpc_kernel_copies(k), per_class);
-    w->kernels = gpc_calloc(w->sm->nK, sizeof *w->kernels);
-    for (size_t c = 0; c < w->sm->nK; c++)
-        w->kernels[c] = gpc_kernel_base(k);
+    w->kernels = gpc_class_kernels_alloc(k, C);
+    w->sm = gpc_softmax_alloc(n, C, w->kernels->nparams, w->kernels->nK > 1);
     w->cls = gpc_mallocarray(n ? n : 1, sizeof *w->cls);
     return w;
 }
@@ -45,9 +43,7 @@ static void softmax_free(void *ws)
     softmax_ws *w = ws;
     if (!w)
         return;
-    for (size_t c = 0; c < w->sm->nK; c++)
-        gpc_kernel_free(w->kernels[c]);
-    free(w->kernels);
+    gpc_class_kernels_free(w->kernels);
     gpc_softmax_free(w->sm);
     gpc_softmax_rule_free(w->rule);
     free(w->cls);
@@ -63,42 +59,22 @@ static int softmax_set(void *ws, gpc_method_setting key, double value)
     return GPC_METHOD_NO_SETTING;
 }
 
-/* y as class indices; anything else is a caller's error. */
-static int take_labels(softmax_ws *w, const gsl_vector *y)
+/* The labels as indices and the base kernels at k's hyperparameters. */
+static int take(softmax_ws *w, const gsl_vector *y, const gpc_kernel *k)
 {
-    for (size_t i = 0; i < y->size; i++) {
-        double c = gsl_vector_get(y, i);
-        if (!(c >= 0.0 && c < (double)w->sm->C && c == floor(c)))
-            return gpc_fail(GPC_EUSAGE, "label %g of case %zu is not a class index below %zu",
-                            c, i + 1, w->sm->C);
-        w->cls[i] = (size_t)c;
-    }
-    return GPC_OK;
-}
-
-/* The base kernels at k's hyperparameters: class c's copy for each. */
-static int take_kernel(softmax_ws *w, const gpc_kernel *k)
-{
-    size_t copies = gpc_kernel_copies(k), p = gpc_kernel_nparams(k) / copies;
-    if (copies != w->sm->nK || (copies > 1 && copies != w->sm->C) || p != w->sm->nparams)
-        return gpc_fail(GPC_EUSAGE, "kernel '%s' has %zu sets of %zu hyperparameters; the "
-                        "softmax workspace expects %zu of %zu", gpc_kernel_spec(k), copies, p,
-                        w->sm->nK, w->sm->nparams);
-    for (size_t c = 0; c < copies; c++)
-        gpc_kernel_set_params(w->kernels[c], gpc_kernel_params(k) + c * p);
-    return GPC_OK;
+    int st = gpc_class_indices(y, w->sm->C, w->cls);
+    return st == GPC_OK ? gpc_class_kernels_set(w->kernels, k, gpc_method_softmax_ops.title)
+                        : st;
 }
 
 static int softmax_evidence(void *ws, const gpc_kernel *k, const gsl_matrix *X,
                             const gsl_vector *y, double *log_evidence, double *grad)
 {
     softmax_ws *w = ws;
-    int st = take_labels(w, y);
-    if (st == GPC_OK)
-        st = take_kernel(w, k);
+    int st = take(w, y, k);
     if (st != GPC_OK)
         return st;
-    return gpc_softmax_evidence(w->sm, w->kernels, X, w->cls, log_evidence, grad);
+    return gpc_softmax_evidence(w->sm, w->kernels->k, X, w->cls, log_evidence, grad);
 }
 
 static void softmax_forget(void *ws) { ((softmax_ws *)ws)->sm->has_mode = 0; }
@@ -116,13 +92,11 @@ static int softmax_state_set(void *ws, const gpc_kernel *k, const gsl_matrix *X,
 {
     softmax_ws *w = ws;
     gpc_softmax *sm = w->sm;
-    int st = take_labels(w, y);
-    if (st == GPC_OK)
-        st = take_kernel(w, k);
+    int st = take(w, y, k);
     if (st != GPC_OK)
         return st;
     for (size_t c = 0; c < sm->nK; c++)
-        gpc_kernel_matrix(w->kernels[c], X, sm->K[c]);
+        gpc_kernel_matrix(w->kernels->k[c], X, sm->K[c]);
     gsl_vector *f = gpc_vector_alloc(sm->C * sm->n);
     for (size_t c = 0; c < sm->C; c++)
         for (size_t i = 0; i < sm->n; i++)
@@ -136,25 +110,11 @@ static int softmax_predict(const void *ws, const gpc_kernel *k, const gsl_matrix
                            const gsl_matrix *Xs, gsl_matrix *mean, gsl_matrix *cov)
 {
     const softmax_ws *w = ws;
-    size_t m = Xs->size1, nK = w->sm->nK;
-    /* the fit's (or state_set's) base kernels hold k's hyperparameters */
-    (void)k;
-    gsl_matrix **Ks = gpc_calloc(nK, sizeof *Ks);
-    gsl_vector **kss = gpc_calloc(nK, sizeof *kss);
-    for (size_t c = 0; c < nK; c++) {
-        Ks[c] = gpc_matrix_alloc(X->size1, m);
-        kss[c] = gpc_vector_alloc(m);
-        gpc_kernel_cross(w->kernels[c], X, Xs, Ks[c]);
-        gpc_kernel_diag(w->kernels[c], Xs, kss[c]);
-    }
-    int st = gpc_softmax_predict(w->sm, (const gsl_matrix *const *)Ks,
-                                 (const gsl_vector *const *)kss, mean, cov, NULL, NULL);
-    for (size_t c = 0; c < nK; c++) {
-        gsl_matrix_free(Ks[c]);
-        gsl_vector_free(kss[c]);
-    }
-    free(Ks);
-    free(kss);
+    (void)k; /* the fit's (or state_set's) base kernels hold k's hyperparameters */
+    gpc_class_cross *cc = gpc_class_cross_alloc(w->kernels, X, Xs);
+    int st = gpc_softmax_predict(w->sm, (const gsl_matrix *const *)cc->Ks,
+                                 (const gsl_vector *const *)cc->kss, mean, cov, NULL, NULL);
+    gpc_class_cross_free(cc);
     return st;
 }
 

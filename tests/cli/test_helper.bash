@@ -241,3 +241,46 @@ assert_npy() {
         case "$head" in *"'shape': $shape"*) ;; *) fail "$f: shape is not $shape: $head" ;; esac
     fi
 }
+
+# The hyperparameters of a model file as 'name value' lines.
+model_params() {
+    awk '$1 == "hyperparameters" { n = $2; next } n > 0 { print; n-- }' "$1"
+}
+
+# Relative agreement of two numbers: |a - b| <= tol * max(|a|, |b|, 1).
+assert_close() {
+    run awk -v a="$1" -v b="$2" -v tol="$3" 'BEGIN {
+        d = a - b; if (d < 0) d = -d; s = (a < 0 ? -a : a); t = (b < 0 ? -b : b); if (t > s) s = t; if (s < 1) s = 1
+        if (d > tol * s) { printf "%.17g vs %.17g (tolerance %g)\n", a, b, tol; exit 1 } }'
+    assert_success
+}
+
+# Central finite differences of gpc-evidence's own value at its
+# hyperparameters theta +- h along each coordinate (one --grid run), against
+# its gradient at theta, on inputs X and labels Y (the options go to every
+# gpc-evidence run).  Usage: evidence_fd X Y SPEC PARAMS [OPTION]...
+evidence_fd() {
+    local X="$1" Y="$2" spec="$3" params="$4"
+    shift 4
+    gpc-kernel -k "$spec" -p "$params" -L "$X" > theta.txt
+    gpc-evidence -q -k "$spec" -p "$params" "$@" "$X" "$Y" > eg.txt
+    awk -v h=1e-5 '{ th[NR] = $2 }
+        END { for (j = 1; j <= NR; j++) for (s = -1; s <= 1; s += 2) {
+                  line = ""
+                  for (k = 1; k <= NR; k++) line = line (k > 1 ? " " : "") sprintf("%.17g", th[k] + (k == j ? s * h : 0))
+                  print line } }' theta.txt > grid.txt
+    gpc-evidence -q -k "$spec" -n -g grid.txt "$@" "$X" "$Y" > ev.txt
+    run awk -v np="$(wc -l < theta.txt)" '
+        function abs(x) { return x < 0 ? -x : x }
+        FILENAME == "eg.txt" { if (NF != np + 1) { print "gradient of " NF - 1 " entries, " np " hyperparameters"; exit 1 }
+                               for (j = 1; j <= np; j++) g[j] = $(j + 1); next }
+        FILENAME == "grid.txt" { j = int((FNR + 1) / 2); x[FNR] = $j; next }
+        { v[FNR] = $1 }
+        END { if (length(v) != 2 * np) { print "grid gave " length(v) " values"; exit 1 }
+              for (j = 1; j <= np; j++) {
+                  fd = (v[2 * j] - v[2 * j - 1]) / (x[2 * j] - x[2 * j - 1])
+                  if (abs(fd - g[j]) > 1e-6 * (abs(g[j]) > 1 ? abs(g[j]) : 1)) {
+                      printf "hyperparameter %d: gradient %.12g, finite difference %.12g\n", j, g[j], fd; exit 1 } } }' \
+        eg.txt grid.txt ev.txt
+    assert_success
+}

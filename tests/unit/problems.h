@@ -1,9 +1,10 @@
 /* problems.h — small classification problems and data helpers shared by the
- * unit tests of Laplace, EP and mean field. */
+ * unit tests of the inference methods. */
 #ifndef GPC_TEST_PROBLEMS_H
 #define GPC_TEST_PROBLEMS_H
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <gsl/gsl_matrix.h>
@@ -113,6 +114,41 @@ static inline int read_binary_labels(const char *path, gsl_vector **y)
         st = gpc_fail(GPC_EINPUT, "%s: %zu classes, not two", path, l->nclasses);
     gpc_labels_free(l);
     return st;
+}
+
+/* n inputs uniform on [-1, 1]^d in C classes: the class is the argmax over
+ * c of a linear score with a different direction per class plus
+ * U(0, noise). */
+static inline void multiclass_problem(gsl_rng *r, size_t n, size_t d, size_t C, double noise,
+                                      gsl_matrix **X, size_t **cls)
+{
+    *X = gsl_matrix_alloc(n, d);
+    *cls = malloc(n * sizeof **cls);
+    for (size_t i = 0; i < n; i++) {
+        for (size_t l = 0; l < d; l++)
+            gsl_matrix_set(*X, i, l, 2.0 * gsl_rng_uniform(r) - 1.0);
+        double best = -1e300;
+        for (size_t c = 0; c < C; c++) {
+            double s = noise * gsl_rng_uniform(r);
+            for (size_t l = 0; l < d; l++)
+                s += cos(2.0 * M_PI * (double)(c + l) / (double)C) * gsl_matrix_get(*X, i, l);
+            if (s > best) {
+                best = s;
+                (*cls)[i] = c;
+            }
+        }
+    }
+}
+
+/* The kernel of spec on d inputs at hyperparameters theta (aborts on a bad
+ * spec: the tests' own). */
+static inline gpc_kernel *kernel_at(const char *spec, size_t d, const double *theta)
+{
+    gpc_kernel *k;
+    if (gpc_kernel_parse(spec, d, &k) != GPC_OK)
+        abort();
+    gpc_kernel_set_params(k, theta);
+    return k;
 }
 
 #endif

@@ -21,38 +21,13 @@
 #include "laplace.h"
 #include "lik.h"
 #include "softmax.h"
+#include "problems.h"
 #include "tap.h"
 
-/* n inputs uniform on [-1, 1]^d; class = argmax_c of a noisy linear score
- * with a different direction per class. */
 static void make_problem(gsl_rng *r, size_t n, size_t d, size_t C, gsl_matrix **X,
                          size_t **cls)
 {
-    *X = gsl_matrix_alloc(n, d);
-    *cls = malloc(n * sizeof **cls);
-    for (size_t i = 0; i < n; i++) {
-        for (size_t l = 0; l < d; l++)
-            gsl_matrix_set(*X, i, l, 2.0 * gsl_rng_uniform(r) - 1.0);
-        double best = -1e300;
-        for (size_t c = 0; c < C; c++) {
-            double s = 0.4 * gsl_rng_uniform(r);
-            for (size_t l = 0; l < d; l++)
-                s += cos(2.0 * M_PI * (double)(c + l) / (double)C) * gsl_matrix_get(*X, i, l);
-            if (s > best) {
-                best = s;
-                (*cls)[i] = c;
-            }
-        }
-    }
-}
-
-static gpc_kernel *kernel(const char *spec, size_t d, const double *theta)
-{
-    gpc_kernel *k;
-    if (gpc_kernel_parse(spec, d, &k) != GPC_OK)
-        abort();
-    gpc_kernel_set_params(k, theta);
-    return k;
+    multiclass_problem(r, n, d, C, 0.4, X, cls);
 }
 
 /* ---- the dense reference: Newton on the full Cn system ---- */
@@ -244,7 +219,7 @@ static void test_two_classes(gsl_rng *r)
     th2[0] += M_LN2;
     th2[3] += M_LN2;
     th2[4] += M_LN2;
-    gpc_kernel *k = kernel("ard+bias+jitter", d, th), *k2 = kernel("ard+bias+jitter", d, th2);
+    gpc_kernel *k = kernel_at("ard+bias+jitter", d, th), *k2 = kernel_at("ard+bias+jitter", d, th2);
     size_t p = gpc_kernel_nparams(k);
     gsl_vector *y = gsl_vector_alloc(n);
     for (size_t i = 0; i < n; i++)
@@ -359,7 +334,7 @@ static void test_dense_and_fd(gsl_rng *r, size_t C, int per_class)
     gpc_kernel *ks[5];
     size_t nK = per_class ? C : 1;
     for (size_t c = 0; c < nK; c++)
-        ks[c] = kernel("ard+jitter", d, th[c]);
+        ks[c] = kernel_at("ard+jitter", d, th[c]);
     size_t p = gpc_kernel_nparams(ks[0]), ng = p * nK;
     char what[32];
     snprintf(what, sizeof what, "%s, C = %zu", per_class ? "per-class" : "shared", C);
@@ -504,7 +479,7 @@ static void test_predict(gsl_rng *r)
     double xs[] = {0.1, -0.2, 0.8, 0.7, 4.0, -3.0, -6.0, 5.0}; /* two far away */
     memcpy(Xs->data, xs, sizeof xs);
     double th[] = {3.0, 0.5, 0.5, -4.0}; /* v0 = e^3: latent sd up to 4.5 */
-    gpc_kernel *k = kernel("ard+jitter", d, th);
+    gpc_kernel *k = kernel_at("ard+jitter", d, th);
     gpc_softmax *w = gpc_softmax_alloc(n, C, 4, 0);
     double lz;
     TEST_OK(gpc_softmax_evidence(w, &k, X, cls, &lz, NULL) == GPC_OK, "predict: fitted");
@@ -594,7 +569,7 @@ static void test_predict_dense(gsl_rng *r)
     gsl_matrix *Ks[3];
     gsl_vector *kss[3];
     for (size_t c = 0; c < C; c++) {
-        ks[c] = kernel("ard+jitter", d, th[c]);
+        ks[c] = kernel_at("ard+jitter", d, th[c]);
         Ks[c] = gsl_matrix_alloc(n, m);
         kss[c] = gsl_vector_alloc(m);
         gpc_kernel_cross(ks[c], X, Xs, Ks[c]);
@@ -675,7 +650,7 @@ static void test_confident(gsl_rng *r)
     size_t *cls;
     make_problem(r, n, d, C, &X, &cls);
     double th[] = {12.0, 2.0, 2.0, -4.0};
-    gpc_kernel *k = kernel("ard+jitter", d, th);
+    gpc_kernel *k = kernel_at("ard+jitter", d, th);
     gpc_softmax *w = gpc_softmax_alloc(n, C, 4, 0);
     double lz, g[4], gd[4];
     int st = gpc_softmax_evidence(w, &k, X, cls, &lz, g);
@@ -720,7 +695,7 @@ static void test_cg(gsl_rng *r)
         size_t nK = per ? C : 1;
         gpc_kernel *ks[4];
         for (size_t c = 0; c < nK; c++)
-            ks[c] = kernel("ard+jitter", d, th[c]);
+            ks[c] = kernel_at("ard+jitter", d, th[c]);
         gpc_softmax *w = gpc_softmax_alloc(n, C, 5, per), *wd = gpc_softmax_alloc(n, C, 5, per);
         wd->cg_max = 0;
         double lz, lzd, g[20], gd[20];
@@ -782,7 +757,7 @@ static void test_warm_path(gsl_rng *r)
     size_t *cls;
     make_problem(r, n, d, C, &X, &cls);
     double th[] = {2.0, 0.5, 0.5, -6.0};
-    gpc_kernel *k = kernel("ard+jitter", d, th);
+    gpc_kernel *k = kernel_at("ard+jitter", d, th);
     gpc_softmax *warm = gpc_softmax_alloc(n, C, 4, 0), *cold = gpc_softmax_alloc(n, C, 4, 0);
     double lw, lc, gw[4], gc[4], worst = 0.0;
     gpc_softmax_evidence(warm, &k, X, cls, &lw, gw);
@@ -826,7 +801,7 @@ static void test_warm_extreme_cost(gsl_rng *r)
     size_t *cls;
     make_problem(r, n, d, C, &X, &cls);
     double th1[] = {0.5, 0.0, 0.0, -4.0}, th2[] = {1.5, -0.5, 0.3, -4.0};
-    gpc_kernel *k = kernel("ard+jitter", d, th1);
+    gpc_kernel *k = kernel_at("ard+jitter", d, th1);
     gpc_softmax *warm = gpc_softmax_alloc(n, C, 4, 0), *cold = gpc_softmax_alloc(n, C, 4, 0);
     double lw, lc, gw[4], gc[4];
     gpc_softmax_evidence(warm, &k, X, cls, &lw, NULL);
@@ -871,7 +846,7 @@ static void test_warm_extreme_cost(gsl_rng *r)
             gpc_kernel *ks[4];
             size_t nK = per ? C : 1;
             for (size_t c = 0; c < nK; c++)
-                ks[c] = kernel("ard+jitter", d, big[t]);
+                ks[c] = kernel_at("ard+jitter", d, big[t]);
             gpc_softmax *w = gpc_softmax_alloc(n, C, 4, per);
             double lz = NAN, gg[16];
             int st = gpc_softmax_evidence(w, ks, X, cls, &lz, gg);
