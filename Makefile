@@ -107,13 +107,13 @@ table-kg: deps
 
 # make check builds the benchmarks too, so that they keep up with the library.
 # The softmax bench compares with scikit-learn (python3-sklearn).
-BENCH_BIN = $(BUILD)/bench-laplace $(BUILD)/bench-ep $(BUILD)/bench-softmax
+BENCH_BIN = $(BUILD)/bench-laplace $(BUILD)/bench-ep $(BUILD)/bench-softmax $(BUILD)/bench-vb
 bench: deps
 	@sh scripts/deps.sh python3-sklearn
 	@$(MAKE) --no-print-directory all $(BENCH_BIN)
 	@sh bench/run.sh
 
-$(BUILD)/bench-%: bench/bench-%.c $(LIB) | $(BUILD)/lib
+$(BUILD)/bench-%: bench/bench-%.c bench/bench-data.h $(LIB) | $(BUILD)/lib
 	$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< $(LIB) $(LDLIBS)
 
 # libFuzzer harnesses for the readers and the kernel-spec parser, built with

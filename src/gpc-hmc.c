@@ -146,9 +146,10 @@ static void parse_options(int argc, char **argv, options *o)
     if (o->summary && o->extend)
         gpc_cli_usage("--summary and --extend cannot be combined");
     o->set.lik = gpc_cli_lik(o->lik ? o->lik : "logistic");
-    if (o->set.lik == GPC_LIK_STEP)
+    if (o->set.lik == GPC_LIK_STEP || o->set.lik == GPC_LIK_MPROBIT)
         gpc_cli_usage("--likelihood %s: the sampler uses the Laplace evidence, which takes "
-                      "logistic, probit or softmax (gpc-fit -M ep takes step)", o->lik);
+                      "logistic, probit or softmax (gpc-fit -M %s takes %s)", o->lik,
+                      o->set.lik == GPC_LIK_STEP ? "ep" : "vb", o->lik);
 }
 
 /* Every path argument that may be standard input, so that two of them

@@ -246,9 +246,13 @@ void gpc_cli_read_training(int argc, char **argv, gsl_matrix **X, gpc_labels **l
 /* --multiclass=softmax: the joint model, which is Laplace's. */
 static void choose_softmax(int lik_named, gpc_method *method, gpc_lik *lik)
 {
-    if (*method != GPC_METHOD_LAPLACE && *method != GPC_METHOD_SOFTMAX)
+    if (*method != GPC_METHOD_LAPLACE && *method != GPC_METHOD_SOFTMAX) {
+        if (!gpc_method_get(*method)->latent)
+            gpc_cli_usage("--multiclass=softmax is multiclass Laplace; %s is multiclass "
+                          "itself: leave --multiclass out", gpc_method_get(*method)->title);
         gpc_cli_usage("--multiclass=softmax is multiclass Laplace; give -M laplace (or "
                       "--multiclass=ovr for one-vs-rest %s)", gpc_method_get(*method)->title);
+    }
     if (lik_named && *lik != GPC_LIK_SOFTMAX)
         gpc_cli_usage("--multiclass=softmax takes the softmax likelihood, not %s",
                       gpc_lik_name(*lik));

@@ -39,7 +39,7 @@ int gpc_evidence_set_tol(gpc_evidence *e, double tol)
         return gpc_fail(GPC_EUSAGE, "--tol must be in (0, 1), e.g. 1e-9");
     int st = e->ops->set(e->ws, GPC_SET_TOL, tol);
     if (st == GPC_METHOD_NO_SETTING)
-        return gpc_fail(GPC_EUSAGE, "--tol applies to -M ep or tap");
+        return gpc_fail(GPC_EUSAGE, "--tol applies to -M ep, tap or vb");
     return st;
 }
 

@@ -54,8 +54,12 @@ int gpc_lik_parse(const char *name, gpc_lik *lik)
         *lik = GPC_LIK_SOFTMAX;
         return GPC_OK;
     }
-    return gpc_fail(GPC_EUSAGE, "unknown likelihood '%s' (use logistic, probit, step or softmax)",
-                    name ? name : "");
+    if (name && !strcmp(name, "mprobit")) {
+        *lik = GPC_LIK_MPROBIT;
+        return GPC_OK;
+    }
+    return gpc_fail(GPC_EUSAGE, "unknown likelihood '%s' (use logistic, probit, step, softmax "
+                    "or mprobit)", name ? name : "");
 }
 
 const char *gpc_lik_name(gpc_lik lik)
@@ -65,6 +69,7 @@ const char *gpc_lik_name(gpc_lik lik)
     case GPC_LIK_PROBIT: return "probit";
     case GPC_LIK_STEP: return "step";
     case GPC_LIK_SOFTMAX: return "softmax";
+    case GPC_LIK_MPROBIT: return "mprobit";
     }
     return "unknown";
 }

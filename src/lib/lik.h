@@ -14,13 +14,16 @@ typedef enum {
     GPC_LIK_LOGISTIC = 0, /* sigma(y f) = 1 / (1 + exp(-y f)) */
     GPC_LIK_PROBIT = 1,   /* Phi(y f), the standard normal CDF */
     GPC_LIK_STEP = 2,     /* H(y f): 1 if y f > 0, else 0 */
-    GPC_LIK_SOFTMAX = 3   /* multiclass: p(y = c | f) = exp(f_c) / sum_k exp(f_k), over
+    GPC_LIK_SOFTMAX = 3,  /* multiclass: p(y = c | f) = exp(f_c) / sum_k exp(f_k), over
                            * C latent functions; its own method (softmax.h) evaluates
                            * it, and the binary functions below do not take it */
+    GPC_LIK_MPROBIT = 4   /* multinomial probit: the class is the argmax of f + e, e ~
+                           * N(0, I) (C >= 2 latent functions); evaluated by mprobit.h
+                           * for variational Bayes (vb.h), not by the functions below */
 } gpc_lik;
 
-/* "logistic", "probit", "step" or "softmax"; GPC_EUSAGE (message set)
- * otherwise. */
+/* "logistic", "probit", "step", "softmax" or "mprobit"; GPC_EUSAGE
+ * (message set) otherwise. */
 int gpc_lik_parse(const char *name, gpc_lik *lik);
 const char *gpc_lik_name(gpc_lik lik);
 

@@ -6,7 +6,7 @@
 
 static int ep_check_lik(gpc_lik lik)
 {
-    if (lik == GPC_LIK_LOGISTIC || lik == GPC_LIK_SOFTMAX)
+    if (lik != GPC_LIK_PROBIT && lik != GPC_LIK_STEP)
         return gpc_fail(GPC_EUSAGE, "EP takes the probit or the step likelihood; "
                         "add -l probit or -l step");
     return GPC_OK;

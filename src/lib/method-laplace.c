@@ -12,9 +12,10 @@ static int laplace_check_lik(gpc_lik lik)
     if (lik == GPC_LIK_STEP)
         return gpc_fail(GPC_EUSAGE, "the Laplace approximation needs a smooth likelihood; "
                         "use -M ep with -l step");
-    if (lik == GPC_LIK_SOFTMAX)
+    if (lik != GPC_LIK_LOGISTIC && lik != GPC_LIK_PROBIT)
         return gpc_fail(GPC_EUSAGE, "the binary Laplace approximation takes the logistic or "
-                        "the probit likelihood");
+                        "the probit likelihood%s", lik == GPC_LIK_MPROBIT ? " (the multinomial "
+                        "probit is variational Bayes: -M vb)" : "");
     return GPC_OK;
 }
 

@@ -18,7 +18,7 @@ typedef struct {
 
 static int naive_check_lik(gpc_lik lik)
 {
-    if (lik == GPC_LIK_LOGISTIC || lik == GPC_LIK_SOFTMAX)
+    if (lik != GPC_LIK_PROBIT && lik != GPC_LIK_STEP)
         return gpc_fail(GPC_EUSAGE, "naive mean field takes the probit or the step likelihood; "
                         "add -l probit or -l step");
     return GPC_OK;

@@ -50,7 +50,8 @@ typedef enum {
     GPC_METHOD_SOFTMAX = 3, /* multiclass Laplace ("laplace" with the softmax likelihood) */
     GPC_METHOD_LAPLACE_OVR = 4, /* one-vs-rest: C binary classifiers (method-ovr.c) */
     GPC_METHOD_EP_OVR = 5,
-    GPC_METHOD_NAIVE_OVR = 6
+    GPC_METHOD_NAIVE_OVR = 6,
+    GPC_METHOD_VB = 7    /* variational Bayes, multinomial probit (method-vb.c) */
 } gpc_method;
 
 /* Settings a method may take through gpc_method_ops.set. */
@@ -120,7 +121,7 @@ typedef struct {
 
 extern const gpc_method_ops gpc_method_laplace_ops, gpc_method_ep_ops, gpc_method_naive_ops,
     gpc_method_softmax_ops, gpc_method_laplace_ovr_ops, gpc_method_ep_ovr_ops,
-    gpc_method_naive_ovr_ops;
+    gpc_method_naive_ovr_ops, gpc_method_vb_ops;
 
 /* The operations of a method. */
 const gpc_method_ops *gpc_method_get(gpc_method method);

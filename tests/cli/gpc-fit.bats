@@ -405,7 +405,7 @@ model_params() {
     run gpc-fit -l cauchy -m out/m.txt Xz.txt y.txt
     assert_failure 2
     assert_output --partial "cauchy"
-    assert_output --partial "logistic, probit, step or softmax"
+    assert_output --partial "logistic, probit, step, softmax or mprobit"
     assert_dir_empty out
 }
 

@@ -163,7 +163,7 @@ static void test_parse(void)
     TEST_OK(gpc_lik_parse("logit", &lik) == GPC_OK && lik == GPC_LIK_LOGISTIC, "parse logit");
     TEST_OK(gpc_lik_parse("probit", &lik) == GPC_OK && lik == GPC_LIK_PROBIT, "parse probit");
     TEST_OK(gpc_lik_parse("foo", &lik) == GPC_EUSAGE, "parse foo fails with GPC_EUSAGE");
-    TEST_OK(!strcmp(gpc_errmsg(), "unknown likelihood 'foo' (use logistic, probit, step or softmax)"),
+    TEST_OK(!strcmp(gpc_errmsg(), "unknown likelihood 'foo' (use logistic, probit, step, softmax or mprobit)"),
             "parse error message: %s", gpc_errmsg());
     TEST_OK(gpc_lik_parse("", &lik) == GPC_EUSAGE, "parse empty name fails");
     TEST_OK(gpc_lik_parse("Probit", &lik) == GPC_EUSAGE, "parse is case-sensitive");

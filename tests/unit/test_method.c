@@ -35,9 +35,13 @@ static void test_lookup(void)
     TEST_OK(gpc_method_find("tap", GPC_LIK_PROBIT) == NULL &&
                 gpc_method_lookup("tap") == &gpc_method_ep_ops && !gpc_method_known("tap"),
             "tap is an option synonym of ep, not a model-file name");
-    TEST_OK(gpc_method_find("vb", GPC_LIK_PROBIT) == NULL && gpc_method_lookup("vb") == NULL &&
-                !gpc_method_known("vb") && gpc_method_known("laplace"),
+    TEST_OK(gpc_method_find("gibbs", GPC_LIK_PROBIT) == NULL &&
+                gpc_method_lookup("gibbs") == NULL && !gpc_method_known("gibbs") &&
+                gpc_method_known("laplace"),
             "an unknown name is not found");
+    TEST_OK(gpc_method_find("vb", GPC_LIK_MPROBIT) == &gpc_method_vb_ops &&
+                gpc_method_lookup("vb") == &gpc_method_vb_ops && gpc_method_known("vb"),
+            "vb is found by its name with the multinomial probit likelihood");
     static const gpc_lik takes[] = {GPC_LIK_PROBIT, GPC_LIK_PROBIT, GPC_LIK_PROBIT,
                                     GPC_LIK_SOFTMAX};
     for (int m = GPC_METHOD_LAPLACE; m <= GPC_METHOD_SOFTMAX; m++) {
@@ -53,7 +57,11 @@ static void test_lookup(void)
     TEST_OK(gpc_method_parse("laplace", GPC_LIK_STEP, &parsed) == GPC_EUSAGE &&
                 gpc_method_parse("ep", GPC_LIK_LOGISTIC, &parsed) == GPC_EUSAGE &&
                 gpc_method_parse("ep", GPC_LIK_SOFTMAX, &parsed) == GPC_EUSAGE &&
-                gpc_method_parse("naive", GPC_LIK_LOGISTIC, &parsed) == GPC_EUSAGE,
+                gpc_method_parse("naive", GPC_LIK_LOGISTIC, &parsed) == GPC_EUSAGE &&
+                gpc_method_parse("vb", GPC_LIK_SOFTMAX, &parsed) == GPC_EUSAGE &&
+                gpc_method_parse("laplace", GPC_LIK_MPROBIT, &parsed) == GPC_EUSAGE &&
+                gpc_method_parse("ep", GPC_LIK_MPROBIT, &parsed) == GPC_EUSAGE &&
+                gpc_method_parse("naive", GPC_LIK_MPROBIT, &parsed) == GPC_EUSAGE,
             "a likelihood the method does not take is a usage error");
 }
 

@@ -1,0 +1,332 @@
+#include "vb.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+#include <gsl/gsl_blas.h>
+
+#include "alloc.h"
+#include "bmatrix.h"
+#include "err.h"
+#include "parallel.h"
+
+#define VB_TOL 1e-9
+#define VB_MAX_SWEEPS 10000
+
+gpc_vb *gpc_vb_alloc(size_t n, size_t C, size_t nparams, int per_class)
+{
+    gpc_vb *w = gpc_calloc(1, sizeof *w);
+    size_t Cn = C * n;
+    w->n = n;
+    w->C = C;
+    w->nparams = nparams;
+    w->per_class = per_class != 0;
+    w->nK = w->per_class ? C : 1;
+    w->K = gpc_calloc(w->nK, sizeof *w->K);
+    w->P = gpc_calloc(w->nK, sizeof *w->P);
+    for (size_t k = 0; k < w->nK; k++) {
+        w->K[k] = gpc_matrix_alloc(n, n);
+        w->P[k] = gpc_matrix_alloc(n, n);
+    }
+    w->m = gpc_vector_calloc(Cn);
+    w->v = gpc_vector_calloc(Cn);
+    w->ybar_from = gpc_vector_calloc(Cn);
+    w->ybar = gpc_vector_calloc(Cn);
+    w->log_p = gpc_vector_calloc(n);
+    w->z0 = gpc_vector_calloc(Cn);
+    w->pv = gpc_vector_calloc(Cn);
+    w->z1 = gpc_vector_calloc(Cn);
+    w->r = gpc_vector_calloc(Cn);
+    w->q = gpc_vector_calloc(Cn);
+    w->u = gpc_vector_alloc(n);
+    w->Bg = gpc_matrix_alloc(n, nparams > 0 ? nparams : 1);
+    w->mi = gpc_mallocarray(2 * C, sizeof *w->mi);
+    w->yi = w->mi + C;
+    w->rule = gpc_mprobit_rule_alloc(C);
+    w->tol = VB_TOL;
+    w->max_sweeps = VB_MAX_SWEEPS;
+    return w;
+}
+
+void gpc_vb_free(gpc_vb *w)
+{
+    if (!w)
+        return;
+    for (size_t k = 0; k < w->nK; k++) {
+        gsl_matrix_free(w->K[k]);
+        gsl_matrix_free(w->P[k]);
+    }
+    free(w->K);
+    free(w->P);
+    gsl_vector *v[] = {w->m, w->v, w->ybar_from, w->ybar, w->log_p, w->u,
+                       w->z0, w->z1, w->r, w->q, w->pv};
+    for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
+        gsl_vector_free(v[i]);
+    gsl_matrix_free(w->Bg);
+    free(w->mi);
+    gpc_mprobit_rule_free(w->rule);
+    free(w);
+}
+
+static gsl_vector_view block(gsl_vector *x, size_t n, size_t c)
+{
+    return gsl_vector_subvector(x, c * n, n);
+}
+
+static size_t kidx(const gpc_vb *w, size_t c) { return w->per_class ? c : 0; }
+
+/* P_k = (I + K_k)^-1 (lower triangle) and 1/2 sum_c log|I + K_c|. */
+static int factor(gpc_vb *w)
+{
+    gsl_vector_set_all(w->u, 1.0);
+    double hl = 0.0;
+    for (size_t k = 0; k < w->nK; k++) {
+        if (gpc_bmatrix_factor(w->K[k], w->u->data, w->P[k]) != 0)
+            return gpc_fail(GPC_ENUM, "I + K is not positive definite: the kernel matrix is "
+                            "far from positive semi-definite; add a jitter term to the kernel "
+                            "(e.g. 'ard+jitter') or try other hyperparameters");
+        hl += gpc_bmatrix_half_log_det(w->P[k]);
+        gpc_bmatrix_inverse(w->P[k]);
+    }
+    w->half_log_det = w->per_class ? hl : (double)w->C * hl;
+    return GPC_OK;
+}
+
+/* out_c = P_c z_c for every class (vectors of length Cn); with a shared
+ * kernel one product with the C x n matrix whose rows are the z_c. */
+static void apply_P(const gpc_vb *w, const gsl_vector *z, gsl_vector *out)
+{
+    if (!w->per_class) {
+        gsl_matrix_const_view Z = gsl_matrix_const_view_vector(z, w->C, w->n);
+        gsl_matrix_view O = gsl_matrix_view_vector(out, w->C, w->n);
+        gsl_blas_dsymm(CblasRight, CblasLower, 1.0, w->P[0], &Z.matrix, 0.0, &O.matrix);
+        return;
+    }
+    for (size_t c = 0; c < w->C; c++) {
+        gsl_vector_const_view zc = gsl_vector_const_subvector(z, c * w->n, w->n);
+        gsl_vector_view oc = block(out, w->n, c);
+        gsl_blas_dsymv(CblasLower, 1.0, w->P[c], &zc.vector, 0.0, &oc.vector);
+    }
+}
+
+/* m and v = K^-1 m from ybar_from: v = P ybar_from (computed here, or
+ * given as pv), m = ybar_from - v. */
+static void means_from(gpc_vb *w, const gsl_vector *pv)
+{
+    if (pv && pv != w->v)
+        gsl_vector_memcpy(w->v, pv);
+    else if (!pv)
+        apply_P(w, w->ybar_from, w->v);
+    gsl_vector_memcpy(w->m, w->ybar_from);
+    gsl_vector_sub(w->m, w->v);
+}
+
+/* ybar and log P at m, and the bound there. */
+static double expectations(gpc_vb *w, const size_t *cls)
+{
+    size_t n = w->n, C = w->C;
+    double sum = 0.0, quad;
+    for (size_t i = 0; i < n; i++) {
+        for (size_t c = 0; c < C; c++)
+            w->mi[c] = w->m->data[c * n + i];
+        double lp = gpc_mprobit_case(w->rule, cls[i], w->mi, w->yi);
+        for (size_t c = 0; c < C; c++)
+            w->ybar->data[c * n + i] = w->yi[c];
+        w->log_p->data[i] = lp;
+        sum += lp;
+    }
+    gsl_blas_ddot(w->m, w->v, &quad);
+    w->bound = sum - 0.5 * quad - w->half_log_det;
+    return w->bound;
+}
+
+static int check_labels(const gpc_vb *w, const size_t *cls)
+{
+    for (size_t i = 0; i < w->n; i++)
+        if (cls[i] >= w->C)
+            return gpc_fail(GPC_EUSAGE, "class index %zu of case %zu is not below the number "
+                            "of classes %zu", cls[i], i + 1, w->C);
+    return GPC_OK;
+}
+
+int gpc_vb_start(gpc_vb *w, const size_t *cls)
+{
+    int st;
+    gpc_parallel_blas(w->n);
+    if ((st = check_labels(w, cls)) != GPC_OK || (st = factor(w)) != GPC_OK)
+        return st;
+    if (!w->has_fit)
+        gsl_vector_set_zero(w->ybar_from);
+    means_from(w, NULL);
+    return GPC_OK;
+}
+
+double gpc_vb_sweep(gpc_vb *w, const size_t *cls)
+{
+    double L = expectations(w, cls);
+    gsl_vector_memcpy(w->ybar_from, w->ybar);
+    means_from(w, NULL);
+    return L;
+}
+
+/* The largest change the next update would make to m, ybar - P ybar - m,
+ * leaving P ybar in w->pv for that update. */
+static double next_change(gpc_vb *w)
+{
+    double worst = 0.0;
+    apply_P(w, w->ybar, w->pv);
+    for (size_t i = 0; i < w->C * w->n; i++)
+        worst = fmax(worst, fabs(w->ybar->data[i] - w->pv->data[i] - w->m->data[i]));
+    return worst;
+}
+
+/* Go to z (the ybar that m is computed from): m, v (given as pv = P z, or
+ * computed), then ybar and the bound at m.  Returns the bound. */
+static double visit(gpc_vb *w, const size_t *cls, const gsl_vector *z, const gsl_vector *pv)
+{
+    if (z != w->ybar_from)
+        gsl_vector_memcpy(w->ybar_from, z);
+    means_from(w, pv);
+    w->sweeps++;
+    return expectations(w, cls);
+}
+
+/* The updates as a fixed-point map on z: z -> ybar(m(z)), m(z) = (I - P) z.
+ * Plain sweeps raise the bound but crawl where K is large (the map then
+ * contracts at a rate near lambda / (1 + lambda) for K's eigenvalues
+ * lambda), so two sweeps are extrapolated along their path (SQUAREM,
+ * Varadhan & Roland 2008): with r = z1 - z0 and q = z2 - 2 z1 + z0, the
+ * point z0 - 2 a r + a^2 q, a = -|r| / |q| (at most -1), is kept if its
+ * bound beats the first sweep's, else the plain second sweep is, so the
+ * bound never falls. */
+int gpc_vb_fit(gpc_vb *w, const size_t *cls)
+{
+    int st = gpc_vb_start(w, cls);
+    if (st != GPC_OK)
+        return st;
+    gsl_vector *z0 = w->z0, *z1 = w->z1, *r = w->r, *q = w->q;
+    w->sweeps = 0;
+    double L = visit(w, cls, w->ybar_from, w->v);
+    for (;;) {
+        if (!isfinite(L))
+            return gpc_fail(GPC_ENUM, "the variational bound is not finite; try "
+                            "hyperparameters of moderate size");
+        if (next_change(w) <= w->tol)
+            break;
+        if (w->sweeps >= w->max_sweeps)
+            return gpc_fail(GPC_ENUM, "the variational updates did not converge in %d sweeps; "
+                            "try smaller signal variances", w->max_sweeps);
+        gsl_vector_memcpy(z0, w->ybar_from);
+        gsl_vector_memcpy(z1, w->ybar);
+        double L1 = visit(w, cls, z1, w->pv);
+        if (next_change(w) <= w->tol) {
+            L = L1;
+            break;
+        }
+        /* r = z1 - z0, q = z2 - 2 z1 + z0 with z2 = ybar now */
+        gsl_vector_memcpy(r, z1);
+        gsl_vector_sub(r, z0);
+        gsl_vector_memcpy(q, w->ybar);
+        gsl_vector_sub(q, z1);
+        gsl_vector_sub(q, r);
+        double nr = gsl_blas_dnrm2(r), nq = gsl_blas_dnrm2(q);
+        double a = nq > 0.0 ? fmin(-nr / nq, -1.0) : -1.0;
+        gsl_vector_memcpy(z1, w->ybar); /* z2, the fallback */
+        gsl_vector_scale(r, -2.0 * a);
+        gsl_vector_scale(q, a * a);
+        gsl_vector_add(z0, r);
+        gsl_vector_add(z0, q);
+        double Lx = visit(w, cls, z0, NULL);
+        if (isfinite(Lx) && Lx >= L1)
+            L = Lx;
+        else
+            L = visit(w, cls, z1, NULL);
+    }
+    w->has_fit = 1;
+    return GPC_OK;
+}
+
+int gpc_vb_evidence(gpc_vb *w, gpc_kernel *const *kernels, const gsl_matrix *X,
+                    const size_t *cls, double *bound, double *grad)
+{
+    for (size_t k = 0; k < w->nK; k++) {
+        if (gpc_kernel_nparams(kernels[k]) != w->nparams)
+            return gpc_fail(GPC_EUSAGE, "kernel %zu has %zu hyperparameters, the VB workspace "
+                            "expects %zu", k + 1, gpc_kernel_nparams(kernels[k]), w->nparams);
+        gpc_kernel_matrix(kernels[k], X, w->K[k]);
+    }
+    int st = gpc_vb_fit(w, cls);
+    if (st != GPC_OK)
+        return st;
+    *bound = w->bound;
+    if (!grad || w->nparams == 0)
+        return GPC_OK;
+    size_t n = w->n, p = w->nparams;
+    double *gc = gpc_mallocarray(p, sizeof *gc);
+    for (size_t j = 0; j < p * w->nK; j++)
+        grad[j] = 0.0;
+    gsl_vector_set_zero(w->u);
+    /* per kernel k: 1/2 sum_{c of k} v_c' dK v_c - 1/2 (classes of k) tr(P_k dK) */
+    for (size_t k = 0; k < w->nK; k++) {
+        gsl_matrix *R = w->P[k];
+        double classes = w->per_class ? 1.0 : (double)w->C;
+        for (size_t c = 0; c < w->C; c++) {
+            if (kidx(w, c) != k)
+                continue;
+            gsl_vector_view vc = block(w->v, n, c);
+            gpc_kernel_grad_contract(kernels[k], X, &vc.vector, 0.5, R, 0.0, w->u, gc, w->Bg);
+            for (size_t j = 0; j < p; j++)
+                grad[k * p + j] += gc[j];
+        }
+        gpc_kernel_grad_contract(kernels[k], X, w->u, 0.0, R, -0.5 * classes, w->u, gc, w->Bg);
+        for (size_t j = 0; j < p; j++)
+            grad[k * p + j] += gc[j];
+    }
+    free(gc);
+    for (size_t j = 0; j < p * w->nK; j++)
+        if (!isfinite(grad[j]))
+            return gpc_fail(GPC_ENUM, "the gradient of the variational bound is not finite at "
+                            "these hyperparameters; try values of moderate size");
+    return GPC_OK;
+}
+
+int gpc_vb_set_state(gpc_vb *w, const size_t *cls, const gsl_vector *ybar_from)
+{
+    int st;
+    gpc_parallel_blas(w->n);
+    if ((st = check_labels(w, cls)) != GPC_OK || (st = factor(w)) != GPC_OK)
+        return st;
+    gsl_vector_memcpy(w->ybar_from, ybar_from);
+    means_from(w, NULL);
+    expectations(w, cls);
+    w->has_fit = 1;
+    return GPC_OK;
+}
+
+void gpc_vb_predict(const gpc_vb *w, const gsl_matrix *const *Ks, const gsl_vector *const *kss,
+                    gsl_matrix *mean, gsl_matrix *cov)
+{
+    size_t n = w->n, m = mean->size1, C = w->C;
+    gsl_matrix *PK = gpc_matrix_alloc(n, m);
+    gsl_matrix_set_zero(cov);
+    for (size_t k = 0; k < w->nK; k++) {
+        gsl_blas_dsymm(CblasLeft, CblasLower, 1.0, w->P[k], Ks[k], 0.0, PK);
+        for (size_t s = 0; s < m; s++) {
+            gsl_vector_const_view ks = gsl_matrix_const_column(Ks[k], s);
+            gsl_vector_view pk = gsl_matrix_column(PK, s);
+            double q;
+            gsl_blas_ddot(&ks.vector, &pk.vector, &q);
+            double var = gsl_vector_get(kss[k], s) - q;
+            for (size_t c = 0; c < C; c++) {
+                if (kidx(w, c) != k)
+                    continue;
+                gsl_vector_const_view vc = gsl_vector_const_subvector(w->v, c * n, n);
+                double mu;
+                gsl_blas_ddot(&ks.vector, &vc.vector, &mu);
+                gsl_matrix_set(mean, s, c, mu);
+                gsl_matrix_set(cov, s, c * C + c, var);
+            }
+        }
+    }
+    gsl_matrix_free(PK);
+}

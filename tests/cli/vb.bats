@@ -1,0 +1,134 @@
+#!/usr/bin/env bats
+# Variational Bayes multinomial probit (-M vb, likelihood mprobit) through
+# gpc-fit, gpc-predict and gpc-evidence.  Expected numbers come from other
+# paths: the binary probit Laplace fit (two classes), finite differences of
+# gpc-evidence's own bound, the model's stored bound, invariants.
+
+load test_helper
+
+HP='log_v0=1,log_w=-1'
+CLASSES='setosa versicolor virginica'
+
+setup() {
+    require_tools gpc-fit gpc-predict gpc-evidence gpc-kernel gpc-hmc
+    common_setup
+    # rows 1-30 of data/iris.txt train (10 of each species), 31-60 test
+    grep -v '^#' "$BATS_TEST_DIRNAME/data/iris.txt" > iris.txt
+    head -n 30 iris.txt | cut -d' ' -f2- > X3.txt
+    head -n 30 iris.txt | cut -d' ' -f1 > y3.txt
+    tail -n +31 iris.txt | cut -d' ' -f2- > Xt3.txt
+    head -n 30 iris.txt | awk '$1 != "setosa"' > iris2.txt
+    cut -d' ' -f2- iris2.txt > X2.txt
+    cut -d' ' -f1 iris2.txt > y2.txt
+}
+
+# Columns 1..C of every data row are probabilities summing to 1 (1e-10).
+assert_probs() {
+    run awk -v C="$2" '
+        /^#/ { next }
+        { n++; s = 0
+          for (c = 1; c <= C; c++) {
+              if ($c < 0 || $c > 1) { printf "row %d: column %d is %s\n", n, c, $c; exit 1 }
+              s += $c
+          }
+          if (s - 1 > 1e-10 || 1 - s > 1e-10) { printf "row %d: sum %.17g\n", n, s; exit 1 } }
+        END { if (!n) { print "no rows"; exit 1 } }' "$1"
+    assert_success
+}
+
+@test "vb: three word classes give a vb model whose state is one ybar column per class" {
+    run --separate-stderr gpc-fit -M vb -O none -k se -p "$HP" -m m.txt X3.txt y3.txt
+    assert_success
+    [[ "$stderr" == *"gpc-fit: variational bound -"*"sweeps (3 classes)"* ]] || fail "stderr: $stderr"
+    assert_equal "$(model_value m.txt method)" vb
+    assert_equal "$(model_value m.txt likelihood)" mprobit
+    run grep -x "classes $CLASSES" m.txt
+    assert_success
+    run grep -x '# y ybar1 ybar2 ybar3 x1..x4' m.txt
+    assert_success
+}
+
+@test "vb: predictions are probabilities that sum to one, the label their argmax" {
+    gpc-fit -q -M vb -O none -k se -p "$HP" -m m.txt X3.txt y3.txt
+    gpc-predict -m m.txt -c p,label Xt3.txt > p.txt
+    assert_equal "$(head -n 1 p.txt)" "# p.setosa p.versicolor p.virginica label"
+    assert_probs p.txt 3
+    run awk '/^#/ { next } { n++; k = 1; for (c = 2; c <= 3; c++) if ($c > $k) k = c
+                             if ($4 != k) { print "row " n ": label " $4 ", argmax " k; exit 1 } }' p.txt
+    assert_success
+    gpc-predict -m m.txt -c plugin Xt3.txt > q.txt
+    assert_probs q.txt 3
+}
+
+# With two classes y_1 - y_2 = (f_1 - f_2) + N(0, 2), so h = (f_1 - f_2) /
+# sqrt 2 is a binary probit GP with kernel K, and the VB means are its
+# Laplace mode (tests/unit/test_vb.c): the plug-in probabilities agree.
+@test "vb: with two classes the plug-in probabilities are binary probit Laplace's" {
+    gpc-fit -q -M vb -O none -k se -p "$HP" -m v.txt X2.txt y2.txt
+    gpc-fit -q -M laplace -l probit -O none -k se -p "$HP" -m l.txt X2.txt y2.txt
+    gpc-predict -m v.txt -c plugin X3.txt | grep -v '^#' | cut -d' ' -f2 > pv.txt
+    gpc-predict -m l.txt -c plugin X3.txt > pl.txt
+    assert_shape pv.txt 30 1
+    assert_matrices_close pv.txt pl.txt 1e-7
+}
+
+@test "vb: the bound in the model equals gpc-evidence -M vb at its hyperparameters" {
+    gpc-fit -q -M vb -O none -k se -p "$HP" -m m.txt X3.txt y3.txt
+    gpc-evidence -q -M vb -k se -p "$HP" -n X3.txt y3.txt > e.txt
+    assert_close "$(model_value m.txt log_evidence)" "$(cat e.txt)" 1e-12
+}
+
+@test "vb: gpc-evidence's gradient of the bound matches central differences, shared kernel" {
+    evidence_fd X3.txt y3.txt ard "log_v0=1,log_w1=-1,log_w2=-2,log_w3=-0.5,log_w4=-1.5" -M vb
+}
+
+@test "vb: gpc-evidence's gradient of the bound matches central differences, per class" {
+    evidence_fd X3.txt y3.txt se:per-class=3 "log_v0.c1=1,log_w.c1=-1,log_v0.c2=0.5,log_w.c2=-1.5,log_v0.c3=1.5,log_w.c3=-0.5" -M vb
+}
+
+@test "vb: gpc-fit -O ml ends where the bound's gradient vanishes" {
+    gpc-fit -q -M vb -O ml -k se -m m.txt X3.txt y3.txt
+    model_params m.txt | awk '{ printf "%s%s=%.17g", (NR > 1 ? "," : ""), $1, $2 }' > p.txt
+    gpc-evidence -q -M vb -k se -p "$(cat p.txt)" X3.txt y3.txt > eg.txt
+    run awk '{ for (j = 2; j <= NF; j++) if ($j > 1e-4 || $j < -1e-4) { print "gradient " $j; exit 1 } }' eg.txt
+    assert_success
+}
+
+@test "vb: --tol sets the convergence of the updates; a looser one moves the bound a little" {
+    gpc-evidence -q -M vb -k se -p "$HP" -n X3.txt y3.txt > tight.txt
+    gpc-evidence -q -M vb --tol=1e-3 -k se -p "$HP" -n X3.txt y3.txt > loose.txt
+    assert_close "$(cat tight.txt)" "$(cat loose.txt)" 1e-4
+    run gpc-evidence -q -M vb --tol=2 -k se -p "$HP" X3.txt y3.txt
+    assert_failure 2
+}
+
+@test "vb: a method, likelihood or option it does not take is a usage error" {
+    run gpc-fit -M vb -l softmax -O none -k se X3.txt y3.txt
+    assert_failure 2
+    assert_output --partial "variational Bayes takes the multinomial probit likelihood (-l mprobit)"
+    run gpc-fit -M vb --multiclass=ovr -O none -k se X3.txt y3.txt
+    assert_failure 2
+    assert_output --partial "one-vs-rest takes a binary method"
+    run gpc-fit -M vb --multiclass=softmax -O none -k se X3.txt y3.txt
+    assert_failure 2
+    assert_output --partial "is multiclass itself: leave --multiclass out"
+    run gpc-fit -M laplace -l mprobit -O none -k se X2.txt y2.txt
+    assert_failure 2
+    assert_output --partial "the multinomial probit is variational Bayes: -M vb"
+    run gpc-fit -M ep -l mprobit -O none -k se X2.txt y2.txt
+    assert_failure 2
+    run gpc-hmc -l mprobit -n 1 X2.txt y2.txt
+    assert_failure 2
+    assert_output --partial "gpc-fit -M vb takes mprobit"
+    gpc-fit -q -M vb -O none -k se -p "$HP" -m m.txt X3.txt y3.txt
+    run gpc-predict -m m.txt --loo
+    assert_failure 2
+    assert_output --partial "use --loo=exact"
+}
+
+@test "vb: exact leave-one-out refits give one probability row per training case" {
+    gpc-fit -q -M vb -O none -k se -p "$HP" -m m.txt X3.txt y3.txt
+    gpc-predict -q -m m.txt --loo=exact -c p > loo.txt
+    assert_probs loo.txt 3
+    assert_equal "$(grep -vc '^#' loo.txt)" 30
+}

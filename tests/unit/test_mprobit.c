@@ -1,0 +1,236 @@
+/* The multinomial probit integrals (mprobit.h) against answers found other
+ * ways: two classes in closed form (Phi of a scaled difference, far into
+ * the tails in logs), three classes as a two-dimensional integral over
+ * another pair of variables (an orthant probability of the bivariate
+ * normal), any C against adaptive quadrature of the same one-dimensional
+ * integral (GSL's QAGI), the class probabilities summing to one, and the
+ * conditional means against central differences of log P (they are its
+ * gradient). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include <gsl/gsl_cdf.h>
+#include <gsl/gsl_integration.h>
+#include <gsl/gsl_randist.h>
+#include <gsl/gsl_rng.h>
+#include <gsl/gsl_sf_erf.h>
+
+#include "err.h"
+#include "mprobit.h"
+#include "tap.h"
+
+static double log_Phi(double x) { return gsl_sf_log_erfc(-x / M_SQRT2) - M_LN2; }
+
+/* ---- references -------------------------------------------------------- */
+
+typedef struct {
+    size_t C, win, power; /* power: the class whose phi replaces its Phi, or C */
+    const double *mu, *nu2;
+} ref_ctx;
+
+/* phi(u) prod_{j != win} Phi(a_j(u)) with a_j = (nu_win u + mu_win - mu_j) /
+ * nu_j, one factor phi(a_k) / nu_k... in place of Phi(a_k) when power = k. */
+static double ref_integrand(double u, void *p)
+{
+    const ref_ctx *c = p;
+    double nw = sqrt(c->nu2[c->win]), h = -0.5 * u * u - 0.5 * log(2.0 * M_PI);
+    for (size_t j = 0; j < c->C; j++) {
+        if (j == c->win)
+            continue;
+        double a = (nw * u + c->mu[c->win] - c->mu[j]) / sqrt(c->nu2[j]);
+        h += j == c->power ? -0.5 * a * a - 0.5 * log(2.0 * M_PI) : log_Phi(a);
+    }
+    return exp(h);
+}
+
+static double qagi(ref_ctx *c)
+{
+    gsl_integration_workspace *ws = gsl_integration_workspace_alloc(2000);
+    gsl_function F = {ref_integrand, c};
+    double r, err;
+    gsl_integration_qagi(&F, 0.0, 1e-13, 2000, ws, &r, &err);
+    gsl_integration_workspace_free(ws);
+    return r;
+}
+
+/* P(y_0 > y_1, y_0 > y_2) for three independent normals, integrating over
+ * y_1 outside and y_0 inside: int N(t; mu_1, nu_1) int_t^inf N(s; mu_0,
+ * nu_0) Phi((s - mu_2) / nu_2) ds dt. */
+typedef struct {
+    const double *mu, *nu2;
+    double t;
+    gsl_integration_workspace *inner;
+} orthant_ctx;
+
+static double inner_integrand(double s, void *p)
+{
+    const orthant_ctx *o = p;
+    return gsl_ran_gaussian_pdf(s - o->mu[0], sqrt(o->nu2[0])) *
+           gsl_cdf_ugaussian_P((s - o->mu[2]) / sqrt(o->nu2[2]));
+}
+
+static double outer_integrand(double t, void *p)
+{
+    orthant_ctx *o = p;
+    o->t = t;
+    gsl_function F = {inner_integrand, o};
+    double r, err;
+    gsl_integration_qagiu(&F, t, 1e-15, 1e-13, 2000, o->inner, &r, &err);
+    return gsl_ran_gaussian_pdf(t - o->mu[1], sqrt(o->nu2[1])) * r;
+}
+
+static double orthant3(const double *mu, const double *nu2)
+{
+    orthant_ctx o = {mu, nu2, 0.0, gsl_integration_workspace_alloc(2000)};
+    gsl_integration_workspace *ws = gsl_integration_workspace_alloc(2000);
+    gsl_function F = {outer_integrand, &o};
+    double r, err;
+    gsl_integration_qagi(&F, 1e-15, 1e-12, 2000, ws, &r, &err);
+    gsl_integration_workspace_free(ws);
+    gsl_integration_workspace_free(o.inner);
+    return r;
+}
+
+/* ---- tests -------------------------------------------------------------- */
+
+static void test_two_classes(void)
+{
+    gpc_mprobit_rule *r = gpc_mprobit_rule_alloc(2);
+    double worst = 0.0, worst_nu = 0.0, worst_y = 0.0;
+    for (double d = -60.0; d <= 20.0; d += 0.37) {
+        double mu[2] = {0.3 + d, 0.3}, ybar[2], p[2], nu2[2] = {0.7, 2.2};
+        double lp = gpc_mprobit_case(r, 0, mu, ybar), want = log_Phi(d / M_SQRT2);
+        worst = fmax(worst, fabs(lp - want) / (1e-3 + fabs(want)));
+        /* E[y_1 | y_0 > y_1] = mu_1 - E[phi(a)] / P: for two classes,
+         * mu_1 - phi(d / sqrt 2) / (sqrt 2 Phi(d / sqrt 2)) */
+        double lam = exp(-0.25 * d * d - 0.5 * log(2.0 * M_PI) - want) / M_SQRT2;
+        worst_y = fmax(worst_y, fabs(ybar[1] - (mu[1] - lam)) / (1.0 + fabs(lam)));
+        gpc_mprobit_probs(r, mu, nu2, p);
+        double p0 = gsl_cdf_ugaussian_P(d / sqrt(nu2[0] + nu2[1]));
+        worst_nu = fmax(worst_nu, fmax(fabs(p[0] - p0), fabs(p[1] - (1.0 - p0))));
+    }
+    TEST_CLOSE(worst, 0.0, 0.0, 1e-10, "C = 2: log P = log Phi(d / sqrt 2) for d in [-60, 20] "
+               "(largest difference relative to 1e-3 + |log P|: %.1e)", worst);
+    TEST_CLOSE(worst_y, 0.0, 0.0, 1e-10, "C = 2: E[y_1 | class 0] in closed form (%.1e)",
+               worst_y);
+    TEST_CLOSE(worst_nu, 0.0, 0.0, 1e-12, "C = 2: P(class) = Phi(d / sqrt(nu_0^2 + nu_1^2)) "
+               "with unequal variances (%.1e)", worst_nu);
+    gpc_mprobit_rule_free(r);
+}
+
+static void test_three_classes(gsl_rng *rng)
+{
+    gpc_mprobit_rule *r = gpc_mprobit_rule_alloc(3);
+    double worst = 0.0;
+    for (int t = 0; t < 12; t++) {
+        double mu[3], nu2[3], p[3];
+        for (size_t c = 0; c < 3; c++) {
+            mu[c] = 3.0 * gsl_ran_gaussian(rng, 1.0);
+            nu2[c] = t < 4 ? 1.0 : 0.3 + 3.0 * gsl_rng_uniform(rng);
+        }
+        gpc_mprobit_probs(r, mu, nu2, p);
+        worst = fmax(worst, fabs(p[0] - orthant3(mu, nu2)));
+    }
+    TEST_CLOSE(worst, 0.0, 0.0, 1e-10, "C = 3: P(class 0) equals the bivariate normal orthant "
+               "probability by nested quadrature (largest difference %.1e)", worst);
+    gpc_mprobit_rule_free(r);
+}
+
+/* Any C: probabilities and conditional means against QAGI on the same
+ * integrals, probabilities summing to one, means against differences. */
+static void test_any_C(gsl_rng *rng)
+{
+    size_t Cs[] = {3, 5, 10, 20};
+    for (size_t t = 0; t < sizeof Cs / sizeof Cs[0]; t++) {
+        size_t C = Cs[t];
+        gpc_mprobit_rule *r = gpc_mprobit_rule_alloc(C);
+        double mu[20], nu2[20], ones[20], p[20], ybar[20], worst_p = 0.0, worst_sum = 0.0,
+               worst_y = 0.0, worst_grad = 0.0;
+        for (int rep = 0; rep < 12; rep++) {
+            double spread = rep < 4 ? 1.0 : rep < 8 ? 4.0 : 10.0;
+            for (size_t c = 0; c < C; c++) {
+                mu[c] = spread * gsl_ran_gaussian(rng, 1.0);
+                /* predictive variances: 1 plus a latent variance up to a
+                 * large signal variance */
+                nu2[c] = 1.0 + (rep % 2 ? 60.0 : 4.0) * gsl_rng_uniform(rng);
+                ones[c] = 1.0;
+            }
+            gpc_mprobit_probs(r, mu, nu2, p);
+            double s = 0.0;
+            for (size_t k = 0; k < C; k++) {
+                ref_ctx ctx = {C, k, C, mu, nu2};
+                double q = qagi(&ctx);
+                if (fabs(p[k] - q) > 1e-10) { printf("# C %zu k %zu p %.15g q %.15g mu/nu2:", C, k, p[k], q); for (size_t c = 0; c < C; c++) printf(" %.3g/%.3g", mu[c], nu2[c]); printf("\n"); }
+                worst_p = fmax(worst_p, fabs(p[k] - q));
+                s += p[k];
+            }
+            worst_sum = fmax(worst_sum, fabs(s - 1.0));
+            size_t win = (size_t)rep % C;
+            double lp = gpc_mprobit_case(r, win, mu, ybar), P = exp(lp);
+            for (size_t k = 0; k < C; k++) {
+                if (k != win && P > 1e-200) {
+                    ref_ctx ctx = {C, win, k, mu, ones};
+                    double want = mu[k] - qagi(&ctx) / P;
+                    worst_y = fmax(worst_y, fabs(ybar[k] - want) / (1.0 + fabs(want)));
+                }
+                double h = 1e-5, m0 = mu[k];
+                mu[k] = m0 + h;
+                double lp1 = gpc_mprobit_case(r, win, mu, NULL);
+                mu[k] = m0 - h;
+                double lp2 = gpc_mprobit_case(r, win, mu, NULL);
+                mu[k] = m0;
+                double fd = (lp1 - lp2) / (2.0 * h), g = ybar[k] - mu[k];
+                worst_grad = fmax(worst_grad, fabs(g - fd) / (1.0 + fabs(fd)));
+            }
+        }
+        TEST_CLOSE(worst_p, 0.0, 0.0, 1e-10, "C = %zu: every P(class) equals adaptive "
+                   "quadrature (largest difference %.1e)", C, worst_p);
+        TEST_CLOSE(worst_sum, 0.0, 0.0, 1e-10, "C = %zu: the probabilities sum to one without "
+                   "normalisation (largest |sum - 1| %.1e)", C, worst_sum);
+        TEST_CLOSE(worst_y, 0.0, 0.0, 1e-10, "C = %zu: E[y_k | class] equals adaptive "
+                   "quadrature (largest relative difference %.1e)", C, worst_y);
+        TEST_CLOSE(worst_grad, 0.0, 0.0, 1e-7, "C = %zu: E[y | class] - mu is the gradient of "
+                   "log P (central differences, %.1e)", C, worst_grad);
+        gpc_mprobit_rule_free(r);
+    }
+}
+
+/* A case far on the wrong side: log P stays finite and accurate where P
+ * itself underflows (compared with two classes' closed form after merging:
+ * with all other means equal and far above, P(0) is below Phi(d / sqrt 2)
+ * for each rival and above their product). */
+static void test_far_side(void)
+{
+    size_t C = 4;
+    gpc_mprobit_rule *r = gpc_mprobit_rule_alloc(C);
+    double mu[4] = {-80.0, 0.0, 1.0, 2.0}, ybar[4];
+    double lp = gpc_mprobit_case(r, 0, mu, ybar);
+    double upper = log_Phi(-82.0 / M_SQRT2), lower = 0.0;
+    for (size_t j = 1; j < C; j++)
+        lower += log_Phi((mu[0] - mu[j]) / M_SQRT2);
+    TEST_OK(isfinite(lp) && lp <= upper && lp >= lower, "far side: log P = %.6g finite and "
+            "between %.6g and %.6g", lp, lower, upper);
+    int finite = 1;
+    double sum = 0.0;
+    for (size_t k = 0; k < C; k++) {
+        finite &= isfinite(ybar[k]);
+        sum += ybar[k] - mu[k];
+    }
+    TEST_OK(finite && fabs(sum) < 1e-9 && ybar[0] > mu[0] && ybar[1] < mu[1],
+            "far side: conditional means finite, the winner pulled up and the others down");
+    gpc_mprobit_rule_free(r);
+}
+
+int main(void)
+{
+    gpc_gsl_quiet();
+    gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
+    gsl_rng_set(rng, 23);
+    test_two_classes();
+    test_three_classes(rng);
+    test_any_C(rng);
+    test_far_side();
+    gsl_rng_free(rng);
+    return tap_done();
+}
