@@ -13,7 +13,7 @@
 #include <gsl/gsl_randist.h>
 #include <gsl/gsl_rng.h>
 
-static double now(void)
+static inline double now(void)
 {
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
@@ -23,7 +23,7 @@ static double now(void)
 /* Inputs N(0, 1); the class is the argmax over C random smooth scores
  * sum_l a_cl sin(b_cl x_l + phi_cl) plus noise, each score centred over the
  * cases so that no class is rare, and the classes overlap. */
-static void make_data(size_t n, size_t d, size_t C, gsl_matrix *X, size_t *cls)
+static inline void make_data(size_t n, size_t d, size_t C, gsl_matrix *X, size_t *cls)
 {
     gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
     gsl_rng_set(r, 42);
@@ -57,7 +57,7 @@ static void make_data(size_t n, size_t d, size_t C, gsl_matrix *X, size_t *cls)
     gsl_rng_free(r);
 }
 
-static int write_data(const char *prefix, const gsl_matrix *X, const size_t *cls)
+static inline int write_data(const char *prefix, const gsl_matrix *X, const size_t *cls)
 {
     char path[4096];
     snprintf(path, sizeof path, "%s-X.txt", prefix);
@@ -80,7 +80,7 @@ static int write_data(const char *prefix, const gsl_matrix *X, const size_t *cls
 }
 
 /* The best of three reference Cholesky factorisations of K + I. */
-static double time_cholesky(const gsl_matrix *A, gsl_matrix *L)
+static inline double time_cholesky(const gsl_matrix *A, gsl_matrix *L)
 {
     double best = HUGE_VAL;
     for (int r = 0; r < 3; r++) {
