@@ -1,0 +1,151 @@
+/* The multinomial probit Gibbs sampler (gibbs.h): one case of two classes
+ * against its closed-form posterior mean, and Geweke's joint-distribution
+ * test (2004) on a tiny problem: forward draws of (theta, f, labels) from
+ * the prior and the likelihood, against the successive-conditional chain
+ * that alternates labels | f with a sweep of the sampler, must agree in the
+ * means of the latent functions and a hyperparameter (and their squares). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include <gsl/gsl_randist.h>
+#include <gsl/gsl_rng.h>
+
+#include "err.h"
+#include "gibbs.h"
+#include "kernel.h"
+#include "problems.h"
+#include "tap.h"
+
+/* Mean and standard error of x[0..m) by batch means (batches of b). */
+static void batch_mean(const double *x, size_t m, size_t b, double *mean, double *se)
+{
+    size_t nb = m / b;
+    double s = 0.0, ss = 0.0;
+    for (size_t k = 0; k < nb; k++) {
+        double bm = 0.0;
+        for (size_t i = k * b; i < (k + 1) * b; i++)
+            bm += x[i];
+        bm /= (double)b;
+        s += bm;
+        ss += bm * bm;
+    }
+    *mean = s / (double)nb;
+    *se = sqrt(fmax(ss / (double)nb - *mean * *mean, 0.0) / (double)(nb - 1));
+}
+
+/* One case, two classes, fixed theta: f ~ N(0, v I), and the label is
+ * class 0.  With z = f_0 - f_1 ~ N(0, 2v) and the label's probability
+ * Phi(z / sqrt 2) = P(z + e > 0), e ~ N(0, 2): E[z | label] = 2v /
+ * sqrt(2v + 2) * sqrt(2 / pi). */
+static void test_one_case(gsl_rng *r)
+{
+    gsl_matrix *X = gsl_matrix_calloc(1, 1);
+    double th[] = {log(3.0), 0.0};
+    gpc_kernel *k = kernel_at("se", 1, th);
+    gpc_gibbs *w = gpc_gibbs_alloc(X, 2, &k, 1);
+    w->sample_theta = 0;
+    size_t cls[1] = {0}, m = 200000;
+    double *z = malloc(m * sizeof *z), mean, se;
+    int st = gpc_gibbs_start(w, th, cls, r);
+    for (size_t s = 0; s < m && st == GPC_OK; s++) {
+        st = gpc_gibbs_sweep(w, cls, r);
+        z[s] = gsl_vector_get(w->f, 0) - gsl_vector_get(w->f, 1);
+    }
+    TEST_OK(st == GPC_OK, "one case: %zu sweeps", m);
+    batch_mean(z, m, 1000, &mean, &se);
+    double v = 3.0, want = 2.0 * v / sqrt(2.0 * v + 2.0) * sqrt(2.0 / M_PI);
+    TEST_OK(fabs(mean - want) < 4.0 * se, "one case: E[f_0 - f_1 | label 0] = %.4f +- %.4f, "
+            "closed form %.4f", mean, se, want);
+    free(z);
+    gpc_gibbs_free(w);
+    gpc_kernel_free(k);
+    gsl_matrix_free(X);
+}
+
+#define NSTAT 4
+
+/* f_11, its square, log_v0 and its square. */
+static void statistics(const gpc_gibbs *w, double *g)
+{
+    double f = gsl_vector_get(w->f, 0), t = w->theta[0];
+    g[0] = f;
+    g[1] = f * f;
+    g[2] = t;
+    g[3] = t * t;
+}
+
+/* With one kernel per class (per_class) the hyperparameters are six. */
+static void test_geweke(gsl_rng *r, int per_class)
+{
+    size_t n = 4, d = 1, C = 3, m = 40000, nK = per_class ? C : 1;
+    gsl_matrix *X = gsl_matrix_alloc(n, d);
+    for (size_t i = 0; i < n; i++)
+        gsl_matrix_set(X, i, 0, -1.0 + 0.7 * (double)i);
+    double th[6] = {0.0};
+    gpc_kernel *k[3];
+    for (size_t c = 0; c < nK; c++)
+        k[c] = kernel_at("se", d, th);
+    gpc_gibbs *w = gpc_gibbs_alloc(X, C, k, nK);
+    w->prior_mean = 0.0;
+    w->prior_sd = 0.5;
+    w->step = 0.4;
+    size_t cls[4];
+    double *fw[NSTAT], *sc[NSTAT], g[NSTAT];
+    for (int j = 0; j < NSTAT; j++) {
+        fw[j] = malloc(m * sizeof **fw);
+        sc[j] = malloc(m * sizeof **sc);
+    }
+    int st = GPC_OK;
+    /* forward: theta from the prior, f from the GP prior, labels from f */
+    for (size_t s = 0; s < m && st == GPC_OK; s++) {
+        for (size_t j = 0; j < 2 * nK; j++)
+            th[j] = w->prior_mean + w->prior_sd * gsl_ran_gaussian(r, 1.0);
+        st = gpc_gibbs_set(w, th, NULL);
+        gpc_gibbs_prior_f(w, r);
+        gpc_gibbs_forward_labels(w, cls, r);
+        statistics(w, g);
+        for (int j = 0; j < NSTAT; j++)
+            fw[j][s] = g[j];
+    }
+    /* successive conditional: labels | f, then a sweep given the labels */
+    for (size_t s = 0; s < m && st == GPC_OK; s++) {
+        gpc_gibbs_forward_labels(w, cls, r);
+        st = gpc_gibbs_sweep(w, cls, r);
+        statistics(w, g);
+        for (int j = 0; j < NSTAT; j++)
+            sc[j][s] = g[j];
+    }
+    const char *kind = per_class ? "per-class" : "shared";
+    TEST_OK(st == GPC_OK, "Geweke, %s: %zu forward draws and %zu successive-conditional "
+            "sweeps (%lu of %lu proposals accepted)", kind, m, m, w->accepted, w->proposed);
+    const char *names[NSTAT] = {"f_11", "f_11^2", "log_v0", "log_v0^2"};
+    for (int j = 0; j < NSTAT; j++) {
+        double m1, s1, m2, s2;
+        batch_mean(fw[j], m, 1, &m1, &s1);
+        batch_mean(sc[j], m, 400, &m2, &s2);
+        double zs = (m1 - m2) / sqrt(s1 * s1 + s2 * s2);
+        TEST_OK(fabs(zs) < 4.0, "Geweke, %s: E[%s] forward %.4f +- %.4f, successive "
+                "conditional %.4f +- %.4f (z = %.2f)", kind, names[j], m1, s1, m2, s2, zs);
+    }
+    for (int j = 0; j < NSTAT; j++) {
+        free(fw[j]);
+        free(sc[j]);
+    }
+    gpc_gibbs_free(w);
+    for (size_t c = 0; c < nK; c++)
+        gpc_kernel_free(k[c]);
+    gsl_matrix_free(X);
+}
+
+int main(void)
+{
+    gpc_gsl_quiet();
+    gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+    gsl_rng_set(r, 31);
+    test_one_case(r);
+    test_geweke(r, 0);
+    test_geweke(r, 1);
+    gsl_rng_free(r);
+    return tap_done();
+}
