@@ -107,7 +107,8 @@ table-kg: deps
 
 # make check builds the benchmarks too, so that they keep up with the library.
 # The softmax bench compares with scikit-learn (python3-sklearn).
-BENCH_BIN = $(BUILD)/bench-laplace $(BUILD)/bench-ep $(BUILD)/bench-softmax $(BUILD)/bench-vb
+BENCH_BIN = $(BUILD)/bench-laplace $(BUILD)/bench-ep $(BUILD)/bench-softmax $(BUILD)/bench-vb \
+            $(BUILD)/bench-gibbs
 bench: deps
 	@sh scripts/deps.sh python3-sklearn
 	@$(MAKE) --no-print-directory all $(BENCH_BIN)

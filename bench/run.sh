@@ -1,6 +1,7 @@
 #!/bin/sh
 # Speed and memory of the Laplace evidence with gradient, measured against one
-# BLAS Cholesky of the same size on this machine, and the multiclass Laplace
+# BLAS Cholesky of the same size on this machine, of EP, of variational Bayes
+# and the Gibbs sampler (multinomial probit), and the multiclass Laplace
 # beside scikit-learn's one-vs-rest classifier on the same data (Debian's
 # python3-sklearn under /usr/bin/python3).  Report: bench/out/report.txt.
 set -eu
@@ -24,6 +25,10 @@ report=bench/out/report.txt
     OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 build/bench-softmax 2000 8 4
     echo "### default threads"
     build/bench-softmax 2000 8 4
+    echo "## variational Bayes multinomial probit to convergence (tol 1e-9), shared ARD SE, fixed hyperparameters, n = 2000, d = 8, C = 10, one thread"
+    OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 build/bench-vb 2000 8 10 1
+    echo "## multinomial probit Gibbs sampler, 1000 sweeps at fixed hyperparameters, shared ARD SE, n = 1000, d = 8, C = 3, one thread"
+    OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 build/bench-gibbs 1000 8 3 1000
     echo "## scikit-learn GaussianProcessClassifier one-vs-rest (C binary logistic Laplace), same data and hyperparameters"
     build/bench-softmax -w bench/out/softmax 2000 8 4
     if /usr/bin/python3 -c 'import sklearn' 2>/dev/null; then

@@ -43,6 +43,7 @@ gpc_gibbs *gpc_gibbs_alloc(const gsl_matrix *X, size_t C, gpc_kernel **kernels, 
         w->lam[k] = gpc_vector_alloc(n);
     }
     w->y = gpc_vector_calloc(C * n);
+    w->uc = gpc_vector_calloc(C * n);
     w->f = gpc_vector_calloc(C * n);
     w->A = gpc_matrix_alloc(n, n);
     w->Lc = gpc_calloc(nK, sizeof *w->Lc);
@@ -75,7 +76,7 @@ void gpc_gibbs_free(gpc_gibbs *w)
     }
     free(w->V);
     free(w->lam);
-    gsl_vector *v[] = {w->y, w->f, w->u, w->z};
+    gsl_vector *v[] = {w->y, w->f, w->u, w->z, w->uc};
     for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
         gsl_vector_free(v[i]);
     gsl_matrix_free(w->A);
@@ -194,19 +195,27 @@ static void sample_y(gpc_gibbs *w, const size_t *cls, gsl_rng *r)
     }
 }
 
-/* f_c = V' (s2 o V y_c + sqrt(s2) o z), z ~ N(0, I). */
+/* f_c = V' (s2 o V y_c + sqrt(s2) o z), z ~ N(0, I), s2 = lambda / (1 +
+ * lambda).  With a shared kernel the classes go through V together (the
+ * rows of C x n matrices: U = Y V', F = U V), which reads V twice a sweep
+ * instead of twice a class. */
 static void sample_f(gpc_gibbs *w, gsl_rng *r)
 {
-    for (size_t c = 0; c < w->C; c++) {
-        size_t k = kidx(w, c);
-        gsl_vector_view yc = gsl_vector_subvector(w->y, c * w->n, w->n),
-                        fc = gsl_vector_subvector(w->f, c * w->n, w->n);
-        gsl_blas_dgemv(CblasNoTrans, 1.0, w->V[k], &yc.vector, 0.0, w->u);
-        for (size_t i = 0; i < w->n; i++) {
-            double lam = w->lam[k]->data[i], s2 = lam / (1.0 + lam);
-            w->u->data[i] = s2 * w->u->data[i] + sqrt(s2) * gsl_ran_gaussian_ziggurat(r, 1.0);
+    size_t n = w->n, C = w->C;
+    for (size_t k = 0; k < w->nK; k++) {
+        size_t c0 = w->nK > 1 ? k : 0, nc = w->nK > 1 ? 1 : C;
+        gsl_matrix_view Y = gsl_matrix_view_array(w->y->data + c0 * n, nc, n),
+                        F = gsl_matrix_view_array(w->f->data + c0 * n, nc, n),
+                        U = gsl_matrix_view_array(w->uc->data, nc, n);
+        gsl_blas_dgemm(CblasNoTrans, CblasTrans, 1.0, &Y.matrix, w->V[k], 0.0, &U.matrix);
+        for (size_t c = 0; c < nc; c++) {
+            double *u = w->uc->data + c * n;
+            for (size_t i = 0; i < n; i++) {
+                double lam = w->lam[k]->data[i], s2 = lam / (1.0 + lam);
+                u[i] = s2 * u[i] + sqrt(s2) * gsl_ran_gaussian_ziggurat(r, 1.0);
+            }
         }
-        gsl_blas_dgemv(CblasTrans, 1.0, w->V[k], w->u, 0.0, &fc.vector);
+        gsl_blas_dgemm(CblasNoTrans, CblasNoTrans, 1.0, &U.matrix, w->V[k], 0.0, &F.matrix);
     }
 }
 

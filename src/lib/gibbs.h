@@ -54,6 +54,7 @@ typedef struct {
     /* scratch */
     gsl_matrix *A;            /* n x n */
     gsl_vector *u, *z;        /* length n */
+    gsl_vector *uc;           /* length Cn */
     double *work;
     int lwork, *iwork, liwork;
 } gpc_gibbs;
