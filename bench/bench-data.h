@@ -13,6 +13,8 @@
 #include <gsl/gsl_randist.h>
 #include <gsl/gsl_rng.h>
 
+#include "kernel.h"
+
 static inline double now(void)
 {
     struct timespec t;
@@ -90,6 +92,33 @@ static inline double time_cholesky(const gsl_matrix *A, gsl_matrix *L)
         best = fmin(best, now() - t0);
     }
     return best;
+}
+
+/* The benchmarks' kernel: ARD squared exponential on d inputs with v0 = e
+ * and every w_l = 1/e; theta (allocated here) holds its log hyperparameters. */
+static inline gpc_kernel *bench_kernel(size_t d, double **theta)
+{
+    gpc_kernel *k;
+    gpc_kernel_parse("ard", d, &k);
+    size_t p = gpc_kernel_nparams(k);
+    *theta = calloc(p, sizeof **theta);
+    (*theta)[0] = 1.0;
+    for (size_t l = 1; l < p; l++)
+        (*theta)[l] = -1.0;
+    gpc_kernel_set_params(k, *theta);
+    return k;
+}
+
+/* K + I for k on X: a positive definite matrix of the problem's size for
+ * the reference Cholesky factorisation. */
+static inline gsl_matrix *bench_reference_matrix(const gpc_kernel *k, const gsl_matrix *X)
+{
+    size_t n = X->size1;
+    gsl_matrix *A = gsl_matrix_alloc(n, n);
+    gpc_kernel_matrix(k, X, A);
+    for (size_t i = 0; i < n; i++)
+        *gsl_matrix_ptr(A, i, i) += 1.0;
+    return A;
 }
 
 #endif

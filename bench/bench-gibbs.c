@@ -31,18 +31,9 @@ int main(int argc, char **argv)
     gsl_matrix *X = gsl_matrix_alloc(n, d);
     size_t *cls = malloc(n * sizeof *cls);
     make_data(n, d, C, X, cls);
-    gpc_kernel *k;
-    gpc_kernel_parse("ard", d, &k);
-    size_t p = gpc_kernel_nparams(k);
-    double *theta = calloc(p, sizeof *theta);
-    theta[0] = 1.0; /* v0 = e, every w_l = 1/e */
-    for (size_t l = 1; l < p; l++)
-        theta[l] = -1.0;
-    gpc_kernel_set_params(k, theta);
-    gsl_matrix *A = gsl_matrix_alloc(n, n), *L = gsl_matrix_alloc(n, n);
-    gpc_kernel_matrix(k, X, A);
-    for (size_t i = 0; i < n; i++)
-        *gsl_matrix_ptr(A, i, i) += 1.0;
+    double *theta;
+    gpc_kernel *k = bench_kernel(d, &theta);
+    gsl_matrix *A = bench_reference_matrix(k, X), *L = gsl_matrix_alloc(n, n);
     double chol = time_cholesky(A, L);
 
     gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);

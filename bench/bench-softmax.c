@@ -144,20 +144,10 @@ int main(int argc, char **argv)
     for (size_t i = 0; i < n; i++)
         count[cls[i] < 64 ? cls[i] : 63]++;
 
-    gpc_kernel *k;
-    gpc_kernel_parse("ard", d, &k);
-    size_t p = gpc_kernel_nparams(k);
-    double *theta = calloc(p, sizeof *theta);
-    theta[0] = 1.0; /* v0 = e, every w_l = 1/e */
-    for (size_t l = 1; l < p; l++)
-        theta[l] = -1.0;
-    gpc_kernel_set_params(k, theta);
+    double *theta;
+    gpc_kernel *k = bench_kernel(d, &theta);
 
-    /* a positive definite matrix of the same size for the reference */
-    gsl_matrix *A = gsl_matrix_alloc(n, n), *L = gsl_matrix_alloc(n, n);
-    gpc_kernel_matrix(k, X, A);
-    for (size_t i = 0; i < n; i++)
-        *gsl_matrix_ptr(A, i, i) += 1.0;
+    gsl_matrix *A = bench_reference_matrix(k, X), *L = gsl_matrix_alloc(n, n);
     timings t = {HUGE_VAL, HUGE_VAL, HUGE_VAL, HUGE_VAL, HUGE_VAL, 0, 0, 0, 0, 0, 0.0};
     for (int r = 0; r < repeats; r++)
         if (round_of_fits(k, X, cls, C, A, L, &t) != 0)

@@ -26,9 +26,11 @@
  * the unit ones, again a one-dimensional integral.
  *
  * Cost: per kernel one Cholesky factor of I + K and the inverse P from it
- * (3 Cholesky equivalents), then per sweep C products with P (2 C n^2
- * flops) and n integrals of O(C) work at 64 nodes each.  The gradient adds
- * the O(n^2 p) contractions. */
+ * (3 Cholesky equivalents), then per sweep n integrals of O(C) work at 32
+ * nodes each and products of P with C vectors (one symmetric matrix
+ * product with a shared kernel): a plain sweep needs one, whose result the
+ * convergence test reuses, an extrapolated point one of its own.  The
+ * gradient adds the O(n^2 p) contractions.  Measured by bench/bench-vb. */
 #ifndef GPC_VB_H
 #define GPC_VB_H
 

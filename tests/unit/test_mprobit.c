@@ -160,9 +160,7 @@ static void test_any_C(gsl_rng *rng)
             double s = 0.0;
             for (size_t k = 0; k < C; k++) {
                 ref_ctx ctx = {C, k, C, mu, nu2};
-                double q = qagi(&ctx);
-                if (fabs(p[k] - q) > 1e-10) { printf("# C %zu k %zu p %.15g q %.15g mu/nu2:", C, k, p[k], q); for (size_t c = 0; c < C; c++) printf(" %.3g/%.3g", mu[c], nu2[c]); printf("\n"); }
-                worst_p = fmax(worst_p, fabs(p[k] - q));
+                worst_p = fmax(worst_p, fabs(p[k] - qagi(&ctx)));
                 s += p[k];
             }
             worst_sum = fmax(worst_sum, fabs(s - 1.0));
