@@ -288,6 +288,25 @@ int gpc_gibbs_sweep(gpc_gibbs *w, const size_t *cls, gsl_rng *r)
     return GPC_OK;
 }
 
+int gpc_gibbs_iterate(gpc_gibbs *w, const size_t *cls, gsl_rng *r)
+{
+    if (w->sample_theta) {
+        int st = sample_theta(w, r);
+        if (st != GPC_OK)
+            return st;
+    }
+    sample_f(w, r);
+    sample_y(w, cls, r);
+    return GPC_OK;
+}
+
+int gpc_gibbs_resume(gpc_gibbs *w, const double *theta, const gsl_vector *y)
+{
+    gpc_parallel_blas(w->n);
+    gsl_vector_memcpy(w->y, y);
+    return gpc_gibbs_set(w, theta, NULL);
+}
+
 void gpc_gibbs_forward_labels(gpc_gibbs *w, size_t *cls, gsl_rng *r)
 {
     size_t n = w->n;

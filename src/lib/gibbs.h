@@ -74,6 +74,16 @@ int gpc_gibbs_set(gpc_gibbs *w, const double *theta, const gsl_vector *f);
 /* One sweep: y | f, then theta | y (if sample_theta), then f | y, theta. */
 int gpc_gibbs_sweep(gpc_gibbs *w, const size_t *cls, gsl_rng *r);
 
+/* The same blocks in the order a stored chain wants: theta | y, f | y,
+ * theta, then y | f.  What the next iteration needs is then (theta, y)
+ * alone (f is drawn afresh from them), so a run stored as those and
+ * seeded per iteration can be resumed exactly (gpc_gibbs_resume). */
+int gpc_gibbs_iterate(gpc_gibbs *w, const size_t *cls, gsl_rng *r);
+
+/* Resume from a stored state: theta (nK * nparams) and y (length Cn, each
+ * case in its class's cone). */
+int gpc_gibbs_resume(gpc_gibbs *w, const double *theta, const gsl_vector *y);
+
 /* y from N(f, I) and cls[i] = argmax y_i: labels and auxiliary values from
  * their joint given f. */
 void gpc_gibbs_forward_labels(gpc_gibbs *w, size_t *cls, gsl_rng *r);

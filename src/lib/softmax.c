@@ -84,8 +84,6 @@ gpc_softmax *gpc_softmax_alloc(size_t n, size_t C, size_t nparams, int per_class
                         &w->t3, &w->t4, &w->t5, &w->ypi};
     for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
         *v[i] = gpc_vector_calloc(Cn);
-    w->u1 = gpc_vector_alloc(n);
-    w->u2 = gpc_vector_alloc(n);
     w->u3 = gpc_vector_alloc(n);
     w->class_scratch = gpc_vector_alloc(Cn);
     w->class_out = gpc_vector_alloc(Cn);
@@ -119,7 +117,7 @@ void gpc_softmax_free(gpc_softmax *w)
     free(w->ref);
     free(w->cols);
     gsl_vector *v[] = {w->f,  w->a,  w->pi, w->sD, w->binv_diag, w->t1, w->t2, w->t3,
-                       w->t4, w->t5, w->ypi, w->u1, w->u2, w->u3, w->zero,
+                       w->t4, w->t5, w->ypi, w->u3, w->zero,
                        w->class_scratch, w->class_out,
                        w->cg_b, w->cg_x, w->cg_r, w->cg_z, w->cg_p, w->cg_q};
     for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)

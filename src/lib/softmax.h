@@ -99,7 +99,7 @@ typedef struct {
     gsl_vector *binv_diag;       /* length Cn: diagonals of B_c^-1 */
     gsl_vector *t1, *t2, *t3, *t4, *t5; /* length Cn scratch */
     gsl_vector *ypi;             /* length Cn: y - pi at the mode */
-    gsl_vector *u1, *u2, *u3, *zero; /* length n scratch, and zeros */
+    gsl_vector *u3, *zero; /* length n scratch, and zeros */
     gsl_vector *class_scratch, *class_out; /* length Cn: each class's own scratch */
     int class_parallel;   /* run the classes' work side by side (gpc_parallel_classes) */
     gsl_vector *cg_b, *cg_x, *cg_r, *cg_z, *cg_p, *cg_q; /* length n: conjugate gradients */
