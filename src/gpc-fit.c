@@ -13,6 +13,7 @@
 #include "cli.h"
 #include "err.h"
 #include "evidence.h"
+#include "importance.h"
 #include "matio.h"
 #include "model.h"
 #include "optimize.h"
@@ -48,13 +49,15 @@ static void usage(void)
            "  -p, --params=LIST        starting hyperparameters: name=value,... or all values\n"
            "  -H, --params-file=FILE   starting hyperparameters from 'name value' lines\n"
            "  -O, --optimize=HOW       ml (type-II maximum likelihood, default), map (maximum\n"
-           "                           a posteriori under the prior) or none (keep them)\n"
+           "                           a posteriori under the prior), none (keep them) or,\n"
+           "                           with vb, is (posterior means by importance sampling)\n"
+           "      --samples=S          with -O is: prior draws per update (default 1000)\n"
            "      --prior-mean=M       mean of the Gaussian prior on each log\n"
            "                           hyperparameter (default -3)\n"
            "      --prior-sd=S         its standard deviation (default 3)\n"
            "      --fix=NAMES          keep these hyperparameters (comma-separated) as given\n"
            "  -R, --restarts=N         further optimiser starts from perturbed points (default 0)\n"
-           "  -S, --seed=N             seed for the perturbations (default 1)\n"
+           "  -S, --seed=N             seed for the perturbations or the draws (default 1)\n"
            "      --max-iter=N         optimiser iterations per start (default 500)\n"
            "  -m, --model=FILE         write the model here (default: standard output)\n"
            "  -P, --params-out=FILE    also write the fitted hyperparameters as 'name value'\n"
@@ -70,6 +73,7 @@ static void usage(void)
 }
 
 enum { OPT_PRIOR_MEAN = 256, OPT_PRIOR_SD, OPT_MAX_ITER, OPT_DAMPING, OPT_LABEL_NOISE, OPT_FIX, OPT_TOL,
+       OPT_SAMPLES,
        OPT_PER_CLASS, OPT_MULTICLASS };
 
 static const struct option long_options[] = {
@@ -80,6 +84,7 @@ static const struct option long_options[] = {
     {"label-noise", required_argument, NULL, OPT_LABEL_NOISE},
     {"fix", required_argument, NULL, OPT_FIX},
     {"tol", required_argument, NULL, OPT_TOL},
+    {"samples", required_argument, NULL, OPT_SAMPLES},
     {"per-class", no_argument, NULL, OPT_PER_CLASS},
     {"multiclass", required_argument, NULL, OPT_MULTICLASS},
     {"params", required_argument, NULL, 'p'},
@@ -98,8 +103,9 @@ typedef struct {
     const char *kernel, *lik, *method, *params, *params_file, *how, *model, *params_out;
     const char *fix, *multiclass;
     double damping, tol;
-    int tol_set, per_class;
+    int tol_set, per_class, samples_set;
     gpc_robust_opts robust;
+    gpc_importance_opts is; /* -O is */
 } options;
 
 /* --label-noise: a probability, em or select. */
@@ -149,6 +155,10 @@ static void parse_options(int argc, char **argv, options *o)
         case OPT_LABEL_NOISE: parse_label_noise(optarg, &o->robust); break;
         case OPT_FIX: o->fix = optarg; break;
         case OPT_TOL: o->tol = gpc_cli_double("--tol", optarg), o->tol_set = 1; break;
+        case OPT_SAMPLES:
+            o->is.samples = (size_t)gpc_cli_long("--samples", optarg, 1, 100000000);
+            o->samples_set = 1;
+            break;
         case 'p': o->params = optarg; break;
         case 'H': o->params_file = optarg; break;
         case 'O': o->how = optarg; break;
@@ -164,12 +174,16 @@ static void parse_options(int argc, char **argv, options *o)
         case 'h': usage();
         }
     }
-    if (strcmp(o->how, "ml") && strcmp(o->how, "map") && strcmp(o->how, "none"))
-        gpc_cli_usage("--optimize: '%s' is not ml, map or none", o->how);
+    if (strcmp(o->how, "ml") && strcmp(o->how, "map") && strcmp(o->how, "none") &&
+        strcmp(o->how, "is"))
+        gpc_cli_usage("--optimize: '%s' is not ml, map, none or is", o->how);
+    if (o->samples_set && strcmp(o->how, "is") != 0)
+        gpc_cli_usage("--samples is for -O is");
+    o->is.seed = o->robust.opt.seed;
     if (o->robust.opt.prior_sd <= 0)
         gpc_cli_usage("--prior-sd must be positive");
     o->robust.opt.use_prior = strcmp(o->how, "map") == 0;
-    o->robust.optimize = strcmp(o->how, "none") != 0;
+    o->robust.optimize = strcmp(o->how, "none") != 0 && strcmp(o->how, "is") != 0;
 }
 
 /* How the hyperparameters and the label noise were chosen, for the model. */
@@ -178,7 +192,10 @@ static void describe_fit(const options *o, char *buf, size_t size)
     const gpc_optimize_opts *opt = &o->robust.opt;
     int len = opt->use_prior ? snprintf(buf, size, "map normal %.17g %.17g", opt->prior_mean,
                                         opt->prior_sd)
-                             : snprintf(buf, size, "%s", o->how);
+              : strcmp(o->how, "is") == 0
+                  ? snprintf(buf, size, "is exponential gamma %g %g samples %zu seed %lu",
+                             o->is.shape, o->is.rate, o->is.samples, o->is.seed)
+                  : snprintf(buf, size, "%s", o->how);
     if (o->robust.mode != GPC_ROBUST_FIXED && len >= 0 && (size_t)len < size)
         snprintf(buf + len, size - (size_t)len, ", label noise by %s",
                  o->robust.mode == GPC_ROBUST_EM ? "em" : "select");
@@ -188,6 +205,7 @@ int main(int argc, char **argv)
 {
     options o = {.kernel = "ard", .method = "laplace", .how = "ml", .model = "-", .damping = 1.0};
     gpc_cli_init(argc, argv);
+    gpc_importance_opts_default(&o.is);
     parse_options(argc, argv, &o);
     gpc_method method;
     gpc_lik lik;
@@ -199,6 +217,11 @@ int main(int argc, char **argv)
                       ops->title);
     if (!ops->has_evidence && o.robust.mode != GPC_ROBUST_FIXED)
         gpc_cli_usage("--label-noise=em and select need -M ep");
+    if (!strcmp(o.how, "is") && method != GPC_METHOD_VB)
+        gpc_cli_usage("-O is (Girolami & Rogers' importance sampler) is for -M vb, not %s",
+                      ops->title);
+    if (!strcmp(o.how, "is") && (o.fix || o.robust.mode != GPC_ROBUST_FIXED))
+        gpc_cli_usage("-O is samples every hyperparameter: --fix and label noise do not apply");
     gpc_cli_stdin_claim("-H", o.params_file);
     gpc_cli_stdin_claim_training(argc, argv);
     gpc_output *model_out = gpc_cli_output(o.model);
@@ -223,8 +246,18 @@ int main(int argc, char **argv)
     if (o.robust.optimize)
         gpc_info(1, "fitting %zu hyperparameters of '%s' to %zu cases (%s)", p,
                  gpc_kernel_spec(k), X->size1, o.robust.opt.use_prior ? "MAP" : "type-II ML");
-    gpc_robust_result res;
-    int st = gpc_robust_fit(ev, theta, &o.robust, &res);
+    gpc_robust_result res = {0};
+    int st;
+    if (!strcmp(o.how, "is")) {
+        gpc_info(1, "posterior means of %zu hyperparameters of '%s' by importance sampling "
+                 "(%zu draws per update)", p, gpc_kernel_spec(k), o.is.samples);
+        gpc_importance_result ir;
+        st = gpc_importance_fit(ev, k, X, labels->nclasses, &o.is, theta, &ir);
+        res.log_evidence = ir.bound;
+        res.converged = ir.converged;
+    } else {
+        st = gpc_robust_fit(ev, theta, &o.robust, &res);
+    }
     if (st == GPC_EUSAGE)
         gpc_cli_usage("%s", gpc_errmsg());
     gpc_cli_check(st);

@@ -413,7 +413,7 @@ model_params() {
     run gpc-fit -O newton -m out/m.txt Xz.txt y.txt
     assert_failure 2
     assert_output --partial "newton"
-    assert_output --partial "ml, map or none"
+    assert_output --partial "ml, map, none or is"
     run gpc-fit --optimize= Xz.txt y.txt
     assert_failure 2
     assert_dir_empty out

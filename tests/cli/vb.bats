@@ -132,3 +132,34 @@ assert_probs() {
     assert_probs loo.txt 3
     assert_equal "$(grep -vc '^#' loo.txt)" 30
 }
+
+@test "vb: -O is sets the hyperparameters to importance-sampled posterior means, the same for the same seed" {
+    run --separate-stderr gpc-fit -M vb -O is -k se -m a.txt X3.txt y3.txt
+    assert_success
+    [[ "$stderr" == *"by importance sampling (1000 draws per update)"* ]] || fail "stderr: $stderr"
+    [[ "$stderr" == *"importance update "*"effective sample size"* ]] || fail "stderr: $stderr"
+    run grep -x "fit is exponential gamma 1e-06 1e-06 samples 1000 seed 1" a.txt
+    assert_success
+    gpc-fit -q -M vb -O is -k se -m b.txt X3.txt y3.txt
+    assert_files_equal a.txt b.txt
+    gpc-fit -q -M vb -O is -S 2 --samples 500 -k se -m c.txt X3.txt y3.txt
+    [ "$(model_params a.txt)" != "$(model_params c.txt)" ] || fail "another seed gave the same hyperparameters"
+    # the model's bound is the bound at the sampled hyperparameters
+    model_params a.txt | awk '{ printf "%s%s=%.17g", (NR > 1 ? "," : ""), $1, $2 }' > p.txt
+    gpc-evidence -q -n -M vb -k se -p "$(cat p.txt)" X3.txt y3.txt > e.txt
+    assert_close "$(model_value a.txt log_evidence)" "$(cat e.txt)" 1e-9
+}
+
+@test "vb: -O is is for -M vb only, and takes no --fix, label noise or stray --samples" {
+    run gpc-fit -O is -k se X3.txt y3.txt
+    assert_failure 2
+    assert_output --partial "-O is (Girolami & Rogers' importance sampler) is for -M vb"
+    run gpc-fit -M vb -O is --fix=log_v0 -k se X3.txt y3.txt
+    assert_failure 2
+    assert_output --partial "--fix and label noise do not apply"
+    run gpc-fit -M vb -O ml --samples=10 -k se X3.txt y3.txt
+    assert_failure 2
+    assert_output --partial "--samples is for -O is"
+    run gpc-fit -M vb -O is --samples=0 -k se X3.txt y3.txt
+    assert_failure 2
+}
