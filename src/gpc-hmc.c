@@ -1,6 +1,7 @@
 /* gpc-hmc — sample the kernel hyperparameters of a GP classifier by
  * Hybrid Monte Carlo on the Laplace approximation to their posterior
- * (Barber & Williams 1997); write, extend and summarise chain files. */
+ * (Barber & Williams 1997), or the multinomial probit model by Gibbs
+ * sampling (-M gibbs); write, extend and summarise chain files. */
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
@@ -16,7 +17,9 @@
 #include "cli.h"
 #include "diagnose.h"
 #include "err.h"
+#include "class-kernels.h"
 #include "evidence.h"
+#include "gibbs.h"
 #include "hmc.h"
 #include "matio.h"
 
@@ -28,20 +31,27 @@ static void usage(void)
            "Sample the log hyperparameters of a GP classifier (Laplace approximation,\n"
            "binary, or multiclass with the softmax likelihood for labels of three or more\n"
            "classes) from their posterior by Hybrid Monte Carlo, and write the chain: one\n"
-           "row per iteration.\n"
+           "row per iteration.  With -M gibbs, sample the multinomial probit model (any\n"
+           "number of classes) by Gibbs sampling instead.\n"
            "\n"
+           "  -M, --method=NAME        laplace (default: HMC on the Laplace evidence) or\n"
+           "                           gibbs (auxiliary values, latent functions and\n"
+           "                           Metropolis-Hastings steps on the hyperparameters)\n"
            "  -k, --kernel=SPEC        covariance function (default ard)\n"
            GPC_CLI_PER_CLASS_HELP
            "  -l, --likelihood=NAME    logistic (default with two classes), probit or\n"
-           "                           softmax (default with three or more)\n"
+           "                           softmax (default with three or more); mprobit\n"
+           "                           (the only one) with -M gibbs\n"
            "  -p, --params=LIST        starting hyperparameters: name=value,... or all\n"
            "                           values (default: log_v0 0, log_w -2, see gpc-kernel)\n"
            "  -H, --params-file=FILE   starting hyperparameters from 'name value' lines\n"
            "  -n, --iterations=N       iterations to run (default 200)\n"
-           "  -e, --step=EPS           leapfrog step size (default 0.1)\n"
-           "  -L, --leapfrog=N         leapfrog steps per iteration (default 20)\n"
+           "  -e, --step=EPS           leapfrog step size, or with -M gibbs the standard\n"
+           "                           deviation of the random-walk proposals (default 0.1)\n"
+           "  -L, --leapfrog=N         leapfrog steps per iteration (default 20; not gibbs)\n"
            "  -a, --persistence=A      momentum persistence in [0, 1): 0 (default) draws\n"
            "                           momenta afresh; A > 0 refreshes them partially\n"
+           "                           (not gibbs)\n"
            "      --prior-mean=M       mean of the Gaussian prior on each log\n"
            "                           hyperparameter (default -3)\n"
            "      --prior-sd=S         its standard deviation (default 3)\n"
@@ -75,6 +85,7 @@ static void usage(void)
 enum { OPT_PRIOR_MEAN = 256, OPT_PRIOR_SD, OPT_PER_CLASS };
 
 static const struct option long_options[] = {
+    {"method", required_argument, NULL, 'M'},
     {"kernel", required_argument, NULL, 'k'},
     {"per-class", no_argument, NULL, OPT_PER_CLASS},
     {"likelihood", required_argument, NULL, 'l'},
@@ -95,10 +106,10 @@ static const struct option long_options[] = {
     GPC_CLI_COMMON_OPTIONS};
 
 typedef struct {
-    const char *kernel, *lik, *params, *params_file, *extend, *out;
+    const char *method, *kernel, *lik, *params, *params_file, *extend, *out;
     long iterations, burn;
     double time_limit;
-    int summary, settings_given, per_class;
+    int summary, settings_given, per_class, hmc_only_given;
     gpc_chain_settings set;
 } options;
 
@@ -106,13 +117,15 @@ static void parse_options(int argc, char **argv, options *o)
 {
     int c;
     gpc_format unused;
-    while ((c = getopt_long(argc, argv, "k:l:p:H:n:e:L:a:S:T:x:sb:o:vqhV", long_options,
+    while ((c = getopt_long(argc, argv, "M:k:l:p:H:n:e:L:a:S:T:x:sb:o:vqhV", long_options,
                             NULL)) != -1) {
         if (gpc_cli_common(c, optarg, &unused))
             continue;
-        o->settings_given |= strchr("kleLaS", c) != NULL || c == OPT_PRIOR_MEAN ||
+        o->settings_given |= strchr("MkleLaS", c) != NULL || c == OPT_PRIOR_MEAN ||
                              c == OPT_PRIOR_SD || c == OPT_PER_CLASS;
+        o->hmc_only_given |= c == 'L' || c == 'a';
         switch (c) {
+        case 'M': o->method = optarg; break;
         case 'k': o->kernel = optarg; break;
         case OPT_PER_CLASS: o->per_class = 1; break;
         case 'l': o->lik = optarg; break;
@@ -145,6 +158,19 @@ static void parse_options(int argc, char **argv, options *o)
         gpc_cli_usage("--extend takes its settings and state from the chain; give only -n");
     if (o->summary && o->extend)
         gpc_cli_usage("--summary and --extend cannot be combined");
+    if (strcmp(o->method, "laplace") != 0 && strcmp(o->method, "gibbs") != 0)
+        gpc_cli_usage("--method: '%s' is not laplace or gibbs", o->method);
+    o->set.gibbs = strcmp(o->method, "gibbs") == 0;
+    if (o->set.gibbs) {
+        if (o->hmc_only_given)
+            gpc_cli_usage("-M gibbs has no leapfrog steps or momenta: --leapfrog and "
+                          "--persistence are for -M laplace");
+        o->set.lik = gpc_cli_lik(o->lik ? o->lik : "mprobit");
+        if (o->set.lik != GPC_LIK_MPROBIT)
+            gpc_cli_usage("-M gibbs samples the multinomial probit model: -l mprobit, not %s",
+                          o->lik);
+        return;
+    }
     o->set.lik = gpc_cli_lik(o->lik ? o->lik : "logistic");
     if (o->set.lik == GPC_LIK_STEP || o->set.lik == GPC_LIK_MPROBIT)
         gpc_cli_usage("--likelihood %s: the sampler uses the Laplace evidence, which takes "
@@ -214,7 +240,8 @@ static void summarise(int nchains, char **paths, long burn_opt)
                                         : c[i]->log_evidence[burn + r];
         double mean, sd;
         gpc_diag_mean_sd(x, m * keep, &mean, &sd);
-        printf("%-16s %12.6g %12.6g %10.1f %8.4f\n", j < p ? c[0]->names[j] : "log_evidence",
+        printf("%-16s %12.6g %12.6g %10.1f %8.4f\n",
+               j < p ? c[0]->names[j] : gpc_chain_second_name(&c[0]->set),
                mean, sd, gpc_diag_ess_chains(x, m, keep), gpc_diag_split_rhat(x, m, keep));
     }
     free(x);
@@ -244,8 +271,9 @@ static void read_training(int argc, char **argv, int lik_named, gpc_chain_settin
                           run_state *rs)
 {
     gpc_cli_read_training(argc, argv, &rs->X, &rs->labels);
-    rs->method = GPC_METHOD_LAPLACE;
+    rs->method = set->gibbs ? GPC_METHOD_VB : GPC_METHOD_LAPLACE;
     rs->y = gpc_cli_class_vector(rs->labels, lik_named, NULL, &rs->method, &set->lik);
+    set->classes = set->gibbs ? rs->labels->nclasses : 0;
 }
 
 /* A new run: settings from the options, the start from the kernel defaults
@@ -276,8 +304,11 @@ static void start_extend(const options *o, int argc, char **argv, run_state *rs,
     gpc_cli_read_training(argc, argv, &rs->X, &rs->labels);
     gpc_cli_check(gpc_chain_read(o->extend, rs->X->size2, &ch));
     *set = ch->set;
-    rs->method = GPC_METHOD_LAPLACE;
+    rs->method = set->gibbs ? GPC_METHOD_VB : GPC_METHOD_LAPLACE;
     rs->y = gpc_cli_class_vector(rs->labels, 1, NULL, &rs->method, &set->lik);
+    if (set->gibbs && set->classes != rs->labels->nclasses)
+        gpc_die(GPC_EINPUT, "%s: the chain has %zu classes, the labels %zu; give the labels "
+                "it was run on", name, set->classes, rs->labels->nclasses);
     if (rs->X->size1 != set->ntrain || gpc_chain_data_hash(rs->X, rs->y) != set->data_hash)
         gpc_die(GPC_EINPUT, "%s: the chain was run on other training data (%zu cases of "
                 "dimension %zu); give the same X and Y", name, set->ntrain, set->dim);
@@ -392,10 +423,99 @@ static _Noreturn void end_by_signal(const char *name, const gpc_hmc *h)
     _exit(128 + sig); /* not reached: the default action ends the process */
 }
 
+/* ---- Gibbs sampling (-M gibbs) -------------------------------------------- */
+
+/* After every row: a progress line, then whether to stop. */
+static int after_gibbs_row(progress *pr, long iteration, double log_p_y, unsigned long accepted,
+                           long done)
+{
+    double t = now() - pr->t0;
+    gpc_info(iteration % 10 == 0 ? 1 : 2, "iteration %ld: log p(y) %.6g, acceptance %.2f, "
+             "%.3f s per iteration", iteration, log_p_y, (double)accepted / (double)done,
+             t / (double)done);
+    if (stop_signal)
+        return 1;
+    pr->timed_out = pr->time_limit > 0 && t >= pr->time_limit;
+    return pr->timed_out;
+}
+
+/* The sampler at the run's start: a new chain's y drawn for f = 0 (with
+ * the generator of iteration -1), or the last row's (theta, y). */
+static gpc_gibbs *gibbs_start(run_state *rs, const gpc_chain_settings *set, gpc_kernel **k,
+                              size_t nK, const size_t *cls)
+{
+    gpc_gibbs *g = gpc_gibbs_alloc(rs->X, set->classes, k, nK);
+    g->prior_mean = set->prior_mean;
+    g->prior_sd = set->prior_sd;
+    g->step = set->hmc.step;
+    int st;
+    if (rs->from) {
+        const gpc_chain *ch = rs->from;
+        gsl_vector_const_view y =
+            gsl_vector_const_view_array(ch->state + (ch->rows - 1) * ch->nstate, ch->nstate);
+        st = gpc_gibbs_resume(g, rs->hmc->theta, &y.vector);
+    } else {
+        gsl_rng *r = gpc_hmc_iteration_rng(set->hmc.seed, -1);
+        st = gpc_gibbs_start(g, rs->hmc->theta, cls, r);
+        gsl_rng_free(r);
+    }
+    gpc_cli_check(st);
+    return g;
+}
+
+/* Up to o->iterations Gibbs iterations, each seeded by its number and on
+ * disk before the next starts. */
+static void run_gibbs(const options *o, run_state *rs, const gpc_chain_settings *set)
+{
+    size_t n = rs->X->size1, P = rs->hmc->p;
+    size_t *cls = gpc_mallocarray(n, sizeof *cls);
+    for (size_t i = 0; i < n; i++)
+        cls[i] = (size_t)gsl_vector_get(rs->y, i);
+    gpc_class_kernels *ck = gpc_class_kernels_alloc(rs->kernel, set->classes);
+    gpc_gibbs *g = gibbs_start(rs, set, ck->k, ck->nK, cls);
+    const char *name;
+    catch_signals();
+    gpc_chain_out *out = open_output(o, rs, set, &name);
+    progress pr = {now(), o->time_limit, 0, 0};
+    long done = 0;
+    while (done < o->iterations) {
+        gsl_rng *r = gpc_hmc_iteration_rng(set->hmc.seed, rs->hmc->iteration);
+        unsigned long before = g->accepted;
+        int st = gpc_gibbs_iterate(g, cls, r);
+        gsl_rng_free(r);
+        if (st == GPC_OK) {
+            double lpy = gpc_gibbs_log_p_y(g);
+            gpc_chain_row row = {rs->hmc->iteration + 1, g->theta,
+                                 -(lpy + gpc_log_prior_normal(P, g->theta, set->prior_mean,
+                                                              set->prior_sd, NULL)),
+                                 lpy, g->accepted > before, g->y->data};
+            st = gpc_chain_out_values(out, set, P, &row);
+            if (st == GPC_OK) {
+                rs->hmc->iteration++;
+                done++;
+                if (after_gibbs_row(&pr, rs->hmc->iteration, lpy, g->accepted, done))
+                    break;
+                continue;
+            }
+        }
+        fail_run(st, out, name, rs->from ? gpc_cli_name(o->extend) : NULL, rs->hmc, done);
+    }
+    gpc_cli_check(gpc_chain_out_close(out));
+    if (stop_signal)
+        end_by_signal(name, rs->hmc);
+    if (pr.timed_out && done < o->iterations)
+        gpc_info(1, "time limit reached after %ld iterations; extend the chain to go on", done);
+    gpc_info(1, "%ld iterations, acceptance %.2f, %.2f s", done,
+             done ? (double)g->accepted / (double)done : 0.0, now() - pr.t0);
+    gpc_gibbs_free(g);
+    gpc_class_kernels_free(ck);
+    free(cls);
+}
+
 int main(int argc, char **argv)
 {
     /* Barber & Williams' settings */
-    options o = {.kernel = "ard", .lik = NULL, .iterations = 200, .burn = -1,
+    options o = {.method = "laplace", .kernel = "ard", .lik = NULL, .iterations = 200, .burn = -1,
                  .set = {.prior_mean = -3.0, .prior_sd = 3.0, .hmc = {0.1, 20, 0.0, 1}}};
     gpc_cli_init(argc, argv);
     parse_options(argc, argv, &o);
@@ -413,6 +533,16 @@ int main(int argc, char **argv)
         start_extend(&o, argc, argv, &rs, &set);
     else
         start_new(&o, argc, argv, &rs, &set);
+    if (set.gibbs) {
+        run_gibbs(&o, &rs, &set);
+        gpc_hmc_free(rs.hmc);
+        gpc_kernel_free(rs.kernel);
+        gpc_chain_free((gpc_chain *)rs.from);
+        gsl_matrix_free(rs.X);
+        gsl_vector_free(rs.y);
+        gpc_labels_free(rs.labels);
+        return 0;
+    }
 
     gpc_evidence *ev = gpc_evidence_alloc(rs.kernel, rs.X, rs.y, rs.labels->nclasses, set.lik,
                                           rs.method);

@@ -37,7 +37,8 @@ static void usage(void)
            "      --plugin          use the plug-in probability for p and label\n"
            "      --chain=FILE      average over the hyperparameter samples of a chain\n"
            "                        from gpc-hmc (run on the model's training data,\n"
-           "                        with a Laplace model of the chain's likelihood):\n"
+           "                        with a Laplace model of the chain's likelihood, or\n"
+           "                        a vb model for a gibbs chain):\n"
            "                        p and plugin are averaged, mean and var are the\n"
            "                        moments of the latent mixture\n"
            "      --loo[=HOW]       predict each training case of the model with that case\n"
@@ -153,7 +154,20 @@ static void accumulate(const gpc_model *m, const gsl_matrix *Xs, loo_mode loo, a
     gpc_prediction_free(pr);
 }
 
-/* The chain's samples after burn-in, every thin-th, refitted and averaged. */
+/* A gibbs chain's row r as the model's hyperparameters and state: y, class
+ * c of case i in column c. */
+static void set_sample(gpc_model *m, const gpc_chain *ch, size_t r)
+{
+    size_t n = m->X->size1;
+    const double *y = ch->state + r * ch->nstate;
+    gpc_kernel_set_params(m->kernel, ch->theta + r * ch->p);
+    for (size_t c = 0; c < ch->set.classes; c++)
+        for (size_t i = 0; i < n; i++)
+            gsl_matrix_set(m->state, i, c, y[c * n + i]);
+}
+
+/* The chain's samples after burn-in, every thin-th, refitted (a Gibbs
+ * chain's: set from the row) and averaged. */
 static void accumulate_chain(gpc_model *m, const char *path, long burn, long thin,
                              const gsl_matrix *Xs, averages *a)
 {
@@ -166,10 +180,16 @@ static void accumulate_chain(gpc_model *m, const char *path, long burn, long thi
         gpc_die(GPC_EINPUT, "%s: the chain is not for this model (kernel or training data "
                 "differ); fit the model on the chain's data with -k '%s'", name,
                 ch->set.kernel);
+    /* a Gibbs chain's rows are (theta, y), and the variational model's
+     * predictions from its state ybar are exactly the predictive given y */
+    if (ch->set.gibbs && strcmp(m->method, gpc_method_name(GPC_METHOD_VB)) != 0)
+        gpc_die(GPC_EINPUT, "%s: a gibbs chain predicts through a model of the same data fitted "
+                "with -M vb, not %s; fit one with -M vb -O none", name, m->method);
     /* the samples are of the posterior under the Laplace evidence with this
      * likelihood; under another method they would be averaged wrongly */
-    if (strcmp(m->method, gpc_method_name(GPC_METHOD_LAPLACE)) != 0 || ch->set.lik != m->lik ||
-        m->label_noise != 0.0)
+    if (!ch->set.gibbs &&
+        (strcmp(m->method, gpc_method_name(GPC_METHOD_LAPLACE)) != 0 || ch->set.lik != m->lik ||
+         m->label_noise != 0.0))
         gpc_die(GPC_EINPUT, "%s: the chain was sampled under the Laplace evidence with the "
                 "%s likelihood, the model is %s %s%s; fit it with -M laplace -l %s", name,
                 gpc_lik_name(ch->set.lik), m->method, gpc_lik_name(m->lik),
@@ -179,7 +199,10 @@ static void accumulate_chain(gpc_model *m, const char *path, long burn, long thi
         gpc_die(GPC_EINPUT, "%s: no samples left after a burn-in of %zu", name, first);
     size_t total = (ch->rows - first + (size_t)thin - 1) / (size_t)thin, done = 0;
     for (size_t r = first; r < ch->rows; r += (size_t)thin) {
-        gpc_cli_check(gpc_model_refit(m, ch->theta + r * ch->p));
+        if (ch->set.gibbs)
+            set_sample(m, ch, r);
+        else
+            gpc_cli_check(gpc_model_refit(m, ch->theta + r * ch->p));
         accumulate(m, Xs, LOO_NONE, a);
         if (++done % 20 == 0)
             gpc_info(1, "%zu of %zu samples", done, total);

@@ -32,33 +32,57 @@ unsigned long long gpc_chain_data_hash(const gsl_matrix *X, const gsl_vector *y)
     return h;
 }
 
+const char *gpc_chain_second_name(const gpc_chain_settings *s)
+{
+    return s->gibbs ? "log_p_y" : "log_evidence";
+}
+
+/* The trailing values of a row: momenta with persistence, y with gibbs. */
+static size_t extra_values(const gpc_chain_settings *s, size_t p)
+{
+    return s->gibbs ? s->classes * s->ntrain : s->hmc.persistence > 0 ? p : 0;
+}
+
 void gpc_chain_write_header(FILE *f, const gpc_chain_settings *s, const gpc_kernel *k)
 {
-    fprintf(f, "# gpc-chain %d\n# method laplace\n# likelihood %s\n# kernel %s\n# dim %zu\n",
-            GPC_CHAIN_VERSION, gpc_lik_name(s->lik), s->kernel, s->dim);
+    fprintf(f, "# gpc-chain %d\n# method %s\n# likelihood %s\n# kernel %s\n# dim %zu\n",
+            GPC_CHAIN_VERSION, s->gibbs ? "gibbs" : "laplace", gpc_lik_name(s->lik), s->kernel,
+            s->dim);
     fprintf(f, "# training %zu 0x%016llx\n# prior normal %.17g %.17g\n", s->ntrain, s->data_hash,
             s->prior_mean, s->prior_sd);
-    fprintf(f, "# step %.17g\n# leapfrog %d\n# persistence %.17g\n# seed %lu\n", s->hmc.step,
-            s->hmc.leapfrog, s->hmc.persistence, s->hmc.seed);
+    fprintf(f, "# step %.17g\n", s->hmc.step);
+    if (!s->gibbs)
+        fprintf(f, "# leapfrog %d\n# persistence %.17g\n", s->hmc.leapfrog, s->hmc.persistence);
+    fprintf(f, "# seed %lu\n", s->hmc.seed);
     size_t p = gpc_kernel_nparams(k);
     fputs("iteration", f);
     for (size_t j = 0; j < p; j++)
         fprintf(f, " %s", gpc_kernel_param_name(k, j));
-    fputs(" potential log_evidence accepted step", f);
-    for (size_t j = 0; s->hmc.persistence > 0 && j < p; j++)
+    fprintf(f, " potential %s accepted step", gpc_chain_second_name(s));
+    for (size_t j = 0; !s->gibbs && s->hmc.persistence > 0 && j < p; j++)
         fprintf(f, " p.%s", gpc_kernel_param_name(k, j));
+    for (size_t c = 0; s->gibbs && c < s->classes; c++)
+        for (size_t i = 0; i < s->ntrain; i++)
+            fprintf(f, " y%zu.%zu", c + 1, i + 1);
+    fputc('\n', f);
+}
+
+void gpc_chain_write_values(FILE *f, const gpc_chain_settings *s, size_t p,
+                            const gpc_chain_row *r)
+{
+    fprintf(f, "%ld", r->iteration);
+    for (size_t j = 0; j < p; j++)
+        fprintf(f, " %.17g", r->theta[j]);
+    fprintf(f, " %.17g %.17g %d %.17g", r->potential, r->second, r->accepted, s->hmc.step);
+    for (size_t j = 0, ne = extra_values(s, p); j < ne; j++)
+        fprintf(f, " %.17g", r->extra[j]);
     fputc('\n', f);
 }
 
 void gpc_chain_write_row(FILE *f, const gpc_chain_settings *s, const gpc_hmc *h)
 {
-    fprintf(f, "%ld", h->iteration);
-    for (size_t j = 0; j < h->p; j++)
-        fprintf(f, " %.17g", h->theta[j]);
-    fprintf(f, " %.17g %.17g %d %.17g", h->U, h->aux, h->accepted, s->hmc.step);
-    for (size_t j = 0; s->hmc.persistence > 0 && j < h->p; j++)
-        fprintf(f, " %.17g", h->mom[j]);
-    fputc('\n', f);
+    gpc_chain_row r = {h->iteration, h->theta, h->U, h->aux, h->accepted, h->mom};
+    gpc_chain_write_values(f, s, h->p, &r);
 }
 
 /* ---- reading ----------------------------------------------------------- */
@@ -130,8 +154,8 @@ static const struct {
     const char *form; /* for messages */
 } keys[NKEYS] = {
     {"gpc-chain", 1, "1"},
-    {"method", 1, "laplace"},
-    {"likelihood", 1, "logistic or probit"},
+    {"method", 1, "laplace or gibbs"},
+    {"likelihood", 1, "logistic, probit, softmax or mprobit"},
     {"kernel", 1, "a kernel spec"},
     {"dim", 1, "a whole number of input columns, at least 1"},
     {"training", 2, "the number of cases, at least 1, and a hash 0x..."},
@@ -180,7 +204,9 @@ static int header_value(int k, char **v, gpc_chain_settings *set)
     double x;
     switch (k) {
     case K_VERSION: return !strcmp(v[0], "1");
-    case K_METHOD: return !strcmp(v[0], "laplace");
+    case K_METHOD:
+        set->gibbs = !strcmp(v[0], "gibbs");
+        return set->gibbs || !strcmp(v[0], "laplace");
     case K_LIK:
         /* the sampler's Laplace evidence takes only these (as -l) */
         if (!strcmp(v[0], "logistic"))
@@ -189,6 +215,8 @@ static int header_value(int k, char **v, gpc_chain_settings *set)
             set->lik = GPC_LIK_PROBIT;
         else if (!strcmp(v[0], "softmax"))
             set->lik = GPC_LIK_SOFTMAX;
+        else if (!strcmp(v[0], "mprobit"))
+            set->lik = GPC_LIK_MPROBIT;
         else
             return 0;
         return 1;
@@ -280,11 +308,21 @@ static int parse_header(cursor *c, gpc_chain_settings *set, char **cols)
     for (; s && s[0] == '#'; s = next_line(c))
         if ((st = header_line(c, s, set, seen)) != GPC_OK)
             return st;
-    for (int k = 0; k < NKEYS; k++)
-        if (!seen[k])
+    for (int k = 0; k < NKEYS; k++) {
+        int hmc_only = k == K_LEAPFROG || k == K_PERSISTENCE;
+        if (set->gibbs && hmc_only && seen[k])
+            return gpc_fail(GPC_EINPUT, "%s:%zu: a gibbs chain has no '%s' setting; restore "
+                            "the header as gpc-hmc wrote it", c->name, seen[k], keys[k].name);
+        if (!seen[k] && !(set->gibbs && hmc_only))
             return gpc_fail(GPC_EINPUT, "%s: no '# %s' line in the header (before line %zu); "
                             "restore it as gpc-hmc wrote it", c->name, keys[k].name,
                             c->line + (s == NULL));
+    }
+    if (set->gibbs != (set->lik == GPC_LIK_MPROBIT))
+        return gpc_fail(GPC_EINPUT, "%s:%zu: method %s with likelihood %s: a gibbs chain is "
+                        "for mprobit and only it; restore the header as gpc-hmc wrote it",
+                        c->name, seen[K_LIK], set->gibbs ? "gibbs" : "laplace",
+                        gpc_lik_name(set->lik));
     if (!s)
         return gpc_fail(GPC_EINPUT, "%s: no column line after the header; the chain is "
                         "incomplete", c->name);
@@ -314,15 +352,51 @@ static int check_dim(const cursor *c, const gpc_chain_settings *set, size_t dim,
     return GPC_OK;
 }
 
-/* The column line: iteration, the names, the fixed columns, the momenta. */
+/* The number of blank-separated words of s (not changed). */
+static size_t count_words(const char *s)
+{
+    size_t n = 0;
+    for (const char *t = s; *t;) {
+        t += strspn(t, " \t");
+        if (*t) {
+            n++;
+            t += strcspn(t, " \t");
+        }
+    }
+    return n;
+}
+
+/* A gibbs chain's classes from its column count: the columns after the
+ * fixed ones are y, C per training case, C at least 2. */
+static int gibbs_classes(cursor *c, const char *s, gpc_chain *ch)
+{
+    size_t words = count_words(s), fixed = 5 + ch->p, n = ch->set.ntrain;
+    if (words <= fixed || (words - fixed) % n != 0 || (words - fixed) / n < 2 ||
+        (words - fixed) / n > GPC_KERNEL_MAX_CLASSES)
+        return gpc_fail(GPC_EINPUT, "%s:%zu: a gibbs chain's columns end in y, 2 or more "
+                        "classes for each of its %zu training cases; found %zu columns after "
+                        "the %zu fixed ones", c->name, c->line, n,
+                        words > fixed ? words - fixed : 0, fixed);
+    ch->set.classes = (words - fixed) / n;
+    return GPC_OK;
+}
+
+/* The column line: iteration, the names, the fixed columns, the momenta or
+ * a gibbs chain's y. */
 static int column_line(cursor *c, char *s, gpc_chain *ch)
 {
     gpc_kernel *k;
     if (gpc_kernel_parse(ch->set.kernel, ch->set.dim, &k) != GPC_OK)
         return gpc_fail(GPC_EINPUT, "%s: bad kernel setting: %s", c->name, gpc_errmsg());
     snprintf(ch->set.kernel, sizeof ch->set.kernel, "%s", gpc_kernel_spec(k));
-    size_t p = ch->p = gpc_kernel_nparams(k), nmom = ch->set.hmc.persistence > 0 ? p : 0;
-    size_t want_len = 64;
+    size_t p = ch->p = gpc_kernel_nparams(k);
+    size_t nmom = !ch->set.gibbs && ch->set.hmc.persistence > 0 ? p : 0;
+    if (ch->set.gibbs && gibbs_classes(c, s, ch) != GPC_OK) {
+        gpc_kernel_free(k);
+        return GPC_EINPUT;
+    }
+    ch->nstate = ch->set.gibbs ? ch->set.classes * ch->set.ntrain : 0;
+    size_t want_len = 64 + 48 * ch->nstate;
     ch->names = gpc_calloc(p, sizeof *ch->names);
     for (size_t j = 0; j < p; j++) {
         snprintf(ch->names[j], GPC_NAME_MAX, "%s", gpc_kernel_param_name(k, j));
@@ -333,9 +407,13 @@ static int column_line(cursor *c, char *s, gpc_chain *ch)
     size_t n = (size_t)sprintf(want, "iteration");
     for (size_t j = 0; j < p; j++)
         n += (size_t)sprintf(want + n, " %s", ch->names[j]);
-    n += (size_t)sprintf(want + n, " potential log_evidence accepted step");
+    n += (size_t)sprintf(want + n, " potential %s accepted step",
+                         gpc_chain_second_name(&ch->set));
     for (size_t j = 0; j < nmom; j++)
         n += (size_t)sprintf(want + n, " p.%s", ch->names[j]);
+    for (size_t cl = 0; cl < ch->set.classes && ch->set.gibbs; cl++)
+        for (size_t i = 0; i < ch->set.ntrain; i++)
+            n += (size_t)sprintf(want + n, " y%zu.%zu", cl + 1, i + 1);
     /* compare word by word, so that blanks may differ */
     char *save_a = NULL, *save_b = NULL, *copy = gpc_strdup(want);
     char *a = strtok_r(s, " \t", &save_a), *b = strtok_r(copy, " ", &save_b);
@@ -357,8 +435,10 @@ static void grow_rows(gpc_chain *ch, size_t cap)
     size_t p = ch->p;
     ch->iteration = gpc_reallocarray(ch->iteration, cap, sizeof *ch->iteration);
     ch->theta = gpc_reallocarray(ch->theta, cap, p * sizeof *ch->theta);
-    if (ch->set.hmc.persistence > 0)
+    if (!ch->set.gibbs && ch->set.hmc.persistence > 0)
         ch->mom = gpc_reallocarray(ch->mom, cap, p * sizeof *ch->mom);
+    if (ch->nstate)
+        ch->state = gpc_reallocarray(ch->state, cap, ch->nstate * sizeof *ch->state);
     ch->potential = gpc_reallocarray(ch->potential, cap, sizeof *ch->potential);
     ch->log_evidence = gpc_reallocarray(ch->log_evidence, cap, sizeof *ch->log_evidence);
     ch->accepted = gpc_reallocarray(ch->accepted, cap, sizeof *ch->accepted);
@@ -367,7 +447,7 @@ static void grow_rows(gpc_chain *ch, size_t cap)
 /* One row into row r; v has room for every column. */
 static int data_row(cursor *c, char *s, gpc_chain *ch, size_t r, double *v)
 {
-    size_t p = ch->p, ncol = 5 + p + (ch->mom ? p : 0);
+    size_t p = ch->p, ncol = 5 + p + (ch->mom ? p : 0) + ch->nstate;
     char *e;
     errno = 0;
     long it = strtol(s, &e, 10);
@@ -395,13 +475,15 @@ static int data_row(cursor *c, char *s, gpc_chain *ch, size_t r, double *v)
     ch->accepted[r] = v[3 + p] != 0.0;
     if (ch->mom)
         memcpy(ch->mom + r * p, v + 5 + p, p * sizeof *v);
+    if (ch->nstate)
+        memcpy(ch->state + r * ch->nstate, v + 5 + p, ch->nstate * sizeof *v);
     return GPC_OK;
 }
 
 static int parse_rows(cursor *c, gpc_chain *ch)
 {
     size_t cap = 0;
-    double *v = gpc_mallocarray(5 + 2 * ch->p, sizeof *v);
+    double *v = gpc_mallocarray(5 + 2 * ch->p + ch->nstate, sizeof *v);
     int st = GPC_OK;
     char *s;
     while (st == GPC_OK && (s = next_line(c))) {
@@ -456,6 +538,7 @@ void gpc_chain_free(gpc_chain *c)
     free(c->iteration);
     free(c->theta);
     free(c->mom);
+    free(c->state);
     free(c->potential);
     free(c->log_evidence);
     free(c->accepted);
@@ -553,12 +636,19 @@ static int flush(gpc_chain_out *o)
     return GPC_OK;
 }
 
-int gpc_chain_out_row(gpc_chain_out *o, const gpc_chain_settings *s, const gpc_hmc *h)
+int gpc_chain_out_values(gpc_chain_out *o, const gpc_chain_settings *s, size_t p,
+                         const gpc_chain_row *r)
 {
-    gpc_chain_write_row(o->f, s, h);
+    gpc_chain_write_values(o->f, s, p, r);
     /* a new file goes in place with its first row, and every row is
      * flushed before the next iteration starts */
     return o->out ? gpc_output_publish(o->out) : flush(o);
+}
+
+int gpc_chain_out_row(gpc_chain_out *o, const gpc_chain_settings *s, const gpc_hmc *h)
+{
+    gpc_chain_row r = {h->iteration, h->theta, h->U, h->aux, h->accepted, h->mom};
+    return gpc_chain_out_values(o, s, h->p, &r);
 }
 
 int gpc_chain_out_close(gpc_chain_out *o)

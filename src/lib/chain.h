@@ -23,8 +23,17 @@
  * whole state of the run (iterations are seeded by their number), so a chain
  * is extended by appending rows.
  *
- * Every header key is required, exactly once, with the value the gpc-hmc
- * option of the same meaning accepts; '# gpc-chain 1' is the first line.
+ * A chain of gpc-hmc's Gibbs sampler for the multinomial probit model
+ * (gibbs.h) says '# method gibbs' and '# likelihood mprobit', has no
+ * leapfrog or persistence lines (its step is the Metropolis-Hastings step
+ * on theta), names its second fixed column log_p_y (log N(y | 0, I + K)
+ * summed over the classes, with its constants) and ends each row with the
+ * auxiliary values y, class by class (columns y<c>.<i>, C n of them): with
+ * theta they are the whole state, so the last row again continues the run.
+ *
+ * Every header key is required, exactly once (those two only without
+ * gibbs), with the value the gpc-hmc option of the same meaning accepts;
+ * '# gpc-chain 1' is the first line.
  * Rows are written whole and flushed one at a time, so a run that is killed
  * leaves every finished iteration on disk; a last row without its newline
  * (the run was killed while writing it) is dropped with a warning. */
@@ -44,6 +53,8 @@
 
 typedef struct {
     char kernel[1024];
+    int gibbs;            /* method gibbs (else laplace: HMC) */
+    size_t classes;       /* with gibbs: C, from the columns */
     gpc_lik lik;
     size_t dim, ntrain;
     unsigned long long data_hash;
@@ -58,6 +69,8 @@ typedef struct {
     long *iteration;
     double *theta;     /* rows x p */
     double *mom;       /* rows x p, or NULL without persistence */
+    double *state;     /* rows x (classes ntrain): y of a gibbs chain, else NULL */
+    size_t nstate;     /* classes ntrain, or 0 */
     double *potential, *log_evidence;
     int *accepted;
     char *text;        /* the file as read, for extending it verbatim */
@@ -72,6 +85,23 @@ unsigned long long gpc_chain_data_hash(const gsl_matrix *X, const gsl_vector *y)
 
 void gpc_chain_write_header(FILE *f, const gpc_chain_settings *s, const gpc_kernel *k);
 void gpc_chain_write_row(FILE *f, const gpc_chain_settings *s, const gpc_hmc *h);
+
+/* One row given by its values: theta (p), the potential and the second
+ * fixed column, accepted, and the trailing values (momenta with
+ * persistence, y of a gibbs chain, or NULL). */
+typedef struct {
+    long iteration;
+    const double *theta;
+    double potential, second;
+    int accepted;
+    const double *extra;
+} gpc_chain_row;
+
+void gpc_chain_write_values(FILE *f, const gpc_chain_settings *s, size_t p,
+                            const gpc_chain_row *r);
+
+/* The name of the second fixed column: log_evidence, or log_p_y with gibbs. */
+const char *gpc_chain_second_name(const gpc_chain_settings *s);
 
 /* Read a chain ("-": standard input); errors (GPC_EINPUT) name the file and
  * line.  dim > 0 is the number of input columns the chain must be for,
@@ -95,6 +125,8 @@ int gpc_chain_out_append(const char *path, const gpc_chain *c, gpc_chain_out **o
 FILE *gpc_chain_out_file(gpc_chain_out *o);
 /* Write one row and flush it to the file before returning. */
 int gpc_chain_out_row(gpc_chain_out *o, const gpc_chain_settings *s, const gpc_hmc *h);
+int gpc_chain_out_values(gpc_chain_out *o, const gpc_chain_settings *s, size_t p,
+                         const gpc_chain_row *r);
 /* Finish: flush, put the file in place if no row did, close.  Frees o. */
 int gpc_chain_out_close(gpc_chain_out *o);
 /* Give up after an error: rows already in place stay (each is a complete

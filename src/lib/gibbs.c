@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include <gsl/gsl_blas.h>
+#include <gsl/gsl_math.h>
 #include <gsl/gsl_randist.h>
 
 #include "alloc.h"
@@ -305,6 +306,13 @@ int gpc_gibbs_resume(gpc_gibbs *w, const double *theta, const gsl_vector *y)
     gpc_parallel_blas(w->n);
     gsl_vector_memcpy(w->y, y);
     return gpc_gibbs_set(w, theta, NULL);
+}
+
+double gpc_gibbs_log_p_y(gpc_gibbs *w)
+{
+    /* log_target adds the prior and leaves out the 2 pi terms */
+    return log_target(w, w->theta, w->Lc, w->hlc) - log_prior(w, w->theta) -
+           0.5 * (double)(w->C * w->n) * log(2.0 * M_PI);
 }
 
 void gpc_gibbs_forward_labels(gpc_gibbs *w, size_t *cls, gsl_rng *r)

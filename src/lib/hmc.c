@@ -45,7 +45,7 @@ void gpc_hmc_set_state(gpc_hmc *h, const double *theta, const double *mom, long 
 
 /* A generator for iteration `it` of the chain with this seed (SplitMix64
  * finaliser on the pair), so that iterations can be rerun independently. */
-static gsl_rng *iteration_rng(unsigned long seed, long it)
+gsl_rng *gpc_hmc_iteration_rng(unsigned long seed, long it)
 {
     uint64_t z = (uint64_t)seed * 0x9E3779B97F4A7C15u + (uint64_t)it + 1;
     z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9u;
@@ -109,7 +109,7 @@ int gpc_hmc_iterate(gpc_hmc *h, const gpc_potential *U, const gpc_hmc_opts *o)
     int st = evaluate_start(h, U);
     if (st != GPC_OK)
         return st;
-    gsl_rng *r = iteration_rng(o->seed, h->iteration);
+    gsl_rng *r = gpc_hmc_iteration_rng(o->seed, h->iteration);
     draw_momentum(h, r, o->persistence);
     memcpy(h->p1, h->mom, h->p * sizeof(double));
     double H0 = h->U + kinetic(h->mom, h->p), U1, aux1;

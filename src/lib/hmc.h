@@ -17,6 +17,8 @@
 
 #include <stddef.h>
 
+#include <gsl/gsl_rng.h>
+
 typedef struct {
     /* U(theta), its gradient, and a value reported beside it (the log
      * evidence); returns GPC_OK or an error status. */
@@ -50,6 +52,11 @@ void gpc_hmc_free(gpc_hmc *h);
 /* Set the state: position theta, momentum mom (NULL for zero) and the
  * number of iterations already done. */
 void gpc_hmc_set_state(gpc_hmc *h, const double *theta, const double *mom, long iteration);
+
+/* A generator for iteration it of a chain with this seed, its own for
+ * every iteration (so that any iteration can be rerun from the state
+ * before it); the caller frees it.  Also seeds gpc-hmc's Gibbs sampler. */
+gsl_rng *gpc_hmc_iteration_rng(unsigned long seed, long it);
 
 /* One iteration: a trajectory of opts->leapfrog steps and the Metropolis
  * decision.  A trajectory on which U cannot be evaluated (e.g. the Laplace

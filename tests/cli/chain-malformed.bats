@@ -60,7 +60,7 @@ s/^# seed .*/# seed 4294967296/	bad.txt:11: bad 'seed' setting
 s/^# seed .*/# seed 1e3/	bad.txt:11: bad 'seed' setting
 s/^# persistence .*/# persistence 1/	bad.txt:10: bad 'persistence' setting: expected a number in [0, 1)
 s/^# persistence .*/# persistence -0.1/	bad.txt:10: bad 'persistence' setting
-s/^# likelihood .*/# likelihood step/	bad.txt:3: bad 'likelihood' setting: expected logistic or probit
+s/^# likelihood .*/# likelihood step/	bad.txt:3: bad 'likelihood' setting: expected logistic, probit, softmax or mprobit
 s/^# method .*/# method ep/	bad.txt:2: bad 'method' setting: expected laplace
 s/^# dim .*/# dim 0/	bad.txt:5: bad 'dim' setting
 s/^# dim .*/# dim -7/	bad.txt:5: bad 'dim' setting
