@@ -423,6 +423,39 @@ static _Noreturn void end_by_signal(const char *name, const gpc_hmc *h)
     _exit(128 + sig); /* not reached: the default action ends the process */
 }
 
+/* The run has written its rows: close the chain, end as a signal asked, and
+ * say how it went. */
+static void finish_run(gpc_chain_out *out, const char *name, const run_state *rs,
+                       const progress *pr, long done, long wanted, unsigned long accepted)
+{
+    gpc_cli_check(gpc_chain_out_close(out));
+    if (stop_signal)
+        end_by_signal(name, rs->hmc);
+    if (pr->timed_out && done < wanted)
+        gpc_info(1, "time limit reached after %ld iterations; extend the chain to go on", done);
+    gpc_info(1, "%ld iterations, acceptance %.2f, %.2f s", done,
+             done ? (double)accepted / (double)done : 0.0, now() - pr->t0);
+}
+
+/* Up to o->iterations HMC iterations on the Laplace evidence. */
+static void run_hmc(const options *o, run_state *rs, const gpc_chain_settings *set)
+{
+    gpc_evidence *ev = gpc_evidence_alloc(rs->kernel, rs->X, rs->y, rs->labels->nclasses,
+                                          set->lik, rs->method);
+    gpc_posterior post = {ev, set->prior_mean, set->prior_sd};
+    gpc_potential U = {gpc_posterior_eval, gpc_posterior_restart, &post};
+    const char *name;
+    catch_signals();
+    gpc_chain_out *out = open_output(o, rs, set, &name);
+    progress pr = {now(), o->time_limit, set->hmc.leapfrog, 0};
+    long done;
+    int st = gpc_chain_run(out, rs->hmc, &U, set, o->iterations, after_row, &pr, &done);
+    if (st != GPC_OK)
+        fail_run(st, out, name, rs->from ? gpc_cli_name(o->extend) : NULL, rs->hmc, done);
+    finish_run(out, name, rs, &pr, done, o->iterations, rs->hmc->n_accepted);
+    gpc_evidence_free(ev);
+}
+
 /* ---- Gibbs sampling (-M gibbs) -------------------------------------------- */
 
 /* After every row: a progress line, then whether to stop. */
@@ -500,13 +533,7 @@ static void run_gibbs(const options *o, run_state *rs, const gpc_chain_settings 
         }
         fail_run(st, out, name, rs->from ? gpc_cli_name(o->extend) : NULL, rs->hmc, done);
     }
-    gpc_cli_check(gpc_chain_out_close(out));
-    if (stop_signal)
-        end_by_signal(name, rs->hmc);
-    if (pr.timed_out && done < o->iterations)
-        gpc_info(1, "time limit reached after %ld iterations; extend the chain to go on", done);
-    gpc_info(1, "%ld iterations, acceptance %.2f, %.2f s", done,
-             done ? (double)g->accepted / (double)done : 0.0, now() - pr.t0);
+    finish_run(out, name, rs, &pr, done, o->iterations, g->accepted);
     gpc_gibbs_free(g);
     gpc_class_kernels_free(ck);
     free(cls);
@@ -533,38 +560,10 @@ int main(int argc, char **argv)
         start_extend(&o, argc, argv, &rs, &set);
     else
         start_new(&o, argc, argv, &rs, &set);
-    if (set.gibbs) {
+    if (set.gibbs)
         run_gibbs(&o, &rs, &set);
-        gpc_hmc_free(rs.hmc);
-        gpc_kernel_free(rs.kernel);
-        gpc_chain_free((gpc_chain *)rs.from);
-        gsl_matrix_free(rs.X);
-        gsl_vector_free(rs.y);
-        gpc_labels_free(rs.labels);
-        return 0;
-    }
-
-    gpc_evidence *ev = gpc_evidence_alloc(rs.kernel, rs.X, rs.y, rs.labels->nclasses, set.lik,
-                                          rs.method);
-    gpc_posterior post = {ev, set.prior_mean, set.prior_sd};
-    gpc_potential U = {gpc_posterior_eval, gpc_posterior_restart, &post};
-    const char *name;
-    catch_signals();
-    gpc_chain_out *out = open_output(&o, &rs, &set, &name);
-    progress pr = {now(), o.time_limit, set.hmc.leapfrog, 0};
-    long done;
-    int st = gpc_chain_run(out, rs.hmc, &U, &set, o.iterations, after_row, &pr, &done);
-    if (st != GPC_OK)
-        fail_run(st, out, name, rs.from ? gpc_cli_name(o.extend) : NULL, rs.hmc, done);
-    gpc_cli_check(gpc_chain_out_close(out));
-    if (stop_signal)
-        end_by_signal(name, rs.hmc);
-    if (pr.timed_out && done < o.iterations)
-        gpc_info(1, "time limit reached after %ld iterations; extend the chain to go on", done);
-    gpc_info(1, "%ld iterations, acceptance %.2f, %.2f s", done,
-             done ? (double)rs.hmc->n_accepted / (double)done : 0.0, now() - pr.t0);
-
-    gpc_evidence_free(ev);
+    else
+        run_hmc(&o, &rs, &set);
     gpc_hmc_free(rs.hmc);
     gpc_kernel_free(rs.kernel);
     gpc_chain_free((gpc_chain *)rs.from);

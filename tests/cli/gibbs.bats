@@ -5,19 +5,10 @@
 
 load test_helper
 
-CLASSES='setosa versicolor virginica'
-
 setup() {
     require_tools gpc-fit gpc-predict gpc-hmc
     common_setup
-    # rows 1-30 of data/iris.txt train (10 of each species), 31-60 test
-    grep -v '^#' "$BATS_TEST_DIRNAME/data/iris.txt" > iris.txt
-    head -n 30 iris.txt | cut -d' ' -f2- > X3.txt
-    head -n 30 iris.txt | cut -d' ' -f1 > y3.txt
-    tail -n +31 iris.txt | cut -d' ' -f2- > Xt3.txt
-    head -n 30 iris.txt | awk '$1 != "setosa"' > iris2.txt
-    cut -d' ' -f2- iris2.txt > X2.txt
-    cut -d' ' -f1 iris2.txt > y2.txt
+    iris_fixtures
 }
 
 @test "gibbs: the chain names its method, has no leapfrog settings and ends each row in y" {

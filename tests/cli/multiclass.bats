@@ -27,19 +27,12 @@ setup() {
     #   y123.txt y357.txt  the training species coded 1 2 3 and 3 5 7
     #   yb-CLASS.txt       CLASS against the rest, coded +1 / -1
     #   X2.txt y2.txt      the 20 training cases of versicolor and virginica
-    grep -v '^#' "$BATS_TEST_DIRNAME/data/iris.txt" > iris.txt
-    head -n 30 iris.txt | cut -d' ' -f2- > X3.txt
-    head -n 30 iris.txt | cut -d' ' -f1 > y3.txt
-    tail -n +31 iris.txt | cut -d' ' -f2- > Xt3.txt
-    tail -n +31 iris.txt | cut -d' ' -f1 > yt3.txt
+    iris_fixtures
     awk '{ print ($1 == "setosa") ? 1 : ($1 == "versicolor") ? 2 : 3 }' y3.txt > y123.txt
     awk '{ print ($1 == "setosa") ? 3 : ($1 == "versicolor") ? 5 : 7 }' y3.txt > y357.txt
     for c in $CLASSES; do
         awk -v c="$c" '{ print ($1 == c) ? 1 : -1 }' y3.txt > "yb-$c.txt"
     done
-    head -n 30 iris.txt | awk '$1 != "setosa"' > iris2.txt
-    cut -d' ' -f2- iris2.txt > X2.txt
-    cut -d' ' -f1 iris2.txt > y2.txt
 }
 
 # ---- helpers ---------------------------------------------------------------------------

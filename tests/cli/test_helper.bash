@@ -284,3 +284,18 @@ evidence_fd() {
         eg.txt grid.txt ev.txt
     assert_success
 }
+
+# Fisher's iris fixtures from data/iris.txt (60 rows, species then 4
+# measurements) in the current directory: rows 1-30 train (10 of each
+# species) as X3.txt and y3.txt, rows 31-60 test as Xt3.txt and yt3.txt,
+# and the 20 training cases of versicolor and virginica as X2.txt y2.txt.
+iris_fixtures() {
+    grep -v '^#' "$BATS_TEST_DIRNAME/data/iris.txt" > iris.txt
+    head -n 30 iris.txt | cut -d' ' -f2- > X3.txt
+    head -n 30 iris.txt | cut -d' ' -f1 > y3.txt
+    tail -n +31 iris.txt | cut -d' ' -f2- > Xt3.txt
+    tail -n +31 iris.txt | cut -d' ' -f1 > yt3.txt
+    head -n 30 iris.txt | awk '$1 != "setosa"' > iris2.txt
+    cut -d' ' -f2- iris2.txt > X2.txt
+    cut -d' ' -f1 iris2.txt > y2.txt
+}

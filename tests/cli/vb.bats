@@ -12,14 +12,7 @@ CLASSES='setosa versicolor virginica'
 setup() {
     require_tools gpc-fit gpc-predict gpc-evidence gpc-kernel gpc-hmc
     common_setup
-    # rows 1-30 of data/iris.txt train (10 of each species), 31-60 test
-    grep -v '^#' "$BATS_TEST_DIRNAME/data/iris.txt" > iris.txt
-    head -n 30 iris.txt | cut -d' ' -f2- > X3.txt
-    head -n 30 iris.txt | cut -d' ' -f1 > y3.txt
-    tail -n +31 iris.txt | cut -d' ' -f2- > Xt3.txt
-    head -n 30 iris.txt | awk '$1 != "setosa"' > iris2.txt
-    cut -d' ' -f2- iris2.txt > X2.txt
-    cut -d' ' -f1 iris2.txt > y2.txt
+    iris_fixtures
 }
 
 # Columns 1..C of every data row are probabilities summing to 1 (1e-10).
