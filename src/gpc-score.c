@@ -57,27 +57,6 @@ static const struct option long_options[] = {
     {"confusion", no_argument, NULL, 'c'},
     GPC_CLI_COMMON_OPTIONS};
 
-/* The classes a prediction file's header line names ("p.A p.B p.C label",
- * as gpc-predict writes a multiclass model's predictions), and the 1-based
- * column of the first; 0 if the header names fewer than two. */
-static size_t header_classes(const char *header, char ***names, long *first)
-{
-    size_t n = 0, col = 0;
-    char *copy = gpc_strdup(header ? header : ""), *save = NULL;
-    *names = NULL;
-    for (char *t = strtok_r(copy, " \t", &save); t; t = strtok_r(NULL, " \t", &save)) {
-        col++;
-        if (strncmp(t, "p.", 2) != 0 || !t[2] || (n > 0 && col != (size_t)*first + n))
-            continue;
-        if (n == 0)
-            *first = (long)col;
-        *names = gpc_reallocarray(*names, n + 1, sizeof **names);
-        (*names)[n++] = gpc_strdup(t + 2);
-    }
-    free(copy);
-    return n;
-}
-
 /* The labels of the test set, with the classes that name the probability
  * columns: the model's when given (a class may then be absent), else those
  * of the predictions' header line when it names two or more (so a test set
@@ -89,7 +68,7 @@ static gpc_labels *read_test_labels(const char *ypath, const char *model_path,
     gpc_labels *labels;
     char **names;
     long first = 1;
-    size_t C = model_path ? 0 : header_classes(header, &names, &first);
+    size_t C = model_path ? 0 : gpc_labels_header_classes(header, &names, &first);
     if (C >= 2) {
         int st = gpc_labels_read_classes(ypath, names, C, &labels);
         for (size_t c = 0; c < C; c++)

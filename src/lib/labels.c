@@ -319,3 +319,24 @@ gsl_vector *gpc_labels_binary(const gpc_labels *l)
         gsl_vector_set(y, i, l->cls[i] == 1 ? 1.0 : -1.0);
     return y;
 }
+
+/* The classes a prediction file's header line names ("p.A p.B p.C label",
+ * as gpc-predict writes a multiclass model's predictions), and the 1-based
+ * column of the first; 0 if the header names fewer than two. */
+size_t gpc_labels_header_classes(const char *header, char ***names, long *first)
+{
+    size_t n = 0, col = 0;
+    char *copy = gpc_strdup(header ? header : ""), *save = NULL;
+    *names = NULL;
+    for (char *t = strtok_r(copy, " \t", &save); t; t = strtok_r(NULL, " \t", &save)) {
+        col++;
+        if (strncmp(t, "p.", 2) != 0 || !t[2] || (n > 0 && col != (size_t)*first + n))
+            continue;
+        if (n == 0)
+            *first = (long)col;
+        *names = gpc_reallocarray(*names, n + 1, sizeof **names);
+        (*names)[n++] = gpc_strdup(t + 2);
+    }
+    free(copy);
+    return n;
+}

@@ -51,6 +51,12 @@ int gpc_labels_number(const char *s, double *x);
 /* The class names as "a b c" in buf (cut to size), for messages. */
 void gpc_labels_list(char *const *names, size_t nclasses, char *buf, size_t size);
 
+/* The classes a prediction file's header line names ("p.A p.B p.C label",
+ * as gpc-predict writes a multiclass model's predictions: allocated names
+ * in *names) and the 1-based column of the first; 0 if the header names
+ * fewer than two. */
+size_t gpc_labels_header_classes(const char *header, char ***names, long *first);
+
 /* -1/+1 for a binary problem: +1 for the later class. */
 gsl_vector *gpc_labels_binary(const gpc_labels *l);
 
