@@ -93,7 +93,8 @@ table-bw97: deps
 
 # Girolami & Rogers (2006) as tabulated in Girolami's talk: Laplace, variational
 # Bayes and Gibbs sampling on Toy, Iris, Thyroid, Wine and Forensic Glass over
-# SPLITS random splits (default 10; about 2 minutes per split on 2 cores).
+# SPLITS random splits (default 10; about 8 minutes per split on 2 cores, most
+# of it VB's importance sampler on Toy).
 table-gr06: deps
 	@$(MAKE) --no-print-directory all
 	@sh repro/table-gr06.sh
