@@ -79,9 +79,16 @@ void gpc_chain_write_values(FILE *f, const gpc_chain_settings *s, size_t p,
     fputc('\n', f);
 }
 
-void gpc_chain_write_row(FILE *f, const gpc_chain_settings *s, const gpc_hmc *h)
+/* An HMC state as a row: its momenta trail it with persistence. */
+static gpc_chain_row hmc_row(const gpc_hmc *h)
 {
     gpc_chain_row r = {h->iteration, h->theta, h->U, h->aux, h->accepted, h->mom};
+    return r;
+}
+
+void gpc_chain_write_row(FILE *f, const gpc_chain_settings *s, const gpc_hmc *h)
+{
+    gpc_chain_row r = hmc_row(h);
     gpc_chain_write_values(f, s, h->p, &r);
 }
 
@@ -647,7 +654,7 @@ int gpc_chain_out_values(gpc_chain_out *o, const gpc_chain_settings *s, size_t p
 
 int gpc_chain_out_row(gpc_chain_out *o, const gpc_chain_settings *s, const gpc_hmc *h)
 {
-    gpc_chain_row r = {h->iteration, h->theta, h->U, h->aux, h->accepted, h->mom};
+    gpc_chain_row r = hmc_row(h);
     return gpc_chain_out_values(o, s, h->p, &r);
 }
 

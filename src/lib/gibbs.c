@@ -11,6 +11,7 @@
 #include "alloc.h"
 #include "bmatrix.h"
 #include "err.h"
+#include "evidence.h"
 #include "parallel.h"
 
 /* LAPACK through OpenBLAS: eigenvalues and eigenvectors of a symmetric
@@ -121,12 +122,7 @@ static int decompose(gpc_gibbs *w)
 
 static double log_prior(const gpc_gibbs *w, const double *theta)
 {
-    double s = 0.0;
-    for (size_t j = 0; j < w->nK * w->nparams; j++) {
-        double z = (theta[j] - w->prior_mean) / w->prior_sd;
-        s -= 0.5 * z * z;
-    }
-    return s;
+    return gpc_log_prior_normal(w->nK * w->nparams, theta, w->prior_mean, w->prior_sd, NULL);
 }
 
 /* The Cholesky factors of I + K_k into L[k] and 1/2 log|I + K_k| into
@@ -144,12 +140,11 @@ static int factor_all(gpc_gibbs *w, gsl_matrix **L, double *hl)
     return 0;
 }
 
-/* log prior + sum_c log N(y_c | 0, I + K_c), up to a constant, from the
- * factors L and half log determinants hl. */
-static double log_target(gpc_gibbs *w, const double *theta, gsl_matrix *const *L,
-                         const double *hl)
+/* sum_c log N(y_c | 0, I + K_c) without its 2 pi terms, from the factors L
+ * and half log determinants hl. */
+static double log_p_y(gpc_gibbs *w, gsl_matrix *const *L, const double *hl)
 {
-    double t = log_prior(w, theta);
+    double t = 0.0;
     for (size_t c = 0; c < w->C; c++) {
         size_t k = kidx(w, c);
         gsl_vector_const_view yc = gsl_vector_const_subvector(w->y, c * w->n, w->n);
@@ -160,6 +155,13 @@ static double log_target(gpc_gibbs *w, const double *theta, gsl_matrix *const *L
         t -= 0.5 * q + hl[k];
     }
     return t;
+}
+
+/* The Metropolis-Hastings target of theta given y, up to a constant. */
+static double log_target(gpc_gibbs *w, const double *theta, gsl_matrix *const *L,
+                         const double *hl)
+{
+    return log_prior(w, theta) + log_p_y(w, L, hl);
 }
 
 /* z ~ N(0, 1) given z > a: by rejection from N(0, 1) for a <= 0 (accepted
@@ -310,9 +312,7 @@ int gpc_gibbs_resume(gpc_gibbs *w, const double *theta, const gsl_vector *y)
 
 double gpc_gibbs_log_p_y(gpc_gibbs *w)
 {
-    /* log_target adds the prior and leaves out the 2 pi terms */
-    return log_target(w, w->theta, w->Lc, w->hlc) - log_prior(w, w->theta) -
-           0.5 * (double)(w->C * w->n) * log(2.0 * M_PI);
+    return log_p_y(w, w->Lc, w->hlc) - 0.5 * (double)(w->C * w->n) * log(2.0 * M_PI);
 }
 
 void gpc_gibbs_forward_labels(gpc_gibbs *w, size_t *cls, gsl_rng *r)

@@ -73,9 +73,13 @@ void gpc_mprobit_rule_free(gpc_mprobit_rule *r)
     free(r);
 }
 
-/* log Phi(x) to rounding: from erfc where Phi is not tiny (on the right as
- * log1p of the small upper tail), from GSL's log erfc far to the left,
- * where erfc underflows. */
+/* log Phi(x) to rounding: from libm's erfc where Phi is not tiny (on the
+ * right as log1p of the small upper tail), from GSL's log erfc further left,
+ * and beyond -1e8, where that fails, from the asymptotic series.  lik.c has
+ * the same function on GSL's erfc for the binary likelihoods; this one is
+ * its own because the integrals call it tens of millions of times a fit,
+ * and libm's erfc halves a sweep's time (bench-vb, n = 1000, C = 10: 16
+ * against 36 ms). */
 static double log_Phi(double x)
 {
     if (x > 0.0) {
@@ -84,13 +88,24 @@ static double log_Phi(double x)
     }
     if (x > -30.0)
         return log(0.5 * erfc(-x / M_SQRT2));
+    if (x < -1e8)
+        return -0.5 * x * x - log(-x) - 0.5 * log(2.0 * M_PI) - 1.0 / (x * x);
     return gsl_sf_log_erfc(-x / M_SQRT2) - M_LN2;
 }
 
-/* phi(x) / Phi(x) given log Phi(x): finite however far left x lies. */
+/* phi(x) / Phi(x) given log Phi(x): finite however far left x lies.  Beyond
+ * -100 the exponent is the difference of two numbers above 5000, so there
+ * it comes from the asymptotic series of Mills' ratio, 1 / x (1 - t + 3 t^2
+ * - 15 t^3 + 105 t^4) with t = 1 / x^2 (the next term is below 1e-17). */
 static double mills(double x, double lphi)
 {
-    return x > 40.0 ? 0.0 : exp(-0.5 * x * x - 0.5 * log(2.0 * M_PI) - lphi);
+    if (x > 40.0)
+        return 0.0;
+    if (x < -100.0) {
+        double t = 1.0 / (x * x);
+        return -x / (1.0 - t * (1.0 - t * (3.0 - t * (15.0 - 105.0 * t))));
+    }
+    return exp(-0.5 * x * x - 0.5 * log(2.0 * M_PI) - lphi);
 }
 
 /* log of phi(u) prod_j Phi(s_j u + d_j), without phi's constant. */
@@ -100,6 +115,16 @@ static double log_integrand(const gpc_mprobit_rule *r, size_t nJ, double u)
     for (size_t j = 0; j < nJ; j++)
         h += log_Phi(r->sj[j] * u + r->dj[j]);
     return h;
+}
+
+/* a + phi(a) / Phi(a), which far to the left is the difference of two
+ * nearly equal numbers: there from its asymptotic series in 1 / a^2. */
+static double a_plus_mills(double a, double l)
+{
+    if (a > -10.0)
+        return a + l;
+    double t = 1.0 / (a * a);
+    return -(1.0 / a) * (1.0 - t * (2.0 - t * (10.0 - 74.0 * t)));
 }
 
 /* The log integrand h at u and its first two derivatives, in one pass
@@ -114,7 +139,7 @@ static double derivatives(const gpc_mprobit_rule *r, size_t nJ, double u, double
         double s = r->sj[j], a = s * u + r->dj[j], lp = log_Phi(a), l = mills(a, lp);
         h += lp;
         *g += s * l;
-        *H -= s * s * l * (a + l);
+        *H -= s * s * l * a_plus_mills(a, l);
     }
     if (*H > -1.0)
         *H = -1.0;

@@ -63,6 +63,8 @@ void gpc_vb_free(gpc_vb *w)
     for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
         gsl_vector_free(v[i]);
     gsl_matrix_free(w->Bg);
+    if (w->R)
+        gsl_matrix_free(w->R);
     free(w->mi);
     gpc_mprobit_rule_free(w->rule);
     free(w);
@@ -262,27 +264,22 @@ int gpc_vb_evidence(gpc_vb *w, gpc_kernel *const *kernels, const gsl_matrix *X,
     if (!grad || w->nparams == 0)
         return GPC_OK;
     size_t n = w->n, p = w->nparams;
-    double *gc = gpc_mallocarray(p, sizeof *gc);
-    for (size_t j = 0; j < p * w->nK; j++)
-        grad[j] = 0.0;
+    if (!w->R)
+        w->R = gpc_matrix_alloc(n, n);
     gsl_vector_set_zero(w->u);
-    /* per kernel k: 1/2 sum_{c of k} v_c' dK v_c - 1/2 (classes of k) tr(P_k dK) */
+    /* per kernel k, one pass over the pairs: 1/2 sum_{c of k} v_c' dK v_c -
+     * 1/2 (classes of k) tr(P_k dK) = tr(R dK) with R = 1/2 sum_c v_c v_c' -
+     * 1/2 (classes) P_k, the classes of a shared kernel in one update */
     for (size_t k = 0; k < w->nK; k++) {
-        gsl_matrix *R = w->P[k];
         double classes = w->per_class ? 1.0 : (double)w->C;
-        for (size_t c = 0; c < w->C; c++) {
-            if (kidx(w, c) != k)
-                continue;
-            gsl_vector_view vc = block(w->v, n, c);
-            gpc_kernel_grad_contract(kernels[k], X, &vc.vector, 0.5, R, 0.0, w->u, gc, w->Bg);
-            for (size_t j = 0; j < p; j++)
-                grad[k * p + j] += gc[j];
-        }
-        gpc_kernel_grad_contract(kernels[k], X, w->u, 0.0, R, -0.5 * classes, w->u, gc, w->Bg);
-        for (size_t j = 0; j < p; j++)
-            grad[k * p + j] += gc[j];
+        gsl_matrix_memcpy(w->R, w->P[k]);
+        gsl_matrix_scale(w->R, -0.5 * classes);
+        size_t c0 = w->per_class ? k : 0, nc = w->per_class ? 1 : w->C;
+        gsl_matrix_const_view V = gsl_matrix_const_view_array(w->v->data + c0 * n, nc, n);
+        gsl_blas_dsyrk(CblasLower, CblasTrans, 0.5, &V.matrix, 1.0, w->R);
+        gpc_kernel_grad_contract(kernels[k], X, w->u, 0.0, w->R, 1.0, w->u, grad + k * p,
+                                 w->Bg);
     }
-    free(gc);
     for (size_t j = 0; j < p * w->nK; j++)
         if (!isfinite(grad[j]))
             return gpc_fail(GPC_ENUM, "the gradient of the variational bound is not finite at "

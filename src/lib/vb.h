@@ -62,6 +62,7 @@ typedef struct {
     gpc_mprobit_rule *rule;
     double *mi, *yi;      /* length C scratch */
     gsl_matrix *Bg;       /* n x nparams scratch for the gradient */
+    gsl_matrix *R;        /* n x n, allocated by the first gradient */
     gsl_vector *u;        /* length n scratch */
     gsl_vector *z0, *z1, *r, *q; /* length Cn: the extrapolation's points */
     gsl_vector *pv;       /* length Cn: P ybar, the next update's v */

@@ -82,6 +82,10 @@ probs() {
     run gpc-combine -r product -o comb.txt pa.txt pb.txt
     assert_success
     assert_output ""
+    # 30 cases whose combined probabilities sum to one, scored as predictions
+    run awk '/^#/ { next } { n++; s = $1 + $2 + $3; if (s > 1 + 1e-12 || s < 1 - 1e-12) { print "row " n ": " s; exit 1 } }
+             END { if (n != 30) { print n " rows"; exit 1 } }' comb.txt
+    assert_success
     run gpc-score comb.txt yt3.txt
     assert_success
     assert_output --regexp '^errors [0-9]+ of 30 '

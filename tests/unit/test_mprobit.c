@@ -218,6 +218,15 @@ static void test_far_side(void)
     TEST_OK(finite && fabs(sum) < 1e-9 && ybar[0] > mu[0] && ybar[1] < mu[1],
             "far side: conditional means finite, the winner pulled up and the others down");
     gpc_mprobit_rule_free(r);
+
+    /* beyond where GSL's log erfc fails: two classes 3e9 apart, against
+     * the asymptotic series of log Phi(d / sqrt 2) */
+    gpc_mprobit_rule *r2 = gpc_mprobit_rule_alloc(2);
+    double mu2[2] = {-3e9, 0.0}, z = -3e9 / M_SQRT2;
+    double want = -0.5 * z * z - log(-z) - 0.5 * log(2.0 * M_PI) - 1.0 / (z * z);
+    double lp2 = gpc_mprobit_case(r2, 0, mu2, NULL);
+    TEST_CLOSE(lp2, want, 1e-12, 0.0, "far side: log P at a difference of 3e9 (%.6g)", lp2);
+    gpc_mprobit_rule_free(r2);
 }
 
 int main(void)
