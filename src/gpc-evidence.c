@@ -119,7 +119,7 @@ int main(int argc, char **argv)
     gpc_labels *labels;
     gpc_cli_read_training(argc, argv, &X, &labels);
     gsl_vector *y = gpc_cli_class_vector(labels, likname != NULL, multiclass, &method, &lik);
-    gpc_kernel *k = gpc_cli_class_kernel(kspec, per_class, labels, method, X->size2,
+    gpc_kernel *k = gpc_cli_class_kernel(kspec, per_class, labels, method, X,
                                          params_file, params);
     size_t p = gpc_kernel_nparams(k);
     gsl_matrix *grid;

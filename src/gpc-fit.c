@@ -230,7 +230,7 @@ int main(int argc, char **argv)
     gpc_labels *labels;
     gpc_cli_read_training(argc, argv, &X, &labels);
     gsl_vector *y = gpc_cli_class_vector(labels, o.lik != NULL, o.multiclass, &method, &lik);
-    gpc_kernel *k = gpc_cli_class_kernel(o.kernel, o.per_class, labels, method, X->size2,
+    gpc_kernel *k = gpc_cli_class_kernel(o.kernel, o.per_class, labels, method, X,
                                          o.params_file, o.params);
 
     size_t p = gpc_kernel_nparams(k);
@@ -238,6 +238,7 @@ int main(int argc, char **argv)
     memcpy(theta, gpc_kernel_params(k), p * sizeof *theta);
     unsigned char *fixed = fixed_mask(k, o.fix);
     o.robust.opt.fixed = fixed;
+    o.robust.opt.kernel = k;
     gpc_evidence *ev = gpc_evidence_alloc(k, X, y, labels->nclasses, lik, method);
     gpc_cli_damping(ev, o.damping);
     gpc_cli_label_noise(ev, o.robust.eps);
@@ -274,6 +275,7 @@ int main(int argc, char **argv)
     gpc_evidence_state(ev, m.state);
     describe_fit(&o, m.fit, sizeof m.fit);
     gpc_evidence_report(ev, res.log_evidence);
+    gpc_cli_report_weights(k);
     if (o.robust.mode != GPC_ROBUST_FIXED)
         gpc_info(1, "label noise %.8g after %d EM iterations", res.eps, res.em_iterations);
     /* both written before either is committed, so a failure leaves neither

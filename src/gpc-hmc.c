@@ -284,7 +284,7 @@ static void start_new(const options *o, int argc, char **argv, run_state *rs,
     *set = o->set;
     read_training(argc, argv, o->lik != NULL, set, rs);
     rs->kernel = gpc_cli_class_kernel(o->kernel, o->per_class, rs->labels, rs->method,
-                                      rs->X->size2, o->params_file, o->params);
+                                      rs->X, o->params_file, o->params);
     snprintf(set->kernel, sizeof set->kernel, "%s", gpc_kernel_spec(rs->kernel));
     set->dim = rs->X->size2;
     set->ntrain = rs->X->size1;
@@ -519,8 +519,7 @@ static void run_gibbs(const options *o, run_state *rs, const gpc_chain_settings 
         if (st == GPC_OK) {
             double lpy = gpc_gibbs_log_p_y(g);
             gpc_chain_row row = {rs->hmc->iteration + 1, g->theta,
-                                 -(lpy + gpc_log_prior_normal(P, g->theta, set->prior_mean,
-                                                              set->prior_sd, NULL)),
+                                 -(lpy + gpc_gibbs_log_prior(g, g->theta)),
                                  lpy, g->accepted > before, g->y->data};
             st = gpc_chain_out_values(out, set, P, &row);
             if (st == GPC_OK) {

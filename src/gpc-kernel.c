@@ -124,6 +124,8 @@ int main(int argc, char **argv)
         gpc_cli_usage("--grad: kernel '%s' has no hyperparameter '%s' (see --list)",
                       gpc_kernel_spec(k), grad);
 
+    if (!diag)
+        gpc_cli_check(gpc_kernel_check_train(k, X));
     size_t n = X->size1;
     gsl_matrix *res;
     if (nfiles == 2) {

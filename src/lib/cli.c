@@ -344,9 +344,10 @@ gpc_kernel *gpc_cli_kernel(const char *spec, size_t dim, const char *params_file
 }
 
 gpc_kernel *gpc_cli_class_kernel(const char *spec, int per_class, const gpc_labels *l,
-                                 gpc_method method, size_t dim, const char *params_file,
-                                 const char *params)
+                                 gpc_method method, const gsl_matrix *X,
+                                 const char *params_file, const char *params)
 {
+    size_t dim = X->size2;
     size_t C = l->nclasses;
     char *full = gpc_malloc(strlen(spec) + 32);
     sprintf(full, "%s", spec);
@@ -363,6 +364,7 @@ gpc_kernel *gpc_cli_class_kernel(const char *spec, int per_class, const gpc_labe
     if (copies > 1 && copies != C)
         gpc_cli_usage("kernel '%s' has hyperparameters for %zu classes, the labels have %zu",
                       gpc_kernel_spec(k), copies, C);
+    gpc_cli_check(gpc_kernel_check_train(k, X));
     return k;
 }
 
@@ -395,4 +397,26 @@ gsl_matrix *gpc_cli_read_matrix(const char *path, size_t expect_cols, const char
         gpc_die(GPC_EINPUT, "%s: has %zu columns, but %s has %zu", gpc_cli_name(path),
                 m->size2, what, expect_cols);
     return m;
+}
+
+void gpc_cli_report_weights(const gpc_kernel *k)
+{
+    size_t J = gpc_kernel_weights(k, 0, NULL, NULL), copies = gpc_kernel_copies(k);
+    if (J == 0)
+        return;
+    double *w = gpc_mallocarray(J, sizeof *w);
+    for (size_t c = 0; c < copies; c++) {
+        char line[1024], cls[32] = "";
+        size_t len = 0;
+        gpc_kernel_weights(k, c, w, NULL);
+        for (size_t t = 0; t < J && len < sizeof line; t++) {
+            int n = snprintf(line + len, sizeof line - len, "%s%s %.4g", t ? ", " : "",
+                             gpc_kernel_weight_term(k, t), w[t]);
+            len += n > 0 ? (size_t)n : 0;
+        }
+        if (copies > 1)
+            snprintf(cls, sizeof cls, " of class %zu", c + 1);
+        gpc_info(1, "weights%s: %s", cls, line);
+    }
+    free(w);
 }

@@ -109,12 +109,19 @@ void gpc_cli_label_noise(gpc_evidence *ev, double eps);
 gpc_kernel *gpc_cli_kernel(const char *spec, size_t dim, const char *params_file,
                            const char *params);
 
-/* The kernel of a classifier for labels l and method: as gpc_cli_kernel,
- * with per_class adding ":per-class=C" for the C classes.  Usage error for a
- * per-class kernel with a binary method or another number of classes. */
+/* The kernel of a classifier for labels l, method and training inputs X:
+ * as gpc_cli_kernel, with per_class adding ":per-class=C" for the C
+ * classes.  Usage error for a per-class kernel with a binary method or
+ * another number of classes; input error for gram columns that X's rows do
+ * not fit (gpc_kernel_check_train). */
 gpc_kernel *gpc_cli_class_kernel(const char *spec, int per_class, const gpc_labels *l,
-                                 gpc_method method, size_t dim, const char *params_file,
-                                 const char *params);
+                                 gpc_method method, const gsl_matrix *X,
+                                 const char *params_file, const char *params);
+
+/* A line on standard error per copy of k's hyperparameters with its weights
+ * on the simplex, "weights: se@1-2 0.0463, se@3-4 0.954"; nothing for a
+ * kernel without the simplex clause. */
+void gpc_cli_report_weights(const gpc_kernel *k);
 
 /* Die with the matching status after a failed library call. */
 void gpc_cli_check(int status);

@@ -8,6 +8,7 @@
 
 #include "alloc.h"
 #include "err.h"
+#include "prior.h"
 
 gpc_evidence *gpc_evidence_alloc(const gpc_kernel *k, const gsl_matrix *X, const gsl_vector *y,
                                  size_t C, gpc_lik lik, gpc_method method)
@@ -99,7 +100,8 @@ int gpc_posterior_eval(void *ctx, const double *theta, double *U, double *grad, 
     int st = gpc_evidence_eval(post->evidence, theta, aux, grad);
     if (st != GPC_OK)
         return st;
-    *U = -(*aux + gpc_log_prior_normal(p, theta, post->prior_mean, post->prior_sd, grad));
+    *U = -(*aux + gpc_log_prior(post->evidence->kernel, p, theta, post->prior_mean,
+                                post->prior_sd, grad));
     for (size_t j = 0; j < p; j++)
         grad[j] = -grad[j];
     return GPC_OK;

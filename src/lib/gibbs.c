@@ -13,6 +13,7 @@
 #include "err.h"
 #include "evidence.h"
 #include "parallel.h"
+#include "prior.h"
 
 /* LAPACK through OpenBLAS: eigenvalues and eigenvectors of a symmetric
  * matrix.  Row-major storage of a symmetric matrix is its own transpose;
@@ -120,9 +121,13 @@ static int decompose(gpc_gibbs *w)
     return GPC_OK;
 }
 
-static double log_prior(const gpc_gibbs *w, const double *theta)
+double gpc_gibbs_log_prior(const gpc_gibbs *w, const double *theta)
 {
-    return gpc_log_prior_normal(w->nK * w->nparams, theta, w->prior_mean, w->prior_sd, NULL);
+    double lp = 0.0;
+    for (size_t k = 0; k < w->nK; k++)
+        lp += gpc_log_prior(w->kernels[k], w->nparams, theta + k * w->nparams, w->prior_mean,
+                            w->prior_sd, NULL);
+    return lp;
 }
 
 /* The Cholesky factors of I + K_k into L[k] and 1/2 log|I + K_k| into
@@ -161,7 +166,7 @@ static double log_p_y(gpc_gibbs *w, gsl_matrix *const *L, const double *hl)
 static double log_target(gpc_gibbs *w, const double *theta, gsl_matrix *const *L,
                          const double *hl)
 {
-    return log_prior(w, theta) + log_p_y(w, L, hl);
+    return gpc_gibbs_log_prior(w, theta) + log_p_y(w, L, hl);
 }
 
 /* z ~ N(0, 1) given z > a: by rejection from N(0, 1) for a <= 0 (accepted

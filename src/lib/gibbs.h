@@ -84,6 +84,9 @@ int gpc_gibbs_iterate(gpc_gibbs *w, const size_t *cls, gsl_rng *r);
  * case in its class's cone). */
 int gpc_gibbs_resume(gpc_gibbs *w, const double *theta, const gsl_vector *y);
 
+/* The log prior of theta (nK * nparams values): gpc_log_prior per kernel. */
+double gpc_gibbs_log_prior(const gpc_gibbs *w, const double *theta);
+
 /* log prod_c N(y_c | 0, I + K_c) at the current theta and y, with its
  * constants (a chain's log_p_y column). */
 double gpc_gibbs_log_p_y(gpc_gibbs *w);

@@ -11,6 +11,7 @@
 #include "class-kernels.h"
 #include "err.h"
 #include "evidence.h"
+#include "prior.h"
 
 /* log prod_c N(ybar_c | 0, I + K) without the 2 pi terms (the same for
  * every draw); -inf if I + K is not positive definite. */
@@ -41,12 +42,22 @@ int gpc_importance_mean(gpc_kernel *k, const gsl_matrix *X, const double *ybar, 
     gsl_vector *ones = gpc_vector_alloc(n), *z = gpc_vector_alloc(n);
     double *phi = gpc_mallocarray(S * p, sizeof *phi), *lw = gpc_mallocarray(S, sizeof *lw);
     double *theta = gpc_mallocarray(p, sizeof *theta), mx = -INFINITY;
+    size_t J = gpc_kernel_weights(k, 0, NULL, NULL), *widx = gpc_mallocarray(J + 1, sizeof *widx);
+    double *u = gpc_mallocarray(J + 1, sizeof *u), shape, rate;
+    gpc_kernel_simplex(k, &shape, &rate);
+    gpc_kernel_weights(k, 0, NULL, widx);
     gsl_vector_set_all(ones, 1.0);
     for (size_t s = 0; s < S; s++) {
-        for (size_t j = 0; j < p; j++) {
-            phi[s * p + j] = gsl_ran_exponential(r, 1.0 / psi[j]); /* GSL takes the mean */
-            theta[j] = log(phi[s * p + j]);
+        for (size_t j = 0; j < p; j++)
+            if (!gpc_kernel_is_weight(k, j))
+                phi[s * p + j] = gsl_ran_exponential(r, 1.0 / psi[j]); /* GSL takes the mean */
+        if (J) { /* the weights from their Dirichlet prior, hyperprior included */
+            gpc_prior_draw_weights(r, J, shape, rate, u);
+            for (size_t t = 0; t < J; t++)
+                phi[s * p + widx[t]] = exp(u[t]);
         }
+        for (size_t j = 0; j < p; j++)
+            theta[j] = log(phi[s * p + j]);
         gpc_kernel_set_params(k, theta);
         lw[s] = log_weight(k, X, ybar, nc, A, L, ones, z);
         mx = fmax(mx, lw[s]);
@@ -78,6 +89,8 @@ int gpc_importance_mean(gpc_kernel *k, const gsl_matrix *X, const double *ybar, 
     free(phi);
     free(lw);
     free(theta);
+    free(widx);
+    free(u);
     return st;
 }
 

@@ -16,6 +16,11 @@
  * The rates follow as the mean of their Gamma posterior given phi,
  * psi_j = (a + 1) / (b + E[phi_j]).
  *
+ * The weights of a kernel on the simplex (kernel.h) are drawn instead from
+ * their own prior (prior.h: Dirichlet, with the Gamma hyperprior on its
+ * parameters), and phi_j is then the weight itself: its posterior mean
+ * E[beta_t^2], and the means again sum to one.
+ *
  * Cost: one Cholesky factor of I + K per draw and kernel. */
 #ifndef GPC_IMPORTANCE_H
 #define GPC_IMPORTANCE_H

@@ -13,7 +13,7 @@
 #include "err.h"
 #include "parallel.h"
 
-typedef enum { T_ARD, T_SE, T_LINEAR, T_NN, T_BIAS, T_JITTER } term_type;
+typedef enum { T_ARD, T_SE, T_LINEAR, T_NN, T_BIAS, T_JITTER, T_GRAM } term_type;
 
 typedef struct {
     term_type type;
@@ -26,6 +26,7 @@ typedef struct {
      * is the 0/1 mismatch instead of the squared difference); NULL if none of
      * the term's columns is, so the common case keeps its plain loops. */
     unsigned char *disc;
+    char *text;     /* the term as the spec writes it, "se@1-76" */
 } term;
 
 struct gpc_kernel {
@@ -38,10 +39,16 @@ struct gpc_kernel {
     double *etheta; /* exp(theta), kept in step with theta */
     char (*names)[GPC_NAME_MAX];
     unsigned char *discrete; /* per input column, from ":discrete=COLS"; NULL if none */
+    /* ":simplex": every term but jitter is weighted by beta_t^2 on the
+     * simplex, its first parameter the weight's log (normalised on setting);
+     * the weights have a Dirichlet prior whose parameters have a
+     * Gamma(dir_shape, dir_rate) hyperprior. */
+    int simplex;
+    double dir_shape, dir_rate;
     char spec[1024];
 };
 
-static const char *const type_names[] = {"ard", "se", "linear", "nn", "bias", "jitter"};
+static const char *const type_names[] = {"ard", "se", "linear", "nn", "bias", "jitter", "gram"};
 #define N_TYPES (sizeof type_names / sizeof type_names[0])
 
 /* ---- parsing ----------------------------------------------------------- */
@@ -122,7 +129,8 @@ static int parse_term(const char *text, size_t dim, term *t)
         ;
     if (i == N_TYPES)
         return gpc_fail(GPC_EUSAGE,
-                        "unknown kernel term '%s' (use ard, se, linear, nn, bias, jitter)", name);
+                        "unknown kernel term '%s' (use ard, se, linear, nn, bias, jitter, gram)",
+                        name);
     t->type = (term_type)i;
     t->all_cols = at == NULL;
     if (at) {
@@ -139,9 +147,13 @@ static int parse_term(const char *text, size_t dim, term *t)
     return GPC_OK;
 }
 
-static void term_local_name(const term *t, size_t p, char *buf, size_t size)
+static void term_local_name(const term *t, int simplex, size_t p, char *buf, size_t size)
 {
     static const char *const nn_names[] = {"log_v0", "log_s0", "log_s"};
+    if (simplex && p == 0 && t->type != T_JITTER) {
+        snprintf(buf, size, "log_weight");
+        return;
+    }
     switch (t->type) {
     case T_ARD:
         if (p == 0)
@@ -150,7 +162,8 @@ static void term_local_name(const term *t, size_t p, char *buf, size_t size)
             snprintf(buf, size, "log_w%zu", t->cols[p - 1] + 1);
         break;
     case T_SE: snprintf(buf, size, p == 0 ? "log_v0" : "log_w"); break;
-    case T_LINEAR: snprintf(buf, size, "log_v"); break;
+    case T_LINEAR:
+    case T_GRAM: snprintf(buf, size, "log_v"); break;
     case T_NN: snprintf(buf, size, "%s", nn_names[p]); break;
     case T_BIAS: snprintf(buf, size, "log_bias"); break;
     case T_JITTER: snprintf(buf, size, "log_jitter"); break;
@@ -178,7 +191,7 @@ static void assign_names(gpc_kernel *k)
     size_t n = 0;
     for (size_t t = 0; t < k->nterms; t++)
         for (size_t p = 0; p < k->terms[t].nparams; p++, n++) {
-            term_local_name(&k->terms[t], p, all[n].name, sizeof all[n].name);
+            term_local_name(&k->terms[t], k->simplex, p, all[n].name, sizeof all[n].name);
             all[n].term = t;
         }
     qsort(all, n, sizeof *all, local_name_cmp);
@@ -191,7 +204,7 @@ static void assign_names(gpc_kernel *k)
     for (size_t t = 0; t < k->nterms; t++)
         for (size_t p = 0; p < k->terms[t].nparams; p++) {
             char buf[32];
-            term_local_name(&k->terms[t], p, buf, sizeof buf);
+            term_local_name(&k->terms[t], k->simplex, p, buf, sizeof buf);
             if (clash[t])
                 snprintf(k->names[k->terms[t].offset + p], GPC_NAME_MAX, "t%zu.%s", t + 1, buf);
             else
@@ -267,56 +280,101 @@ static int parse_per_class(gpc_kernel *k, const char *value, const char *spec)
     return GPC_OK;
 }
 
-/* The clauses after the terms: ':'-separated "name=value" items:
- * "discrete=COLUMNS" and "per-class=C". */
+/* ":simplex" or ":simplex=SHAPE,RATE": the terms weighted on the simplex,
+ * with the Gamma hyperprior on the weights' Dirichlet parameters. */
+static int parse_simplex(gpc_kernel *k, const char *value, const char *spec)
+{
+    if (k->simplex)
+        return gpc_fail(GPC_EUSAGE, "kernel spec '%s': simplex is given twice", spec);
+    k->simplex = 1;
+    k->dir_shape = k->dir_rate = 1.0;
+    if (!value)
+        return GPC_OK;
+    char *end;
+    errno = 0;
+    double a = strtod(value, &end), b = 0.0;
+    if (end != value && *end == ',') {
+        const char *p = end + 1;
+        b = strtod(p, &end);
+        if (end == p)
+            b = 0.0;
+    }
+    if (*end || errno || !(a > 0 && a < 1e6) || !(b > 0 && b < 1e6))
+        return gpc_fail(GPC_EUSAGE, "kernel spec '%s': simplex=SHAPE,RATE needs the shape and "
+                        "rate of the Gamma prior on the weights' Dirichlet parameters, both "
+                        "positive, as in se@1-4+se@5-9:simplex=1,1", spec);
+    k->dir_shape = a;
+    k->dir_rate = b;
+    return GPC_OK;
+}
+
+/* ":discrete=COLUMNS": the columns whose distance is the 0/1 mismatch. */
+static int parse_discrete(gpc_kernel *k, const char *value, const char *spec)
+{
+    if (!value)
+        return gpc_fail(GPC_EUSAGE, "kernel spec '%s': discrete needs its columns, as in "
+                        "discrete=2,4", spec);
+    if (k->discrete)
+        return gpc_fail(GPC_EUSAGE, "kernel spec '%s': discrete= is given twice "
+                        "(list all discrete columns in one clause)", spec);
+    if (strchr(value, '+'))
+        return gpc_fail(GPC_EUSAGE, "kernel spec '%s': the discrete clause comes after all "
+                        "the terms, as in ard+bias:discrete=2,4", spec);
+    size_t *cols, n;
+    int rc = parse_cols("discrete columns", value, k->dim, &cols, &n);
+    if (rc != GPC_OK)
+        return gpc_fail(rc, "kernel spec '%s': %s", spec, gpc_errmsg());
+    k->discrete = gpc_calloc(k->dim, 1);
+    for (size_t l = 0; l < n; l++)
+        k->discrete[cols[l]] = 1;
+    free(cols);
+    return GPC_OK;
+}
+
+#define CLAUSES "discrete=COLUMNS, per-class=C and simplex[=SHAPE,RATE], e.g. " \
+                "ard+bias:discrete=2,4"
+
+/* The clauses after the terms: ':'-separated items "name" or "name=value". */
 static int parse_clauses(gpc_kernel *k, const char *text, const char *spec)
 {
     char *copy = gpc_strdup(text), *p = copy;
     int rc = GPC_OK;
     for (;;) {
-        char *end = strchr(p, ':');
+        char *end = strchr(p, ':'), *value;
         if (end)
             *end = '\0';
-        char *eq = strchr(p, '=');
-        if (eq && (size_t)(eq - p) == strlen("per-class") &&
-            strncmp(p, "per-class", strlen("per-class")) == 0) {
-            rc = parse_per_class(k, eq + 1, spec);
-        } else if (*p == '\0') {
-            rc = gpc_fail(GPC_EUSAGE, "kernel spec '%s': empty clause after ':' "
-                          "(the clauses are discrete=COLUMNS and per-class=C, e.g. ard+bias:discrete=2,4)", spec);
-        } else if (!eq && strcmp(p, "discrete") == 0) {
-            rc = gpc_fail(GPC_EUSAGE, "kernel spec '%s': discrete needs its columns, as in "
-                          "discrete=2,4", spec);
-        } else if (!eq || (size_t)(eq - p) != strlen("discrete") ||
-                   strncmp(p, "discrete", strlen("discrete")) != 0) {
-            if (eq)
-                *eq = '\0';
+        if ((value = strchr(p, '=')) != NULL)
+            *value++ = '\0';
+        if (*p == '\0')
+            rc = gpc_fail(GPC_EUSAGE, "kernel spec '%s': empty clause after ':' (the clauses "
+                          "are " CLAUSES ")", spec);
+        else if (strcmp(p, "per-class") == 0)
+            rc = parse_per_class(k, value ? value : "", spec);
+        else if (strcmp(p, "discrete") == 0)
+            rc = parse_discrete(k, value, spec);
+        else if (strcmp(p, "simplex") == 0)
+            rc = parse_simplex(k, value, spec);
+        else
             rc = gpc_fail(GPC_EUSAGE, "kernel spec '%s': unknown clause '%s' (the clauses are "
-                          "discrete=COLUMNS and per-class=C, e.g. ard+bias:discrete=2,4)", spec, p);
-        } else if (k->discrete) {
-            rc = gpc_fail(GPC_EUSAGE, "kernel spec '%s': discrete= is given twice "
-                          "(list all discrete columns in one clause)", spec);
-        } else if (strchr(eq + 1, '+')) {
-            rc = gpc_fail(GPC_EUSAGE, "kernel spec '%s': the discrete clause comes after all "
-                          "the terms, as in ard+bias:discrete=2,4", spec);
-        } else {
-            size_t *cols, n;
-            rc = parse_cols("discrete columns", eq + 1, k->dim, &cols, &n);
-            if (rc != GPC_OK) {
-                rc = gpc_fail(rc, "kernel spec '%s': %s", spec, gpc_errmsg());
-            } else {
-                k->discrete = gpc_calloc(k->dim, 1);
-                for (size_t l = 0; l < n; l++)
-                    k->discrete[cols[l]] = 1;
-                free(cols);
-            }
-        }
+                          CLAUSES ")", spec, p);
         if (rc != GPC_OK || !end)
             break;
         p = end + 1;
     }
     free(copy);
     return rc;
+}
+
+/* The simplex needs two weighted terms (jitter is not weighted). */
+static int check_simplex(const gpc_kernel *k, const char *spec)
+{
+    size_t J = 0;
+    for (size_t t = 0; t < k->nterms; t++)
+        J += k->terms[t].type != T_JITTER;
+    if (J < 2)
+        return gpc_fail(GPC_EUSAGE, "kernel spec '%s': simplex weights two or more terms "
+                        "(jitter is not weighted), as in se@1-4+se@5-9:simplex", spec);
+    return GPC_OK;
 }
 
 /* Give the ard and se terms their per-column discrete flags; every discrete
@@ -390,6 +448,7 @@ int gpc_kernel_parse(const char *spec, size_t dim, gpc_kernel **out)
         term *t = &k->terms[k->nterms];
         if ((rc = parse_term(tok, dim, t)) != GPC_OK)
             break;
+        t->text = gpc_strdup(tok);
         t->offset = k->nparams;
         k->nparams += t->nparams;
         k->nterms++;
@@ -401,17 +460,24 @@ int gpc_kernel_parse(const char *spec, size_t dim, gpc_kernel **out)
         rc = parse_clauses(k, clauses, spec);
     if (rc == GPC_OK && k->discrete)
         rc = apply_discrete(k, spec);
-    if (rc == GPC_OK && (k->discrete || k->copies > 1)) {
+    if (rc == GPC_OK && k->simplex)
+        rc = check_simplex(k, spec);
+    if (rc == GPC_OK && (k->discrete || k->copies > 1 || k->simplex)) {
         /* canonical: the terms as given, the discrete columns in increasing
-         * order, the number of classes */
-        char list[sizeof k->spec] = "", classes[32] = "";
+         * order, the simplex's hyperprior unless it is the default, the
+         * number of classes (last: gpc_kernel_base cuts it off) */
+        char list[sizeof k->spec] = "", simplex[80] = "", classes[32] = "";
         if (k->discrete) {
             strcpy(list, ":discrete=");
             format_cols(k->discrete, dim, list + strlen(list), sizeof list - strlen(list));
         }
+        if (k->simplex && k->dir_shape == 1.0 && k->dir_rate == 1.0)
+            strcpy(simplex, ":simplex");
+        else if (k->simplex)
+            snprintf(simplex, sizeof simplex, ":simplex=%.17g,%.17g", k->dir_shape, k->dir_rate);
         if (k->copies > 1)
             snprintf(classes, sizeof classes, ":per-class=%zu", k->copies);
-        int w = snprintf(k->spec, sizeof k->spec, "%s%s%s", terms, list, classes);
+        int w = snprintf(k->spec, sizeof k->spec, "%s%s%s%s", terms, list, simplex, classes);
         /* the list is never longer than the one given, but a spec cut short
          * would name another kernel */
         if (w < 0 || (size_t)w >= sizeof k->spec)
@@ -443,6 +509,7 @@ void gpc_kernel_free(gpc_kernel *k)
     for (size_t t = 0; t < k->nterms; t++) {
         free(k->terms[t].cols);
         free(k->terms[t].disc);
+        free(k->terms[t].text);
     }
     free(k->discrete);
     free(k->theta);
@@ -489,12 +556,83 @@ long gpc_kernel_param_index(const gpc_kernel *k, const char *name)
     return -1;
 }
 
+/* Shift one copy's log weights so that the weights sum to one: the kernel
+ * depends only on their ratios, and the stored values are then the logs of
+ * the weights themselves. */
+static void normalise_weights(const gpc_kernel *k, double *theta)
+{
+    double mx = -INFINITY, sum = 0.0;
+    for (size_t t = 0; t < k->nterms; t++)
+        if (k->terms[t].type != T_JITTER)
+            mx = fmax(mx, theta[k->terms[t].offset]);
+    if (!isfinite(mx))
+        return; /* a NaN or infinite weight is the caller's to report */
+    for (size_t t = 0; t < k->nterms; t++)
+        if (k->terms[t].type != T_JITTER)
+            sum += exp(theta[k->terms[t].offset] - mx);
+    double lse = mx + log(sum);
+    if (fabs(lse) < 1e-14)
+        return; /* already normalised: setting stored values changes no bit */
+    for (size_t t = 0; t < k->nterms; t++)
+        if (k->terms[t].type != T_JITTER)
+            theta[k->terms[t].offset] -= lse;
+}
+
 void gpc_kernel_set_params(gpc_kernel *k, const double *theta)
 {
     memcpy(k->theta, theta, k->total * sizeof *theta);
+    if (k->simplex)
+        for (size_t c = 0; c < k->copies; c++)
+            normalise_weights(k, k->theta + c * k->nparams);
     for (size_t j = 0; j < k->total; j++)
-        k->etheta[j] = exp(theta[j]);
+        k->etheta[j] = exp(k->theta[j]);
 }
+
+int gpc_kernel_simplex(const gpc_kernel *k, double *shape, double *rate)
+{
+    if (shape)
+        *shape = k->dir_shape;
+    if (rate)
+        *rate = k->dir_rate;
+    return k->simplex;
+}
+
+int gpc_kernel_is_weight(const gpc_kernel *k, size_t j)
+{
+    if (!k->simplex || j >= k->total)
+        return 0;
+    j %= k->nparams;
+    for (size_t t = 0; t < k->nterms; t++)
+        if (k->terms[t].offset == j)
+            return k->terms[t].type != T_JITTER;
+    return 0;
+}
+
+const char *gpc_kernel_weight_term(const gpc_kernel *k, size_t t)
+{
+    for (size_t i = 0; i < k->nterms; i++)
+        if (k->terms[i].type != T_JITTER && t-- == 0)
+            return k->terms[i].text;
+    return NULL;
+}
+
+size_t gpc_kernel_weights(const gpc_kernel *k, size_t copy, double *w, size_t *index)
+{
+    size_t J = 0;
+    if (!k->simplex)
+        return 0;
+    for (size_t t = 0; t < k->nterms; t++)
+        if (k->terms[t].type != T_JITTER) {
+            size_t j = copy * k->nparams + k->terms[t].offset;
+            if (w)
+                w[J] = k->etheta[j];
+            if (index)
+                index[J] = j;
+            J++;
+        }
+    return J;
+}
+
 
 /* The starting values of one copy of the terms. */
 static void default_params_one(const gpc_kernel *k, double *theta)
@@ -509,11 +647,14 @@ static void default_params_one(const gpc_kernel *k, double *theta)
             for (size_t p = 1; p < tm->nparams; p++)
                 th[p] = -2.0;
             break;
-        case T_LINEAR: th[0] = 0.0; break;
+        case T_LINEAR:
+        case T_GRAM: th[0] = 0.0; break;
         case T_NN: th[0] = th[1] = th[2] = 0.0; break;
         case T_BIAS: th[0] = -3.0; break;
         case T_JITTER: th[0] = -6.0; break;
         }
+        if (k->simplex && tm->type != T_JITTER)
+            th[0] = 0.0; /* equal weights */
     }
 }
 
@@ -539,11 +680,17 @@ static inline double col_dist(const term *t, size_t l, double c, const double *x
     return c * d * d;
 }
 
+/* jb for a pair whose second row is no training case: a gram term reads
+ * the first row's similarity to itself. */
+#define GRAM_SELF ((size_t)-1)
+
 /* Value of one term at a pair of rows (xa, xb); `same` says the pair is one
- * training case with itself (only jitter cares).  If g is not NULL it gets the
- * derivatives with respect to the term's log hyperparameters. */
+ * training case with itself (only jitter cares), and jb is xb's number among
+ * the training cases (only gram cares: it reads xa's similarity to training
+ * case jb from xa's own columns).  If g is not NULL it gets the derivatives
+ * with respect to the term's log hyperparameters. */
 static double term_pair(const term *t, const double *eth, const double *xa, const double *xb,
-                        int same, double *g)
+                        size_t jb, int same, double *g)
 {
     switch (t->type) {
     case T_ARD: {
@@ -614,26 +761,51 @@ static double term_pair(const term *t, const double *eth, const double *xa, cons
             g[0] = kv;
         return kv;
     }
+    case T_GRAM: {
+        double kv = eth[0] * xa[t->cols[jb == GRAM_SELF ? 0 : 1 + jb]];
+        if (g)
+            g[0] = kv;
+        return kv;
+    }
     }
     return 0.0;
 }
 
-static double kernel_pair(const gpc_kernel *k, const double *xa, const double *xb, int same)
+static double kernel_pair(const gpc_kernel *k, const double *xa, const double *xb, size_t jb,
+                          int same)
 {
     double sum = 0.0;
     for (size_t t = 0; t < k->nterms; t++)
-        sum += term_pair(&k->terms[t], k->etheta + k->terms[t].offset, xa, xb, same, NULL);
+        sum += term_pair(&k->terms[t], k->etheta + k->terms[t].offset, xa, xb, jb, same, NULL);
     return sum;
 }
 
+/* On the simplex a weight's log moves every weight: with beta_t^2 =
+ * exp(theta_t) / sum_s exp(theta_s), dK/dtheta_t = K_t - beta_t^2 sum_s K_s,
+ * where K_t is the term's value, which is what the terms give as their
+ * derivative.  Correct the nparams derivatives g in place. */
+static void simplex_correct(const gpc_kernel *k, double *g)
+{
+    if (!k->simplex)
+        return;
+    double sum = 0.0;
+    for (size_t t = 0; t < k->nterms; t++)
+        if (k->terms[t].type != T_JITTER)
+            sum += g[k->terms[t].offset];
+    for (size_t t = 0; t < k->nterms; t++)
+        if (k->terms[t].type != T_JITTER)
+            g[k->terms[t].offset] -= k->etheta[k->terms[t].offset] * sum;
+}
+
 /* All derivatives of k(xa, xb) with respect to theta, into g[nparams]. */
-static void kernel_pair_grad(const gpc_kernel *k, const double *xa, const double *xb, int same,
-                             double *g)
+static void kernel_pair_grad(const gpc_kernel *k, const double *xa, const double *xb,
+                             size_t jb, int same, double *g)
 {
     for (size_t t = 0; t < k->nterms; t++) {
         const term *tm = &k->terms[t];
-        term_pair(tm, k->etheta + tm->offset, xa, xb, same, g + tm->offset);
+        term_pair(tm, k->etheta + tm->offset, xa, xb, jb, same, g + tm->offset);
     }
+    simplex_correct(k, g);
 }
 
 static const double *row(const gsl_matrix *X, size_t i) { return X->data + i * X->tda; }
@@ -649,7 +821,7 @@ static void add_term_row(const gpc_kernel *k, const term *t, const gsl_matrix *X
     const double *eth = k->etheta + t->offset, *xi = row(X, i);
     if (t->type != T_ARD) {
         for (size_t j = 0; j <= i; j++)
-            Ki[j] += term_pair(t, eth, xi, row(X, j), i == j, NULL);
+            Ki[j] += term_pair(t, eth, xi, row(X, j), j, i == j, NULL);
         return;
     }
     if (t->disc) {
@@ -697,13 +869,13 @@ void gpc_kernel_cross(const gpc_kernel *k, const gsl_matrix *X, const gsl_matrix
 #pragma omp parallel for schedule(static) if (X->size1 >= GPC_PARALLEL_MIN_ROWS)
     for (size_t i = 0; i < X->size1; i++)
         for (size_t j = 0; j < Xs->size1; j++)
-            Ks->data[i * Ks->tda + j] = kernel_pair(k, row(X, i), row(Xs, j), 0);
+            Ks->data[i * Ks->tda + j] = kernel_pair(k, row(Xs, j), row(X, i), i, 0);
 }
 
 void gpc_kernel_diag(const gpc_kernel *k, const gsl_matrix *Xs, gsl_vector *d)
 {
     for (size_t i = 0; i < Xs->size1; i++)
-        gsl_vector_set(d, i, kernel_pair(k, row(Xs, i), row(Xs, i), 1));
+        gsl_vector_set(d, i, kernel_pair(k, row(Xs, i), row(Xs, i), GRAM_SELF, 1));
 }
 
 void gpc_kernel_grad_matrix(const gpc_kernel *k, const gsl_matrix *X, size_t j, gsl_matrix *dK)
@@ -711,7 +883,7 @@ void gpc_kernel_grad_matrix(const gpc_kernel *k, const gsl_matrix *X, size_t j, 
     double *g = gpc_malloc(k->nparams * sizeof *g);
     for (size_t a = 0; a < X->size1; a++)
         for (size_t b = 0; b <= a; b++) {
-            kernel_pair_grad(k, row(X, a), row(X, b), a == b, g);
+            kernel_pair_grad(k, row(X, a), row(X, b), b, a == b, g);
             gsl_matrix_set(dK, a, b, g[j]);
             gsl_matrix_set(dK, b, a, g[j]);
         }
@@ -795,7 +967,7 @@ static void contract_row_term(const contraction *c, const term *t, size_t a, dou
     const double *Ra = c->R->data + a * c->R->tda;
     double *Ba = B + a * p + o;
     for (size_t b = 0; b <= a; b++) {
-        term_pair(t, c->k->etheta + o, row(c->X, a), row(c->X, b), a == b, g);
+        term_pair(t, c->k->etheta + o, row(c->X, a), row(c->X, b), b, a == b, g);
         double w2 = a == b ? 1.0 : 2.0;
         double mm = w2 * (c->alpha * c->u[a] * c->u[b] + c->beta * Ra[b]);
         double *Bb = B + b * p + o;
@@ -843,14 +1015,82 @@ void gpc_kernel_grad_contract(const gpc_kernel *k, const gsl_matrix *X, const gs
         for (size_t b = 0; b < nb; b++)
             s[j] += sbuf[b * p + j];
     }
-    for (size_t i = 0; i < n; i++)
+    simplex_correct(k, s);
+    for (size_t i = 0; i < n; i++) {
         for (size_t j = 0; j < p; j++) {
             double sum = 0.0;
             for (size_t b = 0; b < nb; b++)
                 sum += Bbuf[(b * n + i) * p + j];
             gsl_matrix_set(B, i, j, sum);
         }
+        simplex_correct(k, B->data + i * B->tda);
+    }
     free(ub);
     free(sbuf);
     free(Bbuf);
+}
+
+/* ---- precomputed Gram matrices ----------------------------------------- */
+
+static int gram_width(const gpc_kernel *k, const term *t, size_t ntrain)
+{
+    if (t->ncols == ntrain + 1)
+        return GPC_OK;
+    return gpc_fail(GPC_EINPUT, "kernel '%s': its gram term %zu reads %zu columns, a case's "
+                    "similarity to itself and to each training case, so it needs %zu training "
+                    "cases, not %zu", k->spec, (size_t)(t - k->terms) + 1, t->ncols,
+                    t->ncols - 1, ntrain);
+}
+
+int gpc_kernel_check_train(const gpc_kernel *k, const gsl_matrix *X)
+{
+    size_t n = X->size1;
+    for (size_t ti = 0; ti < k->nterms; ti++) {
+        const term *t = &k->terms[ti];
+        if (t->type != T_GRAM)
+            continue;
+        int rc = gram_width(k, t, n);
+        if (rc != GPC_OK)
+            return rc;
+        double scale = 0.0;
+        for (size_t i = 0; i < n; i++)
+            scale = fmax(scale, fabs(row(X, i)[t->cols[0]]));
+        double tol = 1e-10 * scale;
+        for (size_t i = 0; i < n; i++) {
+            const double *xi = row(X, i);
+            if (!(fabs(xi[t->cols[0]] - xi[t->cols[1 + i]]) <= tol))
+                return gpc_fail(GPC_EINPUT, "gram term %zu: training case %zu's similarity to "
+                                "itself is %.17g in column %zu but %.17g in column %zu (its "
+                                "column among the training cases)", ti + 1, i + 1,
+                                xi[t->cols[0]], t->cols[0] + 1, xi[t->cols[1 + i]],
+                                t->cols[1 + i] + 1);
+            for (size_t j = 0; j < i; j++) {
+                double a = xi[t->cols[1 + j]], b = row(X, j)[t->cols[1 + i]];
+                if (!(fabs(a - b) <= tol))
+                    return gpc_fail(GPC_EINPUT, "gram term %zu: the training Gram matrix is not "
+                                    "symmetric: case %zu to %zu is %.17g, case %zu to %zu is "
+                                    "%.17g", ti + 1, i + 1, j + 1, a, j + 1, i + 1, b);
+            }
+        }
+    }
+    return GPC_OK;
+}
+
+int gpc_kernel_check_test(const gpc_kernel *k, size_t ntrain)
+{
+    for (size_t ti = 0; ti < k->nterms; ti++)
+        if (k->terms[ti].type == T_GRAM) {
+            int rc = gram_width(k, &k->terms[ti], ntrain);
+            if (rc != GPC_OK)
+                return rc;
+        }
+    return GPC_OK;
+}
+
+int gpc_kernel_has_gram(const gpc_kernel *k)
+{
+    for (size_t t = 0; t < k->nterms; t++)
+        if (k->terms[t].type == T_GRAM)
+            return 1;
+    return 0;
 }

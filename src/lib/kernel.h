@@ -13,6 +13,8 @@
  *                  (the infinite-network kernel of Williams 1998)
  *   bias           b (a constant)                          log_bias
  *   jitter         j delta(x, x') (same training case)     log_jitter
+ *   gram           v G(x, x'), a precomputed Gram matrix   log_v
+ *                  read from the inputs themselves
  *
  * e.g. "ard+bias+jitter" or "ard@1-3+se@4,5".  Names get a "t<k>." prefix
  * (k = term number) only where two terms would share a name.  theta holds the
@@ -34,7 +36,25 @@
  * appended ("log_v0.c2").  The evaluation functions below use the first
  * copy; a multiclass method evaluates class c with a base kernel
  * (gpc_kernel_base) given the c-th copy.  Clauses may come in any order;
- * the canonical spec puts discrete first. */
+ * the canonical spec puts discrete first and per-class last.
+ *
+ * A clause ":simplex" weights the terms on the simplex, the composite
+ * covariance of Girolami & Zhong (2007) for integrating feature sets:
+ *     K = sum_t beta_t^2 C_t + jitter,   sum_t beta_t^2 = 1,
+ * where C_t is term t with its amplitude taken out; each term but jitter has
+ * a weight, whose log takes the place of the amplitude's ("log_weight").
+ * Setting the hyperparameters normalises the weights (adds a constant to
+ * their logs), so the stored values are the logs of beta_t^2.  Their prior
+ * (gpc_log_prior) is Dirichlet with parameters alpha_t, each with a
+ * Gamma(SHAPE, RATE) hyperprior: ":simplex=SHAPE,RATE" (default 1,1).
+ *
+ * A gram term reads a precomputed similarity from the inputs: its columns
+ * (1 + n of them, for n training cases) hold a case's similarity to itself
+ * and then to each training case in order.  Training inputs so carry the
+ * n x n training Gram matrix (with its diagonal repeated in front, and it
+ * must be symmetric: gpc_kernel_check_train) and test inputs the test x
+ * training matrix; other terms may read other columns, as
+ * "gram@1-201+se@202-210:simplex" does. */
 #ifndef GPC_KERNEL_H
 #define GPC_KERNEL_H
 
@@ -76,8 +96,31 @@ long gpc_kernel_param_index(const gpc_kernel *k, const char *name);
 /* Current log hyperparameters (length nparams). */
 const double *gpc_kernel_params(const gpc_kernel *k);
 void gpc_kernel_set_params(gpc_kernel *k, const double *theta);
+/* The simplex clause: 1 if the terms are weighted on the simplex (and the
+ * Gamma hyperprior of the weights' Dirichlet parameters), else 0. */
+int gpc_kernel_simplex(const gpc_kernel *k, double *shape, double *rate);
+/* Whether theta_j is the log of a weight on the simplex. */
+int gpc_kernel_is_weight(const gpc_kernel *k, size_t j);
+/* The weights beta_t^2 of one copy (per-class clause) into w and their
+ * parameters' indices into index (either may be NULL); returns how many
+ * (0 without the simplex clause). */
+size_t gpc_kernel_weights(const gpc_kernel *k, size_t copy, double *w, size_t *index);
+/* The t-th weighted term as the spec writes it ("se@1-76"), or NULL. */
+const char *gpc_kernel_weight_term(const gpc_kernel *k, size_t t);
+
+/* Gram terms need 1 + n columns for n training cases.  Training inputs X:
+ * also the similarity to itself twice equal and the Gram matrix symmetric
+ * (to 1e-10 of its largest diagonal value); test inputs: the model's number
+ * of training cases.  GPC_EINPUT with a message if not; GPC_OK for a kernel
+ * without gram terms. */
+int gpc_kernel_check_train(const gpc_kernel *k, const gsl_matrix *X);
+int gpc_kernel_check_test(const gpc_kernel *k, size_t ntrain);
+/* Whether k has a gram term (its training cases cannot be subset). */
+int gpc_kernel_has_gram(const gpc_kernel *k);
+
 /* Starting values: log v0 = 0, log w = -2 (Barber & Williams' initial state),
- * log v = 0, log s0 = log s = 0, log bias = -3, log jitter = -6. */
+ * log v = 0, log s0 = log s = 0, log bias = -3, log jitter = -6; on the
+ * simplex equal weights. */
 void gpc_kernel_default_params(const gpc_kernel *k, double *theta);
 
 /* K(X, X) (n x n, jitter on the diagonal), K(X, Xs) (n x m, no jitter), and

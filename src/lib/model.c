@@ -524,7 +524,10 @@ int gpc_model_predict(const gpc_model *m, const gsl_matrix *Xs, gpc_prediction *
     size_t ms = Xs->size1;
     const gpc_method_ops *ops;
     void *ws;
-    int st = predictor_init(m, &ops, &ws);
+    int st = gpc_kernel_check_test(m->kernel, m->X->size1);
+    if (st != GPC_OK)
+        return st;
+    st = predictor_init(m, &ops, &ws);
     for (size_t s = 0; st == GPC_OK && s < ms; s += PREDICT_BLOCK) {
         size_t b = ms - s < PREDICT_BLOCK ? ms - s : PREDICT_BLOCK;
         gsl_matrix_const_view xs = gsl_matrix_const_submatrix(Xs, s, 0, b, Xs->size2);
@@ -591,6 +594,10 @@ int gpc_model_loo_exact(const gpc_model *m, gpc_prediction *out)
     size_t n = m->X->size1;
     if (n < 2)
         return gpc_fail(GPC_EUSAGE, "leave-one-out needs at least two training cases");
+    if (gpc_kernel_has_gram(m->kernel))
+        return gpc_fail(GPC_EUSAGE, "exact leave-one-out refits drop training cases, and the "
+                        "columns of a gram term cannot follow; use the method's own estimate "
+                        "(--loo without =exact) or refit with the Gram matrix recomputed");
     gpc_prediction *one = gpc_prediction_alloc(m, 1);
     int st = GPC_OK;
     for (size_t i = 0; st == GPC_OK && i < n; i++) {

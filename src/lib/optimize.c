@@ -12,6 +12,7 @@
 #include "alloc.h"
 #include "err.h"
 #include "evidence.h"
+#include "prior.h"
 
 void gpc_optimize_defaults(gpc_optimize_opts *o)
 {
@@ -30,7 +31,7 @@ double gpc_optimize_log_prior(const gpc_optimize_opts *o, size_t p, const double
 {
     if (!o->use_prior)
         return 0.0;
-    return gpc_log_prior_normal(p, theta, o->prior_mean, o->prior_sd, grad);
+    return gpc_log_prior(o->kernel, p, theta, o->prior_mean, o->prior_sd, grad);
 }
 
 /* GSL minimises; we hand it minus the objective.  GSL asks for f, df and fdf

@@ -6,13 +6,16 @@
 
 #include <stddef.h>
 
+#include "kernel.h"
+
 /* The objective: log evidence at theta and its gradient (both written);
  * returns GPC_OK or an error status (message set).  */
 typedef int (*gpc_objective)(void *ctx, const double *theta, double *value, double *grad);
 
 typedef struct {
-    int use_prior;          /* add sum_j log N(theta_j | prior_mean, prior_sd^2) */
+    int use_prior;          /* add the log prior: gpc_log_prior (prior.h) */
     double prior_mean, prior_sd;
+    const gpc_kernel *kernel; /* whose weights on the simplex get theirs (NULL: none) */
     int max_iter;           /* BFGS iterations per start */
     double gtol;            /* converged when max |gradient| < gtol */
     int restarts;           /* further starts from perturbed points */

@@ -494,6 +494,180 @@ static void check_parse_errors(void)
     }
 }
 
+/* The simplex clause: the checks of every spec; the weights normalised on
+ * setting; the kernel equal to the plain sum with the weights as the terms'
+ * amplitudes; the names; the clause's errors. */
+static void check_simplex(gsl_rng *r)
+{
+    const char *specs[] = {"se@1+se@2-3:simplex", "ard@1-2+linear@3+bias+jitter:simplex",
+                           "se+nn:simplex=2,0.5"};
+    for (size_t s = 0; s < sizeof specs / sizeof specs[0]; s++)
+        check_spec(r, specs[s], 9);
+    gpc_kernel *k, *plain;
+    gpc_kernel_parse("se@1+se@2-3:simplex", 3, &k);
+    gpc_kernel_parse("se@1+se@2-3", 3, &plain);
+    double th[] = {0.4, -0.3, 1.7, 0.2};
+    gpc_kernel_set_params(k, th);
+    const double *st = gpc_kernel_params(k);
+    TEST_CLOSE(exp(st[0]) + exp(st[2]), 1.0, 1e-15, 0, "simplex: the stored weights sum to one");
+    TEST_CLOSE(st[2] - st[0], 1.3, 1e-14, 0, "simplex: their ratio is the given one");
+    TEST_OK(st[1] == -0.3 && st[3] == 0.2, "simplex: the other hyperparameters are as given");
+    double w[2];
+    size_t idx[2];
+    TEST_OK(gpc_kernel_weights(k, 0, w, idx) == 2 && idx[0] == 0 && idx[1] == 2 &&
+                w[0] == exp(st[0]) && w[1] == exp(st[2]),
+            "simplex: gpc_kernel_weights gives the weights and their indices");
+    TEST_OK(strcmp(gpc_kernel_weight_term(k, 1), "se@2-3") == 0 &&
+                gpc_kernel_weight_term(k, 2) == NULL,
+            "simplex: the weighted terms as written");
+    TEST_OK(strcmp(gpc_kernel_param_name(k, 0), "t1.log_weight") == 0 &&
+                strcmp(gpc_kernel_param_name(k, 3), "t2.log_w") == 0,
+            "simplex: names t1.log_weight ... t2.log_w (got %s, %s)",
+            gpc_kernel_param_name(k, 0), gpc_kernel_param_name(k, 3));
+    TEST_OK(gpc_kernel_is_weight(k, 2) && !gpc_kernel_is_weight(k, 1) &&
+                !gpc_kernel_is_weight(k, 4) && !gpc_kernel_is_weight(plain, 0),
+            "simplex: gpc_kernel_is_weight marks the weights only");
+    double thp[] = {st[0], -0.3, st[2], 0.2};
+    gpc_kernel_set_params(plain, thp);
+    gsl_matrix *X = random_matrix(r, 7, 3), *K1 = gsl_matrix_alloc(7, 7),
+               *K2 = gsl_matrix_alloc(7, 7);
+    gpc_kernel_matrix(k, X, K1);
+    gpc_kernel_matrix(plain, X, K2);
+    TEST_CLOSE(max_abs_diff(K1, K2), 0, 0, 1e-15, "simplex: K = sum_t beta_t^2 C_t");
+    gpc_kernel_free(k);
+    gpc_kernel_free(plain);
+    gsl_matrix_free(X);
+    gsl_matrix_free(K1);
+    gsl_matrix_free(K2);
+
+    struct {
+        const char *spec, *says;
+    } bad[] = {
+        {"se:simplex", "two or more terms"},
+        {"se+jitter:simplex", "two or more terms"},
+        {"se+se:simplex=0,1", "both positive"},
+        {"se+se:simplex=1,-1", "both positive"},
+        {"se+se:simplex=1", "both positive"},
+        {"se+se:simplex=1,2,3", "both positive"},
+        {"se+se:simplex=a,b", "both positive"},
+        {"se+se:simplex:simplex", "twice"},
+        {"se+se:simplx", "unknown clause 'simplx'"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        gpc_kernel *kb = NULL;
+        int rc = gpc_kernel_parse(bad[i].spec, 3, &kb);
+        TEST_OK(rc == GPC_EUSAGE && strstr(gpc_errmsg(), bad[i].says) != NULL,
+                "'%s' is refused saying '%s': %s", bad[i].spec, bad[i].says, gpc_errmsg());
+        if (rc == GPC_OK)
+            gpc_kernel_free(kb);
+    }
+    gpc_kernel *kd;
+    TEST_OK(gpc_kernel_parse("se+se:simplex=1,1:per-class=3", 3, &kd) == GPC_OK &&
+                strcmp(gpc_kernel_spec(kd), "se+se:simplex:per-class=3") == 0,
+            "simplex: the default hyperprior is left out of the canonical spec");
+    gpc_kernel_free(kd);
+}
+
+/* Rows [k(x, x) | k(x, x_1..x_n) | x] for the rows of Xr against X. */
+static gsl_matrix *gram_rows(const gpc_kernel *se, const gsl_matrix *Xr, const gsl_matrix *X)
+{
+    size_t m = Xr->size1, n = X->size1, d = X->size2;
+    gsl_matrix *G = gsl_matrix_alloc(m, 1 + n + d), *Kt = gsl_matrix_alloc(n, m);
+    gsl_vector *dg = gsl_vector_alloc(m);
+    gpc_kernel_cross(se, X, Xr, Kt);
+    gpc_kernel_diag(se, Xr, dg);
+    for (size_t i = 0; i < m; i++) {
+        gsl_matrix_set(G, i, 0, gsl_vector_get(dg, i));
+        for (size_t j = 0; j < n; j++)
+            gsl_matrix_set(G, i, 1 + j, gsl_matrix_get(Kt, j, i));
+        for (size_t l = 0; l < d; l++)
+            gsl_matrix_set(G, i, 1 + n + l, gsl_matrix_get(Xr, i, l));
+    }
+    gsl_matrix_free(Kt);
+    gsl_vector_free(dg);
+    return G;
+}
+
+/* A gram term over a Gram matrix made by another kernel gives that kernel
+ * back: K, cross and diag, with its amplitude and beside another term; the
+ * generic checks pass; the training checks catch bad Gram columns. */
+static void check_gram(gsl_rng *r)
+{
+    size_t n = 8, m = 5;
+    gsl_matrix *X = random_matrix(r, n, 2), *Xs = random_matrix(r, m, 2);
+    gpc_kernel *se, *other, *g;
+    gpc_kernel_parse("se", 2, &se);
+    gpc_kernel_parse("ard", 2, &other);
+    double the[] = {0.3, -0.5}, tho[] = {-0.2, 0.1, -1.0};
+    gpc_kernel_set_params(se, the);
+    gpc_kernel_set_params(other, tho);
+    gsl_matrix *G = gram_rows(se, X, X), *Gs = gram_rows(se, Xs, X);
+    char spec[64];
+    snprintf(spec, sizeof spec, "gram@1-%zu+ard@%zu-%zu", n + 1, n + 2, n + 3);
+    if (!TEST_OK(gpc_kernel_parse(spec, n + 3, &g) == GPC_OK, "%s parses", spec))
+        return;
+    double thg[] = {0.7, -0.2, 0.1, -1.0};
+    gpc_kernel_set_params(g, thg);
+    check_grad_matrix(g, G, spec);
+    check_matrix(g, G, spec);
+    check_contract(r, g, G, spec);
+    TEST_OK(gpc_kernel_check_train(g, G) == GPC_OK && gpc_kernel_check_test(g, n) == GPC_OK,
+            "%s: the Gram columns pass the checks", spec);
+
+    gsl_matrix *K = gsl_matrix_alloc(n, n), *W = gsl_matrix_alloc(n, n),
+               *Ks = gsl_matrix_alloc(n, m), *Ws = gsl_matrix_alloc(n, m);
+    gsl_vector *d = gsl_vector_alloc(m), *wd = gsl_vector_alloc(m), *od = gsl_vector_alloc(m);
+    gpc_kernel_matrix(g, G, K);
+    gpc_kernel_matrix(se, X, W);
+    gsl_matrix_scale(W, exp(0.7));
+    gsl_matrix *O = gsl_matrix_alloc(n, n);
+    gpc_kernel_matrix(other, X, O);
+    gsl_matrix_add(W, O);
+    TEST_CLOSE(max_abs_diff(K, W), 0, 0, 1e-15, "gram: K = v G + the other term");
+    gpc_kernel_cross(g, G, Gs, Ks);
+    gpc_kernel_cross(se, X, Xs, Ws);
+    gsl_matrix_scale(Ws, exp(0.7));
+    gsl_matrix *Os = gsl_matrix_alloc(n, m);
+    gpc_kernel_cross(other, X, Xs, Os);
+    gsl_matrix_add(Ws, Os);
+    TEST_CLOSE(max_abs_diff(Ks, Ws), 0, 0, 1e-15, "gram: cross = v G(X, Xs) + the other term");
+    gpc_kernel_diag(g, Gs, d);
+    gpc_kernel_diag(se, Xs, wd);
+    gpc_kernel_diag(other, Xs, od);
+    double worst = 0.0;
+    for (size_t i = 0; i < m; i++)
+        worst = fmax(worst, fabs(gsl_vector_get(d, i) - exp(0.7) * gsl_vector_get(wd, i) -
+                                 gsl_vector_get(od, i)));
+    TEST_CLOSE(worst, 0, 0, 1e-15, "gram: diag = v k(x, x) + the other term");
+
+    TEST_OK(gpc_kernel_check_test(g, n - 1) == GPC_EINPUT &&
+                strstr(gpc_errmsg(), "needs 8 training cases, not 7") != NULL,
+            "gram: a model with another number of training cases is refused: %s",
+            gpc_errmsg());
+    gsl_matrix_const_view first = gsl_matrix_const_submatrix(G, 0, 0, n - 1, n + 3);
+    TEST_OK(gpc_kernel_check_train(g, &first.matrix) == GPC_EINPUT &&
+                strstr(gpc_errmsg(), "not 7") != NULL,
+            "gram: training rows that do not match its columns are refused: %s", gpc_errmsg());
+    gsl_matrix_set(G, 5, 3, gsl_matrix_get(G, 5, 3) * (1 + 1e-8));
+    TEST_OK(gpc_kernel_check_train(g, G) == GPC_EINPUT &&
+                strstr(gpc_errmsg(), "not symmetric: case 6 to 3") != NULL,
+            "gram: an asymmetric Gram matrix is refused: %s", gpc_errmsg());
+    gsl_matrix_set(G, 5, 3, gsl_matrix_get(G, 2, 6));
+    gsl_matrix_set(G, 4, 0, 0.5);
+    TEST_OK(gpc_kernel_check_train(g, G) == GPC_EINPUT &&
+                strstr(gpc_errmsg(), "case 5's similarity to itself") != NULL,
+            "gram: a first column that is not the diagonal is refused: %s", gpc_errmsg());
+    gpc_kernel_free(se);
+    gpc_kernel_free(other);
+    gpc_kernel_free(g);
+    gsl_matrix *mats[] = {X, Xs, G, Gs, K, W, Ks, Ws, O, Os};
+    for (size_t i = 0; i < sizeof mats / sizeof mats[0]; i++)
+        gsl_matrix_free(mats[i]);
+    gsl_vector_free(d);
+    gsl_vector_free(wd);
+    gsl_vector_free(od);
+}
+
 int main(void)
 {
     gpc_gsl_quiet();
@@ -518,6 +692,8 @@ int main(void)
     check_discrete_specs();
     check_names_and_defaults();
     check_parse_errors();
+    check_simplex(r);
+    check_gram(r);
     gsl_rng_free(r);
     return tap_done();
 }
