@@ -26,7 +26,8 @@ static double integrand_fn(double v, void *p)
 {
     const integrand *q = p;
     double e = h_of(q, v) - q->hmax + (q->power ? v : 0.0);
-    return exp(e);
+    /* far out, e^v (u - r) - lgamma(e^v) is inf - inf: the integrand is 0 */
+    return e > -746.0 ? exp(e) : 0.0;
 }
 
 /* h'(v) = e^v (u - r - psi(e^v)) + s falls from 1 + s to -inf and every
