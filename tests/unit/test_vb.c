@@ -7,6 +7,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include <gsl/gsl_blas.h>
 #include <gsl/gsl_cdf.h>
@@ -271,6 +272,45 @@ static void test_predict(gsl_rng *r)
     }
 }
 
+/* A composite kernel on the simplex: the bound's gradient, the weights'
+ * through their normalisation included, against central differences in
+ * the unnormalised log weights. */
+static void test_gradient_simplex(gsl_rng *r)
+{
+    size_t n = 30, d = 2, C = 3, p = 5;
+    gsl_matrix *X;
+    size_t *cls;
+    make_problem(r, n, d, C, &X, &cls);
+    double th0[] = {0.4, -0.5, -0.3, 0.2, -4.0};
+    gpc_kernel *k = kernel_at("se@1+se@2+jitter:simplex", d, th0);
+    gpc_vb *w = gpc_vb_alloc(n, C, p, 0);
+    w->tol = 1e-12;
+    double L, g[5], worst = 0.0, scale = 0.0;
+    int st = gpc_vb_evidence(w, &k, X, cls, &L, g);
+    TEST_OK(st == GPC_OK, "simplex: converged in %d sweeps", w->sweeps);
+    for (size_t j = 0; j < p; j++)
+        scale = fmax(scale, fabs(g[j]));
+    for (size_t j = 0; j < p; j++) {
+        double th[5], h = 1e-4;
+        memcpy(th, th0, sizeof th);
+        th[j] += h;
+        gpc_kernel_set_params(k, th);
+        double Lp = bound_at(X, cls, C, 0, &k);
+        th[j] -= 2 * h;
+        gpc_kernel_set_params(k, th);
+        double Lm = bound_at(X, cls, C, 0, &k);
+        worst = fmax(worst, fabs((Lp - Lm) / (2 * h) - g[j]));
+    }
+    TEST_CLOSE(worst / scale, 0.0, 0.0, 1e-6, "simplex: gradient = central differences "
+               "(largest difference relative to the largest component %.1e)", worst / scale);
+    TEST_CLOSE(g[0] + g[2], 0.0, 0.0, 1e-12 * scale, "simplex: the bound is flat along the "
+               "weights' common scale");
+    gpc_vb_free(w);
+    gpc_kernel_free(k);
+    gsl_matrix_free(X);
+    free(cls);
+}
+
 int main(void)
 {
     gpc_gsl_quiet();
@@ -280,6 +320,7 @@ int main(void)
     test_monotone(r);
     test_gradient(r);
     test_predict(r);
+    test_gradient_simplex(r);
     gsl_rng_free(r);
     return tap_done();
 }
