@@ -51,7 +51,7 @@ BINS    = $(TOOLS:%=bin/%)
 UNIT_SRC = $(wildcard tests/unit/test_*.c)
 UNIT_BIN = $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 
-.PHONY: all check unit cli demo bench table-bw97 table-gr06 table-ow98 table-kg deps install uninstall clean fuzz
+.PHONY: all check unit cli demo bench table-bw97 table-gr06 table-mfeat table-ow98 table-kg deps install uninstall clean fuzz
 all: $(BINS)
 
 $(BUILD)/lib/%.o: src/lib/%.c | $(BUILD)/lib
@@ -98,6 +98,13 @@ table-bw97: deps
 table-gr06: deps
 	@$(MAKE) --no-print-directory all
 	@sh repro/table-gr06.sh
+
+# Girolami & Zhong (2007): mfeat digits, single representations, the sum
+# and product rules and the learned composite kernel, with a picture.
+table-mfeat: deps
+	@sh scripts/deps.sh gnuplot-nox
+	@$(MAKE) --no-print-directory all
+	@sh repro/table-mfeat.sh
 
 # Opper & Winther (1998), Table 1: Sonar with TAP and naive mean field (seconds).
 table-ow98: deps
