@@ -133,6 +133,7 @@ set style histogram errorbars gap 1 lw 1
 set style fill solid 0.6 border -1
 set yrange [0:*]
 set key off
+set xtics rotate by -30
 set title "test error of each classifier"
 set ylabel "test error %"
 plot "$out/errors.dat" using 2:3:xtic(1)

@@ -354,6 +354,23 @@ static void check_discrete_cholesky(void)
     gsl_matrix_free(K);
 }
 
+/* A spec refused with a message containing a given phrase. */
+typedef struct {
+    const char *spec, *says;
+} refusal;
+
+static void check_refusals(const refusal *bad, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        gpc_kernel *k = NULL;
+        int st = gpc_kernel_parse(bad[i].spec, 3, &k);
+        TEST_OK(st == GPC_EUSAGE && strstr(gpc_errmsg(), bad[i].says) != NULL,
+                "'%s' is refused saying '%s': %s", bad[i].spec, bad[i].says, gpc_errmsg());
+        if (st == GPC_OK)
+            gpc_kernel_free(k);
+    }
+}
+
 /* The canonical spec keeps the clause, drops blanks and lists the discrete
  * columns in increasing order; a clone keeps it too. */
 static void check_discrete_specs(void)
@@ -458,9 +475,7 @@ static void check_parse_errors(void)
             gpc_kernel_free(k);
     }
     /* the discrete clause, with a word the message must contain */
-    struct {
-        const char *spec, *says;
-    } dbad[] = {
+    const refusal dbad[] = {
         {"ard:foo=1", "unknown clause 'foo'"},
         {"ard:Discrete=1", "unknown clause"},
         {"ard:", "empty clause"},
@@ -484,14 +499,7 @@ static void check_parse_errors(void)
         {"ard:discrete=1+bias", "after all the terms"},
         {"ard@1:discrete=1@2", "expected a list"},
     };
-    for (size_t i = 0; i < sizeof dbad / sizeof dbad[0]; i++) {
-        gpc_kernel *k = NULL;
-        int st = gpc_kernel_parse(dbad[i].spec, 3, &k);
-        TEST_OK(st == GPC_EUSAGE && strstr(gpc_errmsg(), dbad[i].says) != NULL,
-                "'%s' is refused saying '%s': %s", dbad[i].spec, dbad[i].says, gpc_errmsg());
-        if (st == GPC_OK)
-            gpc_kernel_free(k);
-    }
+    check_refusals(dbad, sizeof dbad / sizeof dbad[0]);
 }
 
 /* The simplex clause: the checks of every spec; the weights normalised on
@@ -540,9 +548,7 @@ static void check_simplex(gsl_rng *r)
     gsl_matrix_free(K1);
     gsl_matrix_free(K2);
 
-    struct {
-        const char *spec, *says;
-    } bad[] = {
+    const refusal bad[] = {
         {"se:simplex", "two or more terms"},
         {"se+jitter:simplex", "two or more terms"},
         {"se+se:simplex=0,1", "both positive"},
@@ -553,14 +559,7 @@ static void check_simplex(gsl_rng *r)
         {"se+se:simplex:simplex", "twice"},
         {"se+se:simplx", "unknown clause 'simplx'"},
     };
-    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-        gpc_kernel *kb = NULL;
-        int rc = gpc_kernel_parse(bad[i].spec, 3, &kb);
-        TEST_OK(rc == GPC_EUSAGE && strstr(gpc_errmsg(), bad[i].says) != NULL,
-                "'%s' is refused saying '%s': %s", bad[i].spec, bad[i].says, gpc_errmsg());
-        if (rc == GPC_OK)
-            gpc_kernel_free(kb);
-    }
+    check_refusals(bad, sizeof bad / sizeof bad[0]);
     gpc_kernel *kd;
     TEST_OK(gpc_kernel_parse("se+se:simplex=1,1:per-class=3", 3, &kd) == GPC_OK &&
                 strcmp(gpc_kernel_spec(kd), "se+se:simplex:per-class=3") == 0,
