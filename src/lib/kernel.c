@@ -365,7 +365,9 @@ static int parse_clauses(gpc_kernel *k, const char *text, const char *spec)
     return rc;
 }
 
-/* The simplex needs two weighted terms (jitter is not weighted). */
+/* The simplex needs two weighted terms (jitter is not weighted), and the
+ * terms that read inputs must read separate feature sets: weights of terms
+ * over shared columns would not say which features matter. */
 static int check_simplex(const gpc_kernel *k, const char *spec)
 {
     size_t J = 0;
@@ -374,7 +376,24 @@ static int check_simplex(const gpc_kernel *k, const char *spec)
     if (J < 2)
         return gpc_fail(GPC_EUSAGE, "kernel spec '%s': simplex weights two or more terms "
                         "(jitter is not weighted), as in se@1-4+se@5-9:simplex", spec);
-    return GPC_OK;
+    size_t *owner = gpc_calloc(k->dim ? k->dim : 1, sizeof *owner); /* term + 1, or 0 */
+    int rc = GPC_OK;
+    for (size_t t = 0; t < k->nterms && rc == GPC_OK; t++) {
+        const term *tm = &k->terms[t];
+        if (tm->type == T_JITTER || tm->type == T_BIAS)
+            continue; /* they read no inputs */
+        for (size_t l = 0; l < tm->ncols && rc == GPC_OK; l++) {
+            size_t c = tm->cols[l];
+            if (owner[c])
+                rc = gpc_fail(GPC_EUSAGE, "kernel spec '%s': terms %zu and %zu both read "
+                              "column %zu; on the simplex each term weighs its own feature "
+                              "set (give each its columns with @, as in se@1-4+se@5-9:simplex)",
+                              spec, owner[c], t + 1, c + 1);
+            owner[c] = t + 1;
+        }
+    }
+    free(owner);
+    return rc;
 }
 
 /* Give the ard and se terms their per-column discrete flags; every discrete

@@ -106,3 +106,13 @@ make_gram() {
     [[ "$stderr" == *"both positive"* ]] || fail "stderr: $stderr"
     [ ! -e m.txt ]
 }
+
+@test "simplex: terms over overlapping columns, or columns beyond the inputs, are usage errors" {
+    run --separate-stderr gpc-fit -M vb -k 'se@1-3+se@3-4:simplex' -m m.txt X3.txt y3.txt
+    assert_failure 2
+    [[ "$stderr" == *"terms 1 and 2 both read column 3"* ]] || fail "stderr: $stderr"
+    run --separate-stderr gpc-fit -M vb -k 'se@1-2+se@3-5:simplex' -m m.txt X3.txt y3.txt
+    assert_failure 2
+    [[ "$stderr" == *"columns run from 1 to 4"* ]] || fail "stderr: $stderr"
+    [ ! -e m.txt ]
+}

@@ -508,7 +508,7 @@ static void check_parse_errors(void)
 static void check_simplex(gsl_rng *r)
 {
     const char *specs[] = {"se@1+se@2-3:simplex", "ard@1-2+linear@3+bias+jitter:simplex",
-                           "se+nn:simplex=2,0.5"};
+                           "se@1+nn@2-3:simplex=2,0.5"};
     for (size_t s = 0; s < sizeof specs / sizeof specs[0]; s++)
         check_spec(r, specs[s], 9);
     gpc_kernel *k, *plain;
@@ -551,18 +551,21 @@ static void check_simplex(gsl_rng *r)
     const refusal bad[] = {
         {"se:simplex", "two or more terms"},
         {"se+jitter:simplex", "two or more terms"},
-        {"se+se:simplex=0,1", "both positive"},
-        {"se+se:simplex=1,-1", "both positive"},
-        {"se+se:simplex=1", "both positive"},
-        {"se+se:simplex=1,2,3", "both positive"},
-        {"se+se:simplex=a,b", "both positive"},
-        {"se+se:simplex:simplex", "twice"},
+        {"se@1+se@2:simplex=0,1", "both positive"},
+        {"se@1+se@2:simplex=1,-1", "both positive"},
+        {"se@1+se@2:simplex=1", "both positive"},
+        {"se@1+se@2:simplex=1,2,3", "both positive"},
+        {"se@1+se@2:simplex=a,b", "both positive"},
+        {"se@1+se@2:simplex:simplex", "twice"},
         {"se+se:simplx", "unknown clause 'simplx'"},
+        {"se+se:simplex", "terms 1 and 2 both read column 1"},
+        {"se@1-2+ard@2-3:simplex", "terms 1 and 2 both read column 2"},
+        {"se@1+linear@3+nn@2,3:simplex", "terms 2 and 3 both read column 3"},
     };
     check_refusals(bad, sizeof bad / sizeof bad[0]);
     gpc_kernel *kd;
-    TEST_OK(gpc_kernel_parse("se+se:simplex=1,1:per-class=3", 3, &kd) == GPC_OK &&
-                strcmp(gpc_kernel_spec(kd), "se+se:simplex:per-class=3") == 0,
+    TEST_OK(gpc_kernel_parse("se@1+se@2:simplex=1,1:per-class=3", 3, &kd) == GPC_OK &&
+                strcmp(gpc_kernel_spec(kd), "se@1+se@2:simplex:per-class=3") == 0,
             "simplex: the default hyperprior is left out of the canonical spec");
     gpc_kernel_free(kd);
 }
