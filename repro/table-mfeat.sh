@@ -71,7 +71,7 @@ run_split() { # SEED
         "$tag-ytr.txt"
     gpc-predict -q -m "$tag-composite.model" -c p "$tag-all-Xte.txt" > "$tag-composite.pred"
     start=$(for v in $VIEWS; do awk '$1 == "log_w" { print $2 }' "$tag-$v.model"; done |
-        awk '{ printf "%st%d.log_w=%s", NR > 1 ? "," : "", NR, $1 }')
+        awk '{ printf "%st%d.log_w=%s", (NR > 1 ? "," : ""), NR, $1 }')
     gpc-hmc -q -M gibbs -k "$SPEC" -p "$start" -n "$ITER" -S "$1" -o "$tag-gibbs.chain" \
         "$tag-all-Xtr.txt" "$tag-ytr.txt"
     gpc-fit -q -M vb -O none -k "$SPEC" -m "$tag-vb0.model" "$tag-all-Xtr.txt" "$tag-ytr.txt"
@@ -114,7 +114,8 @@ t1=$(date +%s)
 
 scores=$(ls "$out"/split-*.scores)
 echo "Girolami & Zhong (2007): mfeat digits, 200 training / 1800 test, $SPLITS splits"
-echo "(variational Bayes multinomial probit, MAP hyperparameters; mean +- sd over the splits)"
+echo "(variational Bayes multinomial probit at MAP hyperparameters, the gibbs row sampled;"
+echo " mean +- sd over the splits)"
 printf '%-10s %17s %17s %17s %17s\n' classifier "test error %" "mean log prob" "weight" \
     "gibbs weight"
 for m in $VIEWS sum product composite gibbs; do
@@ -154,7 +155,7 @@ if command -v gnuplot >/dev/null 2>&1; then
     gnuplot <<PLOT
 set terminal pngcairo size 1000,450 noenhanced
 set output "$out/mfeat.png"
-set multiplot layout 1,2 title "mfeat digits, $SPLITS splits of 200 training / 1800 test (mean +- sd)"
+set multiplot layout 1,2 title "mfeat digits, splits: $SPLITS, each 200 training / 1800 test (mean +- sd)"
 set style data histograms
 set style histogram errorbars gap 1 lw 1
 set style fill solid 0.6 border -1
