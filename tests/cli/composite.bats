@@ -116,3 +116,15 @@ make_gram() {
     [[ "$stderr" == *"columns run from 1 to 4"* ]] || fail "stderr: $stderr"
     [ ! -e m.txt ]
 }
+
+@test "simplex: per-class weights, one line per class, each class's summing to one" {
+    run --separate-stderr gpc-fit -M vb -O map --per-class -k 'se@1-2+se@3-4:simplex' -m m.txt X3.txt y3.txt
+    assert_success
+    lines=$(printf '%s\n' "$stderr" | grep -c '^gpc-fit: weights of class [123]: se@1-2 [0-9.e-]*, se@3-4 [0-9.e-]*$')
+    assert_equal "$lines" 3
+    for c in 1 2 3; do
+        run awk -v c="$c" '$1 == "t1.log_weight.c" c { a = $2 } $1 == "t2.log_weight.c" c { b = $2 }
+            END { s = exp(a) + exp(b); if (s < 1 - 1e-12 || s > 1 + 1e-12) { print "class " c ": " s; exit 1 } }' m.txt
+        assert_success
+    done
+}
