@@ -7,9 +7,10 @@
  * The fit is split into its O(n^3) set-up (the factor of I + K and its
  * inverse: gpc_vb_start) and its sweeps (each C products with (I + K)^-1
  * and n one-dimensional integrals); the kernel matrix is timed apart.  Each
- * figure is the best of `repeats` rounds.  The sweep is timed once more in
- * parts: its n one-dimensional integrals alone (at the fitted means), the
- * rest being the products with (I + K)^-1.  Prints one "key value" line per
+ * figure is the best of `repeats` rounds.  The sweep's n one-dimensional
+ * integrals are also timed alone, on one thread, at the fitted means (their
+ * share of a sweep is meaningful when the whole run has one thread, as in
+ * make bench; the rest of a sweep is the products with (I + K)^-1).  Prints one "key value" line per
  * figure. */
 #include <math.h>
 #include <stdio.h>

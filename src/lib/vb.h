@@ -60,7 +60,11 @@ typedef struct {
     double tol;           /* convergence: largest change of m below tol */
     int max_sweeps;
     gpc_mprobit_rule *rule;
-    double *mi, *yi;      /* length C scratch */
+    /* per OpenMP thread a rule (the first is rule) and 2C scratch values,
+     * for the cases' integrals side by side */
+    gpc_mprobit_rule **thread_rule;
+    double *thread_scratch;
+    int nthreads;
     gsl_matrix *Bg;       /* n x nparams scratch for the gradient */
     gsl_matrix *R;        /* n x n, allocated by the first gradient */
     gsl_vector *u;        /* length n scratch */

@@ -156,3 +156,32 @@ assert_probs() {
     run gpc-fit -M vb -O is --samples=0 -k se X3.txt y3.txt
     assert_failure 2
 }
+
+# The cases' integrals run on OpenMP threads from VB_PARALLEL_MIN_WORK = n C
+# (src/lib/vb.c), each case by one thread and the logs summed in case
+# order, so the results do not depend on the number of threads.  The
+# problem is sized from the source so that the test cannot go vacuous.
+@test "vb: results do not depend on the number of OpenMP threads" {
+    local work n t f
+    work="$(sed -n 's/^#define VB_PARALLEL_MIN_WORK \([0-9][0-9]*\).*/\1/p' "$REPO/src/lib/vb.c")"
+    [ -n "$work" ] || fail "no VB_PARALLEL_MIN_WORK in src/lib/vb.c"
+    n=$(( work / 3 + 10 ))
+    awk -v n="$n" 'BEGIN { srand(7)
+        for (i = 0; i < n; i++) {
+            a = 2 * rand() - 1; b = 2 * rand() - 1
+            k = (atan2(b, a + 0.3 * (rand() - 0.5)) + 3.15) / 2.1
+            printf "%.6f %.6f\n", a, b > "Xp.txt"; print int(k) + 1 > "yp.txt" } }'
+    assert_shape Xp.txt "$n" 2
+    [ "$(sort -u yp.txt | wc -l)" -eq 3 ] || fail "not three classes"
+    export OPENBLAS_NUM_THREADS=1
+    for t in 1 2; do
+        mkdir "t$t"
+        export OMP_NUM_THREADS=$t
+        gpc-evidence -M vb -k se -p "$HP" Xp.txt yp.txt > "t$t/e.txt"
+        gpc-fit -q -M vb -O none -k se -p "$HP" -m "t$t/m.txt" Xp.txt yp.txt
+        gpc-predict -m "t$t/m.txt" -c p,mean Xp.txt > "t$t/p.txt"
+    done
+    for f in e m p; do
+        assert_files_equal "t1/$f.txt" "t2/$f.txt"
+    done
+}
