@@ -800,14 +800,7 @@ normalise_rows() {
     max="$(sed -n 's/^#define GPC_PARALLEL_MIN_ROWS \([0-9][0-9]*\).*/\1/p' "$REPO/src/lib/parallel.h")"
     [ -n "$min" ] && [ -n "$max" ] || fail "no class thresholds in src/lib/parallel.h"
     n=$(( (min + max) / 2 ))
-    # n cases of 2 inputs in 3 classes by angle, with label noise
-    awk -v n="$n" 'BEGIN { srand(11)
-        for (i = 0; i < n; i++) {
-            a = 2 * rand() - 1; b = 2 * rand() - 1
-            k = (atan2(b, a + 0.3 * (rand() - 0.5)) + 3.15) / 2.1
-            printf "%.6f %.6f\n", a, b > "Xp.txt"; print int(k) + 1 > "yp.txt" } }'
-    assert_shape Xp.txt "$n" 2
-    [ "$(sort -u yp.txt | wc -l)" -eq 3 ] || fail "not three classes: $(sort -u yp.txt | tr '\n' ' ')"
+    angle_data "$n" 11
     export OPENBLAS_NUM_THREADS=1
     for t in 1 2; do
         mkdir "t$t"

@@ -285,6 +285,19 @@ evidence_fd() {
     assert_success
 }
 
+# N cases of 2 inputs in 3 classes by angle, with label noise, as Xp.txt
+# and yp.txt (classes 1-3), from awk's generator seeded with SEED; checks
+# their shape and that all three classes occur.  Usage: angle_data N SEED
+angle_data() {
+    awk -v n="$1" -v seed="$2" 'BEGIN { srand(seed)
+        for (i = 0; i < n; i++) {
+            a = 2 * rand() - 1; b = 2 * rand() - 1
+            k = (atan2(b, a + 0.3 * (rand() - 0.5)) + 3.15) / 2.1
+            printf "%.6f %.6f\n", a, b > "Xp.txt"; print int(k) + 1 > "yp.txt" } }'
+    assert_shape Xp.txt "$1" 2
+    [ "$(sort -u yp.txt | wc -l)" -eq 3 ] || fail "not three classes: $(sort -u yp.txt | tr '\n' ' ')"
+}
+
 # Fisher's iris fixtures from data/iris.txt (60 rows, species then 4
 # measurements) in the current directory: rows 1-30 train (10 of each
 # species) as X3.txt and y3.txt, rows 31-60 test as Xt3.txt and yt3.txt,

@@ -166,13 +166,7 @@ assert_probs() {
     work="$(sed -n 's/^#define VB_PARALLEL_MIN_WORK \([0-9][0-9]*\).*/\1/p' "$REPO/src/lib/vb.c")"
     [ -n "$work" ] || fail "no VB_PARALLEL_MIN_WORK in src/lib/vb.c"
     n=$(( work / 3 + 10 ))
-    awk -v n="$n" 'BEGIN { srand(7)
-        for (i = 0; i < n; i++) {
-            a = 2 * rand() - 1; b = 2 * rand() - 1
-            k = (atan2(b, a + 0.3 * (rand() - 0.5)) + 3.15) / 2.1
-            printf "%.6f %.6f\n", a, b > "Xp.txt"; print int(k) + 1 > "yp.txt" } }'
-    assert_shape Xp.txt "$n" 2
-    [ "$(sort -u yp.txt | wc -l)" -eq 3 ] || fail "not three classes"
+    angle_data "$n" 7
     export OPENBLAS_NUM_THREADS=1
     for t in 1 2; do
         mkdir "t$t"
