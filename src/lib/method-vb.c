@@ -6,6 +6,7 @@
 #include "method.h"
 
 #include <math.h>
+#include <omp.h>
 #include <stdlib.h>
 
 #include "alloc.h"
@@ -131,18 +132,24 @@ static int vb_loo(const void *ws, const gsl_vector *y, gsl_matrix *mean, gsl_mat
 static int vb_prob(void *ws, gpc_lik lik, double eps, const gsl_matrix *mean,
                    const gsl_matrix *cov, int plugin, gsl_matrix *p)
 {
-    vb_ws *w = ws;
-    size_t C = mean->size2;
+    gpc_vb *vb = ((vb_ws *)ws)->vb;
+    size_t C = mean->size2, m = mean->size1;
     (void)lik;
     (void)eps;
-    double *nu2 = gpc_mallocarray(C, sizeof *nu2);
-    for (size_t i = 0; i < mean->size1; i++) {
-        for (size_t c = 0; c < C; c++)
-            nu2[c] = 1.0 + (plugin ? 0.0 : gsl_matrix_get(cov, i, c * C + c));
-        gpc_mprobit_probs(w->vb->rule, gsl_matrix_const_ptr(mean, i, 0), nu2,
-                          gsl_matrix_ptr(p, i, 0));
+    /* each case by one thread, with that thread's rule and scratch */
+    int threads = m * C >= VB_PARALLEL_MIN_WORK ? vb->nthreads : 1;
+#pragma omp parallel num_threads(threads) if (threads > 1)
+    {
+        int t = omp_get_thread_num();
+        double *nu2 = vb->thread_scratch + (size_t)t * 2 * C;
+#pragma omp for schedule(dynamic, 8)
+        for (size_t i = 0; i < m; i++) {
+            for (size_t c = 0; c < C; c++)
+                nu2[c] = 1.0 + (plugin ? 0.0 : gsl_matrix_get(cov, i, c * C + c));
+            gpc_mprobit_probs(vb->thread_rule[t], gsl_matrix_const_ptr(mean, i, 0), nu2,
+                              gsl_matrix_ptr(p, i, 0));
+        }
     }
-    free(nu2);
     return GPC_OK;
 }
 

@@ -146,12 +146,10 @@ static void case_expectations(gpc_vb *w, const size_t *cls, size_t i, int t)
 }
 
 /* The cases' integrals take most of a sweep (bench-vb), and each is
- * independent of the others: from VB_PARALLEL_MIN_WORK = n C they run on
- * OpenMP threads, each case computed by one thread from the same operands
- * and the logs summed afterwards in case order, so the thread count changes
- * no bit. */
-#define VB_PARALLEL_MIN_WORK 2000
-
+ * independent of the others: from VB_PARALLEL_MIN_WORK = n C (vb.h) they
+ * run on OpenMP threads, each case computed by one thread from the same
+ * operands and the logs summed afterwards in case order, so the thread
+ * count changes no bit. */
 /* ybar and log P at m, and the bound there. */
 static double expectations(gpc_vb *w, const size_t *cls)
 {

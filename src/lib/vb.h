@@ -72,6 +72,10 @@ typedef struct {
     gsl_vector *pv;       /* length Cn: P ybar, the next update's v */
 } gpc_vb;
 
+/* From this many cases times classes the cases' integrals (the sweeps'
+ * and the predictions') run on OpenMP threads, with the same results. */
+#define VB_PARALLEL_MIN_WORK 1500
+
 /* A workspace for n cases and C >= 2 classes, nparams hyperparameters per
  * kernel, one kernel per class if per_class. */
 gpc_vb *gpc_vb_alloc(size_t n, size_t C, size_t nparams, int per_class);
