@@ -24,6 +24,7 @@
 set -eu
 cd "$(dirname "$0")/.."
 PATH="$PWD/bin:$PATH"
+. repro/common.sh
 out=repro/out/gr06
 mkdir -p "$out"
 SPLITS=${SPLITS:-10}
@@ -64,10 +65,6 @@ split_rows() {
     sort -n -o "$tag-test.rows" "$tag-test.rows"
 }
 
-pick() { # ROWS FILE: the rows of FILE listed in ROWS
-    awk 'NR == FNR { want[$1] = 1; next } want[FNR]' "$1" "$2"
-}
-
 run_split() { # NAME SEED
     d=$out/data tag=$out/$1-$2
     split_rows "$1" "$2"
@@ -90,17 +87,6 @@ run_split() { # NAME SEED
         gpc-score -t "$tag-$m.pred" "$tag-yte.txt" |
             awk -v m="$m" -v ml="$ml" '{ printf "%s %s %.17g %.17g\n", m, ml, 100 * $3, $4 * $2 }'
     done > "$tag.scores"
-}
-
-# mean and sd of column COL of the rows of method M in FILES
-stats() { # M COL FILE...
-    m=$1 col=$2
-    shift 2
-    cat "$@" | awk -v m="$m" -v c="$col" '
-        $1 == m && $c != "-" { n++; s += $c; ss += $c * $c }
-        END { if (!n) { printf "%17s", "-"; exit }
-              mean = s / n; sd = n > 1 ? sqrt((ss - n * mean * mean) / (n - 1)) : 0
-              printf "%9.2f +- %5.2f", mean, sd }'
 }
 
 prepare
@@ -145,8 +131,8 @@ for name in toy iris thyroid wine fgl; do
         esac
         files=$(ls "$out/$name"-*.scores)
         printf '%-8s %-22s %s %s %s   published: %s\n' "$name" "$fig" \
-            "$(stats laplace "$col" $files)" "$(stats vb "$col" $files)" \
-            "$(stats gibbs "$col" $files)" "$(published "$name" "$col")"
+            "$(stats laplace "$col" 2 $files)" "$(stats vb "$col" 2 $files)" \
+            "$(stats gibbs "$col" 2 $files)" "$(published "$name" "$col")"
     done
 done
 echo "Marginal likelihood: Laplace's log evidence at the MAP hyperparameters, VB's lower"

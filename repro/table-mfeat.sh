@@ -27,6 +27,7 @@
 set -eu
 cd "$(dirname "$0")/.."
 PATH="$PWD/bin:$PATH"
+. repro/common.sh
 out=repro/out/mfeat
 mkdir -p "$out/data"
 SPLITS=${SPLITS:-10}
@@ -37,10 +38,6 @@ SPEC='se@1-76+se@77-140+se@141-380+se@381-427:simplex'
 for v in $VIEWS; do
     gzip -dc "data/mfeat/X-$v.txt.gz" > "$out/data/X-$v.txt"
 done
-
-pick() { # ROWS FILE: the rows of FILE listed in ROWS
-    awk 'NR == FNR { want[$1] = 1; next } want[FNR]' "$1" "$2"
-}
 
 score() { # NAME PRED: 'NAME error% mean-log-probability'
     gpc-score -t "$2" "$tag-yte.txt" | awk -v m="$1" '{ printf "%s %.17g %.17g\n", m, 100 * $3, $4 }'
@@ -94,16 +91,6 @@ run_split() { # SEED
         "$tag-composite.model" > "$tag.weights"
 }
 
-# mean and sd of column COL of the rows of method M in FILES
-stats() { # M COL FILE...
-    m=$1 col=$2
-    shift 2
-    cat "$@" | awk -v m="$m" -v c="$col" '
-        $1 == m { n++; s += $c; ss += $c * $c }
-        END { mean = s / n; sd = n > 1 ? sqrt((ss - n * mean * mean) / (n - 1)) : 0
-              printf "%8.2f +- %5.2f", mean, sd }'
-}
-
 t0=$(date +%s)
 s=1
 while [ "$s" -le "$SPLITS" ]; do
@@ -124,14 +111,12 @@ for m in $VIEWS sum product composite gibbs; do
     fou) i=1 ;; kar) i=2 ;; pix) i=3 ;; zer) i=4 ;; *) i=0 ;;
     esac
     if [ "$i" -gt 0 ]; then
-        w=$(cat "$out"/split-*.weights | awk -v i="$i" '{ n++; s += $i; ss += $i * $i }
-            END { m = s / n; sd = n > 1 ? sqrt((ss - n * m * m) / (n - 1)) : 0
-                  printf "%8.3f +- %5.3f", m, sd }')
-        gw=$(cat "$out"/split-*.gibbs-weights | awk -v i="$i" '{ n++; s += $i; ss += $i * $i }
-            END { m = s / n; sd = n > 1 ? sqrt((ss - n * m * m) / (n - 1)) : 0
-                  printf "%8.3f +- %5.3f", m, sd }')
+        w=$(cat "$out"/split-*.weights | mean_sd "$i" |
+            awk '{ printf "%8.3f +- %5.3f", $1, $2 }')
+        gw=$(cat "$out"/split-*.gibbs-weights | mean_sd "$i" |
+            awk '{ printf "%8.3f +- %5.3f", $1, $2 }')
     fi
-    printf '%-10s %s %s %s %s\n' "$m" "$(stats "$m" 2 $scores)" "$(stats "$m" 3 $scores)" \
+    printf '%-10s %s %s %s %s\n' "$m" "$(stats "$m" 2 2 $scores)" "$(stats "$m" 3 2 $scores)" \
         "$w" "$gw"
 done
 echo "Weight: the composite kernel's beta_t^2 of the representation, at the MAP of the"
@@ -141,15 +126,13 @@ echo "Time: $((t1 - t0)) s for all fits ($out)."
 
 if command -v gnuplot >/dev/null 2>&1; then
     for m in $VIEWS sum product composite gibbs; do
-        printf '%s %s\n' "$m" "$(stats "$m" 2 $scores | awk '{ print $1, $3 }')"
+        printf '%s %s\n' "$m" "$(cat $scores | mean_sd 2 "$m")"
     done > "$out/errors.dat"
     for i in 1 2 3 4; do
         set -- $VIEWS
         eval "v=\${$i}"
-        vb=$(cat "$out"/split-*.weights | awk -v i="$i" '{ n++; s += $i; ss += $i * $i }
-            END { m = s / n; sd = n > 1 ? sqrt((ss - n * m * m) / (n - 1)) : 0; print m, sd }')
-        gb=$(cat "$out"/split-*.gibbs-weights | awk -v i="$i" '{ n++; s += $i; ss += $i * $i }
-            END { m = s / n; sd = n > 1 ? sqrt((ss - n * m * m) / (n - 1)) : 0; print m, sd }')
+        vb=$(cat "$out"/split-*.weights | mean_sd "$i")
+        gb=$(cat "$out"/split-*.gibbs-weights | mean_sd "$i")
         echo "$v $vb $gb"
     done > "$out/weights.dat"
     gnuplot <<PLOT
