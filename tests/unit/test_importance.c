@@ -15,6 +15,7 @@
 #include "err.h"
 #include "importance.h"
 #include "kernel.h"
+#include "prior.h"
 #include "problems.h"
 #include "tap.h"
 
@@ -91,7 +92,8 @@ static void test_against_metropolis(gsl_rng *r)
         is2 += mean * mean / reps;
         ess += e / reps;
     }
-    double is_se = sqrt((is2 - is * is) / (reps - 1) / reps);
+    /* is2 - is^2 is the variance over the reps (divided by reps) */
+    double is_se = sqrt((is2 - is * is) / (reps - 1));
     TEST_OK(st == GPC_OK, "importance: %zu x 20000 draws (effective sample size %.0f each)", reps,
             ess);
     double z = (is - mh) / sqrt(is_se * is_se + mh_se * mh_se);
@@ -112,6 +114,97 @@ static void test_rates(void)
     TEST_CLOSE(psi[1], (1.0 + 1e-6) / (1e-6 + 4.0), 1e-15, 0.0, "rates: second parameter");
 }
 
+/* log prod_c N(ybar_c | 0, I + b x1 x1' + (1 - b) x2 x2'), dense. */
+static double log_lik_weights(double b, const double *x1, const double *x2, const double *ybar)
+{
+    gsl_matrix *A = gsl_matrix_alloc(N, N);
+    for (size_t i = 0; i < N; i++)
+        for (size_t j = 0; j < N; j++)
+            gsl_matrix_set(A, i, j, b * x1[i] * x1[j] + (1 - b) * x2[i] * x2[j] + (i == j));
+    gsl_linalg_cholesky_decomp1(A);
+    double lt = 0.0, logdet = 0.0;
+    for (size_t i = 0; i < N; i++)
+        logdet += 2.0 * log(gsl_matrix_get(A, i, i));
+    gsl_vector *z = gsl_vector_alloc(N);
+    for (size_t c = 0; c < NC; c++) {
+        gsl_vector_const_view y = gsl_vector_const_view_array(ybar + c * N, N);
+        gsl_linalg_cholesky_solve(A, &y.vector, z);
+        double q = 0.0;
+        for (size_t i = 0; i < N; i++)
+            q += ybar[c * N + i] * gsl_vector_get(z, i);
+        lt -= 0.5 * q + 0.5 * logdet;
+    }
+    gsl_vector_free(z);
+    gsl_matrix_free(A);
+    return lt;
+}
+
+/* Weights on the simplex: the posterior mean of beta_1^2 for the kernel
+ * linear@1 + linear@2 on the simplex, from the sampler's draws of the
+ * hierarchical Dirichlet prior, against a two-dimensional quadrature (step
+ * 0.02) over
+ * the unnormalised log weights (u1, u2) with the prior density of
+ * gpc_prior_weight (checked against independent draws in test_prior). */
+static void test_weights(gsl_rng *r)
+{
+    double x1[N], x2[N], ybar[NC * N], shape = 4.0, rate = 1.0;
+    for (size_t i = 0; i < N; i++) {
+        x1[i] = -1.0 + 2.0 * (double)i / (N - 1);
+        x2[i] = gsl_ran_gaussian(r, 1.0);
+    }
+    for (size_t i = 0; i < NC * N; i++)
+        ybar[i] = 1.5 * x1[i % N] * (i < N ? 1.0 : -0.6) + 0.8 * gsl_ran_gaussian(r, 1.0);
+
+    /* quadrature on a grid of step h over [-20, 5]^2: beta_1^2 depends on
+     * u1 - u2 only, so the likelihood is tabulated by that difference */
+    double h = 0.02, lo = -20.0;
+    size_t G = 1251;
+    double *lp = malloc(G * sizeof *lp), *ll = malloc((2 * G - 1) * sizeof *ll);
+    for (size_t i = 0; i < G; i++)
+        lp[i] = gpc_prior_weight(lo + h * (double)i, shape, rate, NULL);
+    for (size_t k = 0; k < 2 * G - 1; k++) {
+        double d = h * ((double)k - (double)(G - 1)), b = 1.0 / (1.0 + exp(-d));
+        ll[k] = log_lik_weights(b, x1, x2, ybar);
+    }
+    double mx = -INFINITY, num = 0.0, den = 0.0;
+    for (size_t k = 0; k < 2 * G - 1; k++)
+        mx = fmax(mx, ll[k]);
+    for (size_t i = 0; i < G; i++)
+        for (size_t j = 0; j < G; j++) {
+            size_t k = i + G - 1 - j;
+            double w = exp(lp[i] + lp[j] + ll[k] - mx), b = 1.0 / (1.0 + exp(-h * ((double)k - (double)(G - 1))));
+            num += w * b;
+            den += w;
+        }
+    double want = num / den;
+
+    gsl_matrix *X = gsl_matrix_alloc(N, 2);
+    for (size_t i = 0; i < N; i++) {
+        gsl_matrix_set(X, i, 0, x1[i]);
+        gsl_matrix_set(X, i, 1, x2[i]);
+    }
+    double th[2] = {0.0, 0.0}, psi[2] = {1.0, 1.0};
+    gpc_kernel *k = kernel_at("linear@1+linear@2:simplex=4,1", 2, th);
+    size_t reps = 10;
+    double is = 0.0, is2 = 0.0, mean[2];
+    int st = GPC_OK;
+    for (size_t t = 0; t < reps && st == GPC_OK; t++) {
+        st = gpc_importance_mean(k, X, ybar, NC, psi, 20000, r, mean, NULL);
+        is += mean[0] / reps;
+        is2 += mean[0] * mean[0] / reps;
+        TEST_CLOSE(mean[0] + mean[1], 1.0, 1e-12, 0.0, "weights: the posterior means sum to one");
+    }
+    double se = sqrt((is2 - is * is) / (reps - 1)); /* of the mean of the reps */
+    TEST_OK(st == GPC_OK && fabs(is - want) < 4.0 * se, "weights: E[beta_1^2] %.5f +- "
+            "%.5f by importance sampling, %.5f by quadrature", is, se, want);
+    TEST_OK(fabs(want - 0.5) > 0.1, "weights: the posterior mean %.4f is away from the prior "
+            "mean 1/2", want);
+    free(lp);
+    free(ll);
+    gpc_kernel_free(k);
+    gsl_matrix_free(X);
+}
+
 int main(void)
 {
     gpc_gsl_quiet();
@@ -119,6 +212,7 @@ int main(void)
     gsl_rng_set(r, 3);
     test_against_metropolis(r);
     test_rates();
+    test_weights(r);
     gsl_rng_free(r);
     return tap_done();
 }
