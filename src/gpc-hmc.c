@@ -9,7 +9,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "alloc.h"
@@ -22,6 +21,7 @@
 #include "gibbs.h"
 #include "hmc.h"
 #include "matio.h"
+#include "progress.h"
 
 static void usage(void)
 {
@@ -198,13 +198,6 @@ static void claim_inputs(const options *o, int argc, char **argv)
     gpc_cli_stdin_claim_training(argc, argv);
 }
 
-static double now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
 /* ---- summary ------------------------------------------------------------ */
 
 static void summarise(int nchains, char **paths, long burn_opt)
@@ -376,24 +369,47 @@ static const char *signal_name(int sig)
 }
 
 typedef struct {
-    double t0, time_limit;
+    gpc_progress clock; /* counts the chain's iterations, times this run's */
     int leapfrog;
     int timed_out;
 } progress;
+
+/* The clock of a run that starts now from the chain's last iteration (0 for
+ * a new chain) and asks for o->iterations more. */
+static progress progress_start(const options *o, const run_state *rs, int leapfrog)
+{
+    progress pr = {.leapfrog = leapfrog};
+    long before = rs->hmc->iteration;
+    gpc_progress_start(&pr.clock, "iteration", before, before + o->iterations,
+                       gpc_progress_clock());
+    pr.clock.time_limit = o->time_limit;
+    return pr;
+}
+
+/* Every tenth iteration of the chain, or every one with -v. */
+static int progress_level(long iteration) { return iteration % 10 == 0 ? 1 : 2; }
+
+/* Whether to stop after a row that ended at time now: a signal came, or
+ * the time limit has passed. */
+static int should_stop(progress *pr, double now)
+{
+    if (stop_signal)
+        return 1;
+    pr->timed_out = pr->clock.time_limit > 0 && now - pr->clock.start >= pr->clock.time_limit;
+    return pr->timed_out;
+}
 
 /* After every row: a progress line, then whether to stop. */
 static int after_row(void *ctx, const gpc_hmc *h, long done)
 {
     progress *pr = ctx;
-    double t = now() - pr->t0;
-    gpc_info((h->iteration % 10 == 0) ? 1 : 2,
-             "iteration %ld: log evidence %.6g, acceptance %.2f, %.3f s per leapfrog step",
-             h->iteration, h->aux, (double)h->n_accepted / (double)done,
-             t / (double)(done * (pr->leapfrog + 1)));
-    if (stop_signal)
-        return 1;
-    pr->timed_out = pr->time_limit > 0 && t >= pr->time_limit;
-    return pr->timed_out;
+    double now = gpc_progress_clock(), t = now - pr->clock.start;
+    char head[256];
+    gpc_info(progress_level(h->iteration),
+             "%s; log evidence %.6g, acceptance %.2f, %.3f s per leapfrog step",
+             gpc_progress_format(&pr->clock, h->iteration, now, head, sizeof head), h->aux,
+             (double)h->n_accepted / (double)done, t / (double)(done * (pr->leapfrog + 1)));
+    return should_stop(pr, now);
 }
 
 /* The run ended with an error.  Rows already written stay: say where the
@@ -434,7 +450,8 @@ static void finish_run(gpc_chain_out *out, const char *name, const run_state *rs
     if (pr->timed_out && done < wanted)
         gpc_info(1, "time limit reached after %ld iterations; extend the chain to go on", done);
     gpc_info(1, "%ld iterations, acceptance %.2f, %.2f s", done,
-             done ? (double)accepted / (double)done : 0.0, now() - pr->t0);
+             done ? (double)accepted / (double)done : 0.0,
+             gpc_progress_clock() - pr->clock.start);
 }
 
 /* Up to o->iterations HMC iterations on the Laplace evidence. */
@@ -447,7 +464,7 @@ static void run_hmc(const options *o, run_state *rs, const gpc_chain_settings *s
     const char *name;
     catch_signals();
     gpc_chain_out *out = open_output(o, rs, set, &name);
-    progress pr = {now(), o->time_limit, set->hmc.leapfrog, 0};
+    progress pr = progress_start(o, rs, set->hmc.leapfrog);
     long done;
     int st = gpc_chain_run(out, rs->hmc, &U, set, o->iterations, after_row, &pr, &done);
     if (st != GPC_OK)
@@ -462,14 +479,12 @@ static void run_hmc(const options *o, run_state *rs, const gpc_chain_settings *s
 static int after_gibbs_row(progress *pr, long iteration, double log_p_y, unsigned long accepted,
                            long done)
 {
-    double t = now() - pr->t0;
-    gpc_info(iteration % 10 == 0 ? 1 : 2, "iteration %ld: log p(y) %.6g, acceptance %.2f, "
-             "%.3f s per iteration", iteration, log_p_y, (double)accepted / (double)done,
-             t / (double)done);
-    if (stop_signal)
-        return 1;
-    pr->timed_out = pr->time_limit > 0 && t >= pr->time_limit;
-    return pr->timed_out;
+    double now = gpc_progress_clock(), t = now - pr->clock.start;
+    char head[256];
+    gpc_info(progress_level(iteration), "%s; log p(y) %.6g, acceptance %.2f, %.3f s per iteration",
+             gpc_progress_format(&pr->clock, iteration, now, head, sizeof head), log_p_y,
+             (double)accepted / (double)done, t / (double)done);
+    return should_stop(pr, now);
 }
 
 /* The sampler at the run's start: a new chain's y drawn for f = 0 (with
@@ -509,7 +524,7 @@ static void run_gibbs(const options *o, run_state *rs, const gpc_chain_settings 
     const char *name;
     catch_signals();
     gpc_chain_out *out = open_output(o, rs, set, &name);
-    progress pr = {now(), o->time_limit, 0, 0};
+    progress pr = progress_start(o, rs, 0);
     long done = 0;
     while (done < o->iterations) {
         gsl_rng *r = gpc_hmc_iteration_rng(set->hmc.seed, rs->hmc->iteration);

@@ -12,6 +12,7 @@
 #include "err.h"
 #include "evidence.h"
 #include "prior.h"
+#include "progress.h"
 
 /* log prod_c N(ybar_c | 0, I + K) without the 2 pi terms (the same for
  * every draw); -inf if I + K is not positive definite. */
@@ -131,6 +132,10 @@ int gpc_importance_fit(gpc_evidence *ev, const gpc_kernel *k, const gsl_matrix *
     for (size_t j = 0; j < P; j++)
         psi[j] = 1.0; /* prior means 1 to start, as the rates' own mean is unknown */
     int st = GPC_OK;
+    gpc_progress clock; /* the updates stop at convergence, so the count is a cap */
+    gpc_progress_start(&clock, "importance update", 0, o->max_iterations, gpc_progress_clock());
+    clock.at_most = 1;
+    char head[256];
     res->converged = 0;
     for (res->iterations = 0; res->iterations < o->max_iterations && !res->converged;) {
         if ((st = gpc_evidence_eval(ev, theta, &res->bound, NULL)) != GPC_OK)
@@ -157,10 +162,12 @@ int gpc_importance_fit(gpc_evidence *ev, const gpc_kernel *k, const gsl_matrix *
             break;
         res->iterations++;
         res->converged = moved <= o->tol;
-        gpc_info(res->iterations % 10 == 0 || res->converged ? 1 : 2, "importance update %d: "
-                 "bound %.10g, largest move of a log hyperparameter %.3g, effective sample "
-                 "size %.0f of %zu", res->iterations, res->bound, moved, res->min_ess,
-                 o->samples);
+        clock.ended = res->converged;
+        gpc_info(res->iterations % 10 == 0 || res->converged ? 1 : 2, "%s; bound %.10g, largest "
+                 "move of a log hyperparameter %.3g, effective sample size %.0f of %zu",
+                 gpc_progress_format(&clock, res->iterations, gpc_progress_clock(), head,
+                                     sizeof head),
+                 res->bound, moved, res->min_ess, o->samples);
     }
     if (st == GPC_OK) /* the fit at the final hyperparameters, for the model */
         st = gpc_evidence_eval(ev, theta, &res->bound, NULL);
