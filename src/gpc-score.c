@@ -1,6 +1,7 @@
 /* gpc-score — test error, mean log predictive probability and Brier score
- * of binary or multiclass predictions against the true labels, and the
- * confusion matrix on request. */
+ * of binary or multiclass predictions against the true labels; on request
+ * the AUC, the expected calibration error, the confusion matrix and the
+ * reliability table.  The numerics are in score.c. */
 #include <getopt.h>
 #include <math.h>
 #include <stdio.h>
@@ -12,6 +13,7 @@
 #include "err.h"
 #include "matio.h"
 #include "model.h"
+#include "score.h"
 
 static void usage(void)
 {
@@ -27,17 +29,32 @@ static void usage(void)
            "gpc-predict writes it): columns 1..C are the class probabilities in the\n"
            "classes' order (the model's, or the header's, which also says where they\n"
            "start); a case is an error when its most probable class is not its label, and\n"
-           "B is the mean of sum_c (p_c - o_c)^2.  M is the mean over cases of\n"
-           "log p(y_i | x_i) (natural log).\n"
+           "B is the mean of sum_c (p_c - o_c)^2 (for two classes twice the binary B).\n"
+           "M is the mean over cases of log p(y_i | x_i) (natural log).\n"
            "\n"
            "  -m, --model=FILE  the labels are of this model's classes, which need not\n"
            "                    all be present (a test set without some class)\n"
            "      --column=N    the probabilities start at column N of PRED (default 1,\n"
            "                    or where the header line's p.A columns start)\n"
+           "  -a, --all         also the AUC (binary: the probability that a positive case\n"
+           "                    has a higher p than a negative one, ties one half;\n"
+           "                    'undefined' when a class is absent) and the expected\n"
+           "                    calibration error ECE over B bins, on the same line:\n"
+           "                    '..., AUC A, expected calibration error E (B bins)'\n"
+           "      --bins=B      B equal-width bins over [0, 1] for the ECE and the\n"
+           "                    reliability table (default 10, 1 to 1000000); binary:\n"
+           "                    p against the frequency of y = +1; multiclass: the top\n"
+           "                    class's probability against its accuracy;\n"
+           "                    ECE = sum_b (n_b / N) |mean p_b - observed_b|\n"
            "  -c, --confusion   also print the confusion matrix: a '#' line naming the\n"
            "                    classes, then one row per true class with the counts of\n"
            "                    each predicted class\n"
+           "  -r, --reliability also print the reliability table: a line\n"
+           "                    '# lo hi mean_pred observed count', then one row per bin\n"
+           "                    (its edges, mean probability, observed frequency and\n"
+           "                    number of cases; nan for the means of an empty bin)\n"
            "  -t, --table       print 'errors cases rate mlpp brier' as numbers instead\n"
+           "                    (with -a also 'auc ece', auc nan where undefined)\n"
            "  -q, --quiet       no messages except errors\n"
            "  -v, --verbose     more messages\n"
            "  -h, --help        show this help and exit\n"
@@ -48,13 +65,16 @@ static void usage(void)
     exit(0);
 }
 
-enum { OPT_COLUMN = 256 };
+enum { OPT_COLUMN = 256, OPT_BINS };
 
 static const struct option long_options[] = {
     {"model", required_argument, NULL, 'm'},
     {"column", required_argument, NULL, OPT_COLUMN},
+    {"all", no_argument, NULL, 'a'},
+    {"bins", required_argument, NULL, OPT_BINS},
     {"table", no_argument, NULL, 't'},
     {"confusion", no_argument, NULL, 'c'},
+    {"reliability", no_argument, NULL, 'r'},
     GPC_CLI_COMMON_OPTIONS};
 
 /* The labels of the test set, with the classes that name the probability
@@ -125,13 +145,7 @@ static void class_probabilities(const gsl_matrix *P, size_t i, size_t col, int b
  * counts as +1); else the most probable, the first on ties. */
 static size_t predicted(const double *p, size_t C, int binary)
 {
-    if (binary)
-        return p[1] >= 0.5;
-    size_t best = 0;
-    for (size_t c = 1; c < C; c++)
-        if (p[c] > p[best])
-            best = c;
-    return best;
+    return binary ? p[1] >= 0.5 : gpc_score_argmax(p, C);
 }
 
 static void print_confusion(const gpc_labels *l, const size_t *counts)
@@ -149,14 +163,93 @@ static void print_confusion(const gpc_labels *l, const size_t *counts)
     }
 }
 
+/* The probabilities the calibration is of, with their outcomes: binary,
+ * p(y=+1) and whether y = +1; multiclass, the top class's probability and
+ * whether the top class is right (top-label calibration). */
+static void calibration_cases(const double *probs, const gpc_labels *l, int binary,
+                              double *pred, int *hit)
+{
+    size_t n = l->n, C = l->nclasses;
+    if (!binary) {
+        gpc_score_top_label(probs, n, C, l->cls, pred, hit);
+        return;
+    }
+    for (size_t i = 0; i < n; i++) {
+        pred[i] = probs[i * C + 1];
+        hit[i] = l->cls[i] == 1;
+    }
+}
+
+static void print_number(double x)
+{
+    if (isnan(x))
+        printf("nan");
+    else
+        printf("%.17g", x);
+}
+
+/* One row per bin: "lo hi mean_pred observed count", nan for the means of
+ * an empty bin (numpy, R and gnuplot read it as missing). */
+static void print_reliability(const gpc_score_bin *bins, size_t nbins)
+{
+    printf("# lo hi mean_pred observed count\n");
+    for (size_t b = 0; b < nbins; b++) {
+        printf("%.17g %.17g ", bins[b].lo, bins[b].hi);
+        print_number(bins[b].mean_pred);
+        putchar(' ');
+        print_number(bins[b].observed);
+        printf(" %zu\n", bins[b].count);
+    }
+}
+
+/* The class of a binary test set that has no case (the AUC needs both). */
+static size_t absent_class(const gpc_labels *l)
+{
+    for (size_t i = 0; i < l->n; i++)
+        if (l->cls[i] == 1)
+            return 0;
+    return 1;
+}
+
+/* The scores asked for, on one line; auc NaN when undefined or multiclass. */
+typedef struct {
+    size_t errors, n, nbins;
+    double rate, mlpp, brier, auc, ece;
+} scores;
+
+static void print_scores(const scores *s, const gpc_labels *l, int binary, int all, int table)
+{
+    if (table) {
+        printf("%zu %zu %.17g %.17g %.17g", s->errors, s->n, s->rate, s->mlpp, s->brier);
+        if (all) {
+            putchar(' ');
+            print_number(s->auc);
+            putchar(' ');
+            print_number(s->ece);
+        }
+        putchar('\n');
+        return;
+    }
+    printf("errors %zu of %zu (%.1f%%), mean log predictive probability %.4f, "
+           "Brier score %.4f", s->errors, s->n, 100.0 * s->rate, s->mlpp, s->brier);
+    if (all && binary && isnan(s->auc))
+        printf(", AUC undefined (no case of class %s)", l->names[absent_class(l)]);
+    else if (all && binary)
+        printf(", AUC %.4f", s->auc);
+    if (all)
+        printf(", expected calibration error %.4f (%zu bin%s)", s->ece, s->nbins,
+               s->nbins == 1 ? "" : "s");
+    putchar('\n');
+}
+
 int main(int argc, char **argv)
 {
-    long col = 1;
+    long col = 1, nbins = 10;
     const char *model_path = NULL;
-    int table = 0, confusion = 0, col_given = 0, binary, c;
+    int table = 0, confusion = 0, all = 0, reliability = 0, col_given = 0, binary, c;
     gpc_format unused;
     gpc_cli_init(argc, argv);
-    while ((c = getopt_long(argc, argv, "m:tcvqhV", long_options, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "m:actrvqhV", long_options, NULL)) != -1) {
         if (gpc_cli_common(c, optarg, &unused))
             continue;
         switch (c) {
@@ -164,9 +257,12 @@ int main(int argc, char **argv)
             col = gpc_cli_long("--column", optarg, 1, 1000000);
             col_given = 1;
             break;
+        case OPT_BINS: nbins = gpc_cli_long("--bins", optarg, 1, 1000000); break;
         case 'm': model_path = optarg; break;
+        case 'a': all = 1; break;
         case 't': table = 1; break;
         case 'c': confusion = 1; break;
+        case 'r': reliability = 1; break;
         case 'h': usage();
         }
     }
@@ -189,34 +285,46 @@ int main(int argc, char **argv)
     if (labels->n != P->size1)
         gpc_die(GPC_EINPUT, "%s has %zu labels but %s has %zu rows; they must match",
                 gpc_cli_name(ypath), labels->n, pname, P->size1);
-    size_t n = P->size1, errors = 0;
+    size_t n = P->size1;
+    /* every case's probability of each class, n x C row-major (binary: 1 - p, p) */
+    double *probs = gpc_mallocarray(n, C * sizeof *probs);
     size_t *counts = gpc_calloc(C * C, sizeof *counts);
-    double *p = gpc_mallocarray(C, sizeof *p), sum_log = 0.0, sum_brier = 0.0;
+    scores s = {.n = n, .nbins = (size_t)nbins, .auc = NAN, .ece = NAN};
     for (size_t i = 0; i < n; i++) {
-        size_t yi = labels->cls[i];
+        double *p = probs + i * C;
         class_probabilities(P, i, first, binary, C, pname, p);
-        size_t guess = predicted(p, C, binary);
-        errors += guess != yi;
+        size_t guess = predicted(p, C, binary), yi = labels->cls[i];
+        s.errors += guess != yi;
         counts[yi * C + guess]++;
-        sum_log += log(p[yi]);
-        double b = 0.0;
-        for (size_t k = binary; k < C; k++) /* binary: (p - o)^2 of the positive class */
-            b += (p[k] - (k == yi)) * (p[k] - (k == yi));
-        sum_brier += b;
     }
-    double rate = (double)errors / n, mlpp = sum_log / n, brier = sum_brier / n;
-    if (table)
-        printf("%zu %zu %.17g %.17g %.17g\n", errors, n, rate, mlpp, brier);
-    else
-        printf("errors %zu of %zu (%.1f%%), mean log predictive probability %.4f, "
-               "Brier score %.4f\n", errors, n, 100.0 * rate, mlpp, brier);
+    gsl_matrix_free(P);
+    double *pred = gpc_mallocarray(n, sizeof *pred);
+    int *hit = gpc_mallocarray(n, sizeof *hit);
+    gpc_score_bin *bins = gpc_mallocarray(s.nbins, sizeof *bins);
+    calibration_cases(probs, labels, binary, pred, hit);
+    s.rate = (double)s.errors / n;
+    s.mlpp = gpc_score_mean_log(probs, n, C, labels->cls);
+    s.brier = binary ? gpc_score_brier_binary(pred, hit, n)
+                     : gpc_score_brier(probs, n, C, labels->cls);
+    gpc_cli_check(gpc_score_reliability(pred, hit, n, s.nbins, bins));
+    s.ece = gpc_score_ece(bins, s.nbins);
+    if (binary)
+        s.auc = gpc_score_auc(pred, hit, n);
+    if (all && table && binary && isnan(s.auc))
+        gpc_info(1, "the labels hold no case of class %s, so the AUC is undefined (nan)",
+                 labels->names[absent_class(labels)]);
+    print_scores(&s, labels, binary, all, table);
     if (confusion)
         print_confusion(labels, counts);
+    if (reliability)
+        print_reliability(bins, s.nbins);
     if (fflush(stdout) != 0 || ferror(stdout))
         gpc_die(GPC_EINPUT, "<stdout>: write error");
-    gsl_matrix_free(P);
     gpc_labels_free(labels);
+    free(probs);
     free(counts);
-    free(p);
+    free(pred);
+    free(hit);
+    free(bins);
     return 0;
 }

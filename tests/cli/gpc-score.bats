@@ -363,3 +363,240 @@ setup() {
     assert_success
     assert_output --partial "errors 2 of 3"
 }
+
+# ---- AUC, calibration, reliability table -----------------------------------------------------
+# The setup's case: p 0.9 0.2 0.6 0.5 for y + - - +.
+#   AUC: positives {0.9, 0.5} against negatives {0.2, 0.6}: 0.9 beats both,
+#     0.5 beats 0.2 only: 3 of 4 pairs, 0.75.
+#   ECE, 10 bins: every case alone in its bin: (|0.9-1| + |0.2-0| + |0.6-0| + |0.5-1|) / 4
+#     = 1.4 / 4 = 0.35.  3 bins: {0.2} {0.6, 0.5} {0.9}: (0.2 + 2 |0.55 - 0.5| + 0.1) / 4 = 0.1.
+#     1 bin: |mean p - mean o| = |2.2/4 - 2/4| = 0.05.
+# Case A (tie.txt, ytie.txt): p 0.9 0.7 0.7 0.3 0.1 for y + + - - +.
+#   Brier (0.01 + 0.09 + 0.49 + 0.09 + 0.81) / 5 = 0.298.
+#   AUC: 0.9 beats both negatives (2), 0.7 ties 0.7 and beats 0.3 (1.5), 0.1 none: 3.5 / 6.
+#   2 bins: [0, 0.5) {0.3, 0.1}: mean 0.2, observed 1/2, count 2;
+#           [0.5, 1] {0.9, 0.7, 0.7}: mean 2.3/3, observed 2/3, count 3;
+#           ECE 2/5 * 0.3 + 3/5 * 0.1 = 0.18.
+#   5 bins: {0.1} {0.3} {} {0.7, 0.7} {0.9}: ECE (0.9 + 0.3 + 0.4 + 0.1) / 5 = 0.34.
+
+make_tie_case() {
+    printf '0.9\n0.7\n0.7\n0.3\n0.1\n' > tie.txt
+    printf -- '1\n1\n-1\n-1\n1\n' > ytie.txt
+}
+
+# Fields 6 and 7 of a -a -t line against the wanted AUC and ECE.
+assert_auc_ece() {
+    read -r e n r m b auc ece extra <<< "$1"
+    [ -z "$extra" ] || fail "more than 7 fields: $1"
+    echo "$auc $ece" > got.txt
+    echo "$2 $3" > want.txt
+    assert_matrices_close got.txt want.txt 1e-14
+}
+
+@test "gpc-score --help names --all, --bins and --reliability" {
+    check_help gpc-score all bins reliability confusion
+    run gpc-score --help
+    assert_output --partial "-a, --all"
+    assert_output --partial "-r, --reliability"
+}
+
+@test "gpc-score -a: binary AUC and ECE on the hand-made case, on the same line" {
+    run --separate-stderr gpc-score -a pred.txt lab.txt
+    assert_success
+    assert_output "errors 1 of 4 (25.0%), mean log predictive probability -0.4845, Brier score 0.1650, AUC 0.7500, expected calibration error 0.3500 (10 bins)"
+    [ -z "$stderr" ] || fail "stderr: $stderr"
+    run --separate-stderr gpc-score --all -t pred.txt lab.txt
+    assert_success
+    assert_auc_ece "$output" 0.75 0.35
+    run --separate-stderr gpc-score -a -t --bins=3 pred.txt lab.txt
+    assert_success
+    assert_auc_ece "$output" 0.75 0.1
+    run --separate-stderr gpc-score -a -t --bins 1 pred.txt lab.txt
+    assert_success
+    assert_auc_ece "$output" 0.75 0.05
+    run --separate-stderr gpc-score -a --bins=1 pred.txt lab.txt
+    assert_output --partial "expected calibration error 0.0500 (1 bin)"
+}
+
+@test "gpc-score -a: a tie counts one half in the AUC; Brier and ECE of case A" {
+    make_tie_case
+    run --separate-stderr gpc-score -a -t --bins=2 tie.txt ytie.txt
+    assert_success
+    read -r e n r m b auc ece <<< "$output"
+    assert_equal "$e $n" "2 5"
+    echo "$b $auc $ece" > got.txt
+    awk 'BEGIN { printf "%.17g %.17g %.17g\n", 0.298, 3.5 / 6, 0.18 }' > want.txt
+    assert_matrices_close got.txt want.txt 1e-14
+    run --separate-stderr gpc-score -a -t --bins=5 tie.txt ytie.txt
+    assert_success
+    assert_auc_ece "$output" "$(awk 'BEGIN { printf "%.17g", 3.5 / 6 }')" 0.34
+    # reversing the probabilities reverses the ranking: AUC 1 - 7/12
+    awk '{ printf "%.17g\n", 1 - $1 }' tie.txt > rev.txt
+    run --separate-stderr gpc-score -a -t rev.txt ytie.txt
+    assert_success
+    read -r e n r m b auc ece <<< "$output"
+    assert_close "$auc" "$(awk 'BEGIN { printf "%.17g", 2.5 / 6 }')" 1e-14
+}
+
+@test "gpc-score -a and --bins leave the five scores as they were" {
+    gpc-score -t pred.txt lab.txt > five.txt
+    gpc-score -a -t pred.txt lab.txt | cut -d ' ' -f 1-5 > first5.txt
+    assert_files_equal five.txt first5.txt
+    gpc-score pred.txt lab.txt > plain.txt
+    gpc-score --bins=7 pred.txt lab.txt > bins.txt
+    assert_files_equal plain.txt bins.txt
+}
+
+@test "gpc-score -a: AUC undefined when a class is absent, and the run still succeeds" {
+    printf '1\n1\n1\n1\n' > pos.txt
+    run --separate-stderr gpc-score -a pred.txt pos.txt
+    assert_success
+    # ECE still defined: (0.1 + 0.8 + 0.4 + 0.5) / 4 = 0.45 against all o = 1
+    assert_output "errors 1 of 4 (25.0%), mean log predictive probability -0.7297, Brier score 0.2650, AUC undefined (no case of class -1), expected calibration error 0.4500 (10 bins)"
+    printf '0\n0\n0\n0\n' > neg.txt
+    run --separate-stderr gpc-score -a pred.txt neg.txt
+    assert_success
+    assert_output --partial "AUC undefined (no case of class 1),"
+    # table: nan in the AUC column, said on stderr, not with -q
+    run --separate-stderr gpc-score -a -t pred.txt pos.txt
+    assert_success
+    read -r e n r m b auc ece <<< "$output"
+    assert_equal "$auc" "nan"
+    assert_close "$ece" 0.45 1e-14
+    [[ "$stderr" == *"no case of class -1"*"AUC is undefined"* ]] || fail "stderr: $stderr"
+    run --separate-stderr gpc-score -q -a -t pred.txt pos.txt
+    assert_success
+    [ -z "$stderr" ] || fail "-q: stderr: $stderr"
+}
+
+@test "gpc-score -a: multiclass top-label ECE, no AUC" {
+    # classes 3 5 7; the top labels are 3 (0.7, right), 7 (0.6, right),
+    # 5 (0.4, first of the tie, wrong: y = 7), 3 (0.5, wrong: y = 5).
+    # 10 bins, every case alone: (0.3 + 0.4 + 0.4 + 0.5) / 4 = 0.4.
+    # 2 bins: [0, 0.5) {0.4}: 0.4; [0.5, 1] {0.7, 0.6, 0.5}: mean 0.6,
+    # accuracy 2/3: (0.4 + 3 * (2/3 - 0.6)) / 4 = 0.15.
+    printf '0.7 0.2 0.1\n0.1 0.3 0.6\n0.2 0.4 0.4\n0.5 0.25 0.25\n' > p3.txt
+    printf '3\n7\n7\n5\n' > y3.txt
+    run --separate-stderr gpc-score -a p3.txt y3.txt
+    assert_success
+    assert_output --regexp '^errors 2 of 4 \(50\.0%\), .*, Brier score [0-9.]+, expected calibration error 0\.4000 \(10 bins\)$'
+    refute_output --partial "AUC"
+    run --separate-stderr gpc-score -a -t --bins=2 p3.txt y3.txt
+    assert_success
+    read -r e n r m b auc ece <<< "$output"
+    assert_equal "$auc" "nan"
+    assert_close "$ece" 0.15 1e-14
+}
+
+@test "gpc-score -r: the reliability table, binary, with an empty bin" {
+    make_tie_case
+    run --separate-stderr gpc-score -r --bins=2 tie.txt ytie.txt
+    assert_success
+    [ "${#lines[@]}" -eq 4 ] || fail "expected 4 lines, got ${#lines[@]}: $output"
+    assert_line --index 0 --partial "errors 2 of 5"
+    assert_line --index 1 "# lo hi mean_pred observed count"
+    sed -n '3,$p' <<< "$output" > got.txt
+    awk 'BEGIN { printf "0 0.5 0.2 0.5 2\n0.5 1 %.17g %.17g 3\n", 2.3 / 3, 2 / 3 }' > want.txt
+    assert_matrices_close got.txt want.txt 1e-14
+    run --separate-stderr gpc-score --reliability --bins=5 tie.txt ytie.txt
+    assert_success
+    [ "${#lines[@]}" -eq 7 ] || fail "expected 7 lines, got ${#lines[@]}: $output"
+    # the empty bin [0.4, 0.6): nan means, count 0
+    echo "${lines[4]}" | awk '{ exit !(NF == 5 && $1 - 0.4 < 1e-15 && 0.4 - $1 < 1e-15 &&
+                                        $2 - 0.6 < 1e-15 && 0.6 - $2 < 1e-15 &&
+                                        $3 == "nan" && $4 == "nan" && $5 == "0") }' ||
+        fail "empty bin row: ${lines[4]}"
+    grep -v nan <<< "$output" | sed -n '3,$p' > got.txt
+    printf '0 0.2 0.1 1 1\n0.2 0.4 0.3 0 1\n0.6 0.8 0.7 0.5 2\n0.8 1 0.9 1 1\n' > want.txt
+    assert_matrices_close got.txt want.txt 1e-14
+}
+
+@test "gpc-score -r: probabilities 0 and 1 go in the first and the last bin" {
+    printf '0\n1\n1\n0\n0.5\n' > p01.txt
+    printf -- '-1\n1\n1\n-1\n1\n' > y01c.txt
+    run --separate-stderr gpc-score -r -t --bins=4 p01.txt y01c.txt
+    assert_success
+    assert_line --index 1 "# lo hi mean_pred observed count"
+    assert_line --index 2 "0 0.25 0 0 2"
+    assert_line --index 3 "0.25 0.5 nan nan 0"
+    assert_line --index 4 "0.5 0.75 0.5 1 1"
+    assert_line --index 5 "0.75 1 1 1 2"
+}
+
+@test "gpc-score -r: multiclass bins of the top-label probability, after the confusion matrix" {
+    printf '0.7 0.2 0.1\n0.1 0.3 0.6\n0.2 0.4 0.4\n0.5 0.25 0.25\n' > p3.txt
+    printf '3\n7\n7\n5\n' > y3.txt
+    run --separate-stderr gpc-score -c -r --bins=2 p3.txt y3.txt
+    assert_success
+    [ "${#lines[@]}" -eq 8 ] || fail "expected 8 lines, got ${#lines[@]}: $output"
+    assert_line --index 1 '# true\predicted 3 5 7'
+    assert_line --index 5 "# lo hi mean_pred observed count"
+    sed -n '7,$p' <<< "$output" > got.txt
+    awk 'BEGIN { printf "0 0.5 0.4 0 1\n0.5 1 0.6 %.17g 3\n", 2 / 3 }' > want.txt
+    assert_matrices_close got.txt want.txt 1e-14
+}
+
+@test "gpc-score: AUC and ECE of random tied data against pair counts and bins by awk" {
+    # 150 cases, p = k/20 (many ties) from a fixed LCG, y +1 with a
+    # probability rising with p.  The reference: AUC over all pairs, and
+    # 10 bins by integer arithmetic on k (bin floor(k/2), k = 20 in the last).
+    awk 'BEGIN { s = 12345; for (i = 0; i < 150; i++) {
+                     s = (s * 69069 + 1) % 4294967296; k = int(s / 65536) % 21
+                     s = (s * 69069 + 1) % 4294967296; u = s / 4294967296
+                     print k, (u < 0.2 + 0.03 * k) ? 1 : -1 } }' > ky.txt
+    awk '{ printf "%.17g\n", $1 / 20 }' ky.txt > pr.txt
+    cut -d ' ' -f 2 ky.txt > yr.txt
+    awk '{ k[NR] = $1; y[NR] = $2; n = NR }
+         END {
+             for (i = 1; i <= n; i++) for (j = 1; j <= n; j++)
+                 if (y[i] == 1 && y[j] == -1) { pairs++; w += (k[i] > k[j]) ? 1 : (k[i] == k[j]) ? 0.5 : 0 }
+             for (i = 1; i <= n; i++) { b = int(k[i] / 2); if (b > 9) b = 9
+                                        c[b]++; sp[b] += k[i] / 20; so[b] += (y[i] == 1) }
+             for (b = 0; b < 10; b++) if (c[b]) { d = sp[b] / c[b] - so[b] / c[b]; ece += c[b] / n * (d < 0 ? -d : d) }
+             printf "%.17g %.17g\n", w / pairs, ece }' ky.txt > want.txt
+    run --separate-stderr gpc-score -a -t pr.txt yr.txt
+    assert_success
+    read -r e n r m b auc ece <<< "$output"
+    echo "$auc $ece" > got.txt
+    assert_matrices_close got.txt want.txt 1e-12
+}
+
+@test "gpc-score: bad --bins is status 2 with a message and no output" {
+    for bad in 0 -1 abc "" 1.5 1000001; do
+        run --separate-stderr gpc-score -a --bins="$bad" pred.txt lab.txt
+        [ "$status" -eq 2 ] || fail "--bins='$bad' gave status $status: $output"
+        [ -z "$output" ] || fail "--bins='$bad' wrote to stdout: $output"
+        [[ "$stderr" == *"gpc-score: option --bins: '$bad' is not a whole number from 1 to 1000000"* ]] ||
+            fail "--bins='$bad': $stderr"
+        [[ "$stderr" == *"Try 'gpc-score --help'"* ]] || fail "--bins='$bad': $stderr"
+    done
+    run --separate-stderr gpc-score --bins pred.txt lab.txt
+    [ "$status" -eq 2 ] || fail "--bins without a value gave $status"
+}
+
+@test "gpc-score -a -r: stdout holds only data, messages go to stderr" {
+    printf '1\n1\n1\n1\n' > pos.txt
+    run --separate-stderr gpc-score -a -t -r --bins=3 pred.txt pos.txt
+    assert_success
+    [ -n "$stderr" ] || fail "expected the undefined-AUC note on stderr"
+    [ "${#lines[@]}" -eq 5 ] || fail "expected 5 lines, got ${#lines[@]}: $output"
+    # every line a '#' header or numbers (nan where undefined), 7 fields then 5
+    awk 'NR == 1 { if (NF != 7) exit 1 }
+         NR > 1 && !/^#/ { if (NF != 5) exit 1 }
+         !/^#/ { for (j = 1; j <= NF; j++) if ($j !~ /^(-?[0-9.]+(e[-+]?[0-9]+)?|nan)$/) exit 1 }' <<< "$output" ||
+        fail "not data: $output"
+    [ "$(grep -c '^#' <<< "$output")" -eq 1 ] || fail "one header line expected: $output"
+}
+
+@test "gpc-score -r: write error on standard output (/dev/full) is status 3" {
+    run bash -c "gpc-score -a -r --bins=1000 pred.txt lab.txt > /dev/full"
+    assert_failure 3
+    assert_output --partial "write error"
+}
+
+@test "gpc-score -a -r is deterministic" {
+    make_tie_case
+    gpc-score -a -r -t --bins=4 tie.txt ytie.txt > a.txt
+    gpc-score -a -r -t --bins=4 tie.txt ytie.txt > b.txt
+    assert_files_equal a.txt b.txt
+}
