@@ -8,7 +8,6 @@
 
 #include "alloc.h"
 #include "err.h"
-#include "libsvm.h"
 #include "matio.h"
 #include "npy.h"
 
@@ -101,39 +100,6 @@ static int read_text(tokens *t, const char *text, size_t len)
     return GPC_OK;
 }
 
-/* Drop the first token, a header line's column name. */
-static void drop_first(tokens *t)
-{
-    free(t->tok[0]);
-    memmove(t->tok, t->tok + 1, (t->n - 1) * sizeof *t->tok);
-    memmove(t->line, t->line + 1, (t->n - 1) * sizeof *t->line);
-    t->n--;
-}
-
-/* A first line that names the column rather than labelling a case: always
- * under --header; otherwise a word above labels that are all numbers (as
- * pandas writes a Series of codes).  A word that labels only the first case
- * above other words may be a header too, but may be a rare class: that one
- * is kept, with a warning. */
-static void header_label(tokens *t)
-{
-    gpc_header_mode mode = gpc_matio_header();
-    double x;
-    if (mode == GPC_HEADER_NO || t->n < 2 || (mode == GPC_HEADER_AUTO &&
-                                              gpc_labels_number(t->tok[0], &x)))
-        return;
-    size_t numbers = 0, again = 0;
-    for (size_t i = 1; i < t->n; i++) {
-        numbers += (size_t)gpc_labels_number(t->tok[i], &x);
-        again += strcmp(t->tok[i], t->tok[0]) == 0;
-    }
-    if (mode == GPC_HEADER_YES || numbers == t->n - 1)
-        drop_first(t);
-    else if (!again)
-        gpc_warn("%s:%zu: '%s' labels only this case; if the line is a header, pass --header",
-                 t->name, t->line[0], t->tok[0]);
-}
-
 static void take_npy_label(void *t, const char *s, size_t len) { push(t, s, len, 0); }
 
 /* A one-column .npy file: numbers (as the shortest exact text, so that they
@@ -141,21 +107,6 @@ static void take_npy_label(void *t, const char *s, size_t len) { push(t, s, len,
 static int read_npy(tokens *t, char *text, size_t len)
 {
     return gpc_npy_read_labels((const unsigned char *)text, len, t->name, take_npy_label, t);
-}
-
-/* A LIBSVM file: the first token of each line, with its line. */
-static int read_libsvm(tokens *t, const char *text, size_t len)
-{
-    gpc_source src = {.line = NULL};
-    snprintf(src.name, sizeof src.name, "%s", t->name);
-    char **labels;
-    int st = gpc_libsvm_read(text, len, &src, NULL, &labels);
-    for (size_t i = 0; st == GPC_OK && i < src.rows; i++)
-        push(t, labels[i], strlen(labels[i]), src.line[i]);
-    if (st == GPC_OK)
-        gpc_libsvm_labels_free(labels, src.rows);
-    gpc_source_free(&src);
-    return st;
 }
 
 static int read_tokens(const char *path, tokens *t)
@@ -168,10 +119,8 @@ static int read_tokens(const char *path, tokens *t)
         return st;
     if (len >= sizeof NPY_MAGIC - 1 && memcmp(text, NPY_MAGIC, sizeof NPY_MAGIC - 1) == 0)
         st = read_npy(t, text, len);
-    else if (gpc_libsvm_is(text, len))
-        st = read_libsvm(t, text, len);
-    else if ((st = read_text(t, text, len)) == GPC_OK)
-        header_label(t);
+    else
+        st = read_text(t, text, len);
     free(text);
     if (st == GPC_OK && t->n == 0)
         st = gpc_fail(GPC_EINPUT, "%s: no labels", t->name);
@@ -295,12 +244,6 @@ int gpc_labels_read(const char *path, gpc_labels **out)
 int gpc_labels_read_present(const char *path, gpc_labels **out)
 {
     return read_present(path, 1, out);
-}
-
-gpc_labels *gpc_labels_of_tokens(char *const *tok, size_t n)
-{
-    tokens t = {.tok = (char **)tok, .n = n};
-    return classes_of(&t);
 }
 
 void gpc_labels_list(char *const *names, size_t nclasses, char *buf, size_t size)
