@@ -242,6 +242,47 @@ static void print_scores(const scores *s, const gpc_labels *l, int binary, int a
     putchar('\n');
 }
 
+/* Every case's probability of each class, n x C row-major (binary: 1 - p,
+ * p), checked; the errors counted and the confusion counts (C x C, true
+ * class by row) filled on the way. */
+static double *checked_probabilities(const gsl_matrix *P, size_t first, int binary,
+                                     const gpc_labels *l, const char *pname, size_t *counts,
+                                     size_t *errors)
+{
+    size_t n = l->n, C = l->nclasses;
+    double *probs = gpc_mallocarray(n, C * sizeof *probs);
+    for (size_t i = 0; i < n; i++) {
+        double *p = probs + i * C;
+        class_probabilities(P, i, first, binary, C, pname, p);
+        size_t guess = predicted(p, C, binary), yi = l->cls[i];
+        *errors += guess != yi;
+        counts[yi * C + guess]++;
+    }
+    return probs;
+}
+
+/* The rate, the mean log probability and the Brier score into s; with
+ * calibration also the bins and the ECE, with all (binary) the AUC. */
+static void compute_scores(const double *probs, const gpc_labels *l, int binary, int all,
+                           int calibration, scores *s, gpc_score_bin *bins)
+{
+    size_t n = l->n, C = l->nclasses;
+    double *pred = gpc_mallocarray(n, sizeof *pred);
+    int *hit = gpc_mallocarray(n, sizeof *hit);
+    calibration_cases(probs, l, binary, pred, hit);
+    s->rate = (double)s->errors / n;
+    s->mlpp = gpc_score_mean_log(probs, n, C, l->cls);
+    s->brier = binary ? gpc_score_brier_binary(pred, hit, n) : gpc_score_brier(probs, n, C, l->cls);
+    if (calibration) {
+        gpc_cli_check(gpc_score_reliability(pred, hit, n, s->nbins, bins));
+        s->ece = gpc_score_ece(bins, s->nbins);
+    }
+    if (all && binary) /* a sort of the cases: only when asked for */
+        s->auc = gpc_score_auc(pred, hit, n);
+    free(pred);
+    free(hit);
+}
+
 int main(int argc, char **argv)
 {
     long col = 1, nbins = 10;
@@ -286,30 +327,12 @@ int main(int argc, char **argv)
         gpc_die(GPC_EINPUT, "%s has %zu labels but %s has %zu rows; they must match",
                 gpc_cli_name(ypath), labels->n, pname, P->size1);
     size_t n = P->size1;
-    /* every case's probability of each class, n x C row-major (binary: 1 - p, p) */
-    double *probs = gpc_mallocarray(n, C * sizeof *probs);
     size_t *counts = gpc_calloc(C * C, sizeof *counts);
     scores s = {.n = n, .nbins = (size_t)nbins, .auc = NAN, .ece = NAN};
-    for (size_t i = 0; i < n; i++) {
-        double *p = probs + i * C;
-        class_probabilities(P, i, first, binary, C, pname, p);
-        size_t guess = predicted(p, C, binary), yi = labels->cls[i];
-        s.errors += guess != yi;
-        counts[yi * C + guess]++;
-    }
+    double *probs = checked_probabilities(P, first, binary, labels, pname, counts, &s.errors);
     gsl_matrix_free(P);
-    double *pred = gpc_mallocarray(n, sizeof *pred);
-    int *hit = gpc_mallocarray(n, sizeof *hit);
-    gpc_score_bin *bins = gpc_mallocarray(s.nbins, sizeof *bins);
-    calibration_cases(probs, labels, binary, pred, hit);
-    s.rate = (double)s.errors / n;
-    s.mlpp = gpc_score_mean_log(probs, n, C, labels->cls);
-    s.brier = binary ? gpc_score_brier_binary(pred, hit, n)
-                     : gpc_score_brier(probs, n, C, labels->cls);
-    gpc_cli_check(gpc_score_reliability(pred, hit, n, s.nbins, bins));
-    s.ece = gpc_score_ece(bins, s.nbins);
-    if (binary)
-        s.auc = gpc_score_auc(pred, hit, n);
+    gpc_score_bin *bins = gpc_mallocarray(all || reliability ? s.nbins : 1, sizeof *bins);
+    compute_scores(probs, labels, binary, all, all || reliability, &s, bins);
     if (all && table && binary && isnan(s.auc))
         gpc_info(1, "the labels hold no case of class %s, so the AUC is undefined (nan)",
                  labels->names[absent_class(labels)]);
@@ -323,8 +346,6 @@ int main(int argc, char **argv)
     gpc_labels_free(labels);
     free(probs);
     free(counts);
-    free(pred);
-    free(hit);
     free(bins);
     return 0;
 }

@@ -231,8 +231,8 @@ static void test_random(void)
                    n);
         for (size_t i = 0; i < n; i++)
             q[i] = 1 - p[i];
-        TEST_CLOSE(gpc_score_auc(q, hit, n), 1 - auc, 1e-15, 1e-15, "AUC(1 - p) = 1 - AUC(p), n %zu",
-                   n);
+        TEST_CLOSE(gpc_score_auc(q, hit, n), 1 - auc, 1e-15, 1e-15,
+                   "AUC(1 - p) = 1 - AUC(p), n %zu", n);
         for (size_t i = 0; i < n; i++) {
             P2[2 * i] = 1 - p[i];
             P2[2 * i + 1] = p[i];
