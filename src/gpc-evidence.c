@@ -14,12 +14,13 @@
 
 static void usage(void)
 {
-    printf("Usage: %s [OPTION]... X Y\n"
+    printf("Usage: %s [OPTION]... X [Y]\n"
            "Print the approximate log evidence log q(Y | X, theta) of a GP classifier\n"
            "(binary, or multiclass for labels of three or more classes) and its gradient\n"
            "with respect to the log hyperparameters theta: one row per hyperparameter\n"
            "vector, log evidence first, then the gradient in the kernel's parameter order\n"
-           "(see gpc-kernel --list).\n"
+           "(see gpc-kernel --list).  A LIBSVM file X ('label index:value ...', see\n"
+           "gpc-formats(5)) holds the labels too: leave Y out.\n"
            "\n"
            "  -k, --kernel=SPEC        covariance function (default ard)\n"
            GPC_CLI_MULTICLASS_HELP

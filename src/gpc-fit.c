@@ -21,11 +21,12 @@
 
 static void usage(void)
 {
-    printf("Usage: %s [OPTION]... X Y\n"
+    printf("Usage: %s [OPTION]... X [Y]\n"
            "Fit a Gaussian process classifier to inputs X (one case per row) and labels Y\n"
            "(numbers or words, one per line) and write the model.  Two classes make a\n"
            "binary problem (the later class is the positive one, so -1/+1 and 0/1 keep\n"
-           "their meaning), three or more a multiclass one.\n"
+           "their meaning), three or more a multiclass one.  A LIBSVM file X ('label\n"
+           "index:value ...', see gpc-formats(5)) holds the labels too: leave Y out.\n"
            "\n"
            "  -k, --kernel=SPEC        covariance function (default ard), e.g. 'ard+bias'\n"
            GPC_CLI_MULTICLASS_HELP

@@ -25,14 +25,15 @@
 
 static void usage(void)
 {
-    printf("Usage: %s [OPTION]... X Y\n"
-           "  or:  %s --extend=CHAIN [-n N] [OPTION]... X Y\n"
+    printf("Usage: %s [OPTION]... X [Y]\n"
+           "  or:  %s --extend=CHAIN [-n N] [OPTION]... X [Y]\n"
            "  or:  %s --summary [--burn=B] CHAIN...\n"
            "Sample the log hyperparameters of a GP classifier (Laplace approximation,\n"
            "binary, or multiclass with the softmax likelihood for labels of three or more\n"
            "classes) from their posterior by Hybrid Monte Carlo, and write the chain: one\n"
            "row per iteration.  With -M gibbs, sample the multinomial probit model (any\n"
-           "number of classes) by Gibbs sampling instead.\n"
+           "number of classes) by Gibbs sampling instead.  A LIBSVM file X ('label\n"
+           "index:value ...', see gpc-formats(5)) holds the labels too: leave Y out.\n"
            "\n"
            "  -M, --method=NAME        laplace (default: HMC on the Laplace evidence) or\n"
            "                           gibbs (auxiliary values, latent functions and\n"

@@ -12,6 +12,7 @@
 #include "alloc.h"
 #include "err.h"
 #include "labels.h"
+#include "libsvm.h"
 
 #ifndef GPC_VERSION
 #define GPC_VERSION "unknown"
@@ -191,10 +192,10 @@ void gpc_cli_stdin_claim(const char *what, const char *path)
 
 void gpc_cli_stdin_claim_training(int argc, char **argv)
 {
-    if (argc - optind == 2) {
+    if (argc - optind == 1 || argc - optind == 2)
         gpc_cli_stdin_claim("X", argv[optind]);
+    if (argc - optind == 2)
         gpc_cli_stdin_claim("Y", argv[optind + 1]);
-    }
 }
 
 const char *gpc_cli_name(const char *path)
@@ -202,10 +203,10 @@ const char *gpc_cli_name(const char *path)
     return !path || strcmp(path, "-") == 0 ? "<stdin>" : path;
 }
 
-gpc_labels *gpc_cli_read_labels(const char *path)
+/* l as it is with two or more classes, or given its other class (see
+ * gpc_cli_read_labels); name is the file's, for the message. */
+static gpc_labels *two_classes(gpc_labels *l, const char *name)
 {
-    gpc_labels *l;
-    gpc_cli_check(gpc_labels_read_present(path, &l));
     if (l->nclasses >= 2)
         return l;
     /* one class is fine when the labels are a coding whose meaning is fixed
@@ -215,7 +216,7 @@ gpc_labels *gpc_cli_read_labels(const char *path)
     if (v != -1.0 && v != 0.0 && v != 1.0)
         gpc_die(GPC_EINPUT, "%s: every one of the %zu labels is '%s': a classifier needs cases "
                 "of at least two classes (one is enough only for -1/+1 or 0/1 labels, whose "
-                "meaning is fixed)", gpc_cli_name(path), l->n, l->names[0]);
+                "meaning is fixed)", name, l->n, l->names[0]);
     l->names = gpc_reallocarray(l->names, 2, sizeof *l->names);
     l->nclasses = 2;
     if (v == 1.0) { /* the positive class; the negative is named as -1/+1 would name it */
@@ -229,10 +230,45 @@ gpc_labels *gpc_cli_read_labels(const char *path)
     return l;
 }
 
+gpc_labels *gpc_cli_read_labels(const char *path)
+{
+    gpc_labels *l;
+    gpc_cli_check(gpc_labels_read_present(path, &l));
+    return two_classes(l, gpc_cli_name(path));
+}
+
+/* A LIBSVM file as the whole training set, its labels the first token of
+ * each line: read once, so that it may come from standard input. */
+static void read_libsvm_training(const char *path, gsl_matrix **X, gpc_labels **labels)
+{
+    char *text;
+    size_t len;
+    const char *name;
+    gpc_cli_stdin_claim("X", path);
+    gpc_cli_check(gpc_input_read_all(path, &text, &len, &name));
+    if (!gpc_libsvm_is(text, len))
+        gpc_cli_usage("%s is not a LIBSVM file ('label index:value ...'), so the labels are "
+                      "needed too: give X Y", name);
+    gpc_source src = {.line = NULL};
+    snprintf(src.name, sizeof src.name, "%s", name);
+    char **tok;
+    int st = gpc_libsvm_read(text, len, &src, X, &tok);
+    free(text);
+    gpc_cli_check(st);
+    *labels = two_classes(gpc_labels_of_tokens(tok, src.rows), name);
+    gpc_libsvm_labels_free(tok, src.rows);
+    gpc_source_free(&src);
+}
+
 void gpc_cli_read_training(int argc, char **argv, gsl_matrix **X, gpc_labels **labels)
 {
+    if (argc - optind == 1) {
+        read_libsvm_training(argv[optind], X, labels);
+        return;
+    }
     if (argc - optind != 2)
-        gpc_cli_usage("expected two files, the inputs X and the labels Y");
+        gpc_cli_usage("expected two files, the inputs X and the labels Y (or a LIBSVM file "
+                      "X alone, whose lines start with the labels)");
     const char *xpath = argv[optind], *ypath = argv[optind + 1];
     gpc_cli_stdin_claim("X", xpath);
     gpc_cli_stdin_claim("Y", ypath);
@@ -389,10 +425,30 @@ void gpc_cli_write_matrix(gpc_output *o, const gsl_matrix *m, gpc_format fmt)
     gpc_cli_check(gpc_output_commit(o));
 }
 
+/* m with zero columns added up to cols: the features a sparse file does not
+ * write, past its largest index, are 0. */
+static gsl_matrix *pad_columns(gsl_matrix *m, size_t cols)
+{
+    gsl_matrix *r = gpc_matrix_calloc(m->size1, cols);
+    gsl_matrix_view left = gsl_matrix_submatrix(r, 0, 0, m->size1, m->size2);
+    gsl_matrix_memcpy(&left.matrix, m);
+    gsl_matrix_free(m);
+    return r;
+}
+
 gsl_matrix *gpc_cli_read_matrix(const char *path, size_t expect_cols, const char *what)
 {
     gsl_matrix *m;
-    gpc_cli_check(gpc_matrix_read(path, &m, NULL));
+    gpc_source src;
+    gpc_cli_check(gpc_matrix_read(path, &m, &src));
+    int sparse = src.sparse;
+    gpc_source_free(&src);
+    if (sparse && expect_cols && m->size2 < expect_cols)
+        m = pad_columns(m, expect_cols);
+    if (sparse && expect_cols && m->size2 > expect_cols)
+        gpc_die(GPC_EINPUT, "%s: its largest index is %zu, but %s has %zu columns; leave out "
+                "the features past index %zu, which the fit never saw", gpc_cli_name(path),
+                m->size2, what, expect_cols, expect_cols);
     if (expect_cols && m->size2 != expect_cols)
         gpc_die(GPC_EINPUT, "%s: has %zu columns, but %s has %zu", gpc_cli_name(path),
                 m->size2, what, expect_cols);

@@ -63,8 +63,8 @@ void gpc_cli_params_write(const gpc_kernel *k, gpc_output *o);
  * and another input already takes standard input, a usage error (exit 2):
  * two readers of one stream would leave the second one empty. */
 void gpc_cli_stdin_claim(const char *what, const char *path);
-/* The same for "X" and "Y", the training set's two remaining arguments
- * (when there are two), so that mains can claim every input before reading. */
+/* The same for "X" and "Y", the training set's remaining arguments (when
+ * there are one or two), so that mains can claim every input before reading. */
 void gpc_cli_stdin_claim_training(int argc, char **argv);
 
 /* "<stdin>" for "-" or NULL, else path: how messages name a file. */
@@ -78,7 +78,8 @@ gpc_labels *gpc_cli_read_labels(const char *path);
 
 /* The training set named by the two remaining arguments, inputs X and
  * labels Y: checks their number, that they are not both standard input, and
- * that their row counts match; dies otherwise. */
+ * that their row counts match; dies otherwise.  One argument is a LIBSVM
+ * file that holds both, read once (a usage error for another file). */
 void gpc_cli_read_training(int argc, char **argv, gsl_matrix **X, gpc_labels **labels);
 
 /* The labels as the method takes them: -1/+1 for a binary method, class
@@ -131,7 +132,9 @@ void gpc_cli_check(int status);
 void gpc_cli_write_matrix(gpc_output *o, const gsl_matrix *m, gpc_format fmt);
 
 /* Read a matrix or die; with expect_cols > 0 also check its width, naming
- * what the width should match ("the model's inputs"). */
+ * what the width should match ("the model's inputs").  A sparse (LIBSVM)
+ * file narrower than that is padded with zero columns, since the features
+ * past its largest index are 0. */
 gsl_matrix *gpc_cli_read_matrix(const char *path, size_t expect_cols, const char *what);
 
 #endif

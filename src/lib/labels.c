@@ -8,6 +8,7 @@
 
 #include "alloc.h"
 #include "err.h"
+#include "libsvm.h"
 #include "matio.h"
 #include "npy.h"
 
@@ -109,6 +110,21 @@ static int read_npy(tokens *t, char *text, size_t len)
     return gpc_npy_read_labels((const unsigned char *)text, len, t->name, take_npy_label, t);
 }
 
+/* A LIBSVM file: the first token of each line, with its line. */
+static int read_libsvm(tokens *t, const char *text, size_t len)
+{
+    gpc_source src = {.line = NULL};
+    snprintf(src.name, sizeof src.name, "%s", t->name);
+    char **labels;
+    int st = gpc_libsvm_read(text, len, &src, NULL, &labels);
+    for (size_t i = 0; st == GPC_OK && i < src.rows; i++)
+        push(t, labels[i], strlen(labels[i]), src.line[i]);
+    if (st == GPC_OK)
+        gpc_libsvm_labels_free(labels, src.rows);
+    gpc_source_free(&src);
+    return st;
+}
+
 static int read_tokens(const char *path, tokens *t)
 {
     char *text;
@@ -119,6 +135,8 @@ static int read_tokens(const char *path, tokens *t)
         return st;
     if (len >= sizeof NPY_MAGIC - 1 && memcmp(text, NPY_MAGIC, sizeof NPY_MAGIC - 1) == 0)
         st = read_npy(t, text, len);
+    else if (gpc_libsvm_is(text, len))
+        st = read_libsvm(t, text, len);
     else
         st = read_text(t, text, len);
     free(text);
@@ -244,6 +262,12 @@ int gpc_labels_read(const char *path, gpc_labels **out)
 int gpc_labels_read_present(const char *path, gpc_labels **out)
 {
     return read_present(path, 1, out);
+}
+
+gpc_labels *gpc_labels_of_tokens(char *const *tok, size_t n)
+{
+    tokens t = {.tok = (char **)tok, .n = n};
+    return classes_of(&t);
 }
 
 void gpc_labels_list(char *const *names, size_t nclasses, char *buf, size_t size)

@@ -9,7 +9,8 @@
  *
  * '#' starts a comment line.  A blank line is an error: a missing label
  * would shift every label after it onto the wrong case.  A one-column .npy
- * file is read as numbers.  Errors are GPC_EINPUT with the file and line. */
+ * file is read as numbers.  A LIBSVM file (libsvm.h) gives the first token
+ * of each of its lines.  Errors are GPC_EINPUT with the file and line. */
 #ifndef GPC_LABELS_H
 #define GPC_LABELS_H
 
@@ -32,6 +33,11 @@ int gpc_labels_read(const char *path, gpc_labels **out);
  * labels themselves what the other class is (reads the file once, so works
  * on a pipe). */
 int gpc_labels_read_present(const char *path, gpc_labels **out);
+
+/* The classes of n >= 1 labels already in memory (a LIBSVM file's first
+ * tokens, read once with its features), as gpc_labels_read_present finds
+ * them in a file. */
+gpc_labels *gpc_labels_of_tokens(char *const *tok, size_t n);
 
 /* Labels of given classes (a model's): a label that is none of them is an
  * error naming it; classes need not all be present. */

@@ -10,6 +10,7 @@
 
 #include "alloc.h"
 #include "err.h"
+#include "libsvm.h"
 #include "npy.h"
 
 /* ---- names and small helpers ------------------------------------------- */
@@ -291,6 +292,8 @@ int gpc_matrix_read_stream(FILE *f, const char *name, gsl_matrix **out, gpc_sour
     snprintf(s.name, sizeof s.name, "%s", name);
     if (gpc_npy_is(buf, len))
         st = gpc_npy_read((const unsigned char *)buf, len, &s, out);
+    else if (gpc_libsvm_is(buf, len))
+        st = gpc_libsvm_read(buf, len, &s, out, NULL);
     else
         st = read_text(buf, len, name, out, &s);
     free(buf);

@@ -28,6 +28,9 @@ typedef struct {
     char *header;    /* the first comment line before the first row, without its
                       * '#' and the blanks after it (column names, as gpc-predict
                       * writes them); NULL if none */
+    int sparse;      /* read from a sparse (LIBSVM) file, whose columns past its
+                      * largest index are 0: a caller expecting more columns
+                      * may pad with zeros */
 } gpc_source;
 
 /* Open path for reading ("-" or NULL: standard input, named "<stdin>" in
