@@ -7,8 +7,12 @@
  *
  * Text: one row per line, numbers separated by blanks or tabs, '#' starts a
  * comment, blank lines are skipped; written with %.17g in the C locale, so a
- * round trip is exact.  Binary: .npy version 1.0 (read 1.0, 2.0 and 3.0),
- * little-endian float64 ('<f8'), C order, 1-D (read as one column) or 2-D. */
+ * round trip is exact.  Binary: .npy, written as version 1.0, little-endian
+ * float64 ('<f8'), C order; read in versions 1.0, 2.0 and 3.0, 1-D (as one
+ * column) or 2-D, in C or Fortran order, of floats ('f8' 'f4' 'f2'), integers
+ * of 1 to 8 bytes and bools, either byte order, each converted to a double;
+ * integers beyond 2^53, non-finite values and other dtypes are refused (see
+ * npy.h). */
 #ifndef GPC_MATIO_H
 #define GPC_MATIO_H
 
