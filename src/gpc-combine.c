@@ -29,6 +29,7 @@ static void usage(void)
            "  -o, --output=FILE    write here (default: standard output)\n"
            "  -F, --format=FMT     text (default) or npy\n"
            "  -v, --verbose        more messages\n"
+           GPC_CLI_HEADER_HELP
            "  -q, --quiet          no messages\n"
            "  -h, --help           show this help and exit\n"
            "  -V, --version        show the version and exit\n"

@@ -8,9 +8,11 @@
 
 #include "alloc.h"
 #include "cli.h"
+#include "colnames.h"
 #include "err.h"
 #include "evidence.h"
 #include "matio.h"
+#include "progress.h"
 
 static void usage(void)
 {
@@ -45,6 +47,7 @@ static void usage(void)
            "  -n, --no-gradient        print the log evidence only\n"
            "  -o, --output=FILE        write here (default: standard output)\n"
            "  -F, --format=FMT         output format: text (default) or npy\n"
+           GPC_CLI_HEADER_HELP
            "  -q, --quiet              no progress lines\n"
            "  -v, --verbose            more messages\n"
            "  -h, --help               show this help and exit\n"
@@ -118,10 +121,12 @@ int main(int argc, char **argv)
     gpc_output *output = gpc_cli_output(out);
     gsl_matrix *X;
     gpc_labels *labels;
-    gpc_cli_read_training(argc, argv, &X, &labels);
+    char **names;
+    gpc_cli_read_training(argc, argv, &X, &names, &labels);
     gsl_vector *y = gpc_cli_class_vector(labels, likname != NULL, multiclass, &method, &lik);
-    gpc_kernel *k = gpc_cli_class_kernel(kspec, per_class, labels, method, X,
-                                         params_file, params);
+    gpc_kernel *k = gpc_cli_class_kernel(kspec, per_class, labels, method, X, names,
+                                         argv[optind], params_file, params);
+    gpc_colnames_free(names);
     size_t p = gpc_kernel_nparams(k);
     gsl_matrix *grid;
     if (grid_path) {
@@ -137,6 +142,9 @@ int main(int argc, char **argv)
     if (tol_set && gpc_evidence_set_tol(ev, tol) != GPC_OK)
         gpc_cli_usage("%s", gpc_errmsg());
     gsl_matrix *res = gpc_matrix_alloc(grid->size1, no_grad ? 1 : 1 + p);
+    gpc_progress clock;
+    gpc_progress_start(&clock, "hyperparameter vector", 0, (long)grid->size1,
+                       gpc_progress_clock());
     for (size_t r = 0; r < grid->size1; r++) {
         double *row = res->data + r * res->tda;
         int st = gpc_evidence_eval(ev, grid->data + r * grid->tda, &row[0],
@@ -144,8 +152,10 @@ int main(int argc, char **argv)
         if (st != GPC_OK && grid_path)
             gpc_die(st, "%s: row %zu: %s", grid_path, r + 1, gpc_errmsg());
         gpc_cli_check(st);
+        char line[160];
         if (grid->size1 > 1 && (r + 1) % 100 == 0)
-            gpc_info(1, "%zu of %zu hyperparameter vectors", r + 1, grid->size1);
+            gpc_info(1, "%s", gpc_progress_format(&clock, (long)(r + 1), gpc_progress_clock(),
+                                                  line, sizeof line));
     }
     gpc_cli_write_matrix(output, res, fmt);
     gpc_evidence_free(ev);

@@ -11,6 +11,7 @@
 
 #include "alloc.h"
 #include "cli.h"
+#include "colnames.h"
 #include "err.h"
 #include "evidence.h"
 #include "importance.h"
@@ -63,6 +64,7 @@ static void usage(void)
            "  -m, --model=FILE         write the model here (default: standard output)\n"
            "  -P, --params-out=FILE    also write the fitted hyperparameters as 'name value'\n"
            "  -v, --verbose            a progress line for every optimiser iteration\n"
+           GPC_CLI_HEADER_HELP
            "  -q, --quiet              no progress lines\n"
            "  -h, --help               show this help and exit\n"
            "  -V, --version            show the version and exit\n"
@@ -229,10 +231,11 @@ int main(int argc, char **argv)
     gpc_output *params_out = o.params_out ? gpc_cli_output(o.params_out) : NULL;
     gsl_matrix *X;
     gpc_labels *labels;
-    gpc_cli_read_training(argc, argv, &X, &labels);
+    char **names;
+    gpc_cli_read_training(argc, argv, &X, &names, &labels);
     gsl_vector *y = gpc_cli_class_vector(labels, o.lik != NULL, o.multiclass, &method, &lik);
-    gpc_kernel *k = gpc_cli_class_kernel(o.kernel, o.per_class, labels, method, X,
-                                         o.params_file, o.params);
+    gpc_kernel *k = gpc_cli_class_kernel(o.kernel, o.per_class, labels, method, X, names,
+                                         argv[optind], o.params_file, o.params);
 
     size_t p = gpc_kernel_nparams(k);
     double *theta = gpc_malloc(p * sizeof *theta);
@@ -270,7 +273,8 @@ int main(int argc, char **argv)
 
     gpc_model m = {.lik = lik, .label_noise = res.eps, .kernel = k,
                    .log_evidence = res.log_evidence, .X = X, .y = y,
-                   .nclasses = labels->nclasses, .classes = labels->names};
+                   .nclasses = labels->nclasses, .classes = labels->names,
+                   .colnames = names};
     snprintf(m.method, sizeof m.method, "%s", gpc_method_name(method));
     m.state = gpc_matrix_alloc(X->size1, gpc_model_state_columns(&m));
     gpc_evidence_state(ev, m.state);
@@ -293,6 +297,7 @@ int main(int argc, char **argv)
     gpc_evidence_free(ev);
     gpc_kernel_free(k);
     gsl_matrix_free(X);
+    gpc_colnames_free(names);
     gsl_vector_free(y);
     gpc_labels_free(labels);
     free(theta);

@@ -14,6 +14,7 @@
 #include "alloc.h"
 #include "chain.h"
 #include "cli.h"
+#include "colnames.h"
 #include "diagnose.h"
 #include "err.h"
 #include "class-kernels.h"
@@ -68,6 +69,7 @@ static void usage(void)
            "                           first third)\n"
            "  -o, --output=FILE        write the chain here (default: standard output)\n"
            "  -v, --verbose            a progress line every iteration\n"
+           GPC_CLI_HEADER_HELP
            "  -q, --quiet              no progress lines\n"
            "  -h, --help               show this help and exit\n"
            "  -V, --version            show the version and exit\n"
@@ -255,6 +257,7 @@ typedef struct {
     gsl_vector *y;      /* the labels as the method takes them */
     gpc_method method;  /* binary or multiclass Laplace, by the likelihood */
     gpc_kernel *kernel;
+    char **names;          /* the inputs' column names (a new run's spec may use them) */
     gpc_hmc *hmc;
     const gpc_chain *from; /* the chain being extended, or NULL */
 } run_state;
@@ -264,7 +267,7 @@ typedef struct {
 static void read_training(int argc, char **argv, int lik_named, gpc_chain_settings *set,
                           run_state *rs)
 {
-    gpc_cli_read_training(argc, argv, &rs->X, &rs->labels);
+    gpc_cli_read_training(argc, argv, &rs->X, &rs->names, &rs->labels);
     rs->method = set->gibbs ? GPC_METHOD_VB : GPC_METHOD_LAPLACE;
     rs->y = gpc_cli_class_vector(rs->labels, lik_named, NULL, &rs->method, &set->lik);
     set->classes = set->gibbs ? rs->labels->nclasses : 0;
@@ -278,7 +281,8 @@ static void start_new(const options *o, int argc, char **argv, run_state *rs,
     *set = o->set;
     read_training(argc, argv, o->lik != NULL, set, rs);
     rs->kernel = gpc_cli_class_kernel(o->kernel, o->per_class, rs->labels, rs->method,
-                                      rs->X, o->params_file, o->params);
+                                      rs->X, rs->names, argv[optind], o->params_file,
+                                      o->params);
     snprintf(set->kernel, sizeof set->kernel, "%s", gpc_kernel_spec(rs->kernel));
     set->dim = rs->X->size2;
     set->ntrain = rs->X->size1;
@@ -295,7 +299,7 @@ static void start_extend(const options *o, int argc, char **argv, run_state *rs,
 {
     gpc_chain *ch;
     const char *name = gpc_cli_name(o->extend);
-    gpc_cli_read_training(argc, argv, &rs->X, &rs->labels);
+    gpc_cli_read_training(argc, argv, &rs->X, NULL, &rs->labels);
     gpc_cli_check(gpc_chain_read(o->extend, rs->X->size2, &ch));
     *set = ch->set;
     rs->method = set->gibbs ? GPC_METHOD_VB : GPC_METHOD_LAPLACE;
@@ -583,6 +587,7 @@ int main(int argc, char **argv)
     gpc_kernel_free(rs.kernel);
     gpc_chain_free((gpc_chain *)rs.from);
     gsl_matrix_free(rs.X);
+    gpc_colnames_free(rs.names);
     gsl_vector_free(rs.y);
     gpc_labels_free(rs.labels);
     return 0;

@@ -11,6 +11,7 @@
 
 #include "alloc.h"
 #include "cli.h"
+#include "colnames.h"
 #include "err.h"
 #include "kernel.h"
 #include "matio.h"
@@ -38,6 +39,7 @@ static void usage(void)
            "  -L, --list               list the hyperparameters and their values, and exit\n"
            "  -o, --output=FILE        write here (default: standard output)\n"
            "  -F, --format=FMT         output format: text (default) or npy\n"
+           GPC_CLI_HEADER_HELP
            "  -q, --quiet              no messages except errors\n"
            "  -v, --verbose            more messages\n"
            "  -h, --help               show this help and exit\n"
@@ -107,11 +109,13 @@ int main(int argc, char **argv)
         gpc_cli_stdin_claim("XS", argv[optind + 1]);
     gpc_output *output = gpc_cli_output(out);
 
-    gsl_matrix *X = gpc_cli_read_matrix(xpath, 0, NULL);
-    gpc_kernel *k = gpc_cli_kernel(kspec, X->size2, params_file, params);
+    char **names;
+    gsl_matrix *X = gpc_cli_read_inputs(xpath, &names);
+    gpc_kernel *k = gpc_cli_kernel(kspec, X->size2, names, xpath, params_file, params);
     if (list) {
-        gpc_cli_params_write(k, output);
+        gpc_cli_params_list(k, names, output);
         gpc_cli_check(gpc_output_commit(output));
+        gpc_colnames_free(names);
         gpc_kernel_free(k);
         gsl_matrix_free(X);
         return 0;
@@ -131,7 +135,7 @@ int main(int argc, char **argv)
     size_t n = X->size1;
     gsl_matrix *res;
     if (nfiles == 2) {
-        gsl_matrix *Xs = gpc_cli_read_matrix(argv[optind + 1], X->size2, xpath);
+        gsl_matrix *Xs = gpc_cli_read_inputs_for(argv[optind + 1], names, X->size2, xpath);
         res = gpc_matrix_alloc(n, Xs->size1);
         gpc_kernel_cross(k, X, Xs, res);
         gsl_matrix_free(Xs);
@@ -155,6 +159,7 @@ int main(int argc, char **argv)
     gpc_cli_write_matrix(output, res, fmt);
     gsl_matrix_free(res);
     gsl_matrix_free(X);
+    gpc_colnames_free(names);
     gpc_kernel_free(k);
     return 0;
 }

@@ -12,6 +12,7 @@
 #include "err.h"
 #include "labels.h"
 #include "matio.h"
+#include "progress.h"
 #include "method.h"
 #include "model.h"
 
@@ -50,6 +51,7 @@ static void usage(void)
            "      --thin=T          with --chain: use every T-th sample (default 1)\n"
            "  -o, --output=FILE     write here (default: standard output)\n"
            "  -F, --format=FMT      output format: text (default) or npy\n"
+           GPC_CLI_HEADER_HELP
            "  -q, --quiet           no messages except errors\n"
            "  -v, --verbose         more messages\n"
            "  -h, --help            show this help and exit\n"
@@ -198,14 +200,18 @@ static void accumulate_chain(gpc_model *m, const char *path, long burn, long thi
     if (first >= ch->rows)
         gpc_die(GPC_EINPUT, "%s: no samples left after a burn-in of %zu", name, first);
     size_t total = (ch->rows - first + (size_t)thin - 1) / (size_t)thin, done = 0;
+    gpc_progress clock;
+    gpc_progress_start(&clock, "sample", 0, (long)total, gpc_progress_clock());
     for (size_t r = first; r < ch->rows; r += (size_t)thin) {
         if (ch->set.gibbs)
             set_sample(m, ch, r);
         else
             gpc_cli_check(gpc_model_refit(m, ch->theta + r * ch->p));
         accumulate(m, Xs, LOO_NONE, a);
+        char line[160];
         if (++done % 20 == 0)
-            gpc_info(1, "%zu of %zu samples", done, total);
+            gpc_info(1, "%s", gpc_progress_format(&clock, (long)done, gpc_progress_clock(), line,
+                                                  sizeof line));
     }
     gpc_chain_free(ch);
 }
@@ -397,8 +403,9 @@ int main(int argc, char **argv)
     size_t ncols = parse_columns(columns ? columns
                                          : gpc_model_latent(m) == 1 ? "p,mean,var,label"
                                                                     : "p,label", cols);
-    gsl_matrix *Xs = loo != LOO_NONE ? m->X : gpc_cli_read_matrix(xpath, m->X->size2,
-                                                                    "the model's inputs");
+    gsl_matrix *Xs = loo != LOO_NONE ? m->X : gpc_cli_read_inputs_for(xpath, m->colnames,
+                                                                        m->X->size2,
+                                                                        "the model's inputs");
     size_t n = Xs->size1;
     averages a = averages_alloc(m, n);
     if (chain_path)

@@ -24,6 +24,7 @@ static void usage(void)
            "                       test set, with the training set's statistics)\n"
            "  -o, --output=FILE    write here (default: standard output)\n"
            "  -F, --format=FMT     output format: text (default) or npy\n"
+           GPC_CLI_HEADER_HELP
            "  -q, --quiet          no warnings\n"
            "  -v, --verbose        more messages\n"
            "  -h, --help           show this help and exit\n"

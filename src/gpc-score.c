@@ -55,6 +55,7 @@ static void usage(void)
            "                    number of cases; nan for the means of an empty bin)\n"
            "  -t, --table       print 'errors cases rate mlpp brier' as numbers instead\n"
            "                    (with -a also 'auc ece', auc nan where undefined)\n"
+           GPC_CLI_HEADER_HELP
            "  -q, --quiet       no messages except errors\n"
            "  -v, --verbose     more messages\n"
            "  -h, --help        show this help and exit\n"

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "alloc.h"
+#include "colnames.h"
 #include "err.h"
 #include "labels.h"
 #include "libsvm.h"
@@ -51,6 +52,8 @@ int gpc_cli_common(int c, const char *arg, gpc_format *fmt)
     switch (c) {
     case 'v': gpc_verbosity = 2; return 1;
     case 'q': gpc_verbosity = 0; return 1;
+    case GPC_CLI_OPT_HEADER: gpc_matio_set_header(GPC_HEADER_YES); return 1;
+    case GPC_CLI_OPT_NO_HEADER: gpc_matio_set_header(GPC_HEADER_NO); return 1;
     case 'V': gpc_cli_version();
     case 'F':
         if (gpc_format_parse(arg, fmt) != GPC_OK)
@@ -168,9 +171,17 @@ void gpc_cli_params_file(gpc_kernel *k, const char *path)
 
 void gpc_cli_params_write(const gpc_kernel *k, gpc_output *o)
 {
+    gpc_cli_params_list(k, NULL, o);
+}
+
+void gpc_cli_params_list(const gpc_kernel *k, char *const *names, gpc_output *o)
+{
     FILE *f = gpc_output_file(o);
-    for (size_t j = 0; j < gpc_kernel_nparams(k); j++)
-        fprintf(f, "%s %.17g\n", gpc_kernel_param_name(k, j), gpc_kernel_params(k)[j]);
+    for (size_t j = 0; j < gpc_kernel_nparams(k); j++) {
+        long col = names ? gpc_kernel_param_column(k, j) : -1;
+        fprintf(f, "%s %.17g", gpc_kernel_param_name(k, j), gpc_kernel_params(k)[j]);
+        fprintf(f, col >= 0 ? "  # %s\n" : "\n", col >= 0 ? names[col] : "");
+    }
 }
 
 gpc_output *gpc_cli_output(const char *path)
@@ -260,10 +271,14 @@ static void read_libsvm_training(const char *path, gsl_matrix **X, gpc_labels **
     gpc_source_free(&src);
 }
 
-void gpc_cli_read_training(int argc, char **argv, gsl_matrix **X, gpc_labels **labels)
+void gpc_cli_read_training(int argc, char **argv, gsl_matrix **X, char ***names,
+                           gpc_labels **labels)
 {
+    char **own = NULL;
     if (argc - optind == 1) {
         read_libsvm_training(argv[optind], X, labels);
+        if (names)
+            *names = NULL;
         return;
     }
     if (argc - optind != 2)
@@ -272,7 +287,11 @@ void gpc_cli_read_training(int argc, char **argv, gsl_matrix **X, gpc_labels **l
     const char *xpath = argv[optind], *ypath = argv[optind + 1];
     gpc_cli_stdin_claim("X", xpath);
     gpc_cli_stdin_claim("Y", ypath);
-    *X = gpc_cli_read_matrix(xpath, 0, NULL);
+    *X = gpc_cli_read_inputs(xpath, &own);
+    if (names)
+        *names = own;
+    else
+        gpc_colnames_free(own);
     *labels = gpc_cli_read_labels(ypath);
     if ((*labels)->n != (*X)->size1)
         gpc_die(GPC_EINPUT, "%s has %zu labels but %s has %zu rows; they must match",
@@ -366,11 +385,16 @@ void gpc_cli_label_noise(gpc_evidence *ev, double eps)
         gpc_cli_usage("--label-noise: %s", gpc_errmsg());
 }
 
-gpc_kernel *gpc_cli_kernel(const char *spec, size_t dim, const char *params_file,
-                           const char *params)
+gpc_kernel *gpc_cli_kernel(const char *spec, size_t dim, char *const *names, const char *xpath,
+                           const char *params_file, const char *params)
 {
     gpc_kernel *k;
-    if (gpc_kernel_parse(spec, dim, &k) != GPC_OK)
+    char *numbered;
+    if (gpc_colnames_resolve(spec, names, gpc_cli_name(xpath), &numbered) != GPC_OK)
+        gpc_cli_usage("%s", gpc_errmsg());
+    int st = gpc_kernel_parse(numbered, dim, &k);
+    free(numbered);
+    if (st != GPC_OK)
         gpc_cli_usage("%s", gpc_errmsg());
     if (params_file)
         gpc_cli_params_file(k, params_file);
@@ -380,8 +404,9 @@ gpc_kernel *gpc_cli_kernel(const char *spec, size_t dim, const char *params_file
 }
 
 gpc_kernel *gpc_cli_class_kernel(const char *spec, int per_class, const gpc_labels *l,
-                                 gpc_method method, const gsl_matrix *X,
-                                 const char *params_file, const char *params)
+                                 gpc_method method, const gsl_matrix *X, char *const *names,
+                                 const char *xpath, const char *params_file,
+                                 const char *params)
 {
     size_t dim = X->size2;
     size_t C = l->nclasses;
@@ -390,7 +415,7 @@ gpc_kernel *gpc_cli_class_kernel(const char *spec, int per_class, const gpc_labe
     /* --per-class with a spec that already says it is the same request */
     if (per_class && !strstr(spec, ":per-class="))
         sprintf(full + strlen(full), ":per-class=%zu", C);
-    gpc_kernel *k = gpc_cli_kernel(full, dim, params_file, params);
+    gpc_kernel *k = gpc_cli_kernel(full, dim, names, xpath, params_file, params);
     free(full);
     size_t copies = gpc_kernel_copies(k);
     if (copies > 1 && gpc_method_get(method)->latent)
@@ -436,13 +461,11 @@ static gsl_matrix *pad_columns(gsl_matrix *m, size_t cols)
     return r;
 }
 
-gsl_matrix *gpc_cli_read_matrix(const char *path, size_t expect_cols, const char *what)
+/* m (read from path) made expect_cols wide, or die: a sparse (LIBSVM) file
+ * that never reached the last columns has them as zeros. */
+static gsl_matrix *fit_width(gsl_matrix *m, int sparse, const char *path, size_t expect_cols,
+                             const char *what)
 {
-    gsl_matrix *m;
-    gpc_source src;
-    gpc_cli_check(gpc_matrix_read(path, &m, &src));
-    int sparse = src.sparse;
-    gpc_source_free(&src);
     if (sparse && expect_cols && m->size2 < expect_cols)
         m = pad_columns(m, expect_cols);
     if (sparse && expect_cols && m->size2 > expect_cols)
@@ -453,6 +476,11 @@ gsl_matrix *gpc_cli_read_matrix(const char *path, size_t expect_cols, const char
         gpc_die(GPC_EINPUT, "%s: has %zu columns, but %s has %zu", gpc_cli_name(path),
                 m->size2, what, expect_cols);
     return m;
+}
+
+gsl_matrix *gpc_cli_read_matrix(const char *path, size_t expect_cols, const char *what)
+{
+    return gpc_cli_read_inputs_for(path, NULL, expect_cols, what);
 }
 
 void gpc_cli_report_weights(const gpc_kernel *k)
@@ -475,4 +503,46 @@ void gpc_cli_report_weights(const gpc_kernel *k)
         gpc_info(1, "weights%s: %s", cls, line);
     }
     free(w);
+}
+
+gsl_matrix *gpc_cli_read_inputs(const char *path, char ***names)
+{
+    gsl_matrix *m;
+    gpc_source src;
+    gpc_cli_check(gpc_matrix_read(path, &m, &src));
+    *names = src.colnames;
+    src.colnames = NULL;
+    gpc_source_free(&src);
+    return m;
+}
+
+/* Column j of the result is column index[j] of m. */
+static gsl_matrix *pick_columns(gsl_matrix *m, const size_t *index, size_t dim)
+{
+    gsl_matrix *r = gpc_matrix_alloc(m->size1, dim);
+    for (size_t i = 0; i < m->size1; i++)
+        for (size_t j = 0; j < dim; j++)
+            gsl_matrix_set(r, i, j, gsl_matrix_get(m, i, index[j]));
+    gsl_matrix_free(m);
+    return r;
+}
+
+gsl_matrix *gpc_cli_read_inputs_for(const char *path, char *const *names, size_t dim,
+                                    const char *what)
+{
+    gsl_matrix *m;
+    gpc_source src;
+    gpc_cli_check(gpc_matrix_read(path, &m, &src));
+    if (names && src.colnames) {
+        size_t *index;
+        int st = gpc_colnames_match(names, src.colnames, gpc_cli_name(path), &index);
+        gpc_source_free(&src);
+        gpc_cli_check(st);
+        m = pick_columns(m, index, dim);
+        free(index);
+        return m;
+    }
+    int sparse = src.sparse;
+    gpc_source_free(&src);
+    return fit_width(m, sparse, path, dim, what);
 }

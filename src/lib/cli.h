@@ -14,10 +14,21 @@
 #include "lik.h"
 #include "matio.h"
 
-/* The options every tool has, to end its getopt_long table with. */
+/* The options every tool has, to end its getopt_long table with: --header
+ * and --no-header (long only; values no tool's own options use) say how to
+ * read the first line of text inputs (matio.h). */
+enum { GPC_CLI_OPT_HEADER = 0x7f00, GPC_CLI_OPT_NO_HEADER };
 #define GPC_CLI_COMMON_OPTIONS                                                              \
     {"verbose", no_argument, NULL, 'v'}, {"quiet", no_argument, NULL, 'q'},                  \
+    {"header", no_argument, NULL, GPC_CLI_OPT_HEADER},                                       \
+    {"no-header", no_argument, NULL, GPC_CLI_OPT_NO_HEADER},                                 \
     {"help", no_argument, NULL, 'h'}, {"version", no_argument, NULL, 'V'}, {NULL, 0, NULL, 0}
+
+/* Their --help lines. */
+#define GPC_CLI_HEADER_HELP                                                                  \
+    "      --header             the first line of CSV and labels files is a header\n"     \
+    "                           (found without it unless its names are numbers)\n"        \
+    "      --no-header          no input has a header line\n"
 
 /* The --help lines of the multiclass options, the same in every tool. */
 #define GPC_CLI_MULTICLASS_HELP                                                              \
@@ -37,7 +48,8 @@ _Noreturn void gpc_cli_version(void);
 /* "prog: message" plus "Try 'prog --help'." and exit 2. */
 _Noreturn void gpc_cli_usage(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
-/* Handle -v, -q, -V and -F; returns 1 if c was one of them. */
+/* Handle -v, -q, -V, -F, --header and --no-header; returns 1 if c was one
+ * of them. */
 int gpc_cli_common(int c, const char *arg, gpc_format *fmt);
 
 /* Whole-argument numbers, or a usage error naming the option. */
@@ -58,6 +70,9 @@ gpc_output *gpc_cli_output(const char *path);
 
 /* Write "name value" lines to o (the caller commits it). */
 void gpc_cli_params_write(const gpc_kernel *k, gpc_output *o);
+/* The same, with the name of the column an ard length scale weighs as a
+ * comment after it ("log_w3 -2  # bmi") when names is not NULL. */
+void gpc_cli_params_list(const gpc_kernel *k, char *const *names, gpc_output *o);
 
 /* Note that the input what ("-H", "X") is read from path; when path is "-"
  * and another input already takes standard input, a usage error (exit 2):
@@ -79,8 +94,11 @@ gpc_labels *gpc_cli_read_labels(const char *path);
 /* The training set named by the two remaining arguments, inputs X and
  * labels Y: checks their number, that they are not both standard input, and
  * that their row counts match; dies otherwise.  One argument is a LIBSVM
- * file that holds both, read once (a usage error for another file). */
-void gpc_cli_read_training(int argc, char **argv, gsl_matrix **X, gpc_labels **labels);
+ * file that holds both, read once (a usage error for another file).  With
+ * names not NULL, *names gets the inputs' column names (NULL if they have
+ * none; free with gpc_colnames_free). */
+void gpc_cli_read_training(int argc, char **argv, gsl_matrix **X, char ***names,
+                           gpc_labels **labels);
 
 /* The labels as the method takes them: -1/+1 for a binary method, class
  * indices for a multiclass one, after choosing the multiclass method:
@@ -105,19 +123,22 @@ void gpc_cli_damping(gpc_evidence *ev, double damping);
 /* Set EP's label-flip probability (usage error outside [0, 1/2) or without EP). */
 void gpc_cli_label_noise(gpc_evidence *ev, double eps);
 
-/* The kernel for spec and inputs of dimension dim, its hyperparameters set
- * from params_file and then params (either may be NULL); dies on errors. */
-gpc_kernel *gpc_cli_kernel(const char *spec, size_t dim, const char *params_file,
-                           const char *params);
+/* The kernel for spec and inputs of dimension dim (read from xpath), its
+ * hyperparameters set from params_file and then params (either may be NULL);
+ * the spec may name the columns by names (NULL if the inputs have none, see
+ * colnames.h); dies on errors. */
+gpc_kernel *gpc_cli_kernel(const char *spec, size_t dim, char *const *names, const char *xpath,
+                           const char *params_file, const char *params);
 
-/* The kernel of a classifier for labels l, method and training inputs X:
- * as gpc_cli_kernel, with per_class adding ":per-class=C" for the C
+/* The kernel of a classifier for labels l, method and training inputs X
+ * (read from xpath, with column names or NULL): as gpc_cli_kernel, with per_class adding ":per-class=C" for the C
  * classes.  Usage error for a per-class kernel with a binary method or
  * another number of classes; input error for gram columns that X's rows do
  * not fit (gpc_kernel_check_train). */
 gpc_kernel *gpc_cli_class_kernel(const char *spec, int per_class, const gpc_labels *l,
-                                 gpc_method method, const gsl_matrix *X,
-                                 const char *params_file, const char *params);
+                                 gpc_method method, const gsl_matrix *X, char *const *names,
+                                 const char *xpath, const char *params_file,
+                                 const char *params);
 
 /* A line on standard error per copy of k's hyperparameters with its weights
  * on the simplex, "weights: se@1-2 0.0463, se@3-4 0.954"; nothing for a
@@ -136,5 +157,17 @@ void gpc_cli_write_matrix(gpc_output *o, const gsl_matrix *m, gpc_format fmt);
  * file narrower than that is padded with zero columns, since the features
  * past its largest index are 0. */
 gsl_matrix *gpc_cli_read_matrix(const char *path, size_t expect_cols, const char *what);
+
+/* Inputs and their columns' names from a header line (NULL if none; free
+ * with gpc_colnames_free); dies on errors. */
+gsl_matrix *gpc_cli_read_inputs(const char *path, char ***names);
+
+/* Inputs for a kernel or model fitted on dim columns called names (NULL if
+ * unnamed): matched to them by name when the file names its columns too
+ * (extra columns ignored), else by position, when their number must be dim
+ * (a sparse file's missing last columns are zeros; what names the fitted
+ * inputs in the message; dim 0 takes any width); dies on errors. */
+gsl_matrix *gpc_cli_read_inputs_for(const char *path, char *const *names, size_t dim,
+                                    const char *what);
 
 #endif

@@ -567,6 +567,18 @@ gpc_kernel *gpc_kernel_base(const gpc_kernel *k)
 const char *gpc_kernel_param_name(const gpc_kernel *k, size_t j) { return k->names[j]; }
 const double *gpc_kernel_params(const gpc_kernel *k) { return k->theta; }
 
+long gpc_kernel_param_column(const gpc_kernel *k, size_t j)
+{
+    size_t local = j % k->nparams;
+    for (size_t t = 0; t < k->nterms; t++) {
+        const term *tm = &k->terms[t];
+        if (local >= tm->offset && local < tm->offset + tm->nparams)
+            return tm->type == T_ARD && local > tm->offset
+                       ? (long)tm->cols[local - tm->offset - 1] : -1;
+    }
+    return -1;
+}
+
 long gpc_kernel_param_index(const gpc_kernel *k, const char *name)
 {
     for (size_t j = 0; j < k->total; j++)

@@ -90,6 +90,9 @@ size_t gpc_kernel_copies(const gpc_kernel *k);
  * hyperparameters (a copy of k when it has none). */
 gpc_kernel *gpc_kernel_base(const gpc_kernel *k);
 const char *gpc_kernel_param_name(const gpc_kernel *k, size_t j);
+/* The input column (0-based) that hyperparameter j weighs alone (an ard
+ * length scale), or -1. */
+long gpc_kernel_param_column(const gpc_kernel *k, size_t j);
 /* Index of a parameter by name, or -1. */
 long gpc_kernel_param_index(const gpc_kernel *k, const char *name);
 

@@ -101,6 +101,41 @@ static int read_text(tokens *t, const char *text, size_t len)
     return GPC_OK;
 }
 
+/* Drop the first token, a header line's column name. */
+static void drop_first(tokens *t)
+{
+    free(t->tok[0]);
+    memmove(t->tok, t->tok + 1, (t->n - 1) * sizeof *t->tok);
+    memmove(t->line, t->line + 1, (t->n - 1) * sizeof *t->line);
+    t->n--;
+}
+
+/* A first line that names the column rather than labelling a case: always
+ * under --header; otherwise a word above labels that are all numbers (as
+ * pandas writes a Series of codes).  A word that labels only the first case
+ * above words of two or more classes may be a header too (that would make a
+ * spurious class), but may be a rare class: that one is kept, with a
+ * warning. */
+static void header_label(tokens *t)
+{
+    gpc_header_mode mode = gpc_matio_header();
+    double x;
+    if (mode == GPC_HEADER_NO || t->n < 2 || (mode == GPC_HEADER_AUTO &&
+                                              gpc_labels_number(t->tok[0], &x)))
+        return;
+    size_t numbers = 0, again = 0, others = 0;
+    for (size_t i = 1; i < t->n; i++) {
+        numbers += (size_t)gpc_labels_number(t->tok[i], &x);
+        again += strcmp(t->tok[i], t->tok[0]) == 0;
+        others += i > 1 && strcmp(t->tok[i], t->tok[1]) != 0;
+    }
+    if (mode == GPC_HEADER_YES || numbers == t->n - 1)
+        drop_first(t);
+    else if (!again && others)
+        gpc_warn("%s:%zu: '%s' labels only this case; if the line is a header, pass --header",
+                 t->name, t->line[0], t->tok[0]);
+}
+
 static void take_npy_label(void *t, const char *s, size_t len) { push(t, s, len, 0); }
 
 /* A one-column .npy file: numbers (as the shortest exact text, so that they
@@ -137,8 +172,8 @@ static int read_tokens(const char *path, tokens *t)
         st = read_npy(t, text, len);
     else if (gpc_libsvm_is(text, len))
         st = read_libsvm(t, text, len);
-    else
-        st = read_text(t, text, len);
+    else if ((st = read_text(t, text, len)) == GPC_OK)
+        header_label(t);
     free(text);
     if (st == GPC_OK && t->n == 0)
         st = gpc_fail(GPC_EINPUT, "%s: no labels", t->name);

@@ -232,6 +232,215 @@ static char *header_line(const char *p, const char *eol)
     return h;
 }
 
+/* ---- column names and CSV ---------------------------------------------------- */
+
+static gpc_header_mode header_mode = GPC_HEADER_AUTO;
+
+void gpc_matio_set_header(gpc_header_mode mode) { header_mode = mode; }
+
+gpc_header_mode gpc_matio_header(void) { return header_mode; }
+
+/* The fields of one line, unquoted and NUL-terminated in buf at off[0..n). */
+typedef struct {
+    char *buf;
+    size_t capbuf;
+    size_t *off;
+    size_t capoff, n;
+} csv_fields;
+
+static void csv_fields_free(csv_fields *f)
+{
+    free(f->buf);
+    free(f->off);
+}
+
+static const char *field(const csv_fields *f, size_t j) { return f->buf + f->off[j]; }
+
+/* A line is not a row when it is blank or a comment (CSV has no comments,
+ * but pandas and R never write a line that starts with '#'). */
+static int skipped_line(const char *p, const char *eol)
+{
+    while (p < eol && is_blank(*p))
+        p++;
+    return p == eol || *p == '#';
+}
+
+/* Split [p, eol) at commas outside double quotes (RFC 4180: a quote inside
+ * a quoted field is written twice); blanks around a field are dropped.  A
+ * record is one line: a quoted field that runs past it is an error. */
+static int csv_split(csv_fields *f, const char *name, size_t lineno, const char *p,
+                     const char *eol)
+{
+    size_t len = (size_t)(eol - p), used = 0;
+    char *b = grow(f->buf, &f->capbuf, len + 1 + len / 2 + 2, 1);
+    if (!b)
+        return out_of_memory(name);
+    f->buf = b;
+    f->n = 0;
+    for (;;) {
+        size_t *o = grow(f->off, &f->capoff, f->n + 1, sizeof *o);
+        if (!o)
+            return out_of_memory(name);
+        f->off = o;
+        f->off[f->n++] = used;
+        while (p < eol && is_blank(*p))
+            p++;
+        if (p < eol && *p == '"') {
+            for (p++;; p++) {
+                if (p == eol)
+                    return gpc_fail(GPC_EINPUT, "%s:%zu: field %zu opens a quote that the line "
+                                    "does not close (a record is one line; write values "
+                                    "without line breaks)", name, lineno, f->n);
+                if (*p == '"' && !(p + 1 < eol && p[1] == '"'))
+                    break;
+                b[used++] = *p;
+                p += *p == '"'; /* a doubled quote stands for one */
+            }
+            for (p++; p < eol && is_blank(*p); p++)
+                ;
+            if (p < eol && *p != ',')
+                return gpc_fail(GPC_EINPUT, "%s:%zu: text after the closing quote of field %zu",
+                                name, lineno, f->n);
+        } else {
+            const char *s = p;
+            while (p < eol && *p != ',')
+                p++;
+            const char *e = p;
+            while (e > s && is_blank(e[-1]))
+                e--;
+            memcpy(b + used, s, (size_t)(e - s));
+            used += (size_t)(e - s);
+        }
+        b[used++] = '\0';
+        if (p == eol)
+            return GPC_OK;
+        p++; /* the comma */
+    }
+}
+
+static int is_number(const char *s)
+{
+    char *stop;
+    if (!*s)
+        return 0;
+    double x = strtod(s, &stop);
+    (void)x;
+    return *stop == '\0';
+}
+
+/* Whether the first row's fields are names rather than numbers. */
+static int is_header(const csv_fields *f)
+{
+    if (header_mode != GPC_HEADER_AUTO)
+        return header_mode == GPC_HEADER_YES;
+    for (size_t j = 0; j < f->n; j++)
+        if (*field(f, j) && !is_number(field(f, j)))
+            return 1;
+    return 0;
+}
+
+/* The names of a header line, checked: every column named, no name twice. */
+static int take_names(const csv_fields *f, const char *name, size_t lineno, char ***out)
+{
+    for (size_t j = 0; j < f->n; j++) {
+        if (!*field(f, j))
+            return gpc_fail(GPC_EINPUT, "%s:%zu: column %zu has no name%s", name, lineno, j + 1,
+                            j == 0 ? " (pandas writes its index so: save with index=False, or "
+                                     "name the column)" : "; name every column");
+        for (size_t i = 0; i < j; i++)
+            if (strcmp(field(f, i), field(f, j)) == 0)
+                return gpc_fail(GPC_EINPUT, "%s:%zu: columns %zu and %zu are both named '%s'; "
+                                "names must differ", name, lineno, i + 1, j + 1, field(f, j));
+    }
+    char **names = gpc_mallocarray(f->n + 1, sizeof *names);
+    for (size_t j = 0; j < f->n; j++)
+        names[j] = gpc_strdup(field(f, j));
+    names[f->n] = NULL;
+    *out = names;
+    return GPC_OK;
+}
+
+/* One data line's fields as a row of numbers. */
+static int csv_row(text_rows *t, const csv_fields *f, char **names, size_t lineno)
+{
+    size_t want = (names || t->rows) ? t->cols : f->n;
+    if (f->n != want)
+        return gpc_fail(GPC_EINPUT, "%s:%zu: expected %zu columns, found %zu", t->name, lineno,
+                        want, f->n);
+    for (size_t j = 0; j < f->n; j++) {
+        const char *s = field(f, j);
+        double x;
+        if (!*s)
+            return gpc_fail(GPC_EINPUT, "%s:%zu: column %zu%s%s%s is empty; every value is "
+                            "needed (drop or fill in missing values first, e.g. "
+                            "df.dropna() in pandas)", t->name, lineno, j + 1,
+                            names ? " (" : "", names ? names[j] : "", names ? ")" : "");
+        int st = text_number(t->name, lineno, s, s + strlen(s), &x);
+        if (st == GPC_OK)
+            st = push_value(t, x);
+        if (st != GPC_OK)
+            return st;
+    }
+    t->cols = f->n;
+    return push_row(t, lineno);
+}
+
+static int read_csv(const char *buf, size_t len, const char *name, gsl_matrix **out,
+                    gpc_source *src)
+{
+    text_rows t = {.name = name};
+    csv_fields f = {.buf = NULL};
+    const char *p = buf, *end = buf + len;
+    if (len >= sizeof UTF8_BOM && memcmp(buf, UTF8_BOM, sizeof UTF8_BOM) == 0)
+        p += sizeof UTF8_BOM; /* as spreadsheets write UTF-8 CSV */
+    int st = GPC_OK, first = 1;
+    for (size_t lineno = 1; p < end && st == GPC_OK; lineno++) {
+        const char *eol = memchr(p, '\n', (size_t)(end - p));
+        if (!eol)
+            eol = end;
+        if (skipped_line(p, eol)) {
+            if (first && !src->header)
+                src->header = header_line(p, eol);
+        } else if ((st = csv_split(&f, name, lineno, p, eol)) == GPC_OK) {
+            if (first && is_header(&f)) {
+                st = take_names(&f, name, lineno, &src->colnames);
+                t.cols = f.n;
+            } else {
+                st = csv_row(&t, &f, src->colnames, lineno);
+            }
+            first = 0;
+        }
+        p = eol < end ? eol + 1 : end;
+    }
+    csv_fields_free(&f);
+    if (st == GPC_OK)
+        st = text_matrix(&t, out);
+    free(t.val);
+    if (st != GPC_OK) {
+        free(t.line);
+        return st;
+    }
+    src->line = t.line;
+    src->rows = t.rows;
+    return GPC_OK;
+}
+
+/* CSV if the first line that is not blank or a comment has a comma or a
+ * quote, which no whitespace-separated matrix has. */
+static int is_csv(const char *buf, size_t len)
+{
+    const char *p = buf, *end = buf + len;
+    while (p < end) {
+        const char *eol = memchr(p, '\n', (size_t)(end - p));
+        if (!eol)
+            eol = end;
+        if (!skipped_line(p, eol))
+            return memchr(p, ',', (size_t)(eol - p)) || memchr(p, '"', (size_t)(eol - p));
+        p = eol < end ? eol + 1 : end;
+    }
+    return 0;
+}
+
 static int read_text(const char *buf, size_t len, const char *name, gsl_matrix **out,
                      gpc_source *src)
 {
@@ -244,7 +453,10 @@ static int read_text(const char *buf, size_t len, const char *name, gsl_matrix *
             eol = end;
         if (t.rows == 0 && !src->header)
             src->header = header_line(p, eol);
-        st = text_line(&t, p, eol, lineno);
+        if ((st = text_line(&t, p, eol, lineno)) != GPC_OK && t.rows == 0 &&
+            strstr(gpc_errmsg(), "is not a number"))
+            st = gpc_fail(st, "%s (if that line names the columns, write the file as CSV, or "
+                          "make the line a comment with '#')", gpc_errmsg());
         p = eol < end ? eol + 1 : end;
     }
     if (st == GPC_OK)
@@ -294,6 +506,8 @@ int gpc_matrix_read_stream(FILE *f, const char *name, gsl_matrix **out, gpc_sour
         st = gpc_npy_read((const unsigned char *)buf, len, &s, out);
     else if (gpc_libsvm_is(buf, len))
         st = gpc_libsvm_read(buf, len, &s, out, NULL);
+    else if (is_csv(buf, len))
+        st = read_csv(buf, len, name, out, &s);
     else
         st = read_text(buf, len, name, out, &s);
     free(buf);
@@ -363,8 +577,12 @@ void gpc_source_free(gpc_source *src)
         return;
     free(src->line);
     free(src->header);
+    for (size_t j = 0; src->colnames && src->colnames[j]; j++)
+        free(src->colnames[j]);
+    free(src->colnames);
     src->line = NULL;
     src->header = NULL;
+    src->colnames = NULL;
     src->rows = 0;
 }
 

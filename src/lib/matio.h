@@ -32,10 +32,21 @@ typedef struct {
     char *header;    /* the first comment line before the first row, without its
                       * '#' and the blanks after it (column names, as gpc-predict
                       * writes them); NULL if none */
+    char **colnames; /* the columns' names from a CSV header line, one per column,
+                      * NULL-terminated; NULL if none */
     int sparse;      /* read from a sparse (LIBSVM) file, whose columns past its
                       * largest index are 0: a caller expecting more columns
                       * may pad with zeros */
 } gpc_source;
+
+/* Whether the first line of a CSV file or a labels file names the columns:
+ * AUTO takes a CSV line with a field that is not a number as a header (and
+ * a labels file's word above numbers, see labels.h), YES always takes the
+ * first line, NO never.  Whitespace-separated text has no header line.  One
+ * setting for the whole process: the tools' --header and --no-header. */
+typedef enum { GPC_HEADER_AUTO = 0, GPC_HEADER_YES, GPC_HEADER_NO } gpc_header_mode;
+void gpc_matio_set_header(gpc_header_mode mode);
+gpc_header_mode gpc_matio_header(void);
 
 /* Open path for reading ("-" or NULL: standard input, named "<stdin>" in
  * *name).  A directory, or a path that cannot be opened, is GPC_EINPUT with a

@@ -8,6 +8,7 @@
 #include <gsl/gsl_math.h>
 
 #include "alloc.h"
+#include "colnames.h"
 #include "err.h"
 #include "matio.h"
 #include "method.h"
@@ -24,6 +25,7 @@ void gpc_model_free(gpc_model *m)
     for (size_t c = 0; m->class_store && c < m->nclasses; c++)
         free(m->class_store[c]);
     free(m->class_store);
+    gpc_colnames_free(m->colnames);
     free(m);
 }
 
@@ -79,6 +81,20 @@ static double label_written(const gpc_method_ops *ops, double y)
     return ops->latent ? y : y + 1.0;
 }
 
+/* "columns age bmi ...", the training inputs' names, if they had any. */
+static void write_colnames(FILE *out, char *const *names)
+{
+    if (!names)
+        return;
+    fputs("columns", out);
+    for (size_t j = 0; names[j]; j++) {
+        char *e = gpc_colnames_encode(names[j]);
+        fprintf(out, " %s", e);
+        free(e);
+    }
+    fputc('\n', out);
+}
+
 int gpc_model_write(FILE *out, const char *name, const gpc_model *m)
 {
     const gpc_kernel *k = m->kernel;
@@ -94,6 +110,7 @@ int gpc_model_write(FILE *out, const char *name, const gpc_model *m)
     for (size_t c = 0; c < m->nclasses; c++)
         fprintf(out, " %s", gpc_model_class(m, c));
     fprintf(out, "\nkernel %s\ndim %zu\n", gpc_kernel_spec(k), d);
+    write_colnames(out, m->colnames);
     fprintf(out, "hyperparameters %zu\n", p);
     for (size_t j = 0; j < p; j++)
         fprintf(out, "%s %.17g\n", gpc_kernel_param_name(k, j), gpc_kernel_params(k)[j]);
@@ -214,6 +231,33 @@ static int read_classes(reader *r, gpc_model *m)
     return GPC_OK;
 }
 
+/* "columns A B ...": dim distinct names, as write_colnames encodes them. */
+static int read_colnames(reader *r, gpc_model *m, size_t dim)
+{
+    char *v, *save;
+    int st = expect_key(r, "columns", &v);
+    if (st != GPC_OK)
+        return st;
+    m->colnames = gpc_calloc(dim + 1, sizeof *m->colnames);
+    size_t n = 0;
+    for (char *t = strtok_r(v, " \t\r", &save); t; t = strtok_r(NULL, " \t\r", &save)) {
+        char *name = n < dim ? gpc_colnames_decode(t) : NULL;
+        if (!name)
+            return gpc_fail(GPC_EINPUT, "%s:%zu: %s", r->name, r->line,
+                            n < dim ? "a column name with a bad %-escape" :
+                                      "more column names than dim");
+        m->colnames[n++] = name;
+        for (size_t j = 0; j + 1 < n; j++)
+            if (strcmp(m->colnames[j], name) == 0)
+                return gpc_fail(GPC_EINPUT, "%s:%zu: column '%s' is named twice", r->name,
+                                r->line, name);
+    }
+    if (n != dim)
+        return gpc_fail(GPC_EINPUT, "%s:%zu: %zu column names for dim %zu", r->name, r->line,
+                        n, dim);
+    return GPC_OK;
+}
+
 static int parse_number(reader *r, const char *s, double *x, char **end)
 {
     char *e;
@@ -320,6 +364,8 @@ static int read_header(reader *r, gpc_model *m)
     if (dim == 0 || gpc_kernel_parse(spec, dim, &m->kernel) != GPC_OK)
         return gpc_fail(GPC_EINPUT, "%s:%zu: bad kernel or dimension: %s", r->name, r->line,
                         dim ? gpc_errmsg() : "dim is 0");
+    if (next_key_is(r, "columns") && (st = read_colnames(r, m, dim)) != GPC_OK)
+        return st;
     if ((st = parse_count(r, "hyperparameters", &p)) != GPC_OK)
         return st;
     if (p != gpc_kernel_nparams(m->kernel))

@@ -9,6 +9,9 @@
  *                            model names its C classes in order)
  *   kernel ard+bias
  *   dim 7
+ *   columns age bmi ...     (optional: the training inputs' column names, from a
+ *                            header line; a blank, '%', '#' or other byte that
+ *                            cannot stand in a token is written %XX)
  *   hyperparameters 9
  *   log_v0 1.2345
  *   ...                     (one "name value" line per hyperparameter)
@@ -54,6 +57,7 @@ typedef struct {
     char fit[64];          /* how they were chosen: "ml", "map normal -3 3", "none" */
     double log_evidence;
     gsl_matrix *X;         /* training inputs, n x dim */
+    char **colnames;       /* their columns' names, NULL-terminated, or NULL (unnamed) */
     gsl_vector *y;         /* labels -1/+1 (binary method), else class indices 0..C-1 */
     size_t nclasses;       /* C: 2 for a binary model */
     char *const *classes;  /* the user's names of the C classes in order (binary: of

@@ -229,3 +229,27 @@ check_estimates() {
     assert_equal "$stderr" ""
     assert_equal "$output" "$(cat p.txt)"
 }
+
+@test "progress: gpc-evidence over a grid and gpc-predict over a chain say how far they are" {
+    for i in $(seq 1 200); do echo "0 -2 -2 -2 -2 -2 -2 -2"; done > grid.txt
+    run --separate-stderr gpc-evidence -n -g grid.txt -o ev.txt Xz.txt y.txt
+    assert_success
+    printf '%s\n' "$stderr" > err.txt
+    all_lines_match err.txt 'hyperparameter vector' "^gpc-evidence: $(head_re 'hyperparameter vector')\$"
+    run counts err.txt
+    assert_output "$(expected_counts 100 200 200 100)"
+    run --separate-stderr gpc-evidence -q -n -g grid.txt -o ev.txt Xz.txt y.txt
+    assert_success
+    [ -z "$stderr" ] || fail "-q printed: $stderr"
+
+    run gpc-hmc -q -n 60 -L 5 -o chain.txt Xz.txt y.txt
+    assert_success
+    run gpc-fit -q -O none -m m.txt Xz.txt y.txt
+    assert_success
+    run --separate-stderr gpc-predict -m m.txt --chain chain.txt --burn 0 -o p.txt Xtz.txt
+    assert_success
+    printf '%s\n' "$stderr" > err.txt
+    all_lines_match err.txt 'sample' "^gpc-predict: $(head_re sample)\$"
+    run counts err.txt
+    assert_output "$(expected_counts 20 60 60 20)"
+}

@@ -176,14 +176,18 @@ check_help() {
     assert_output --partial "Usage: $tool"
 }
 
-# Every long option in the tool's getopt_long table (read from its source)
-# is in --help, so the list in the test cannot silently fall behind.
+# Every long option in the tool's getopt_long table (read from its source,
+# with the options every tool shares from src/lib/cli.h) is in --help and in
+# its man page, so neither can silently fall behind.
 check_help_covers_source() {
-    local tool="$1" src="$REPO/src/$1.c" opt help
-    [ -f "$src" ] || skip "no source $src"
+    local tool="$1" src="$REPO/src/$1.c" man="$REPO/man/$1.1" opt help page
+    [ -f "$src" ] || fail "no source $src"
     help="$("$tool" --help)"
-    for opt in $(grep -o '{"[a-z][a-z-]*", *[a-z_]*argument' "$src" | sed 's/{"\([^"]*\)".*/\1/'); do
+    page="$(sed 's/\\-/-/g' "$man")"
+    for opt in $(cat "$src" "$REPO/src/lib/cli.h" |
+                 grep -o '{"[a-z][a-z-]*", *[a-z_]*argument' | sed 's/{"\([^"]*\)".*/\1/'); do
         case "$help" in *"--$opt"*) ;; *) fail "--help does not mention --$opt" ;; esac
+        case "$page" in *"--$opt"*) ;; *) fail "$man does not mention --$opt" ;; esac
     done
 }
 

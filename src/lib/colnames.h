@@ -1,0 +1,40 @@
+/* colnames — the names of input columns, from a header line (matio), and
+ * what they are used for: kernel specs that name columns ('ard@age,bmi'),
+ * models that remember the training columns, and test inputs whose columns
+ * are matched to a model's by name.
+ *
+ * A list of names is a NULL-terminated array of strings (as gpc_source's
+ * colnames).  In a spec a name stands where a column number may: in a term's
+ * column list after '@' and in ':discrete='; a range of names ('age-bmi')
+ * runs from the first's column to the second's.  Only names made of
+ * letters, digits, '_' and '.' that start with a letter or '_' can be
+ * written in a spec; any column can still be given by its number. */
+#ifndef GPC_COLNAMES_H
+#define GPC_COLNAMES_H
+
+#include <stddef.h>
+
+/* How many names (0 for NULL). */
+size_t gpc_colnames_count(char *const *names);
+char **gpc_colnames_copy(char *const *names);
+void gpc_colnames_free(char **names);
+
+/* spec with every column name replaced by its 1-based number, in a new
+ * string *out (a spec without names comes back unchanged).  A name that is
+ * not a column, or names without a header (names NULL), is GPC_EUSAGE with
+ * a message that lists the columns or says how to name them; xname names
+ * the inputs in it. */
+int gpc_colnames_resolve(const char *spec, char *const *names, const char *xname, char **out);
+
+/* For each of the model's columns, the index of the input column of the
+ * same name: a new array in *index.  A model column the input lacks is
+ * GPC_EINPUT naming it; input columns the model does not use are ignored. */
+int gpc_colnames_match(char *const *model, char *const *input, const char *xname,
+                       size_t **index);
+
+/* A name as one token for the model file: blanks, '%', '#', control and
+ * non-ASCII bytes as %XX; and back (NULL if malformed).  New strings. */
+char *gpc_colnames_encode(const char *name);
+char *gpc_colnames_decode(const char *token);
+
+#endif

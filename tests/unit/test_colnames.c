@@ -1,0 +1,103 @@
+/* test_colnames — column names in kernel specs, matching a model's columns
+ * by name, and names as model-file tokens. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "colnames.h"
+#include "err.h"
+#include "kernel.h"
+#include "tap.h"
+
+static char *const NAMES[] = {"age", "bmi", "dose_mg", "x.1", "blood pressure", NULL};
+
+static void expect_resolved(const char *spec, const char *want)
+{
+    char *out = NULL;
+    int st = gpc_colnames_resolve(spec, NAMES, "x.csv", &out);
+    TEST_OK(st == GPC_OK && !strcmp(out, want), "'%s' -> '%s' (got %s)", spec, want,
+            st == GPC_OK ? out : gpc_errmsg());
+    free(out);
+}
+
+static void expect_refused(const char *spec, char *const *names, const char *want)
+{
+    char *out = NULL;
+    int st = gpc_colnames_resolve(spec, names, "x.csv", &out);
+    const char *msg = gpc_errmsg();
+    TEST_OK(st == GPC_EUSAGE && out == NULL && strstr(msg, want), "'%s' refused: %s (got %s)",
+            spec, want, st == GPC_OK ? out : msg);
+    free(out);
+}
+
+static void test_resolve(void)
+{
+    expect_resolved("ard", "ard");
+    expect_resolved("ard@1-3,5+bias", "ard@1-3,5+bias"); /* numbers stay as they are */
+    expect_resolved("ard@age,bmi+linear@dose_mg", "ard@1,2+linear@3");
+    expect_resolved("se@bmi-x.1", "se@2-4");             /* a range of names */
+    expect_resolved("ard@age,2-3+bias:discrete=dose_mg", "ard@1,2-3+bias:discrete=3");
+    expect_resolved("ard@x.1:simplex=2,3:per-class=3", "ard@4:simplex=2,3:per-class=3");
+    /* a name only starts a list item: '5x' is left for the kernel parser */
+    expect_resolved("se@5x", "se@5x");
+    expect_refused("ard@agee", NAMES, "x.csv has no column named 'agee' (its columns: 'age', "
+                                      "'bmi', 'dose_mg', 'x.1', 'blood pressure')");
+    expect_refused("ard@age", NULL, "names a column, 'age', but x.csv has no header line");
+    expect_refused("bias:discrete=sex", NAMES, "no column named 'sex'");
+
+    /* the kernel parser then sees what it always saw */
+    char *out;
+    gpc_kernel *k;
+    gpc_colnames_resolve("ard@bmi,dose_mg+bias", NAMES, "x.csv", &out);
+    TEST_OK(gpc_kernel_parse(out, 5, &k) == GPC_OK && !strcmp(gpc_kernel_spec(k), "ard@2,3+bias"),
+            "the resolved spec parses as numbers would");
+    TEST_OK(gpc_kernel_param_column(k, 0) == -1 && gpc_kernel_param_column(k, 1) == 1 &&
+                gpc_kernel_param_column(k, 2) == 2 && gpc_kernel_param_column(k, 3) == -1,
+            "the length scales know their columns (log_v0 none, log_w2 bmi, log_w3 dose_mg)");
+    gpc_kernel_free(k);
+    free(out);
+}
+
+static void test_match(void)
+{
+    char *const model[] = {"bmi", "age", NULL};
+    char *const input[] = {"age", "sex", "bmi", NULL};
+    size_t *ix = NULL;
+    int st = gpc_colnames_match(model, input, "test.csv", &ix);
+    TEST_OK(st == GPC_OK && ix[0] == 2 && ix[1] == 0,
+            "model columns bmi, age found at input columns 3 and 1, sex ignored");
+    free(ix);
+    char *const lacking[] = {"age", "sex", NULL};
+    ix = NULL;
+    st = gpc_colnames_match(model, lacking, "test.csv", &ix);
+    TEST_OK(st == GPC_EINPUT && !ix &&
+                strstr(gpc_errmsg(), "test.csv has no column named 'bmi', which the model was "
+                                     "trained on (its columns: 'age', 'sex')"),
+            "a missing column is named (%s)", gpc_errmsg());
+}
+
+static void test_encode(void)
+{
+    const char *names[] = {"age", "blood pressure", "100%", "#1", "caf\xc3\xa9", "a\tb"};
+    const char *tokens[] = {"age", "blood%20pressure", "100%25", "%231", "caf%C3%A9", "a%09b"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        char *e = gpc_colnames_encode(names[i]), *d = gpc_colnames_decode(e);
+        TEST_OK(!strcmp(e, tokens[i]) && d && !strcmp(d, names[i]), "'%s' is the token '%s' "
+                "and back (got %s)", names[i], tokens[i], e);
+        free(e);
+        free(d);
+    }
+    const char *bad[] = {"a%2", "a%zz", "%00", "%"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char *d = gpc_colnames_decode(bad[i]);
+        TEST_OK(d == NULL, "malformed token '%s' refused", bad[i]);
+        free(d);
+    }
+}
+
+int main(void)
+{
+    test_resolve();
+    test_match();
+    test_encode();
+    return tap_done();
+}
