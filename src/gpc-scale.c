@@ -8,6 +8,7 @@
 
 #include "alloc.h"
 #include "cli.h"
+#include "colnames.h"
 #include "err.h"
 #include "matio.h"
 
@@ -117,7 +118,8 @@ int main(int argc, char **argv)
         gpc_cli_usage("--save - needs the output elsewhere (-o FILE)");
     gpc_output *save_out = save ? gpc_cli_output(save) : NULL, *output = gpc_cli_output(out);
 
-    gsl_matrix *X = gpc_cli_read_matrix(xpath, 0, NULL), *stats;
+    char **names;
+    gsl_matrix *X = gpc_cli_read_inputs(xpath, &names), *stats;
     if (restore) {
         stats = gpc_cli_read_matrix(restore, 0, NULL);
         if (stats->size1 != 2 || stats->size2 != X->size2)
@@ -153,7 +155,10 @@ int main(int argc, char **argv)
     if (save_out)
         gpc_cli_check(gpc_matrix_write(gpc_output_file(save_out), gpc_output_name(save_out),
                                        stats, GPC_FMT_TEXT));
-    gpc_cli_check(gpc_matrix_write(gpc_output_file(output), gpc_output_name(output), X, fmt));
+    /* named columns stay named: text output is then CSV with their header */
+    gpc_cli_check(gpc_matrix_write_named(gpc_output_file(output), gpc_output_name(output), X,
+                                         fmt, names));
+    gpc_colnames_free(names);
     if (save_out)
         gpc_cli_check(gpc_output_commit(save_out));
     gpc_cli_check(gpc_output_commit(output));

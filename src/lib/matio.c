@@ -608,6 +608,53 @@ static void write_text(FILE *f, const gsl_matrix *m)
     }
 }
 
+/* A CSV field: quoted when a reader would otherwise split or trim it. */
+static void write_csv_field(FILE *f, const char *s)
+{
+    size_t n = strlen(s);
+    int quote = n == 0 || strpbrk(s, ",\"\r\n") || is_blank(s[0]) || is_blank(s[n - 1]) ||
+                s[0] == '#';
+    if (!quote) {
+        fputs(s, f);
+        return;
+    }
+    fputc('"', f);
+    for (; *s; s++) {
+        if (*s == '"') /* written twice */
+            fputc('"', f);
+        fputc(*s, f);
+    }
+    fputc('"', f);
+}
+
+static void write_csv(FILE *f, const gsl_matrix *m, char *const *names)
+{
+    for (size_t j = 0; j < m->size2; j++) {
+        if (j)
+            fputc(',', f);
+        write_csv_field(f, names[j]);
+    }
+    fputc('\n', f);
+    for (size_t i = 0; i < m->size1 && !ferror(f); i++) {
+        for (size_t j = 0; j < m->size2; j++)
+            fprintf(f, j ? ",%.17g" : "%.17g", gsl_matrix_get(m, i, j));
+        fputc('\n', f);
+    }
+}
+
+int gpc_matrix_write_named(FILE *f, const char *name, const gsl_matrix *m, gpc_format fmt,
+                           char *const *names)
+{
+    if (!names || fmt != GPC_FMT_TEXT)
+        return gpc_matrix_write(f, name, m, fmt);
+    name = is_std(name) ? "<stdout>" : name;
+    errno = 0;
+    write_csv(f, m, names);
+    if (fflush(f) != 0 || ferror(f))
+        return write_error(name, errno);
+    return GPC_OK;
+}
+
 int gpc_matrix_write(FILE *f, const char *name, const gsl_matrix *m, gpc_format fmt)
 {
     name = is_std(name) ? "<stdout>" : name;

@@ -76,5 +76,9 @@ const char *gpc_source_where(const gpc_source *src, size_t i, char *buf, size_t 
 
 /* Write m to f; returns GPC_EINPUT with a message on a write error. */
 int gpc_matrix_write(FILE *f, const char *name, const gsl_matrix *m, gpc_format fmt);
+/* The same, but text with column names (NULL: none; one per column) is
+ * CSV under a header line, so that the names reach the next tool. */
+int gpc_matrix_write_named(FILE *f, const char *name, const gsl_matrix *m, gpc_format fmt,
+                           char *const *names);
 
 #endif

@@ -154,3 +154,35 @@ log_bias -3"
     assert_output --partial "ok.csv has no column named 'c' (its columns: 'a', 'b')"
     assert_dir_empty out
 }
+
+@test "csv: gpc-scale keeps the names, so the pipeline after it still matches them" {
+    write_frames
+    printf 'a,"b, ""c""",d\n1,2,4\n3,6,5\n' > q.csv
+    run gpc-scale q.csv
+    assert_success
+    assert_line --index 0 'a,"b, ""c""",d'
+    # each column is two values x, y: its first row is (x - (x + y) / 2) / sd,
+    # sd = |y - x| / sqrt(2), computed here in the same double arithmetic
+    assert_line --index 1 "$(awk 'BEGIN { n = split("1 2 4", x); split("3 6 5", y)
+        for (j = 1; j <= n; j++) { m = (x[j] + y[j]) / 2; sd = sqrt(((x[j] - m) ^ 2 + (y[j] - m) ^ 2) / 1)
+            printf "%s%.17g", (j > 1 ? "," : ""), (x[j] - m) / sd }; print "" }')"
+    run gpc-scale -s stats.txt -o train-z.csv train.csv
+    assert_success
+    run gpc-scale -r stats.txt -o test-z.csv test-shuffled.csv
+    assert_failure 3   # the statistics are by position: a shuffled file is refused by width
+    run gpc-scale -r stats.txt -o test-z.csv test.csv
+    assert_success
+    run gpc-fit -q -O none -k 'ard@glu,bmi+bias' -m m.model train-z.csv y.csv
+    assert_success
+    grep -qx 'columns npreg glu bp skin bmi ped age' m.model || fail "$(grep '^columns' m.model)"
+    run gpc-predict -m m.model -o p.txt test-z.csv
+    assert_success
+    # the same numbers as text, scaled the same way
+    gpc-scale -s stats-txt.txt -o Xs.txt Xz.txt
+    gpc-scale -r stats-txt.txt -o Xts.txt Xtz.txt
+    run gpc-fit -q -O none -k 'ard@2,5+bias' -m t.model Xs.txt y.txt
+    assert_success
+    run gpc-predict -m t.model -o pt.txt Xts.txt
+    assert_success
+    assert_files_equal p.txt pt.txt
+}
