@@ -9,7 +9,8 @@
  *
  * '#' starts a comment line.  A blank line is an error: a missing label
  * would shift every label after it onto the wrong case.  A one-column .npy
- * file is read as numbers.  A LIBSVM file (libsvm.h) gives the first token
+ * file is read as numbers, or as words when it holds strings.  A first line
+ * that names the column is dropped (see gpc_matio_header in matio.h).  A LIBSVM file (libsvm.h) gives the first token
  * of each of its lines.  Errors are GPC_EINPUT with the file and line. */
 #ifndef GPC_LABELS_H
 #define GPC_LABELS_H
