@@ -213,6 +213,22 @@ static int text_matrix(text_rows *t, gsl_matrix **out)
     return GPC_OK;
 }
 
+/* The rows read (if st is GPC_OK) as the matrix *out, their lines in src;
+ * frees what the reading held either way. */
+static int finish_rows(text_rows *t, int st, gsl_matrix **out, gpc_source *src)
+{
+    if (st == GPC_OK)
+        st = text_matrix(t, out);
+    free(t->val);
+    if (st != GPC_OK) {
+        free(t->line);
+        return st;
+    }
+    src->line = t->line;
+    src->rows = t->rows;
+    return GPC_OK;
+}
+
 /* The text of a comment line [p, eol) after '#' and blanks, without a
  * trailing CR; NULL if the line is not a comment. */
 static char *header_line(const char *p, const char *eol)
@@ -413,16 +429,7 @@ static int read_csv(const char *buf, size_t len, const char *name, gsl_matrix **
         p = eol < end ? eol + 1 : end;
     }
     csv_fields_free(&f);
-    if (st == GPC_OK)
-        st = text_matrix(&t, out);
-    free(t.val);
-    if (st != GPC_OK) {
-        free(t.line);
-        return st;
-    }
-    src->line = t.line;
-    src->rows = t.rows;
-    return GPC_OK;
+    return finish_rows(&t, st, out, src);
 }
 
 /* CSV if the first line that is not blank or a comment has a comma or a
@@ -459,16 +466,7 @@ static int read_text(const char *buf, size_t len, const char *name, gsl_matrix *
                           "make the line a comment with '#')", gpc_errmsg());
         p = eol < end ? eol + 1 : end;
     }
-    if (st == GPC_OK)
-        st = text_matrix(&t, out);
-    free(t.val);
-    if (st != GPC_OK) {
-        free(t.line);
-        return st;
-    }
-    src->line = t.line;
-    src->rows = t.rows;
-    return GPC_OK;
+    return finish_rows(&t, st, out, src);
 }
 
 /* ---- public reading API -------------------------------------------------- */
