@@ -1,0 +1,98 @@
+#!/usr/bin/env bats
+# Every example in README.md and in the man pages' EXAMPLES sections (gpc(7):
+# PIPELINES) runs as shown and prints what the document shows.
+# tests/examples/examples.py extracts them ("$ " lines are commands, the lines
+# under a command what it prints, "..." elides), runs each document's
+# examples in order in one shell in a scratch directory (mktemp -d, with
+# bin/ and data/ of this tree linked into a stand-in for a fresh clone's
+# root, never the source tree itself), checks each command's exit status and
+# compares every number shown to the digits shown and every word exactly.  A
+# failure names the document, the example and the line.  It also fails on a
+# block of commands without prompts that is not marked "not run".
+#
+# The expected values are the documents' own text: written from the tools'
+# output when the example was made, and checked by reading against the
+# methods (see the prose around each example), not pasted in by this test.
+
+load test_helper
+
+setup() {
+    require_tools gpc-kernel gpc-fit gpc-predict gpc-evidence gpc-hmc gpc-scale \
+        gpc-score gpc-combine
+    cd "$BATS_TEST_TMPDIR" || return 1
+    PY=python3
+    [ -x /usr/bin/python3 ] && PY=/usr/bin/python3
+}
+
+# run_examples DOC: run DOC's examples; on failure show the runner's report.
+run_examples() {
+    run "$PY" "$REPO/tests/examples/examples.py" run "$REPO/$1"
+    if [ "$status" -ne 0 ]; then
+        printf '%s\n' "$output" | grep -v '^# ' >&2
+        fail "examples of $1 failed (status $status)"
+    fi
+    # at least one example ran, so a document whose prompts were lost fails
+    [[ "$output" =~ \#\ $1:\ ([1-9][0-9]*)\ examples ]] ||
+        fail "no runnable example found in $1"
+}
+
+@test "examples: README.md" {
+    run_examples README.md
+}
+
+@test "examples: gpc-formats(5) has no unmarked command blocks" {
+    run "$PY" "$REPO/tests/examples/examples.py" lint "$REPO/man/gpc-formats.5"
+    assert_success
+    assert_output ''
+}
+
+# The checker itself, on a small document: a right example passes, and a
+# wrong number, a wrong word, a failing command and an unmarked block each
+# fail with the document, the example and the line named.
+@test "examples: the checker reports rot by document, example and line" {
+    cat > good.md <<'EOF'
+Intro.
+
+    $ printf '%s\n' 'errors 69 of 332 (20.8%), mlpp -0.43958' 'x' 'y'
+    errors 69 of 332 (20.8%), mlpp -0.4396
+    ...
+    $ printf 'a b 1.25 more\n'
+    a b 1.25 ...
+EOF
+    run "$PY" "$REPO/tests/examples/examples.py" run "$PWD/good.md"
+    assert_success
+
+    # -0.43958 is -0.4396 to four places, not -0.4397
+    sed 's/-0\.4396$/-0.4397/' good.md > number.md
+    run "$PY" "$REPO/tests/examples/examples.py" run "$PWD/number.md"
+    [ "$status" -eq 1 ]
+    assert_output --partial 'number.md: example 1 (line 3): line 4: shows'
+    assert_output --partial 'errors 69 of 332 (20.8%), mlpp -0.4397'
+
+    # integers compare exactly
+    sed 's/errors 69 of 332 (20.8%), mlpp -0.4396/errors 68 of 332 (20.8%), mlpp -0.4396/' \
+        good.md > integer.md
+    run "$PY" "$REPO/tests/examples/examples.py" run "$PWD/integer.md"
+    [ "$status" -eq 1 ]
+    assert_output --partial 'integer.md: example 1 (line 3): line 4: shows'
+
+    sed 's/^    a b 1.25/    a c 1.25/' good.md > word.md
+    run "$PY" "$REPO/tests/examples/examples.py" run "$PWD/word.md"
+    [ "$status" -eq 1 ]
+    assert_output --partial 'word.md: example 1 (line 3): line 7: shows'
+
+    printf '\nThen:\n\n    $ gpc-score no-such-file.txt no-such-labels.txt\n' >> good.md
+    run "$PY" "$REPO/tests/examples/examples.py" run "$PWD/good.md"
+    [ "$status" -eq 1 ]
+    assert_output --partial 'good.md: example 2 (line 11): line 11: exit status 3 from'
+    assert_output --partial 'gpc-score: no-such-file.txt: cannot open'
+
+    printf 'Intro.\n\n    gpc-fit -m m x.txt y.txt\n' > unmarked.md
+    run "$PY" "$REPO/tests/examples/examples.py" lint "$PWD/unmarked.md"
+    [ "$status" -eq 1 ]
+    assert_output --partial 'unmarked.md:3: commands without "$ " prompts'
+    printf 'Intro.\n\n<!-- example: not run: needs your data -->\n\n    gpc-fit -m m x.txt y.txt\n' \
+        > marked.md
+    run "$PY" "$REPO/tests/examples/examples.py" lint "$PWD/marked.md"
+    assert_success
+}
