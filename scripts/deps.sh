@@ -4,7 +4,9 @@
 # Extra packages (e.g. gnuplot-nox for plots) can be named as arguments.
 # python3-numpy runs the independent EP reference (tests/ref/ep_reference.py);
 # python3-pandas writes the data frames that the input tests read.
-PKGS="build-essential pkg-config libgsl-dev libopenblas-dev bats bats-assert bats-support python3-numpy python3-pandas $*"
+# gnuplot-nox (pngcairo and svg terminals) draws gpc-plot's pictures, whose
+# tests look at them.
+PKGS="build-essential pkg-config libgsl-dev libopenblas-dev bats bats-assert bats-support python3-numpy python3-pandas gnuplot-nox $*"
 missing=""
 for p in $PKGS; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" ||

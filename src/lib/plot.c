@@ -1,0 +1,619 @@
+#include "plot.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <spawn.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "alloc.h"
+#include "err.h"
+
+extern char **environ;
+
+#define INSTALL_HINT "install gnuplot with the pngcairo and svg terminals (Debian: apt-get install gnuplot-nox)"
+
+struct gpc_plot {
+    gpc_plot_format fmt;
+    char *dir;       /* the temporary directory, removed by gpc_plot_free */
+    FILE *script;
+    int width, height;
+    gpc_plot *next;  /* in the list of live directories */
+};
+
+/* Directories not yet removed, for gpc_die to remove. */
+static gpc_plot *live;
+
+static void remove_dir(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (d) {
+        struct dirent *e;
+        size_t len = strlen(dir);
+        while ((e = readdir(d)) != NULL) {
+            if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+                continue;
+            char *path = malloc(len + strlen(e->d_name) + 2);
+            if (!path)
+                continue;
+            sprintf(path, "%s/%s", dir, e->d_name);
+            unlink(path);
+            free(path);
+        }
+        closedir(d);
+    }
+    rmdir(dir);
+}
+
+static void remove_live(void)
+{
+    for (gpc_plot *p = live; p; p = p->next)
+        remove_dir(p->dir);
+}
+
+static void track(gpc_plot *p)
+{
+    static int hooked;
+    if (!hooked) {
+        gpc_on_die(remove_live);
+        hooked = 1;
+    }
+    p->next = live;
+    live = p;
+}
+
+static void untrack(gpc_plot *p)
+{
+    for (gpc_plot **pp = &live; *pp; pp = &(*pp)->next)
+        if (*pp == p) {
+            *pp = p->next;
+            break;
+        }
+}
+
+int gpc_plot_format_parse(const char *name, gpc_plot_format *fmt)
+{
+    if (!strcmp(name, "png"))
+        *fmt = GPC_PLOT_PNG;
+    else if (!strcmp(name, "svg"))
+        *fmt = GPC_PLOT_SVG;
+    else
+        return gpc_fail(GPC_EUSAGE, "unknown picture format '%s' (use png or svg)", name);
+    return GPC_OK;
+}
+
+int gpc_plot_format_of_path(const char *path, gpc_plot_format *fmt)
+{
+    const char *dot = strrchr(path, '.'), *slash = strrchr(path, '/');
+    *fmt = GPC_PLOT_PNG;
+    if (!dot || (slash && dot < slash))
+        return GPC_OK; /* no suffix ("plot", /dev/stdout): the default */
+    if (!strcasecmp(dot, ".png"))
+        return GPC_OK;
+    if (!strcasecmp(dot, ".svg"))
+        return *fmt = GPC_PLOT_SVG, GPC_OK;
+    return gpc_fail(GPC_EUSAGE, "cannot tell the picture format from '%s'; name it .png or "
+                    ".svg, or give -F png or -F svg", path);
+}
+
+/* dir/name, allocated. */
+static char *dir_path(const gpc_plot *p, const char *name)
+{
+    char *path = gpc_malloc(strlen(p->dir) + strlen(name) + 2);
+    sprintf(path, "%s/%s", p->dir, name);
+    return path;
+}
+
+static const char *picture_name(const gpc_plot *p)
+{
+    return p->fmt == GPC_PLOT_PNG ? "picture.png" : "picture.svg";
+}
+
+void gpc_plot_put_string(FILE *f, const char *s)
+{
+    fputc('\'', f);
+    for (; *s; s++) {
+        if (*s == '\'')
+            fputc('\'', f);
+        /* a newline would end the command */
+        fputc(*s == '\n' ? ' ' : *s, f);
+    }
+    fputc('\'', f);
+}
+
+void gpc_plot_put_data(gpc_plot *p, const char *name)
+{
+    char *path = dir_path(p, name);
+    gpc_plot_put_string(p->script, path);
+    free(path);
+}
+
+/* head.gp: the terminal and the output, run before the figure's script. */
+static int write_terminal(gpc_plot *p)
+{
+    int width = p->width, height = p->height;
+    FILE *f = gpc_plot_data_open(p, "head.gp");
+    if (!f)
+        return GPC_EINPUT;
+    if (p->fmt == GPC_PLOT_PNG)
+        fprintf(f, "set terminal pngcairo size %d,%d noenhanced font 'sans,10'\n", width,
+                height);
+    else
+        fprintf(f, "set terminal svg size %d,%d noenhanced font 'sans,10' "
+                "background rgb 'white'\n", width, height);
+    fputs("set encoding utf8\nset output ", f);
+    char *path = dir_path(p, picture_name(p));
+    gpc_plot_put_string(f, path);
+    free(path);
+    fputc('\n', f);
+    return gpc_plot_data_close(p, f);
+}
+
+void gpc_plot_size(gpc_plot *p, int width, int height)
+{
+    p->width = width;
+    p->height = height;
+}
+
+int gpc_plot_open(gpc_plot_format fmt, gpc_plot **out)
+{
+    const char *tmp = getenv("TMPDIR");
+    if (!tmp || !*tmp)
+        tmp = "/tmp";
+    gpc_plot *p = gpc_calloc(1, sizeof *p);
+    p->fmt = fmt;
+    p->width = 640;
+    p->height = 480;
+    p->dir = gpc_malloc(strlen(tmp) + sizeof "/gpc-plot.XXXXXX");
+    sprintf(p->dir, "%s/gpc-plot.XXXXXX", tmp);
+    if (!mkdtemp(p->dir)) {
+        int e = errno;
+        free(p->dir);
+        free(p);
+        return gpc_fail(GPC_EINPUT, "cannot make a temporary directory in %s: %s (set TMPDIR "
+                        "to a writable directory)", tmp, strerror(e));
+    }
+    track(p);
+    char *path = dir_path(p, "plot.gp");
+    p->script = fopen(path, "w");
+    free(path);
+    if (!p->script) {
+        int e = errno;
+        gpc_plot_free(p);
+        return gpc_fail(GPC_EINPUT, "cannot write a gnuplot script in %s: %s", tmp,
+                        strerror(e));
+    }
+    *out = p;
+    return GPC_OK;
+}
+
+FILE *gpc_plot_script(gpc_plot *p)
+{
+    return p->script;
+}
+
+FILE *gpc_plot_data_open(gpc_plot *p, const char *name)
+{
+    char *path = dir_path(p, name);
+    FILE *f = fopen(path, "w");
+    if (!f)
+        gpc_fail(GPC_EINPUT, "%s: %s", path, strerror(errno));
+    free(path);
+    return f;
+}
+
+int gpc_plot_data_close(gpc_plot *p, FILE *f)
+{
+    int bad = ferror(f);
+    bad |= fclose(f) != 0;
+    if (bad)
+        return gpc_fail(GPC_EINPUT, "cannot write gnuplot's data in %s (disk full?)", p->dir);
+    return GPC_OK;
+}
+
+/* The last line of gnuplot's messages that says something (its error). */
+static void last_message(const char *log, char *buf, size_t size)
+{
+    FILE *f = fopen(log, "r");
+    char line[512];
+    buf[0] = '\0';
+    if (!f)
+        return;
+    while (fgets(line, sizeof line, f)) {
+        line[strcspn(line, "\n")] = '\0';
+        if (strspn(line, " \t^") < strlen(line))
+            snprintf(buf, size, "%s", line + strspn(line, " \t"));
+    }
+    fclose(f);
+}
+
+/* Run `gnuplot -d head script` with its messages to log; its exit status as
+ * waitpid gives it, or a failure to start it. */
+static int spawn_gnuplot(const char *head, const char *script, const char *log, int *wstatus)
+{
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+    posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+    posix_spawn_file_actions_addopen(&fa, 2, log, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    char *argv[] = {"gnuplot", "-d", (char *)head, (char *)script, NULL};
+    pid_t pid;
+    int e = posix_spawnp(&pid, "gnuplot", &fa, NULL, argv, environ);
+    posix_spawn_file_actions_destroy(&fa);
+    if (e != 0)
+        return gpc_fail(GPC_EINPUT, "cannot run gnuplot: %s; %s",
+                        e == ENOENT ? "not found on PATH" : strerror(e), INSTALL_HINT);
+    while (waitpid(pid, wstatus, 0) < 0)
+        if (errno != EINTR)
+            return gpc_fail(GPC_EINPUT, "waiting for gnuplot: %s", strerror(errno));
+    return GPC_OK;
+}
+
+/* Copy the file at path to out; GPC_EINPUT when it is missing or empty. */
+static int copy_picture(const char *path, FILE *out)
+{
+    FILE *in = fopen(path, "rb");
+    if (!in)
+        return gpc_fail(GPC_EINPUT, "gnuplot drew no picture; %s", INSTALL_HINT);
+    char buf[65536];
+    size_t n, total = 0;
+    while ((n = fread(buf, 1, sizeof buf, in)) > 0) {
+        total += n;
+        if (fwrite(buf, 1, n, out) != n)
+            break;
+    }
+    int bad = ferror(in);
+    fclose(in);
+    if (bad || total == 0)
+        return gpc_fail(GPC_EINPUT, "gnuplot drew an empty picture; %s", INSTALL_HINT);
+    return GPC_OK;
+}
+
+int gpc_plot_run(gpc_plot *p, FILE *out)
+{
+    int bad = ferror(p->script);
+    bad |= fclose(p->script) != 0;
+    p->script = NULL;
+    if (bad)
+        return gpc_fail(GPC_EINPUT, "cannot write the gnuplot script in %s (disk full?)",
+                        p->dir);
+    int st = write_terminal(p);
+    if (st != GPC_OK)
+        return st;
+    char *script = dir_path(p, "plot.gp"), *log = dir_path(p, "gnuplot.log");
+    char *head = dir_path(p, "head.gp"), *picture = dir_path(p, picture_name(p));
+    int wstatus = 0;
+    st = spawn_gnuplot(head, script, log, &wstatus);
+    if (st == GPC_OK) {
+        char msg[400];
+        last_message(log, msg, sizeof msg);
+        if (WIFSIGNALED(wstatus))
+            st = gpc_fail(GPC_EINPUT, "gnuplot was killed by signal %d", WTERMSIG(wstatus));
+        else if (WEXITSTATUS(wstatus) != 0)
+            st = gpc_fail(GPC_EINPUT, "gnuplot failed (exit status %d)%s%s; %s",
+                          WEXITSTATUS(wstatus), *msg ? ": " : "", msg, INSTALL_HINT);
+        else {
+            if (*msg)
+                gpc_info(2, "gnuplot: %s", msg);
+            st = copy_picture(picture, out);
+        }
+    }
+    free(script);
+    free(head);
+    free(log);
+    free(picture);
+    return st;
+}
+
+void gpc_plot_free(gpc_plot *p)
+{
+    if (!p)
+        return;
+    if (p->script)
+        fclose(p->script);
+    untrack(p);
+    remove_dir(p->dir);
+    free(p->dir);
+    free(p);
+}
+
+/* ---- reliability ----------------------------------------------------------- */
+
+/* bins.dat: lo hi count per bin (for the histogram); curve.dat: mean_pred
+ * observed per non-empty bin. */
+static int write_bins(gpc_plot *p, const gpc_score_bin *bins, size_t nbins)
+{
+    FILE *all = gpc_plot_data_open(p, "bins.dat"), *curve;
+    if (!all)
+        return GPC_EINPUT;
+    if (!(curve = gpc_plot_data_open(p, "curve.dat"))) {
+        fclose(all);
+        return GPC_EINPUT;
+    }
+    for (size_t b = 0; b < nbins; b++) {
+        fprintf(all, "%.17g %.17g %zu\n", bins[b].lo, bins[b].hi, bins[b].count);
+        if (bins[b].count > 0)
+            fprintf(curve, "%.17g %.17g\n", bins[b].mean_pred, bins[b].observed);
+    }
+    int st = gpc_plot_data_close(p, all);
+    int st2 = gpc_plot_data_close(p, curve);
+    return st != GPC_OK ? st : st2;
+}
+
+int gpc_plot_reliability(gpc_plot *p, const gpc_score_bin *bins, size_t nbins, int top_label,
+                         const char *title)
+{
+    int st = write_bins(p, bins, nbins);
+    if (st != GPC_OK)
+        return st;
+    FILE *f = p->script;
+    size_t n = 0;
+    for (size_t b = 0; b < nbins; b++)
+        n += bins[b].count;
+    const char *xlabel = top_label ? "confidence of the top class" : "predicted p(y = +1)";
+    char key[160];
+    snprintf(key, sizeof key, "observed (ECE %.4f, %zu bin%s, %zu cases)",
+             gpc_score_ece(bins, nbins), nbins, nbins == 1 ? "" : "s", n);
+    fputs("set multiplot title ", f);
+    gpc_plot_put_string(f, title);
+    fputs("\nset origin 0,0.3\nset size 1,0.64\nset xrange [0:1]\nset yrange [0:1]\n"
+          "set grid\nset key top left box opaque\n"
+          "set title 'observed frequency against predicted probability, per bin'\n"
+          "set xlabel ", f);
+    gpc_plot_put_string(f, xlabel);
+    fputs("\nset ylabel ", f);
+    gpc_plot_put_string(f, top_label ? "accuracy of the top class" : "observed frequency of y = +1");
+    fputs("\nplot x with lines dt 2 lw 1.5 lc rgb 'gray40' title 'perfect calibration', \\\n"
+          "     ", f);
+    gpc_plot_put_data(p, "curve.dat");
+    fputs(" using 1:2 with linespoints pt 7 ps 1.2 lw 2 lc rgb '#c0392b' title ", f);
+    gpc_plot_put_string(f, key);
+    fputs("\nset origin 0,0\nset size 1,0.3\nset yrange [0:*]\nunset key\n"
+          "set title 'cases per bin'\nset xlabel ", f);
+    gpc_plot_put_string(f, xlabel);
+    fputs("\nset ylabel 'cases'\nset style fill solid 0.6 border lc rgb 'gray20'\nplot ", f);
+    gpc_plot_put_data(p, "bins.dat");
+    fputs(" using (($1 + $2) / 2):3:($2 - $1) with boxes lc rgb '#2c62b8' notitle\n"
+          "unset multiplot\n", f);
+    return GPC_OK;
+}
+
+/* ---- trace ----------------------------------------------------------------- */
+
+static const char *const chain_colours[] = {"#1f5fa8", "#c0392b", "#2e8b3a", "#8e44ad",
+                                            "#d68910", "#17a2b8", "#7f4f24", "#555555"};
+#define N_COLOURS (sizeof chain_colours / sizeof *chain_colours)
+
+void gpc_plot_grid_shape(size_t k, size_t *rows, size_t *cols)
+{
+    size_t c = 1;
+    while (c * c < k)
+        c++;
+    *cols = c;
+    *rows = (k + c - 1) / c;
+}
+
+/* chainI.dat: iteration theta_1 .. theta_p per row. */
+static int write_chain(gpc_plot *p, const gpc_chain *c, size_t i)
+{
+    char name[64];
+    snprintf(name, sizeof name, "chain%zu.dat", i + 1);
+    FILE *f = gpc_plot_data_open(p, name);
+    if (!f)
+        return GPC_EINPUT;
+    for (size_t r = 0; r < c->rows; r++) {
+        fprintf(f, "%ld", c->iteration[r]);
+        for (size_t j = 0; j < c->p; j++)
+            fprintf(f, " %.17g", c->theta[r * c->p + j]);
+        fputc('\n', f);
+    }
+    return gpc_plot_data_close(p, f);
+}
+
+/* The burn-in of a panel: the iterations before x shaded, a dashed line
+ * at x and the words 'burn-in' beside it. */
+static void mark_burn(FILE *f, double x)
+{
+    fprintf(f, "set object 1 rect from graph 0, graph 0 to first %.17g, graph 1 behind "
+            "fillcolor rgb '#e6e6e6' fillstyle solid 1.0 noborder\n", x);
+    fprintf(f, "set arrow 1 from first %.17g, graph 0 to first %.17g, graph 1 nohead dt 2 "
+            "lw 1.5 lc rgb 'gray30'\n", x, x);
+    fprintf(f, "set label 1 'burn-in' at first %.17g, graph 0.93 right offset -0.5,0 "
+            "font 'sans,8' textcolor rgb 'gray30'\n", x);
+}
+
+static void trace_panel(gpc_plot *p, gpc_chain *const *chains, char *const *names,
+                        size_t nchains, size_t j)
+{
+    FILE *f = p->script;
+    const char *name = chains[0]->names[j];
+    fputs("set title ", f);
+    gpc_plot_put_string(f, name);
+    fputs("\nset ylabel ", f);
+    gpc_plot_put_string(f, name);
+    fputs("\n", f);
+    if (j == 0 && nchains > 1)
+        fputs("set key top right opaque box font 'sans,8'\n", f);
+    else
+        fputs("unset key\n", f);
+    fputs("plot ", f);
+    for (size_t i = 0; i < nchains; i++) {
+        char data[64];
+        snprintf(data, sizeof data, "chain%zu.dat", i + 1);
+        if (i > 0)
+            fputs(", \\\n     ", f);
+        gpc_plot_put_data(p, data);
+        fprintf(f, " using 1:%zu with lines lw 1.2 lc rgb '%s' title ", j + 2,
+                chain_colours[i % N_COLOURS]);
+        gpc_plot_put_string(f, names[i]);
+    }
+    fputc('\n', f);
+}
+
+int gpc_plot_trace(gpc_plot *p, gpc_chain *const *chains, char *const *names, size_t nchains,
+                   size_t burn, const char *title)
+{
+    for (size_t i = 0; i < nchains; i++) {
+        int st = write_chain(p, chains[i], i);
+        if (st != GPC_OK)
+            return st;
+    }
+    FILE *f = p->script;
+    size_t k = chains[0]->p, rows, cols;
+    gpc_plot_grid_shape(k, &rows, &cols);
+    fprintf(f, "set multiplot layout %zu,%zu title ", rows, cols);
+    gpc_plot_put_string(f, title);
+    fputs("\nset xlabel 'iteration'\nset autoscale xfix\nset grid\n", f);
+    if (burn > 0 && burn <= chains[0]->rows)
+        mark_burn(f, (double)chains[0]->iteration[burn - 1] + 0.5);
+    for (size_t j = 0; j < k; j++)
+        trace_panel(p, chains, names, nchains, j);
+    fputs("unset multiplot\n", f);
+    return GPC_OK;
+}
+
+/* ---- surface --------------------------------------------------------------- */
+
+void gpc_plot_surface_extent(const gsl_matrix *X, double margin, double *lo, double *hi)
+{
+    for (size_t d = 0; d < 2; d++) {
+        double a = gsl_matrix_get(X, 0, d), b = a;
+        for (size_t i = 1; i < X->size1; i++) {
+            double x = gsl_matrix_get(X, i, d);
+            a = fmin(a, x);
+            b = fmax(b, x);
+        }
+        double pad = b > a ? margin * (b - a) : (margin > 0 ? margin : 1.0);
+        lo[d] = a - pad;
+        hi[d] = b + pad;
+    }
+}
+
+gsl_matrix *gpc_plot_surface_inputs(const double *lo, const double *hi, size_t grid)
+{
+    gsl_matrix *G = gpc_matrix_alloc(grid * grid, 2);
+    double h1 = (hi[0] - lo[0]) / (double)(grid - 1), h2 = (hi[1] - lo[1]) / (double)(grid - 1);
+    for (size_t i = 0; i < grid; i++)
+        for (size_t j = 0; j < grid; j++) {
+            gsl_matrix_set(G, i * grid + j, 0, lo[0] + (double)i * h1);
+            gsl_matrix_set(G, i * grid + j, 1, lo[1] + (double)j * h2);
+        }
+    return G;
+}
+
+/* grid.dat: "x1 x2 p", a blank line after each x1 (gnuplot's grid format,
+ * for both the heat map and the contours). */
+static int write_grid(gpc_plot *p, const gpc_plot_surface_data *s)
+{
+    FILE *f = gpc_plot_data_open(p, "grid.dat");
+    if (!f)
+        return GPC_EINPUT;
+    size_t N = s->grid;
+    double h1 = (s->hi[0] - s->lo[0]) / (double)(N - 1), h2 = (s->hi[1] - s->lo[1]) / (double)(N - 1);
+    for (size_t i = 0; i < N; i++) {
+        for (size_t j = 0; j < N; j++)
+            fprintf(f, "%.17g %.17g %.17g\n", s->lo[0] + (double)i * h1,
+                    s->lo[1] + (double)j * h2, s->prob[i * N + j]);
+        fputc('\n', f);
+    }
+    return gpc_plot_data_close(p, f);
+}
+
+/* class0.dat, class1.dat: the training points of y = -1 and y = +1; their
+ * numbers in counts. */
+static int write_points(gpc_plot *p, const gpc_plot_surface_data *s, size_t *counts)
+{
+    FILE *f[2] = {gpc_plot_data_open(p, "class0.dat"), NULL};
+    if (!f[0] || !(f[1] = gpc_plot_data_open(p, "class1.dat"))) {
+        if (f[0])
+            fclose(f[0]);
+        return GPC_EINPUT;
+    }
+    counts[0] = counts[1] = 0;
+    for (size_t i = 0; i < s->X->size1; i++) {
+        size_t c = gsl_vector_get(s->y, i) > 0;
+        counts[c]++;
+        fprintf(f[c], "%.17g %.17g\n", gsl_matrix_get(s->X, i, 0), gsl_matrix_get(s->X, i, 1));
+    }
+    int st = gpc_plot_data_close(p, f[0]);
+    int st2 = gpc_plot_data_close(p, f[1]);
+    return st != GPC_OK ? st : st2;
+}
+
+/* The contour lines, into tables levels.dat (0.1 .. 0.9 but 0.5) and
+ * half.dat (0.5), for the 2-D plot to draw. */
+static void write_contour_tables(gpc_plot *p)
+{
+    FILE *f = p->script;
+    fputs("set view map\nset contour base\nunset surface\n"
+          "set cntrparam levels discrete 0.1, 0.2, 0.3, 0.4, 0.6, 0.7, 0.8, 0.9\nset table ", f);
+    gpc_plot_put_data(p, "levels.dat");
+    fputs("\nsplot ", f);
+    gpc_plot_put_data(p, "grid.dat");
+    fputs(" using 1:2:3 with lines notitle\nunset table\n"
+          "set cntrparam levels discrete 0.5\nset table ", f);
+    gpc_plot_put_data(p, "half.dat");
+    fputs("\nsplot ", f);
+    gpc_plot_put_data(p, "grid.dat");
+    fputs(" using 1:2:3 with lines notitle\nunset table\nunset contour\nset surface\n", f);
+}
+
+/* The training points of class c (0: y = -1), each on a white halo so that
+ * it stands out on either end of the palette. */
+static void points_plot(gpc_plot *p, size_t c, const char *class_name, size_t count)
+{
+    static const char *const shape[2] = {"pt 7", "pt 5"};
+    static const char *const colour[2] = {"#0b2a6b", "#7a0a0a"};
+    char title[160];
+    snprintf(title, sizeof title, "class %s (%zu)", class_name, count);
+    gpc_plot_put_data(p, c ? "class1.dat" : "class0.dat");
+    fprintf(p->script, " using 1:2 with points %s ps 1.35 lc rgb 'white' notitle, \\\n     ",
+            shape[c]);
+    gpc_plot_put_data(p, c ? "class1.dat" : "class0.dat");
+    fprintf(p->script, " using 1:2 with points %s ps 0.9 lc rgb '%s' title ", shape[c],
+            colour[c]);
+    gpc_plot_put_string(p->script, title);
+}
+
+int gpc_plot_surface(gpc_plot *p, const gpc_plot_surface_data *s)
+{
+    size_t counts[2];
+    int st = write_grid(p, s);
+    if (st == GPC_OK)
+        st = write_points(p, s, counts);
+    if (st != GPC_OK)
+        return st;
+    FILE *f = p->script;
+    write_contour_tables(p);
+    char cblabel[160];
+    snprintf(cblabel, sizeof cblabel, "p(y = %s | x)", s->classes[1]);
+    fputs("set title ", f);
+    gpc_plot_put_string(f, s->title);
+    fputs("\nset xlabel ", f);
+    gpc_plot_put_string(f, s->axes[0]);
+    fputs("\nset ylabel ", f);
+    gpc_plot_put_string(f, s->axes[1]);
+    fputs("\nset cblabel ", f);
+    gpc_plot_put_string(f, cblabel);
+    fprintf(f, "\nset xrange [%.17g:%.17g]\nset yrange [%.17g:%.17g]\nset cbrange [0:1]\n"
+            "set palette defined (0 '#4a7bd0', 0.5 '#f7f7f7', 1 '#d0584a')\n"
+            "set bmargin 6\nset key at screen 0.5, screen 0.01 center bottom horizontal "
+            "maxcols 2 font 'sans,9' samplen 2\nplot ", s->lo[0], s->hi[0], s->lo[1], s->hi[1]);
+    gpc_plot_put_data(p, "grid.dat");
+    fputs(" using 1:2:3 with image notitle, \\\n     ", f);
+    gpc_plot_put_data(p, "levels.dat");
+    fputs(" using 1:2 with lines lw 1 lc rgb 'gray35' title 'p = 0.1, 0.2, ..., 0.9', \\\n"
+          "     ", f);
+    gpc_plot_put_data(p, "half.dat");
+    fputs(" using 1:2 with lines lw 3.5 lc rgb 'black' title 'p = 0.5', \\\n     ", f);
+    points_plot(p, 0, s->classes[0], counts[0]);
+    fputs(", \\\n     ", f);
+    points_plot(p, 1, s->classes[1], counts[1]);
+    fputc('\n', f);
+    return GPC_OK;
+}

@@ -1,0 +1,417 @@
+#!/usr/bin/env bats
+# gpc-plot: reliability diagrams, chain traces and decision surfaces drawn by
+# gnuplot; the pictures themselves are looked at (PNG size and colours, SVG
+# text, marks and points), and so are the error paths.
+
+load test_helper
+
+setup() {
+    require_tools gpc-plot gpc-fit gpc-hmc gpc-predict
+    common_setup
+    # temporary directories go here, to check that none is left behind
+    mkdir tmp
+    export TMPDIR="$BATS_TEST_TMPDIR/tmp"
+    # hand-made binary predictions and labels for 2 bins:
+    #   [0, 0.5): p 0.1, 0.15 with y -1, +1: mean 0.125, observed 1/2, 2 cases
+    #   [0.5, 1]: p 0.8, 0.9, 0.95 with y +1, +1, -1: mean 0.88333, observed 2/3
+    # ECE = 2/5 |0.125 - 0.5| + 3/5 |0.88333 - 0.66667| = 0.15 + 0.13 = 0.28
+    printf '0.1\n0.15\n0.8\n0.9\n0.95\n' > pred.txt
+    printf -- '-1\n1\n1\n1\n-1\n' > lab.txt
+}
+
+# PNG width and height from the IHDR chunk (bytes 17-24, big-endian).
+png_size() {
+    local w h
+    w=$(od -An -tu1 -j16 -N4 "$1" | awk '{ print $1 * 16777216 + $2 * 65536 + $3 * 256 + $4 }')
+    h=$(od -An -tu1 -j20 -N4 "$1" | awk '{ print $1 * 16777216 + $2 * 65536 + $3 * 256 + $4 }')
+    echo "$w $h"
+}
+
+# The number of distinct colours of an 8-bit RGB or RGBA PNG (pngcairo's),
+# decoded independently: zlib, then the five scanline filters undone.
+png_colours() {
+    /usr/bin/python3 - "$1" <<'PY'
+import struct, sys, zlib
+data = open(sys.argv[1], 'rb').read()
+assert data[:8] == b'\x89PNG\r\n\x1a\n', 'not a PNG'
+pos, idat = 8, b''
+while pos < len(data):
+    n, kind = struct.unpack('>I4s', data[pos:pos + 8])
+    body = data[pos + 8:pos + 8 + n]
+    if kind == b'IHDR':
+        w, h, depth, ctype = struct.unpack('>IIBB', body[:10])
+    elif kind == b'IDAT':
+        idat += body
+    pos += 12 + n
+assert depth == 8 and ctype in (2, 6), 'unexpected PNG type %d/%d' % (depth, ctype)
+bpp = 3 if ctype == 2 else 4
+raw, stride = zlib.decompress(idat), w * bpp
+prev, colours, i = bytearray(stride), set(), 0
+for y in range(h):
+    f, line = raw[i], bytearray(raw[i + 1:i + 1 + stride])
+    i += 1 + stride
+    for x in range(stride):
+        a = line[x - bpp] if x >= bpp else 0
+        b, c = prev[x], prev[x - bpp] if x >= bpp else 0
+        if f == 1: line[x] = (line[x] + a) & 255
+        elif f == 2: line[x] = (line[x] + b) & 255
+        elif f == 3: line[x] = (line[x] + (a + b) // 2) & 255
+        elif f == 4:
+            p = a + b - c
+            pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
+            line[x] = (line[x] + (a if pa <= pb and pa <= pc else b if pb <= pc else c)) & 255
+    colours.update(bytes(line[k:k + 3]) for k in range(0, stride, bpp))
+    prev = line
+print(len(colours))
+PY
+}
+
+# How many <text> elements of an SVG say exactly TEXT.
+svg_texts() {
+    grep -c "<text>$2</text>" "$1" || true
+}
+
+# "x y" of each point mark of an SVG drawn in colour "R, G, B" (gnuplot's
+# <use ... transform='translate(x,y) ...' color='rgb(R, G, B)'>), one a line.
+svg_point_xy() {
+    grep -Eo "<use xlink:href='#gpPt[0-9]+' transform='translate\([0-9.,]+\) scale\([0-9.]+\)' color='rgb\( *$2, *$3, *$4\)'" "$1" |
+        sed 's/.*translate(\([0-9.]*\),\([0-9.]*\)).*/\1 \2/'
+}
+
+# How many points an SVG draws in colour "R, G, B".
+svg_points() {
+    svg_point_xy "$@" | wc -l
+}
+
+# "left right" of each panel's border (gnuplot draws it as one closed path
+# M x0,y0 L x0,y1 L x1,y1 L x1,y0 L x0,y0 Z), in drawing order.
+svg_borders() {
+    sed -n "s/.*d='M\([0-9.]*\),[0-9.]* L\1,[0-9.]* L\([0-9.]*\),[0-9.]* L\2,[0-9.]* L\1,[0-9.]* Z.*/\1 \2/p" "$1"
+}
+
+assert_no_plot_dirs() {
+    local left
+    left="$(ls -A tmp)"
+    [ -z "$left" ] || fail "temporary directories left behind: $left"
+}
+
+# A model on the first two standardised columns (se kernel, fixed
+# hyperparameters: quick), and its labels' counts.
+surface_model() {
+    cut -d' ' -f1-2 Xz.txt > X2.txt
+    run gpc-fit -q -k se -O none -p log_v0=0,log_w=0 -m m2.model X2.txt y.txt
+    assert_success
+}
+
+@test "gpc-plot --help lists every option and exits 0" {
+    check_help gpc-plot output format title width height bins model column burn grid margin \
+        quiet verbose help version
+    check_help_covers_source gpc-plot
+}
+
+@test "gpc-plot --version" {
+    check_version gpc-plot
+}
+
+# ---- reliability -------------------------------------------------------------------
+
+@test "gpc-plot reliability: SVG with title, axis labels and the hand-computed ECE" {
+    run --separate-stderr gpc-plot reliability --bins=2 -o out/r.svg pred.txt lab.txt
+    assert_success
+    [ -z "$output" ]
+    run head -c 5 out/r.svg
+    assert_output "<?xml"
+    [ "$(svg_texts out/r.svg 'reliability of pred.txt against lab.txt')" -eq 1 ]
+    [ "$(svg_texts out/r.svg 'predicted p(y = +1)')" -eq 2 ]
+    [ "$(svg_texts out/r.svg 'observed frequency of y = +1')" -eq 1 ]
+    [ "$(svg_texts out/r.svg 'cases')" -eq 1 ]
+    [ "$(svg_texts out/r.svg 'perfect calibration')" -eq 1 ]
+    [ "$(svg_texts out/r.svg 'observed (ECE 0.2800, 2 bins, 5 cases)')" -eq 1 ]
+    # the same ECE as gpc-score's
+    run gpc-score -a --bins=2 pred.txt lab.txt
+    assert_output --partial "expected calibration error 0.2800 (2 bins)"
+    assert_no_plot_dirs
+}
+
+@test "gpc-plot reliability: the curve's points are the bins' means (mean p, observed)" {
+    gpc-plot reliability --bins=2 -W 600 -H 700 -o out/r.svg pred.txt lab.txt
+    # the two marks of the curve (its key sample is the third), in pixels; the
+    # plot's x axis maps [0, 1] onto the border's width, so the second point
+    # lies (0.88333 - 0.125) / 1 of the border's width right of the first
+    run svg_point_xy out/r.svg 192 57 43
+    assert_success
+    [ "${#lines[@]}" -eq 3 ]
+    x1=${lines[0]% *} x2=${lines[1]% *}
+    # the top panel's border, left and right
+    read -r left right < <(svg_borders out/r.svg | head -n 1)
+    run awk -v a="$x1" -v b="$x2" -v l="$left" -v r="$right" 'BEGIN {
+        got = (b - a) / (r - l); want = 0.883333333 - 0.125
+        if (got - want > 0.01 || want - got > 0.01) { print got, want; exit 1 } }'
+    assert_success
+}
+
+@test "gpc-plot reliability: PNG of the size asked for, not blank" {
+    run gpc-plot reliability -W 500 -H 420 -o out/r.png pred.txt lab.txt
+    assert_success
+    [ "$(png_size out/r.png)" = "500 420" ]
+    n=$(png_colours out/r.png)
+    [ "$n" -gt 20 ] || fail "only $n colours"
+}
+
+@test "gpc-plot reliability: multiclass top-label confidence from a header line" {
+    # top classes: a (0.6, right), b (0.7, wrong), c (0.9, right), a (0.4, wrong)
+    printf '# p.a p.b p.c label\n0.6 0.3 0.1 1\n0.2 0.7 0.1 2\n0.05 0.05 0.9 3\n0.4 0.3 0.3 1\n' > mp.txt
+    printf 'a\nc\nc\nb\n' > my.txt
+    # 2 bins: [0, .5): 0.4 wrong -> |0.4 - 0| = 0.4, 1 case;
+    # [.5, 1]: 0.6, 0.7, 0.9 with right, wrong, right -> |0.7333 - 0.6667| = 0.0667, 3 cases
+    # ECE = 0.4 / 4 + 3 / 4 * 0.06667 = 0.15
+    run gpc-plot reliability --bins=2 -o out/m.svg mp.txt my.txt
+    assert_success
+    [ "$(svg_texts out/m.svg 'observed (ECE 0.1500, 2 bins, 4 cases)')" -eq 1 ]
+    [ "$(svg_texts out/m.svg 'confidence of the top class')" -eq 2 ]
+    [ "$(svg_texts out/m.svg 'accuracy of the top class')" -eq 1 ]
+}
+
+@test "gpc-plot reliability: --title, standard output, png by default, same bytes twice" {
+    gpc-plot reliability --title "it's calibrated" pred.txt lab.txt > a.png
+    run head -c 4 a.png
+    assert_output $'\x89PNG'
+    gpc-plot reliability --title "it's calibrated" -o b.png pred.txt lab.txt
+    assert_files_equal a.png b.png
+    gpc-plot reliability --title "it's calibrated" -F svg -o c.out pred.txt lab.txt
+    gpc-plot reliability --title "it's calibrated" -o d.svg pred.txt lab.txt
+    assert_files_equal c.out d.svg
+    [ "$(svg_texts d.svg "it's calibrated")" -eq 1 ]
+}
+
+@test "gpc-plot reliability: rows and labels that do not match, a probability above 1" {
+    printf -- '-1\n1\n' > short.txt
+    run gpc-plot reliability -o out/r.png pred.txt short.txt
+    [ "$status" -eq 3 ]
+    assert_output --partial "short.txt has 2 labels but pred.txt has 5 rows"
+    printf '0.1\n1.5\n0.8\n0.9\n0.95\n' > bad.txt
+    run gpc-plot reliability -o out/r.png bad.txt lab.txt
+    [ "$status" -eq 3 ]
+    assert_output --partial "bad.txt"
+    assert_output --partial "1.5"
+    assert_dir_empty out
+    assert_no_plot_dirs
+}
+
+# ---- trace -------------------------------------------------------------------------
+
+@test "gpc-plot trace: one titled panel per hyperparameter, burn-in marked in each" {
+    # ard on 7 columns: log_v0 and log_w1 .. log_w7, 8 hyperparameters
+    run gpc-hmc -q -k ard -n 9 -L 3 -o c1.txt Xz.txt y.txt
+    assert_success
+    run gpc-plot trace -o out/t.svg c1.txt
+    assert_success
+    for name in log_v0 log_w1 log_w2 log_w3 log_w4 log_w5 log_w6 log_w7; do
+        # the panel's title and its y label
+        [ "$(svg_texts out/t.svg "$name")" -eq 2 ] || fail "$name: $(svg_texts out/t.svg "$name") texts"
+    done
+    [ "$(svg_texts out/t.svg log_w8)" -eq 0 ]
+    [ "$(svg_texts out/t.svg iteration)" -eq 8 ]
+    [ "$(svg_texts out/t.svg burn-in)" -eq 8 ]
+    [ "$(grep -c "fill = 'rgb(230, 230, 230)'" out/t.svg)" -eq 8 ]
+    # the default burn-in is a third of the 9 iterations, as gpc-hmc --summary's
+    [ "$(svg_texts out/t.svg 'hyperparameters along c1.txt (burn-in 3 of 9 iterations)')" -eq 1 ]
+    run gpc-hmc --summary c1.txt
+    assert_output --partial "iterations 4..9"
+}
+
+@test "gpc-plot trace: the shading ends between the burn-in and the first kept iteration" {
+    run gpc-hmc -q -k se -n 11 -L 3 -o c1.txt Xz.txt y.txt
+    assert_success
+    run gpc-plot trace --burn=4 -o out/t.svg c1.txt
+    assert_success
+    # x runs over iterations 1..11 exactly (xfix); the shading ends at 4.5,
+    # a fraction (4.5 - 1) / (11 - 1) = 0.35 of the panel's width
+    read -r l r < <(grep "fill = 'rgb(230, 230, 230)'" out/t.svg | head -n 1 |
+        awk -F"'" '{ split($4, p, "[ ,]+"); print p[1], p[3] }')
+    read -r left right < <(svg_borders out/t.svg | head -n 1)
+    run awk -v l="$l" -v r="$r" -v a="$left" -v b="$right" 'BEGIN {
+        if (l != a) { print "shading starts at", l, "not", a; exit 1 }
+        f = (r - a) / (b - a); if (f < 0.345 || f > 0.355) { print "fraction", f; exit 1 } }'
+    assert_success
+    run gpc-plot trace --burn=0 -o out/t0.svg c1.txt
+    assert_success
+    [ "$(svg_texts out/t0.svg burn-in)" -eq 0 ]
+}
+
+@test "gpc-plot trace: several chains overlaid in their own colours, PNG sized by panels" {
+    gpc-hmc -q -k se -n 6 -L 3 -o c1.txt Xz.txt y.txt
+    gpc-hmc -q -k se -n 6 -L 3 -S 2 -o c2.txt Xz.txt y.txt
+    gpc-hmc -q -k se -n 6 -L 3 -S 3 -o c3.txt Xz.txt y.txt
+    run gpc-plot trace -o out/t.svg c1.txt c2.txt c3.txt
+    assert_success
+    # the key (first panel) names each chain once
+    for c in c1.txt c2.txt c3.txt; do
+        [ "$(svg_texts out/t.svg "$c")" -eq 1 ]
+    done
+    # 2 panels x 3 chains in 3 colours: each colour's line in both panels
+    for rgb in 'rgb( 31,  95, 168)' 'rgb(192,  57,  43)' 'rgb( 46, 139,  58)'; do
+        n=$(grep -c "stroke='$rgb'" out/t.svg || true)
+        [ "$n" -ge 2 ] || fail "colour $rgb drawn $n times"
+    done
+    run gpc-plot trace -o out/t.png c1.txt c2.txt
+    assert_success
+    # 2 panels: a 1 x 2 grid of 320 x 240 pixels each, 40 for the title
+    [ "$(png_size out/t.png)" = "640 280" ]
+    n=$(png_colours out/t.png)
+    [ "$n" -gt 20 ] || fail "only $n colours"
+}
+
+@test "gpc-plot trace: chains of different kernels, a burn-in past the end" {
+    gpc-hmc -q -k se -n 6 -L 3 -o c1.txt Xz.txt y.txt
+    gpc-hmc -q -k linear -n 6 -L 3 -o c2.txt Xz.txt y.txt
+    run gpc-plot trace -o out/t.png c1.txt c2.txt
+    [ "$status" -eq 3 ]
+    assert_output --partial "c2.txt: kernel 'linear' differs from c1.txt's 'se'"
+    run gpc-plot trace --burn=6 -o out/t.png c1.txt
+    [ "$status" -eq 3 ]
+    assert_output --partial "a burn-in of 6 leaves none of its 6 iterations"
+    assert_dir_empty out
+    assert_no_plot_dirs
+}
+
+# ---- surface -----------------------------------------------------------------------
+
+@test "gpc-plot surface: every training point drawn, by class, with labels and title" {
+    surface_model
+    neg=$(grep -c -- '^-1' y.txt)
+    pos=$(grep -c '^1' y.txt)
+    [ $((neg + pos)) -eq 40 ]
+    run gpc-plot surface --grid=30 -o out/s.svg m2.model
+    assert_success
+    # each point once in its class colour, plus one in the key
+    [ "$(svg_points out/s.svg 11 42 107)" -eq $((neg + 1)) ]
+    [ "$(svg_points out/s.svg 122 10 10)" -eq $((pos + 1)) ]
+    [ "$(svg_texts out/s.svg "class -1 ($neg)")" -eq 1 ]
+    [ "$(svg_texts out/s.svg "class 1 ($pos)")" -eq 1 ]
+    [ "$(svg_texts out/s.svg 'x1')" -eq 1 ]
+    [ "$(svg_texts out/s.svg 'x2')" -eq 1 ]
+    [ "$(svg_texts out/s.svg 'p(y = 1 | x)')" -eq 1 ]
+    [ "$(svg_texts out/s.svg 'p = 0.5')" -eq 1 ]
+    [ "$(svg_texts out/s.svg 'p(y = 1 | x) of m2.model (laplace, logistic, kernel se)')" -eq 1 ]
+    grep -q '<image ' out/s.svg || fail "no heat map"
+    assert_no_plot_dirs
+}
+
+@test "gpc-plot surface: the grid covers the inputs with the margin; PNG not blank" {
+    surface_model
+    run gpc-plot surface --grid=20 --margin=0.5 -W 500 -H 400 -o out/s.png m2.model
+    assert_success
+    [ "$(png_size out/s.png)" = "500 400" ]
+    n=$(png_colours out/s.png)
+    [ "$n" -gt 50 ] || fail "only $n colours"
+    # with --margin=0.5 the x axis spans twice the inputs' range: the points'
+    # extreme marks are a quarter of the border's width in from its edges
+    gpc-plot surface --grid=20 --margin=0.5 -o out/s.svg m2.model
+    { svg_point_xy out/s.svg 11 42 107; svg_point_xy out/s.svg 122 10 10; } > xy.txt
+    [ "$(wc -l < xy.txt)" -eq 42 ]
+    read -r lo hi < <(sort -k2,2g xy.txt | head -n -2 | sort -g |
+        awk 'NR == 1 { lo = $1 } { hi = $1 } END { print lo, hi }')
+    read -r left right < <(svg_borders out/s.svg | head -n 1)
+    run awk -v lo="$lo" -v hi="$hi" -v l="$left" -v r="$right" 'BEGIN {
+        a = (lo - l) / (r - l); b = (r - hi) / (r - l)
+        if (a < 0.24 || a > 0.26 || b < 0.24 || b > 0.26) { print a, b, lo, hi, l, r; exit 1 } }'
+    assert_success
+}
+
+@test "gpc-plot surface: a model of 3 input columns is refused clearly" {
+    cut -d' ' -f1-3 Xz.txt > X3.txt
+    gpc-fit -q -k se -O none -m m3.model X3.txt y.txt
+    run gpc-plot surface -o out/s.png m3.model
+    [ "$status" -eq 3 ]
+    assert_output --partial "m3.model: the model has 3 input columns; a surface is drawn for a model of 2"
+    assert_dir_empty out
+    assert_no_plot_dirs
+}
+
+# ---- errors common to every picture -------------------------------------------------
+
+@test "gpc-plot: a missing input is exit 3, naming it, and leaves nothing" {
+    run gpc-plot surface -o out/s.png nosuch.model
+    [ "$status" -eq 3 ]
+    assert_output --partial "nosuch.model"
+    run gpc-plot reliability -o out/r.png pred.txt nosuch.txt
+    [ "$status" -eq 3 ]
+    assert_output --partial "nosuch.txt"
+    run gpc-plot trace -o out/t.png nosuch.txt
+    [ "$status" -eq 3 ]
+    assert_output --partial "nosuch.txt"
+    assert_dir_empty out
+    assert_no_plot_dirs
+}
+
+@test "gpc-plot: bad formats, kinds and options are usage errors" {
+    run gpc-plot reliability -F pdf -o out/r.pdf pred.txt lab.txt
+    [ "$status" -eq 2 ]
+    assert_output --partial "unknown picture format 'pdf' (use png or svg)"
+    run gpc-plot reliability -o out/r.pdf pred.txt lab.txt
+    [ "$status" -eq 2 ]
+    assert_output --partial "cannot tell the picture format from 'out/r.pdf'"
+    run gpc-plot histogram pred.txt
+    [ "$status" -eq 2 ]
+    assert_output --partial "unknown picture 'histogram' (use reliability, trace or surface)"
+    run gpc-plot
+    [ "$status" -eq 2 ]
+    run gpc-plot trace --grid=10 -o out/t.png pred.txt
+    [ "$status" -eq 2 ]
+    assert_output --partial "--grid is an option of 'surface', not of 'trace'"
+    run gpc-plot reliability -o out/r.png pred.txt
+    [ "$status" -eq 2 ]
+    assert_output --partial "expected two files"
+    run gpc-plot surface --grid=1 -o out/s.png m.model
+    [ "$status" -eq 2 ]
+    run gpc-plot reliability -W 10 -o out/r.png pred.txt lab.txt
+    [ "$status" -eq 2 ]
+    assert_dir_empty out
+    assert_no_plot_dirs
+}
+
+@test "gpc-plot: an unwritable output is exit 3 and leaves nothing behind" {
+    run gpc-plot reliability -o nosuchdir/r.png pred.txt lab.txt
+    [ "$status" -eq 3 ]
+    assert_output --partial "nosuchdir/r.png"
+    mkdir out/ro
+    chmod 555 out/ro
+    run without_dac_override gpc-plot reliability -o out/ro/r.png pred.txt lab.txt
+    [ "$status" -eq 3 ]
+    assert_output --partial "out/ro/r.png"
+    assert_dir_empty out/ro
+    run gpc-plot reliability -o /dev/full pred.txt lab.txt
+    [ "$status" -eq 3 ]
+    assert_output --partial "/dev/full"
+    assert_no_plot_dirs
+}
+
+@test "gpc-plot: gnuplot absent is exit 3 with the package to install, no output" {
+    mkdir emptybin
+    run env PATH="$BATS_TEST_TMPDIR/emptybin" "$REPO/bin/gpc-plot" reliability -o out/r.png \
+        pred.txt lab.txt
+    [ "$status" -eq 3 ]
+    assert_output --partial "cannot run gnuplot: not found on PATH"
+    assert_output --partial "apt-get install gnuplot-nox"
+    assert_dir_empty out
+    assert_no_plot_dirs
+}
+
+@test "gpc-plot: gnuplot failing is exit 3 with its message, no output" {
+    mkdir fakebin
+    printf '#!/bin/sh\necho "\\"plot.gp\\" line 3: simulated failure" >&2\nexit 1\n' > fakebin/gnuplot
+    chmod +x fakebin/gnuplot
+    run env PATH="$BATS_TEST_TMPDIR/fakebin:$PATH" gpc-plot reliability -o out/r.png pred.txt lab.txt
+    [ "$status" -eq 3 ]
+    assert_output --partial "gnuplot failed (exit status 1): \"plot.gp\" line 3: simulated failure"
+    assert_output --partial "gnuplot-nox"
+    assert_dir_empty out
+    # a gnuplot that succeeds but draws nothing
+    printf '#!/bin/sh\nexit 0\n' > fakebin/gnuplot
+    run env PATH="$BATS_TEST_TMPDIR/fakebin:$PATH" gpc-plot reliability -o out/r.png pred.txt lab.txt
+    [ "$status" -eq 3 ]
+    assert_output --partial "gnuplot drew no picture"
+    assert_dir_empty out
+    assert_no_plot_dirs
+}
