@@ -6,7 +6,9 @@
 # python3-pandas writes the data frames that the input tests read.
 # gnuplot-nox (pngcairo and svg terminals) draws gpc-plot's pictures, whose
 # tests look at them.
-PKGS="build-essential pkg-config libgsl-dev libopenblas-dev bats bats-assert bats-support python3-numpy python3-pandas gnuplot-nox $*"
+# parallel (GNU parallel) runs the batch examples in examples/, whose tests
+# (tests/cli/batch.bats) run them.
+PKGS="build-essential pkg-config libgsl-dev libopenblas-dev bats bats-assert bats-support python3-numpy python3-pandas gnuplot-nox parallel $*"
 missing=""
 for p in $PKGS; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" ||
