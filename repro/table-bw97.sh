@@ -300,17 +300,10 @@ echo
 echo "Chain summaries: $out/{pima,crabs,neal3,fgl-fold*}-summary.txt"
 
 if command -v gnuplot >/dev/null 2>&1; then
+    # a panel per log hyperparameter, the burn-in gpc-hmc --summary discards shaded
     for d in pima crabs neal3 fgl-fold0; do
-        cols=$(awk '!/^#/ { for (i = 2; i <= NF; i++) if ($i == "potential") { print i - 1; exit } }' \
-            "$out/$d-chain.txt")
-        gnuplot <<PLOT
-set terminal pngcairo size 900,500 noenhanced
-set output "$out/$d-trace.png"
-set title "$d: log hyperparameters along the HMC chain"
-set xlabel "iteration"
-set key outside right autotitle columnhead
-plot for [c=2:$cols] "$out/$d-chain.txt" using 1:c with lines
-PLOT
+        gpc-plot trace -q -o "$out/$d-trace.png" \
+            --title "$d: log hyperparameters along the HMC chain" "$out/$d-chain.txt"
     done
     echo "Trace plots: $out/{pima,crabs,neal3,fgl-fold0}-trace.png"
 fi

@@ -150,67 +150,20 @@ done
 
 # ---------------------------------------------------------------- Figure 1
 say "Figure 1"
-awk 'BEGIN { for (i = 0; i <= 100; i++) for (j = 0; j <= 100; j++)
-             printf "%.2f %.2f\n", -1 + 0.02 * i, -1 + 0.02 * j }' >"$so/grid.txt"
-paste -d ' ' "$syn/X-train.txt" "$syn/y-train.txt" |
-    awk -v list="$flips" 'BEGIN { n = split(list, f, " "); for (i = 1; i <= n; i++) fl[f[i]] = 1 }
-        { print $0, (NR in fl) ? 1 : 0 }' >"$so/train-points.txt"
-paste -d ' ' "$syn/X-test.txt" "$syn/y-test.txt" >"$so/test-points.txt"
+# The decision surfaces of the plain and the robust fit on the flipped labels
+# (panels c and d of the paper's figure), one picture each: p(y=+1|x) with the
+# 0.5 contour heavy, and the training points by their given labels (the two
+# flipped ones among them), titled with the test error.
+fig=""
 for m in 0 em; do
-    if [ "$(cat "$so/flipped-$m.rc")" = 0 ]; then
-        gpc-predict -q -m "$so/flipped-$m.model" -c p "$so/grid.txt" |
-            paste -d ' ' "$so/grid.txt" - |
-            awk 'NR > 1 && $1 != last { print "" } { print; last = $1 }' >"$so/grid-$m.txt"
-    fi
+    [ "$(cat "$so/flipped-$m.rc")" = 0 ] && command -v gnuplot >/dev/null 2>&1 || continue
+    err=$(gpc-score -t "$so/flipped-$m.pred" "$syn/y-test.txt" | awk '{ printf "%.2f", 100 * $3 }')
+    if [ $m = 0 ]; then name=gpc what="(c) GPC (eps = 0)"; else name=robust what="(d) robust GPC (eps by EM)"; fi
+    gpc-plot surface -q --grid=101 --margin=0.025 -o "$out/figure1-$name.png" \
+        --title "$what on kg-synth, training labels $flips flipped: test error $err %" "$so/flipped-$m.model"
+    fig="${fig:+$fig }$out/figure1-$name.png"
 done
-if command -v gnuplot >/dev/null 2>&1 && [ -f "$so/grid-0.txt" ] && [ -f "$so/grid-em.txt" ]; then
-    err0=$(gpc-score -t "$so/flipped-0.pred" "$syn/y-test.txt" | awk '{ printf "%.2f", 100 * $3 }')
-    errem=$(gpc-score -t "$so/flipped-em.pred" "$syn/y-test.txt" | awk '{ printf "%.2f", 100 * $3 }')
-    gnuplot <<PLOT
-set table "$so/contour-0.txt"
-set contour base; set cntrparam levels discrete 0.5; unset surface; set view map
-splot "$so/grid-0.txt" using 1:2:3 with lines
-set table "$so/contour-em.txt"
-splot "$so/grid-em.txt" using 1:2:3 with lines
-unset table
-reset
-set terminal pngcairo size 1100,1200 font ",11" noenhanced
-set output "$out/figure1.png"
-set multiplot layout 2,2 title "Kim & Ghahramani Figure 1 on kg-synth (our data): x1^2 + x2^2 > 0.5 is +1"
-set size ratio -1
-set xrange [-1.05:1.05]; set yrange [-1.05:1.05]
-set xlabel "x1"; set ylabel "x2"
-set key below horizontal maxrows 2 font ",9"
-set parametric; set trange [0:2*pi]
-r = sqrt(0.5)
-set title "(a) training set (40), flipped labels circled"
-plot "$so/train-points.txt" using 1:(\$3 > 0 ? \$2 : 1/0) with points pt 1 ps 1.6 lc rgb "#c00000" title "+1", \
-     "" using 1:(\$3 < 0 ? \$2 : 1/0) with points pt 7 ps 1.0 lc rgb "#0050c0" title "-1", \
-     "" using 1:(\$4 == 1 ? \$2 : 1/0) with points pt 6 ps 3 lw 2 lc rgb "black" title "flipped", \
-     r*cos(t), r*sin(t) with lines dt 2 lc rgb "gray40" title "true boundary"
-set title "(b) test set (960)"
-plot "$so/test-points.txt" using 1:(\$3 > 0 ? \$2 : 1/0) with points pt 1 ps 0.6 lc rgb "#c00000" title "+1", \
-     "" using 1:(\$3 < 0 ? \$2 : 1/0) with points pt 7 ps 0.4 lc rgb "#0050c0" title "-1", \
-     r*cos(t), r*sin(t) with lines dt 2 lc rgb "gray40" title "true boundary"
-set title "(c) GPC (eps = 0): p = 0.5, test error $err0 %"
-plot "$so/contour-0.txt" using 1:2 with lines lw 3 lc rgb "#008000" title "GPC boundary", \
-     r*cos(t), r*sin(t) with lines dt 2 lc rgb "gray40" title "true boundary", \
-     "$so/train-points.txt" using 1:(\$3 > 0 ? \$2 : 1/0) with points pt 1 ps 1.6 lc rgb "#c00000" title "+1", \
-     "" using 1:(\$3 < 0 ? \$2 : 1/0) with points pt 7 ps 1.0 lc rgb "#0050c0" title "-1", \
-     "" using 1:(\$4 == 1 ? \$2 : 1/0) with points pt 6 ps 3 lw 2 lc rgb "black" title "flipped"
-set title "(d) robust GPC (eps by EM): p = 0.5, test error $errem %"
-plot "$so/contour-em.txt" using 1:2 with lines lw 3 lc rgb "#b000b0" title "robust GPC boundary", \
-     "$so/contour-0.txt" using 1:2 with lines lw 1 lc rgb "#008000" title "GPC boundary", \
-     r*cos(t), r*sin(t) with lines dt 2 lc rgb "gray40" title "true boundary", \
-     "$so/train-points.txt" using 1:(\$3 > 0 ? \$2 : 1/0) with points pt 1 ps 1.6 lc rgb "#c00000" title "+1", \
-     "" using 1:(\$3 < 0 ? \$2 : 1/0) with points pt 7 ps 1.0 lc rgb "#0050c0" title "-1", \
-     "" using 1:(\$4 == 1 ? \$2 : 1/0) with points pt 6 ps 3 lw 2 lc rgb "black" title "flipped"
-unset multiplot
-PLOT
-    fig="$out/figure1.png"
-else
-    fig="not drawn (gnuplot missing or a fit failed)"
-fi
+[ -n "$fig" ] || fig="not drawn (gnuplot missing or a fit failed)"
 
 # ---------------------------------------------------------------- Table 2
 thy=data/thyroid

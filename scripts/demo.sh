@@ -40,4 +40,10 @@ row pima map "69 of 332"
 row crabs ml "3 of 120 (their split)"
 row crabs map "3 of 120 (their split)"
 echo "mlpp: mean log predictive probability of the test labels (natural log)."
+# How well calibrated the Pima MAP probabilities are, as a picture: observed
+# frequency of diabetes against predicted probability per bin, with the ECE.
+gpc-plot reliability -q -o "$out/pima-map-reliability.png" \
+    --title "Pima, Laplace GPC by MAP: reliability on the 332 test cases" \
+    "$out/pima-map.pred" data/pima/y-test.txt
+echo "Reliability diagram of the Pima MAP predictions: $out/pima-map-reliability.png"
 echo "Models, predictions and scaled inputs are in $out/."

@@ -361,7 +361,8 @@ int gpc_plot_reliability(gpc_plot *p, const gpc_score_bin *bins, size_t nbins, i
              gpc_score_ece(bins, nbins), nbins, nbins == 1 ? "" : "s", n);
     fputs("set multiplot title ", f);
     gpc_plot_put_string(f, title);
-    fputs("\nset origin 0,0.3\nset size 1,0.64\nset xrange [0:1]\nset yrange [0:1]\n"
+    /* the same margins in both panels, so that their x axes line up */
+    fputs("\nset lmargin 10\nset rmargin 4\nset origin 0,0.3\nset size 1,0.64\nset xrange [0:1]\nset yrange [0:1]\n"
           "set grid\nset key top left box opaque\n"
           "set title 'observed frequency against predicted probability, per bin'\n"
           "set xlabel ", f);
@@ -455,6 +456,29 @@ static void trace_panel(gpc_plot *p, gpc_chain *const *chains, char *const *name
     fputc('\n', f);
 }
 
+/* A step of 1, 2 or 5 times a power of ten that cuts range in at most 5
+ * parts: gnuplot's own choice crowds a small panel's axis with labels. */
+static double tic_step(double range)
+{
+    double step = 1.0;
+    while (range / step > 5.0)
+        step *= (step / pow(10.0, floor(log10(step) + 1e-9)) < 1.5) ? 2.0
+                : (step / pow(10.0, floor(log10(step) + 1e-9)) < 3.0) ? 2.5 : 2.0;
+    return step;
+}
+
+/* The iterations the chains span, first to last. */
+static double iteration_range(gpc_chain *const *chains, size_t nchains)
+{
+    long lo = chains[0]->iteration[0], hi = lo;
+    for (size_t i = 0; i < nchains; i++) {
+        const gpc_chain *c = chains[i];
+        lo = c->iteration[0] < lo ? c->iteration[0] : lo;
+        hi = c->iteration[c->rows - 1] > hi ? c->iteration[c->rows - 1] : hi;
+    }
+    return (double)(hi - lo);
+}
+
 int gpc_plot_trace(gpc_plot *p, gpc_chain *const *chains, char *const *names, size_t nchains,
                    size_t burn, const char *title)
 {
@@ -469,6 +493,7 @@ int gpc_plot_trace(gpc_plot *p, gpc_chain *const *chains, char *const *names, si
     fprintf(f, "set multiplot layout %zu,%zu title ", rows, cols);
     gpc_plot_put_string(f, title);
     fputs("\nset xlabel 'iteration'\nset autoscale xfix\nset grid\n", f);
+    fprintf(f, "set xtics %g\n", tic_step(iteration_range(chains, nchains)));
     if (burn > 0 && burn <= chains[0]->rows)
         mark_burn(f, (double)chains[0]->iteration[burn - 1] + 0.5);
     for (size_t j = 0; j < k; j++)
