@@ -182,47 +182,6 @@ static const char *base_name(const char *path)
 
 /* ---- reliability ------------------------------------------------------------ */
 
-/* The test labels with the classes that name the probability columns, as
- * gpc-score finds them: the model's when given, else those of the
- * predictions' header line when it names two or more, else those present
- * in the labels (two: binary).  A header also gives the first column
- * unless --column did. */
-static gpc_labels *read_test_labels(const char *ypath, const char *model_path,
-                                    const char *header, int *binary, long *col, int col_given)
-{
-    gpc_labels *labels;
-    char **names;
-    long first = 1;
-    size_t C = model_path ? 0 : gpc_labels_header_classes(header, &names, &first);
-    if (C >= 2) {
-        int st = gpc_labels_read_classes(ypath, names, C, &labels);
-        for (size_t c = 0; c < C; c++)
-            free(names[c]);
-        free(names);
-        gpc_cli_check(st);
-        *binary = 0;
-        if (!col_given)
-            *col = first;
-        return labels;
-    }
-    if (!model_path) {
-        labels = gpc_cli_read_labels(ypath);
-        *binary = labels->nclasses == 2;
-        return labels;
-    }
-    gpc_model *m;
-    gpc_cli_check(gpc_model_read(model_path, &m));
-    char **model_names = gpc_mallocarray(m->nclasses, sizeof *model_names);
-    for (size_t c = 0; c < m->nclasses; c++)
-        model_names[c] = (char *)gpc_model_class(m, c);
-    *binary = gpc_model_prob_columns(m) == 1;
-    int st = gpc_labels_read_classes(ypath, model_names, m->nclasses, &labels);
-    free(model_names);
-    gpc_model_free(m);
-    gpc_cli_check(st);
-    return labels;
-}
-
 /* Per case, the probability the calibration is of and its outcome:
  * binary, p(y=+1) and [y = +1]; multiclass, the top class's probability and
  * whether it is right. */
@@ -262,7 +221,7 @@ static void draw_reliability(gpc_plot *p, const options *o, int nargs, char **ar
     int binary;
     long col = o->column;
     gpc_cli_check(gpc_matrix_read(ppath, &P, &src));
-    gpc_labels *l = read_test_labels(ypath, o->model, src.header, &binary, &col,
+    gpc_labels *l = gpc_cli_read_test_labels(ypath, o->model, src.header, &binary, &col,
                                      o->column_opt != NULL);
     gpc_source_free(&src);
     size_t first = (size_t)col - 1, width = binary ? 1 : l->nclasses, n = P->size1;

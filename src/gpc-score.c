@@ -78,47 +78,6 @@ static const struct option long_options[] = {
     {"reliability", no_argument, NULL, 'r'},
     GPC_CLI_COMMON_OPTIONS};
 
-/* The labels of the test set, with the classes that name the probability
- * columns: the model's when given (a class may then be absent), else those
- * of the predictions' header line when it names two or more (so a test set
- * without some class is read right), else those present in the labels (two:
- * binary).  A header also gives the first column unless --column did. */
-static gpc_labels *read_test_labels(const char *ypath, const char *model_path,
-                                    const char *header, int *binary, long *col, int col_given)
-{
-    gpc_labels *labels;
-    char **names;
-    long first = 1;
-    size_t C = model_path ? 0 : gpc_labels_header_classes(header, &names, &first);
-    if (C >= 2) {
-        int st = gpc_labels_read_classes(ypath, names, C, &labels);
-        for (size_t c = 0; c < C; c++)
-            free(names[c]);
-        free(names);
-        gpc_cli_check(st);
-        *binary = 0;
-        if (!col_given)
-            *col = first;
-        return labels;
-    }
-    if (!model_path) {
-        labels = gpc_cli_read_labels(ypath);
-        *binary = labels->nclasses == 2;
-        return labels;
-    }
-    gpc_model *m;
-    gpc_cli_check(gpc_model_read(model_path, &m));
-    char **model_names = gpc_mallocarray(m->nclasses, sizeof *model_names);
-    for (size_t c = 0; c < m->nclasses; c++)
-        model_names[c] = (char *)gpc_model_class(m, c);
-    *binary = gpc_model_prob_columns(m) == 1;
-    int st = gpc_labels_read_classes(ypath, model_names, m->nclasses, &labels);
-    free(model_names);
-    gpc_model_free(m);
-    gpc_cli_check(st);
-    return labels;
-}
-
 /* Case i's probability of each class (C of them) from its row of P. */
 static void class_probabilities(const gsl_matrix *P, size_t i, size_t col, int binary, size_t C,
                                 const char *name, double *p)
@@ -317,7 +276,7 @@ int main(int argc, char **argv)
     gsl_matrix *P;
     gpc_source src;
     gpc_cli_check(gpc_matrix_read(ppath, &P, &src));
-    gpc_labels *labels = read_test_labels(ypath, model_path, src.header, &binary, &col,
+    gpc_labels *labels = gpc_cli_read_test_labels(ypath, model_path, src.header, &binary, &col,
                                           col_given);
     gpc_source_free(&src);
     size_t C = labels->nclasses, first = (size_t)col - 1, width = binary ? 1 : C;

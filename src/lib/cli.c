@@ -13,6 +13,7 @@
 #include "colnames.h"
 #include "err.h"
 #include "labels.h"
+#include "model.h"
 #include "libsvm.h"
 
 #ifndef GPC_VERSION
@@ -545,4 +546,40 @@ gsl_matrix *gpc_cli_read_inputs_for(const char *path, char *const *names, size_t
     int sparse = src.sparse;
     gpc_source_free(&src);
     return fit_width(m, sparse, path, dim, what);
+}
+
+gpc_labels *gpc_cli_read_test_labels(const char *ypath, const char *model_path,
+                                     const char *header, int *binary, long *col, int col_given)
+{
+    gpc_labels *labels;
+    char **names;
+    long first = 1;
+    size_t C = model_path ? 0 : gpc_labels_header_classes(header, &names, &first);
+    if (C >= 2) {
+        int st = gpc_labels_read_classes(ypath, names, C, &labels);
+        for (size_t c = 0; c < C; c++)
+            free(names[c]);
+        free(names);
+        gpc_cli_check(st);
+        *binary = 0;
+        if (!col_given)
+            *col = first;
+        return labels;
+    }
+    if (!model_path) {
+        labels = gpc_cli_read_labels(ypath);
+        *binary = labels->nclasses == 2;
+        return labels;
+    }
+    gpc_model *m;
+    gpc_cli_check(gpc_model_read(model_path, &m));
+    char **model_names = gpc_mallocarray(m->nclasses, sizeof *model_names);
+    for (size_t c = 0; c < m->nclasses; c++)
+        model_names[c] = (char *)gpc_model_class(m, c);
+    *binary = gpc_model_prob_columns(m) == 1;
+    int st = gpc_labels_read_classes(ypath, model_names, m->nclasses, &labels);
+    free(model_names);
+    gpc_model_free(m);
+    gpc_cli_check(st);
+    return labels;
 }

@@ -170,4 +170,14 @@ gsl_matrix *gpc_cli_read_inputs(const char *path, char ***names);
 gsl_matrix *gpc_cli_read_inputs_for(const char *path, char *const *names, size_t dim,
                                     const char *what);
 
+/* The labels of a test set, with the classes that name the probability
+ * columns of predictions: the model's (model_path) when given (a class may
+ * then be absent), else those of the predictions' header line when it names
+ * two or more (so a test set without some class is read right), else those
+ * present in the labels (two: binary).  *binary says which; a header also
+ * gives the first probability column in *col unless col_given.  Dies on
+ * errors. */
+gpc_labels *gpc_cli_read_test_labels(const char *ypath, const char *model_path,
+                                     const char *header, int *binary, long *col, int col_given);
+
 #endif
