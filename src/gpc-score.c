@@ -12,7 +12,6 @@
 #include "cli.h"
 #include "err.h"
 #include "matio.h"
-#include "model.h"
 #include "score.h"
 
 static void usage(void)
