@@ -1,0 +1,244 @@
+#!/usr/bin/env bats
+# gpc-folds: stratified folds, and files cut by them; gpc-cv: the fits and
+# predictions of every fold, pooled in the cases' order.
+
+load test_helper
+
+FGL="$REPO/data/fgl"
+
+setup() {
+    require_tools gpc-folds
+    common_setup
+}
+
+# "fold count" lines of a folds file's column (default 1), sorted by fold.
+fold_sizes() {
+    awk -v c="${2:-1}" '{ n[$c]++ } END { for (f in n) print f, n[f] }' "$1" | sort -n
+}
+
+# "folds smallest largest": the number of folds in column 1 and their sizes.
+size_range() {
+    fold_sizes "$1" | awk 'NR == 1 || $2 < lo { lo = $2 } $2 > hi { hi = $2 } END { print NR, lo, hi }'
+}
+
+spread() { # FOLDS LABELS: "class min max" per class over all K folds, K from FOLDS
+    awk 'NR == FNR { f[FNR] = $1; if ($1 > K) K = $1; next }
+         { n[$1, f[FNR]]++; cls[$1] = 1 }
+         END { for (c in cls) { lo = 1e9; hi = 0
+                   for (k = 1; k <= K; k++) { x = n[c, k] + 0; if (x < lo) lo = x; if (x > hi) hi = x }
+                   print c, lo, hi } }' "$1" "$2" | sort
+}
+
+@test "gpc-folds --help lists every option and exits 0" {
+    check_help gpc-folds folds seed repeats no-stratify select test train column output format
+    check_help_covers_source gpc-folds
+}
+
+@test "gpc-folds --version prints name, package and version" {
+    check_version gpc-folds
+}
+
+# ---- assignments ----------------------------------------------------------------------------
+
+@test "gpc-folds: one fold number 1..K per case, sizes and each class's counts within one" {
+    run --separate-stderr gpc-folds -K 10 -S 1 "$FGL/y.txt"
+    assert_success
+    [ -z "$stderr" ]
+    printf '%s\n' "$output" > f.txt
+    [ "$(wc -l < f.txt)" -eq 214 ]
+    # every line one whole number from 1 to 10
+    run awk '!($0 ~ /^[0-9]+$/ && $1 >= 1 && $1 <= 10)' f.txt
+    assert_success
+    assert_output ""
+    # 214 = 4 x 22 + 6 x 21: four folds of 22, six of 21
+    run sh -c "fold_sizes() { awk '{ n[\$1]++ } END { for (f in n) print n[f] }' \"\$1\" | sort | uniq -c; }; fold_sizes f.txt"
+    assert_output "$(printf '      6 21\n      4 22')"
+    # each class (70 WinF, 76 WinNF, 17 Veh, 13 Con, 9 Tabl, 29 Head) spread within one
+    spread f.txt "$FGL/y.txt" > sp.txt
+    run awk '$3 - $2 > 1' sp.txt
+    assert_output ""
+    # classes smaller than 10 are in 0 or 1 case per fold: Tabl (9) misses one fold
+    run grep '^Tabl ' sp.txt
+    assert_output "Tabl 0 1"
+    run grep '^WinNF ' sp.txt
+    assert_output "WinNF 7 8"
+}
+
+@test "gpc-folds: the same seed gives byte-identical folds, another seed others" {
+    gpc-folds -K 5 -S 7 "$FGL/y.txt" > a.txt
+    gpc-folds --folds=5 --seed=7 < "$FGL/y.txt" > b.txt
+    gpc-folds -K 5 -S 8 "$FGL/y.txt" > c.txt
+    assert_files_equal a.txt b.txt
+    ! cmp -s a.txt c.txt
+}
+
+@test "gpc-folds --repeats: R columns, each a stratified assignment, the first as with R=1" {
+    run gpc-folds -K 4 -S 3 -R 3 "$FGL/y.txt" -o r.txt
+    assert_success
+    assert_shape r.txt 214 3
+    gpc-folds -K 4 -S 3 "$FGL/y.txt" > one.txt
+    cut -d ' ' -f 1 r.txt > first.txt
+    assert_files_equal first.txt one.txt
+    for c in 1 2 3; do
+        cut -d ' ' -f "$c" r.txt > col.txt
+        run awk '$3 - $2 > 1' <(spread col.txt "$FGL/y.txt")
+        assert_output ""
+        # 214 = 2 x 54 + 2 x 53
+        run size_range col.txt
+        assert_output "4 53 54"
+    done
+    # the repeats are different shuffles
+    ! cmp -s <(cut -d ' ' -f 1 r.txt) <(cut -d ' ' -f 2 r.txt)
+}
+
+@test "gpc-folds --no-stratify: plain k-fold, sizes within one" {
+    run gpc-folds -K 3 --no-stratify "$FGL/y.txt"
+    assert_success
+    printf '%s\n' "$output" > f.txt
+    # 214 = 72 + 71 + 71, in some order of the folds
+    run size_range f.txt
+    assert_output "3 71 72"
+    [ "$(wc -l < f.txt)" -eq 214 ]
+}
+
+@test "gpc-folds: binary labels from a pipe, and -F npy as numpy reads it" {
+    gpc-folds -K 3 -F npy < y.txt > f.npy
+    run /usr/bin/python3 -c "
+import numpy as np
+f = np.load('f.npy'); y = np.loadtxt('y.txt')
+assert f.shape == (40, 1), f.shape
+for c in (-1, 1):
+    n = [int(np.sum((f[:, 0] == k) & (y == c))) for k in (1, 2, 3)]
+    assert max(n) - min(n) <= 1, n
+print('ok')"
+    assert_success
+    assert_output ok
+}
+
+# ---- cutting files ------------------------------------------------------------------------------
+
+@test "gpc-folds --select: test and train rows of every fold are the file's rows, each once" {
+    gpc-folds -K 4 -S 2 y.txt > f.txt
+    # number the rows so that equal rows stay apart
+    awk '{ print NR, $0 }' X.txt > Xn.txt
+    : > all.txt
+    for k in 1 2 3 4; do
+        run gpc-folds --select=$k --test f.txt Xn.txt -o test$k.txt
+        assert_success
+        run gpc-folds -s $k -T f.txt Xn.txt -o train$k.txt
+        assert_success
+        # the fold's rows, found independently by awk
+        awk -v k=$k 'NR == FNR { f[FNR] = $1; next } f[FNR] == k' f.txt Xn.txt > want.txt
+        assert_files_equal test$k.txt want.txt
+        cat test$k.txt train$k.txt | sort -n > both.txt
+        assert_files_equal both.txt Xn.txt
+        cat test$k.txt >> all.txt
+    done
+    sort -n all.txt > all-sorted.txt
+    assert_files_equal all-sorted.txt Xn.txt
+}
+
+@test "gpc-folds --select: labels, a CSV header and comment lines go to both sides" {
+    printf '1\n2\n1\n' > f.txt
+    printf '# glass\nRI,Na\n1.5,13\n1.6,14\n\n1.7,12\n' > X.csv
+    printf 'type\nWinF\nHead\nWinF\n' > y.txt
+    run gpc-folds -s 1 -t f.txt X.csv
+    assert_success
+    assert_output "$(printf '# glass\nRI,Na\n1.5,13\n\n1.7,12')"
+    run gpc-folds -s 1 -T f.txt X.csv
+    assert_output "$(printf '# glass\nRI,Na\n1.6,14\n')"
+    run gpc-folds -s 2 --test f.txt y.txt
+    assert_output "$(printf 'type\nHead')"
+}
+
+@test "gpc-folds --select: fold numbers from 0 as in data/fgl/folds.txt" {
+    run gpc-folds -s 0 -t "$FGL/folds.txt" "$FGL/y.txt"
+    assert_success
+    # fold 0 holds the rows whose folds.txt line is 0
+    [ "${#lines[@]}" -eq "$(grep -c '^0$' "$FGL/folds.txt")" ]
+}
+
+@test "gpc-folds --select: .npy in gives .npy out, -F text gives text" {
+    gpc-folds -K 3 y.txt > f.txt
+    gpc-scale -r id7.txt -F npy X.txt > X.npy
+    gpc-folds -s 2 -t f.txt X.npy > t.npy
+    gpc-folds -s 2 -t -F text f.txt X.npy > t.txt
+    awk 'NR == FNR { f[FNR] = $1; next } f[FNR] == 2' f.txt X.txt > want.txt
+    run /usr/bin/python3 -c "
+import numpy as np
+a = np.load('t.npy'); b = np.loadtxt('want.txt', ndmin=2); c = np.loadtxt('t.txt', ndmin=2)
+assert a.dtype == np.float64 and a.shape == b.shape, (a.dtype, a.shape, b.shape)
+assert (a == b).all() and (c == b).all()
+print('ok')"
+    assert_success
+    assert_output ok
+}
+
+@test "gpc-folds --select --column: cuts by a repeat's column" {
+    gpc-folds -K 2 -R 2 y.txt > r.txt
+    run gpc-folds -s 1 -t -c 2 r.txt y.txt
+    assert_success
+    [ "$output" = "$(awk 'NR == FNR { f[FNR] = $2; next } f[FNR] == 1' r.txt y.txt)" ]
+}
+
+# ---- errors ----------------------------------------------------------------------------------
+
+@test "gpc-folds: usage errors exit 2 and say what to do" {
+    run --separate-stderr gpc-folds -K 1 y.txt
+    [ "$status" -eq 2 ]
+    [[ "$stderr" == *"--folds: '1' is not a whole number from 2"* ]]
+    run --separate-stderr gpc-folds -K 41 y.txt
+    [ "$status" -eq 2 ]
+    [[ "$stderr" == *"-K 41 is more folds than the 40 cases of y.txt; use at most 40"* ]]
+    [ -z "$output" ]
+    run --separate-stderr gpc-folds -S -3 y.txt
+    [ "$status" -eq 2 ]
+    printf '1\n2\n3\n' > f.txt
+    printf '7\n8\n9\n' > z.txt
+    run --separate-stderr gpc-folds -s 4 -t f.txt z.txt
+    [ "$status" -eq 2 ]
+    [[ "$stderr" == *"--select=4: no case of f.txt is in fold 4 (its folds run from 1 to 3)"* ]]
+    run --separate-stderr gpc-folds -s 1 f.txt z.txt
+    [ "$status" -eq 2 ]
+    [[ "$stderr" == *"--select needs --test"* ]]
+    run --separate-stderr gpc-folds -s 1 -t -T f.txt z.txt
+    [ "$status" -eq 2 ]
+    run --separate-stderr gpc-folds -t y.txt
+    [ "$status" -eq 2 ]
+    [[ "$stderr" == *"--test and --train need --select"* ]]
+    run --separate-stderr gpc-folds -s 1 -t -K 3 f.txt z.txt
+    [ "$status" -eq 2 ]
+    run --separate-stderr gpc-folds -s 1 -t -c 2 f.txt z.txt
+    [ "$status" -eq 2 ]
+    [[ "$stderr" == *"--column=2, but f.txt has 1 column"* ]]
+    run --separate-stderr gpc-folds -s 1 -t f.txt - - < z.txt
+    [ "$status" -eq 2 ]
+    run --separate-stderr gpc-folds y.txt y.txt
+    [ "$status" -eq 2 ]
+}
+
+@test "gpc-folds: input errors exit 3 with the file and line, and leave no output" {
+    printf '1\n2\n1.5\n' > f.txt
+    printf '7\n8\n9\n' > z.txt
+    run --separate-stderr gpc-folds -s 1 -t -o out/t.txt f.txt z.txt
+    [ "$status" -eq 3 ]
+    [[ "$stderr" == *"f.txt:3: 1.5 is not a fold number"* ]]
+    assert_dir_empty out
+    printf '1\n2\n1\n' > f.txt
+    printf '7\n8\n' > z.txt
+    run --separate-stderr gpc-folds -s 1 -t -o out/t.txt f.txt z.txt
+    [ "$status" -eq 3 ]
+    [[ "$stderr" == *"z.txt: 2 rows, but the folds are of 3 cases"* ]]
+    assert_dir_empty out
+    run --separate-stderr gpc-folds -s 1 -t f.txt missing.txt
+    [ "$status" -eq 3 ]
+    [[ "$stderr" == *"missing.txt"* ]]
+    printf 'a\n\nb\n' > bad.txt
+    run --separate-stderr gpc-folds -K 2 -o out/f.txt bad.txt
+    [ "$status" -eq 3 ]
+    [[ "$stderr" == *"bad.txt:2"* ]]
+    assert_dir_empty out
+    run --separate-stderr gpc-folds -K 2 -o /dev/full y.txt
+    [ "$status" -eq 3 ]
+    [[ "$stderr" == *"write error"* ]]
+}
