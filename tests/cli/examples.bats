@@ -22,6 +22,14 @@ setup() {
     cd "$BATS_TEST_TMPDIR" || return 1
     PY=python3
     [ -x /usr/bin/python3 ] && PY=/usr/bin/python3
+    # gpc-predict(1) reads predictions with numpy, as its reader would:
+    # Debian's python3 has it (scripts/deps.sh), a python3 found earlier on
+    # PATH may not
+    if ! python3 -c 'import numpy' 2>/dev/null && "$PY" -c 'import numpy' 2>/dev/null; then
+        mkdir -p "$BATS_TEST_TMPDIR/pybin"
+        ln -sf "$PY" "$BATS_TEST_TMPDIR/pybin/python3"
+        PATH="$BATS_TEST_TMPDIR/pybin:$PATH"
+    fi
 }
 
 # run_examples DOC: run DOC's examples; on failure show the runner's report.
@@ -38,6 +46,22 @@ run_examples() {
 
 @test "examples: README.md" {
     run_examples README.md
+}
+
+@test "examples: gpc-predict(1)" {
+    run_examples man/gpc-predict.1
+}
+
+@test "examples: gpc-scale(1)" {
+    run_examples man/gpc-scale.1
+}
+
+@test "examples: gpc-score(1)" {
+    run_examples man/gpc-score.1
+}
+
+@test "examples: gpc-combine(1)" {
+    run_examples man/gpc-combine.1
 }
 
 @test "examples: gpc-formats(5) has no unmarked command blocks" {

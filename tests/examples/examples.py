@@ -216,7 +216,8 @@ def shell_incomplete(text):
         return True  # bash -n takes a backslash at the end as nothing
     r = subprocess.run(['bash', '-n', '-c', text], stdout=subprocess.DEVNULL,
                        stderr=subprocess.PIPE, text=True)
-    return r.returncode != 0 and 'unexpected end of file' in r.stderr
+    return r.returncode != 0 and ('unexpected end of file' in r.stderr or
+                                  'unexpected EOF while looking for matching' in r.stderr)
 
 
 def parse_example(block):
