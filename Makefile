@@ -51,7 +51,7 @@ BINS    = $(TOOLS:%=bin/%)
 UNIT_SRC = $(wildcard tests/unit/test_*.c)
 UNIT_BIN = $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 
-.PHONY: all check unit cli demo bench table-bw97 table-gr06 table-mfeat table-ow98 table-kg deps install uninstall clean fuzz
+.PHONY: all check unit cli demo bench table-bw97 table-gr06 table-mfeat table-ow98 table-kg deps install uninstall clean fuzz check-slurm
 all: $(BINS)
 
 $(BUILD)/lib/%.o: src/lib/%.c | $(BUILD)/lib
@@ -119,6 +119,16 @@ table-kg: deps
 	@sh repro/table-kg.sh
 	@echo
 	@sh repro/kg-draws.sh 30
+
+# The Slurm examples (examples/slurm/) on a real scheduler: starts munged,
+# slurmctld and slurmd on this machine with a configuration in a temporary
+# directory, runs the cross-validation array and chained HMC jobs of a few
+# seconds each, checks them against serial runs and stops the daemons (about
+# a minute).  Needs root, so it is not part of make check.
+check-slurm: deps
+	@sh scripts/deps.sh slurm-wlm
+	@$(MAKE) --no-print-directory all
+	@bash examples/slurm/check-slurm.sh
 
 # make check builds the benchmarks too, so that they keep up with the library.
 # The softmax bench compares with scikit-learn (python3-sklearn).
