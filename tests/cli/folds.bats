@@ -242,3 +242,178 @@ print('ok')"
     [ "$status" -eq 3 ]
     [[ "$stderr" == *"write error"* ]]
 }
+
+# ---- gpc-cv ---------------------------------------------------------------------------------
+
+# The out-of-fold predictions made by hand: the folds of f.txt (column 1),
+# each cut by awk, fitted and predicted with the given gpc-fit options, the
+# rows put back in the cases' order by awk.  Also each fold's 'gpc-score -t'.
+manual_cv() { # FOLDS X Y FIT-OPTION...
+    local folds="$1" x="$2" y="$3" k
+    shift 3
+    for k in $(sort -nu "$folds"); do
+        awk -v k="$k" 'NR == FNR { f[FNR] = $1; next } f[FNR] != k' "$folds" "$x" > m-Xtr$k
+        awk -v k="$k" 'NR == FNR { f[FNR] = $1; next } f[FNR] != k' "$folds" "$y" > m-ytr$k
+        awk -v k="$k" 'NR == FNR { f[FNR] = $1; next } f[FNR] == k' "$folds" "$x" > m-Xte$k
+        awk -v k="$k" 'NR == FNR { f[FNR] = $1; next } f[FNR] == k' "$folds" "$y" > m-yte$k
+        gpc-fit -q "$@" -m m-model$k m-Xtr$k m-ytr$k || return 1
+        gpc-predict -q -m m-model$k -o m-pred$k m-Xte$k || return 1
+        echo "$k $(gpc-score -t -m m-model$k m-pred$k m-yte$k)" >> m-scores
+    done
+    # case i is the next unused row of its fold's predictions
+    awk 'FNR == 1 { file++ } file == 1 { f[FNR] = $1; next }
+         /^#/ { next }
+         { split(FILENAME, a, "m-pred"); row[a[2], ++n[a[2]]] = $0 }
+         END { for (i = 1; i in f; i++) print row[f[i], ++u[f[i]]] }' "$folds" m-pred*
+}
+
+@test "gpc-cv --help lists every option and exits 0" {
+    require_tools gpc-cv
+    check_help gpc-cv folds seed no-stratify fold-file column scale predict-option jobs \
+        per-fold output
+    check_help_covers_source gpc-cv
+}
+
+@test "gpc-cv --version prints name, package and version" {
+    require_tools gpc-cv
+    check_version gpc-cv
+}
+
+@test "gpc-cv: out-of-fold predictions and per-fold scores equal the folds fitted by hand" {
+    require_tools gpc-cv gpc-fit gpc-predict gpc-score
+    mkdir tmp
+    export TMPDIR="$PWD/tmp"
+    run --separate-stderr gpc-cv -K 4 -S 3 --per-fold=out/scores.txt -o out/cv.pred \
+        Xz.txt y.txt -- -k ard
+    assert_success
+    [[ "$stderr" == *"fold 4 of 4, "*" elapsed"* ]]
+    [[ "$stderr" == *"fold 1 of 4, "* ]]
+    gpc-folds -K 4 -S 3 y.txt > f.txt
+    manual_cv f.txt Xz.txt y.txt -k ard > want.pred
+    [ "$(wc -l < want.pred)" -eq 40 ]
+    assert_files_equal out/cv.pred want.pred
+    { echo '# fold errors cases rate mlpp brier'; cat m-scores; } > want-scores.txt
+    assert_files_equal out/scores.txt want-scores.txt
+    # the pooled predictions score as the whole cross-validation
+    run gpc-score -t out/cv.pred y.txt
+    assert_success
+    [ "$(echo "$output" | cut -d ' ' -f 1)" = "$(awk '{ s += $2 } END { print s }' m-scores)" ]
+    assert_dir_empty tmp
+    # two folds at a time give the same bytes
+    run gpc-cv -q -j 2 -K 4 -S 3 -o out/cv2.pred Xz.txt y.txt -- -k ard
+    assert_success
+    assert_files_equal out/cv2.pred want.pred
+    assert_dir_empty tmp
+}
+
+@test "gpc-cv --scale and --fold-file: folds from a file counting from 0, inputs scaled per fold" {
+    require_tools gpc-cv gpc-scale
+    gpc-folds -K 3 -S 5 y.txt | awk '{ print $1 - 1 }' > f0.txt
+    run gpc-cv -q -s -f f0.txt -p --columns=p,label -o cv.pred X.txt y.txt -- -k ard
+    assert_success
+    # by hand: each fold's training inputs scaled by their own statistics
+    for k in 0 1 2; do
+        awk -v k=$k 'NR == FNR { f[FNR] = $1; next } f[FNR] != k' f0.txt X.txt > tr$k
+        awk -v k=$k 'NR == FNR { f[FNR] = $1; next } f[FNR] == k' f0.txt X.txt > te$k
+        awk -v k=$k 'NR == FNR { f[FNR] = $1; next } f[FNR] != k' f0.txt y.txt > ytr$k
+        gpc-scale -q -s st$k -o trs$k tr$k
+        gpc-scale -q -r st$k -o tes$k te$k
+        gpc-fit -q -k ard -m model$k trs$k ytr$k
+        gpc-predict -q -m model$k -c p,label -o pred$k tes$k
+    done
+    awk 'FNR == 1 { file++ } file == 1 { f[FNR] = $1; next }
+         { row[file - 2, ++n[file - 2]] = $0 }
+         END { for (i = 1; i in f; i++) print row[f[i], ++u[f[i]]] }' f0.txt pred0 pred1 pred2 > want.pred
+    assert_files_equal cv.pred want.pred
+    assert_shape cv.pred 40 2
+}
+
+@test "gpc-cv: word labels of three classes (multiclass, fixed hyperparameters)" {
+    require_tools gpc-cv
+    # three classes by glucose (column 2), as words
+    awk '{ print ($2 < 100) ? "low" : ($2 < 140) ? "mid" : "high" }' X.txt > y3.txt
+    run gpc-cv -q -K 3 -o cv3.pred Xz.txt y3.txt -- -O none
+    assert_success
+    run head -n 1 cv3.pred
+    assert_output --partial "p.high p.low p.mid"
+    gpc-folds -K 3 -S 1 y3.txt > f.txt
+    manual_cv f.txt Xz.txt y3.txt -O none > want.pred
+    grep -v '^#' cv3.pred > got.pred
+    assert_files_equal got.pred want.pred
+    run gpc-score cv3.pred y3.txt
+    assert_success
+}
+
+@test "gpc-cv: usage errors exit 2 before any fold runs" {
+    require_tools gpc-cv
+    mkdir tmp
+    export TMPDIR="$PWD/tmp"
+    run --separate-stderr gpc-cv -K 41 -o out/cv.pred Xz.txt y.txt
+    [ "$status" -eq 2 ]
+    [[ "$stderr" == *"-K 41 is more folds than the 40 cases of y.txt"* ]]
+    run --separate-stderr gpc-cv -K 3 - y.txt < Xz.txt
+    [ "$status" -eq 2 ]
+    [[ "$stderr" == *"X and Y must be files"* ]]
+    run --separate-stderr gpc-cv -f y.txt -K 3 Xz.txt y.txt
+    [ "$status" -eq 2 ]
+    run --separate-stderr gpc-cv -c 2 Xz.txt y.txt
+    [ "$status" -eq 2 ]
+    run --separate-stderr gpc-cv Xz.txt y.txt y.txt
+    [ "$status" -eq 2 ]
+    yes 1 | head -n 40 > one.txt
+    run --separate-stderr gpc-cv -f one.txt Xz.txt y.txt
+    [ "$status" -eq 2 ]
+    [[ "$stderr" == *"every case is in fold 1"* ]]
+    assert_dir_empty out
+    assert_dir_empty tmp
+}
+
+@test "gpc-cv: a failing fit stops the run with its status, shows its messages, leaves nothing" {
+    require_tools gpc-cv
+    mkdir tmp
+    export TMPDIR="$PWD/tmp"
+    run --separate-stderr gpc-cv -K 3 -o out/cv.pred --per-fold=out/s.txt Xz.txt y.txt -- --bogus
+    [ "$status" -eq 2 ]
+    [[ "$stderr" == *"fold 1: gpc-fit: unrecognized option '--bogus'"* ]]
+    [[ "$stderr" == *"cross-validation stopped at fold"* ]]
+    [ -z "$output" ]
+    assert_dir_empty out
+    assert_dir_empty tmp
+    # input errors: X of other length, a fold file of other length, a missing file
+    head -n 39 Xz.txt > X39.txt
+    run --separate-stderr gpc-cv -K 3 -o out/cv.pred X39.txt y.txt
+    [ "$status" -eq 3 ]
+    [[ "$stderr" == *"X39.txt: 39 rows, but the folds are of 40 cases"* ]]
+    head -n 39 y.txt > f39.txt
+    run --separate-stderr gpc-cv -f f39.txt -o out/cv.pred Xz.txt y.txt
+    [ "$status" -eq 3 ]
+    [[ "$stderr" == *"f39.txt: 39 rows, but y.txt has 40 cases"* ]]
+    run --separate-stderr gpc-cv -o out/cv.pred Xz.txt missing.txt
+    [ "$status" -eq 3 ]
+    assert_dir_empty out
+    assert_dir_empty tmp
+}
+
+@test "gpc-cv: SIGTERM stops the folds, removes the temporary files, and kills with the signal" {
+    require_tools gpc-cv
+    mkdir tmp
+    export TMPDIR="$PWD/tmp"
+    # ten folds of ML fits: long enough to be stopped midway
+    gpc-cv -K 10 -o out/cv.pred Xz.txt y.txt -- -k ard 2> err.txt &
+    pid=$!
+    for i in $(seq 100); do
+        [ -n "$(ls tmp)" ] && [ -n "$(ls tmp/* 2>/dev/null | grep log)" ] && break
+        sleep 0.05
+    done
+    [ -n "$(ls tmp)" ] || fail "no temporary directory appeared"
+    kill -TERM "$pid"
+    status=0
+    wait "$pid" || status=$?
+    [ "$status" -eq 143 ] || fail "status $status, stderr: $(cat err.txt)"
+    assert_dir_empty out
+    assert_dir_empty tmp
+    # no fold's tool is left running
+    sleep 0.2
+    run pgrep -f "$BATS_TEST_TMPDIR/tmp/gpc-cv"
+    [ "$status" -eq 1 ]
+}
