@@ -118,8 +118,11 @@ standardise() { # TAG: inputs scaled with the training part's statistics
 }
 
 rows() { # FOLDS K in|out FILE: the rows of FILE whose fold is K (in) or is not (out)
-    awk -v k="$2" -v want="$3" 'NR == FNR { f[FNR] = $1; next }
-        ($1 != "" && (f[FNR] == k) == (want == "in"))' "$1" "$4"
+    if [ "$3" = in ]; then
+        gpc-folds --select="$2" --test "$1" "$4"
+    else
+        gpc-folds --select="$2" --train "$1" "$4"
+    fi
 }
 
 folds() { # DATA: the split of every fold of data/DATA/folds.txt
