@@ -121,7 +121,14 @@ static int naive_loo(const void *ws, const gsl_vector *y, gsl_matrix *mean, gsl_
 static void naive_report(const void *ws, double log_evidence)
 {
     (void)log_evidence;
-    gpc_info(1, "naive mean field solved in %d sweeps", ((const naive_ws *)ws)->mf->sweeps);
+    const gpc_meanfield *mf = ((const naive_ws *)ws)->mf;
+    if (mf->solver == GPC_MF_SWEEPS)
+        gpc_info(1, "naive mean field solved in %d sweeps", mf->sweeps);
+    else if (mf->fallbacks == 0)
+        gpc_info(1, "naive mean field solved in %d Newton steps", mf->newton_steps);
+    else
+        gpc_info(1, "naive mean field solved in %d Newton steps and %d sweeps (%d fallbacks)",
+                 mf->newton_steps, mf->sweeps, mf->fallbacks);
 }
 
 const gpc_method_ops gpc_method_naive_ops = {

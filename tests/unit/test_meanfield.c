@@ -83,8 +83,9 @@ static void test_gaussian(gsl_rng *r)
     m->moments_ctx = &s2;
     m->max_sweeps = 100000;
     int st = gpc_meanfield_run(m, y);
-    TEST_OK(st == GPC_OK, "Gaussian likelihood: converges (%d sweeps)%s%s", m->sweeps,
-            st ? ": " : "", st ? gpc_errmsg() : "");
+    /* the equations are linear: one Newton step solves them */
+    TEST_OK(st == GPC_OK && m->newton_steps == 1, "Gaussian likelihood: converges (%d Newton "
+            "steps)%s%s", m->newton_steps, st ? ": " : "", st ? gpc_errmsg() : "");
 
     gsl_matrix *A = gsl_matrix_alloc(n, n);
     gsl_matrix_memcpy(A, m->K);
@@ -94,12 +95,24 @@ static void test_gaussian(gsl_rng *r)
     gsl_vector *alpha = gsl_vector_alloc(n), *mean = gsl_vector_alloc(n);
     gsl_linalg_cholesky_solve(A, y, alpha);
     gsl_blas_dgemv(CblasNoTrans, 1.0, m->K, alpha, 0.0, mean);
+    /* Newton's step is exact up to rounding (|x| is O(10) here) */
+    TEST_CLOSE(max_abs_diff(m->x, alpha), 0, 0, 1e-11, "Gaussian likelihood: x = (K + s2 I)^-1 y");
+    TEST_CLOSE(max_abs_diff(m->h, mean), 0, 0, 1e-11,
+               "Gaussian likelihood: h is the regression mean K (K + s2 I)^-1 y");
     /* the sweeps stop when no step exceeds a relative 1e-10; Gauss-Seidel
      * converges linearly at a rate rho near 1 (about 0.95 here), so the
      * distance to the fixed point is up to step / (1 - rho) */
-    TEST_CLOSE(max_abs_diff(m->x, alpha), 0, 0, 1e-8, "Gaussian likelihood: x = (K + s2 I)^-1 y");
-    TEST_CLOSE(max_abs_diff(m->h, mean), 0, 0, 1e-9,
-               "Gaussian likelihood: h is the regression mean K (K + s2 I)^-1 y");
+    gpc_meanfield *ms = gpc_meanfield_alloc(n);
+    gsl_matrix_memcpy(ms->K, m->K);
+    ms->moments = gaussian_moments;
+    ms->moments_ctx = &s2;
+    ms->solver = GPC_MF_SWEEPS;
+    ms->max_sweeps = 100000;
+    st = gpc_meanfield_run(ms, y);
+    TEST_OK(st == GPC_OK, "Gaussian likelihood, sweeps: converge (%d sweeps)", ms->sweeps);
+    TEST_CLOSE(max_abs_diff(ms->x, alpha), 0, 0, 1e-8,
+               "Gaussian likelihood, sweeps: x = (K + s2 I)^-1 y");
+    gpc_meanfield_free(ms);
     double w1 = 0, w2 = 0, w3 = 0;
     for (size_t i = 0; i < n; i++) {
         double kii = gsl_matrix_get(m->K, i, i), a = gsl_vector_get(alpha, i), s = 0;
@@ -126,6 +139,22 @@ static void test_gaussian(gsl_rng *r)
     }
     TEST_OK(gap > 1e-3, "Gaussian likelihood: naive cavity means differ from exact LOO (%.3g)",
             gap);
+    /* ... but linear response is exact for a linear problem: the refit
+     * without case i is GP regression on the others */
+    gsl_vector *lm = gsl_vector_alloc(n), *lv = gsl_vector_alloc(n);
+    st = gpc_meanfield_loo(m, y, lm, lv);
+    double wl = 0, wv = 0;
+    for (size_t i = 0; i < n; i++) {
+        double loo = gsl_vector_get(y, i) - gsl_vector_get(alpha, i) / gsl_matrix_get(Ainv, i, i);
+        wl = fmax(wl, fabs(loo - gsl_vector_get(lm, i)));
+        wv = fmax(wv, fabs(gsl_vector_get(lv, i) - gsl_matrix_get(m->K, i, i)));
+    }
+    TEST_OK(st == GPC_OK, "Gaussian likelihood: linear-response leave-one-out succeeds");
+    TEST_CLOSE(wl, 0, 0, 1e-10, "Gaussian likelihood: linear-response leave-one-out means "
+               "y_i - x_i / [(K + s2 I)^-1]_ii exactly (gap of the cavity %.3g)", gap);
+    TEST_CLOSE(wv, 0, 0, 0, "Gaussian likelihood: leave-one-out variances K_ii");
+    gsl_vector_free(lm);
+    gsl_vector_free(lv);
     gsl_matrix_free(A);
     gsl_matrix_free(Ainv);
     gsl_vector_free(alpha);
@@ -158,8 +187,9 @@ static void test_one_point(void)
     TEST_CLOSE(gsl_vector_get(m->cav_mean, 0), 0, 0, 1e-15, "one point: cavity mean 0");
     TEST_CLOSE(gsl_vector_get(m->cav_var, 0), K11, 0, 0, "one point: cavity variance K11");
 
-    /* damping 0.5 moves halfway each sweep: x_k = (1 - 2^-k) x */
+    /* the sweeps, damped by 0.5, move halfway each sweep: x_k = (1 - 2^-k) x */
     double x = gsl_vector_get(m->x, 0);
+    m->solver = GPC_MF_SWEEPS;
     m->damping = 0.5;
     m->max_sweeps = 1;
     int st1 = gpc_meanfield_run(m, &y.vector);
@@ -269,6 +299,7 @@ static void test_probit(gsl_rng *r)
 
     /* one sweep is not enough: a numerical failure that suggests damping,
      * with the last iterate left consistent */
+    m->solver = GPC_MF_SWEEPS;
     m->max_sweeps = 1;
     st = gpc_meanfield_run(m, y);
     TEST_OK(st == GPC_ENUM && strstr(gpc_errmsg(), "damping") && strstr(gpc_errmsg(), "1 sweep"),
@@ -276,6 +307,18 @@ static void test_probit(gsl_rng *r)
     gsl_blas_dgemv(CblasNoTrans, 1.0, m->K, m->x, 0.0, Kx);
     TEST_CLOSE(max_abs_diff(m->h, Kx), 0, 0, 1e-12, "max_sweeps 1: h = K x for the last iterate");
     m->max_sweeps = 500;
+    /* and one Newton step is not enough either */
+    m->solver = GPC_MF_NEWTON;
+    m->max_newton = 1;
+    st = gpc_meanfield_run(m, y);
+    TEST_OK(st == GPC_ENUM && strstr(gpc_errmsg(), "1 Newton step") && m->newton_steps == 1,
+            "max_newton 1: GPC_ENUM naming the step (%s)", gpc_errmsg());
+    gsl_blas_dgemv(CblasNoTrans, 1.0, m->K, m->x, 0.0, Kx);
+    TEST_CLOSE(max_abs_diff(m->h, Kx), 0, 0, 1e-12, "max_newton 1: h = K x for the last iterate");
+    m->max_newton = 0;
+    TEST_OK(gpc_meanfield_run(m, y) == GPC_EUSAGE, "max_newton 0: usage error (%s)",
+            gpc_errmsg());
+    m->max_newton = 100;
 
     /* settings outside their range */
     m->damping = 0.0;
@@ -334,6 +377,162 @@ static void test_nonfinite(gsl_rng *r)
  * names report how many), damping 0.5 needs fewer and finds the same fixed
  * point, and the paper's step likelihood with label noise goes through the
  * same interface. */
+/* g(m) = (E[f] - m) / lambda = d log Z / dm under the cavity N(m, lambda):
+ * the solver's Jacobian and the linear response use g'(m) = (v - lambda) /
+ * lambda^2, v the tilted variance.  Central differences with step 1e-4
+ * have truncation error about g''' 1e-8 / 6, well inside 1e-6. */
+static double g_of(gpc_ep_moments mom, const void *ctx, double y, double m, double lam)
+{
+    double lz, mh, vh;
+    mom(ctx, y, m, lam, &lz, &mh, &vh);
+    return (mh - m) / lam;
+}
+
+static void test_derivatives(void)
+{
+    gpc_ep_label_noise step = {0.0, 0.0}, noisy = {0.1, 0.0}, noisy_probit = {0.05, 1.0};
+    struct { const char *name; gpc_ep_moments mom; const void *ctx; } liks[] = {
+        {"probit", gpc_ep_probit, NULL},
+        {"step", gpc_ep_label_noise_moments, &step},
+        {"step, 10% noise", gpc_ep_label_noise_moments, &noisy},
+        {"probit, 5% noise", gpc_ep_label_noise_moments, &noisy_probit},
+    };
+    double ms[] = {-4.0, -1.0, 0.0, 0.7, 3.0}, lams[] = {0.3, 2.5}, dm = 1e-4;
+    for (size_t l = 0; l < 4; l++) {
+        double worst = 0, neg = 0;
+        for (size_t a = 0; a < 5; a++)
+            for (size_t b = 0; b < 2; b++)
+                for (int y = -1; y <= 1; y += 2) {
+                    double m = ms[a], lam = lams[b], lz, mh, vh;
+                    liks[l].mom(liks[l].ctx, y, m, lam, &lz, &mh, &vh);
+                    double an = (vh - lam) / (lam * lam);
+                    double fd = (g_of(liks[l].mom, liks[l].ctx, y, m + dm, lam) -
+                                 g_of(liks[l].mom, liks[l].ctx, y, m - dm, lam)) / (2 * dm);
+                    worst = fmax(worst, fabs(an - fd) / (1e-3 + fabs(fd)));
+                    neg += vh > lam;
+                }
+        TEST_CLOSE(worst, 0, 0, 1e-6, "%s: g'(m) = (v - lambda) / lambda^2 by central "
+                   "differences (%g of 20 with v > lambda)", liks[l].name, neg);
+    }
+}
+
+/* The sweeps, run to their tolerance with up to 200000 sweeps, and Newton
+ * from the same start: the same solution.  The sweeps stop at a relative
+ * step of 1e-10 while converging linearly at a rate rho near 1, so they are
+ * off by up to 1e-10 / (1 - rho): 1e-7 allows rho up to 0.999. */
+static void compare_solvers(const char *name, gpc_meanfield *m, const gsl_vector *y,
+                            int max_newton_steps)
+{
+    gpc_meanfield *ms = gpc_meanfield_alloc(m->n);
+    gsl_matrix_memcpy(ms->K, m->K);
+    ms->moments = m->moments;
+    ms->moments_ctx = m->moments_ctx;
+    ms->solver = GPC_MF_SWEEPS;
+    ms->max_sweeps = 200000;
+    int st = gpc_meanfield_run(ms, y), st2 = gpc_meanfield_run(m, y);
+    TEST_OK(st == GPC_OK && st2 == GPC_OK, "%s: sweeps converge (%d sweeps), Newton converges "
+            "(%d steps, %d fallbacks)", name, ms->sweeps, m->newton_steps, m->fallbacks);
+    TEST_OK(m->newton_steps <= max_newton_steps && m->fallbacks == 0,
+            "%s: %d Newton steps (bound %d)", name, m->newton_steps, max_newton_steps);
+    double scale = 0;
+    for (size_t i = 0; i < m->n; i++)
+        scale = fmax(scale, fabs(gsl_vector_get(ms->x, i)));
+    TEST_CLOSE(max_abs_diff(m->x, ms->x) / scale, 0, 0, 1e-7, "%s: Newton's x is the sweeps' "
+               "(max |x| %.3g)", name, scale);
+    /* Newton stops at the same relative 1e-10 as the sweeps */
+    TEST_CLOSE(fixed_point_residual(m, y), 0, 0, 1e-10 * (1 + scale), "%s: Newton's fixed point",
+               name);
+    gpc_meanfield_free(ms);
+}
+
+/* A smooth kernel over 5-D inputs: K = exp(-w |s - s'|^2 / 2), nearly of
+ * rank 1 + d when w is small, which is what slows the sweeps.  The labels
+ * are linearly separable, as Sonar's are (104 cases, 60 inputs): with the
+ * step likelihood and labels that nearly linear functions cannot fit,
+ * the equations have no finite solution (x runs off along the near-null
+ * space of K, under either solver). */
+static void smooth_problem(gsl_rng *r, size_t n, double w, gsl_matrix *K, gsl_vector *y)
+{
+    gsl_matrix *X;
+    gsl_vector *labels;
+    linear_problem(r, n, 5, &X, &labels);
+    gsl_vector_memcpy(y, labels);
+    gpc_kernel *k;
+    gpc_kernel_parse("se", 5, &k);
+    double th[2] = {0.0, log(w)};
+    gpc_kernel_set_params(k, th);
+    gpc_kernel_matrix(k, X, K);
+    gpc_kernel_free(k);
+    gsl_matrix_free(X);
+    gsl_vector_free(labels);
+}
+
+static void test_newton(gsl_rng *r)
+{
+    size_t n = 60;
+    gsl_vector *y = gsl_vector_alloc(n);
+    gpc_meanfield *m = gpc_meanfield_alloc(n);
+    probit_problem(r, n, 2, 1.0, m->K, y);
+    compare_solvers("60 points, probit", m, y, 10);
+    gpc_ep_label_noise step = {0.0, 0.0};
+    m->moments = gpc_ep_label_noise_moments;
+    m->moments_ctx = &step;
+    compare_solvers("60 points, step", m, y, 15);
+
+    /* the hard case: a smooth kernel (sigma^2 small in Opper & Winther's
+     * Sonar runs) and the step likelihood, where the sweeps crawl: tens of
+     * thousands at w = 0.01, and still moving after 20000 at w = 1e-4 */
+    smooth_problem(r, n, 0.01, m->K, y);
+    compare_solvers("smooth kernel w = 0.01, step", m, y, 15);
+    smooth_problem(r, n, 1e-4, m->K, y);
+    int st = gpc_meanfield_run(m, y);
+    double scale = 0;
+    for (size_t i = 0; i < n; i++)
+        scale = fmax(scale, fabs(gsl_vector_get(m->x, i)));
+    TEST_OK(st == GPC_OK && m->newton_steps <= 20 && m->fallbacks == 0,
+            "smooth kernel w = 1e-4, step: Newton converges in %d steps (bound 20)",
+            m->newton_steps);
+    TEST_CLOSE(fixed_point_residual(m, y), 0, 0, 1e-10 * (1 + scale),
+               "smooth kernel w = 1e-4, step: Newton's fixed point (max |x| %.3g)", scale);
+    gpc_meanfield *ms = gpc_meanfield_alloc(n);
+    gsl_matrix_memcpy(ms->K, m->K);
+    ms->moments = m->moments;
+    ms->moments_ctx = m->moments_ctx;
+    ms->solver = GPC_MF_SWEEPS;
+    st = gpc_meanfield_run(ms, y);
+    TEST_OK(st == GPC_ENUM && ms->sweeps == 20000, "smooth kernel w = 1e-4, step: the sweeps "
+            "do not converge in 20000 (%.3g from Newton's x)",
+            max_abs_diff(ms->x, m->x) / scale);
+    gpc_meanfield_free(ms);
+
+    /* label noise on outliers: some tilted variances exceed the cavity
+     * variance (w_i < 0), and B is factored with pivoting */
+    gsl_matrix *X;
+    gsl_vector *yc;
+    circle_problem(r, n, &X, &yc);
+    gpc_kernel *k;
+    gpc_kernel_parse("se", 2, &k);
+    double th[2] = {log(4.0), log(4.0)};
+    gpc_kernel_set_params(k, th);
+    gpc_kernel_matrix(k, X, m->K);
+    gpc_ep_label_noise noisy = {0.05, 0.0};
+    m->moments_ctx = &noisy;
+    compare_solvers("circle with outliers, step with 5% label noise", m, yc, 20);
+    size_t neg = 0;
+    for (size_t i = 0; i < n; i++) {
+        double lz, mh, vh, kii = gsl_matrix_get(m->K, i, i);
+        m->moments(m->moments_ctx, gsl_vector_get(yc, i), gsl_vector_get(m->cav_mean, i), kii,
+                   &lz, &mh, &vh);
+        neg += vh > kii;
+    }
+    TEST_OK(neg > 0, "circle with outliers: %zu tilted variances exceed the cavity's", neg);
+    gpc_kernel_free(k);
+    gsl_matrix_free(X);
+    gsl_vector_free(yc);
+    gsl_vector_free(y);
+    gpc_meanfield_free(m);
+}
+
 static void test_hundred(gsl_rng *r)
 {
     size_t n = 100;
@@ -342,12 +541,13 @@ static void test_hundred(gsl_rng *r)
     probit_problem(r, n, 2, 1.0, m->K, y);
     m->max_sweeps = 20000;
     int st = gpc_meanfield_run(m, y);
-    TEST_OK(st == GPC_OK, "100 points, probit: converges (%d sweeps)", m->sweeps);
+    TEST_OK(st == GPC_OK, "100 points, probit: converges (%d Newton steps)", m->newton_steps);
     TEST_CLOSE(fixed_point_residual(m, y), 0, 0, 1e-9, "100 points, probit: fixed point");
     gsl_vector_memcpy(x1, m->x);
     m->damping = 0.5;
     st = gpc_meanfield_run(m, y);
-    TEST_OK(st == GPC_OK, "100 points, probit, damping 0.5: converges (%d sweeps)", m->sweeps);
+    TEST_OK(st == GPC_OK, "100 points, probit, damping 0.5: converges (%d Newton steps)",
+            m->newton_steps);
     TEST_CLOSE(max_abs_diff(m->x, x1), 0, 0, 1e-8,
                "100 points, probit, damping 0.5: the same fixed point");
     m->damping = 1.0;
@@ -355,8 +555,8 @@ static void test_hundred(gsl_rng *r)
     m->moments = gpc_ep_label_noise_moments;
     m->moments_ctx = &noisy;
     st = gpc_meanfield_run(m, y);
-    TEST_OK(st == GPC_OK, "100 points, step with 10%% label noise: converges (%d sweeps)",
-            m->sweeps);
+    TEST_OK(st == GPC_OK, "100 points, step with 10%% label noise: converges (%d Newton steps)",
+            m->newton_steps);
     TEST_CLOSE(fixed_point_residual(m, y), 0, 0, 1e-9,
                "100 points, step with 10%% label noise: fixed point");
     gpc_meanfield_free(m);
@@ -374,6 +574,8 @@ int main(void)
     test_probit(r);
     test_nonfinite(r);
     test_hundred(r);
+    test_derivatives();
+    test_newton(r);
     gsl_rng_free(r);
     return tap_done();
 }
