@@ -108,14 +108,13 @@ static int naive_predict(const void *ws, const gpc_kernel *k, const gsl_matrix *
     return gpc_method_predict_binary(naive_latent, ws, k, X, Xs, mean, cov);
 }
 
-/* The cavities are part of the solution. */
+/* By linear response of the solution to removing each case (meanfield.h):
+ * the solution's own cavities ignore how the other cases respond. */
 static int naive_loo(const void *ws, const gsl_vector *y, gsl_matrix *mean, gsl_matrix *var)
 {
     const gpc_meanfield *mf = ((const naive_ws *)ws)->mf;
-    (void)y;
-    gsl_matrix_set_col(mean, 0, mf->cav_mean);
-    gsl_matrix_set_col(var, 0, mf->cav_var);
-    return GPC_OK;
+    gsl_vector_view mv = gsl_matrix_column(mean, 0), vv = gsl_matrix_column(var, 0);
+    return gpc_meanfield_loo(mf, y, &mv.vector, &vv.vector);
 }
 
 static void naive_report(const void *ws, double log_evidence)

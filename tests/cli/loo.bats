@@ -72,3 +72,23 @@ setup() {
     assert_failure 2
     assert_dir_empty out
 }
+
+@test "gpc-predict --loo for naive mean field: by linear response, close to the refits" {
+    # the solution's own cavities (the former estimate) missed the others'
+    # response to losing a case; linear response keeps it to first order
+    for lik in probit step; do
+        gpc-fit -q -M naive -l "$lik" -k se -O none -m m.txt Xz.txt y.txt
+        run sh -c 'gpc-predict -m m.txt --loo -c p,mean,var > cav.txt'
+        assert_success
+        run sh -c 'gpc-predict -q -m m.txt --loo=exact -c p,mean,var > ex.txt'
+        assert_success
+        # the same variances (the prior's, up to rounding), labels that
+        # agree, p within 0.05 (measured: 0.002 probit, 0.037 step)
+        run awk 'NR == FNR { p[FNR] = $1; v[FNR] = $3; next }
+                 { d = $1 - p[FNR]; if (d < 0) d = -d; if (d > w) w = d
+                   if (($1 >= 0.5) != (p[FNR] >= 0.5)) lab++
+                   d = $3 - v[FNR]; if (d < 0) d = -d; if (d > 1e-12 * $3) var++ }
+                 END { print FNR, lab + 0, var + 0, (w <= 0.05) }' cav.txt ex.txt
+        assert_output "40 0 0 1"
+    done
+}
