@@ -30,10 +30,13 @@ params() {
         else printf "log_v0=0,log_w=%.17g", log(s2 / N) }'
 }
 
-fit() { # METHOD COV SIGMA2 MODEL
-    gpc-fit -q -M "$1" -l step -O none -k "$(spec "$2")" -p "$(params "$2" "$3")" \
+fit() { # METHOD COV SIGMA2 MODEL [-v]
+    gpc-fit "${5:--q}" -M "$1" -l step -O none -k "$(spec "$2")" -p "$(params "$2" "$3")" \
         -m "$4" "$out/X-train.txt" "$d/y-train.txt"
 }
+
+# the Newton steps of a naive fit from its -v report (on standard error)
+steps() { sed -n 's/.*naive mean field solved in \([0-9]*\) Newton step.*/\1/p' "$1"; }
 
 # "errors mlpp" of the leave-one-out estimate of a model
 loo() { gpc-predict -m "$1" --loo"${2:+=$2}" -c p | gpc-score -t - "$d/y-train.txt"; }
@@ -44,13 +47,16 @@ t0=$(date +%s)
 for method in tap naive; do
     for cov in 1 2; do
         best=""
+        t1=$(date +%s)
         for s2 in $grid; do
-            if ! fit "$method" "$cov" "$s2" "$out/m.txt" 2>"$out/err.txt"; then
+            if ! fit "$method" "$cov" "$s2" "$out/m.txt" -v 2>"$out/err.txt"; then
                 echo "$method ($cov) sigma^2 $s2: $(cat "$out/err.txt")" >&2
                 continue
             fi
-            loo "$out/m.txt" | awk -v s2="$s2" '{ print s2, $1, $4 }'
+            loo "$out/m.txt" | awk -v s2="$s2" -v k="$(steps "$out/err.txt")" \
+                '{ print s2, $1, $4, (k == "" ? "-" : k) }'
         done > "$out/grid-$method-$cov.txt"
+        echo "$method $cov $(( $(date +%s) - t1 ))" >> "$out/times.txt.new"
         best=$(sort -k2,2n -k3,3gr "$out/grid-$method-$cov.txt" | head -1 | cut -d' ' -f1)
         fit "$method" "$cov" "$best" "$out/$method-$cov.model"
         echo "$method $cov $best" >> "$out/chosen.txt.new"
@@ -58,6 +64,7 @@ for method in tap naive; do
     done
 done
 mv "$out/chosen.txt.new" "$out/chosen.txt"
+mv "$out/times.txt.new" "$out/times.txt"
 
 rate() { awk -v e="$1" -v n="$2" 'BEGIN { printf "%.3f", e / n }'; }
 {
@@ -88,6 +95,16 @@ rate() { awk -v e="$1" -v n="$2" 'BEGIN { printf "%.3f", e / n }'; }
         printf '%-14s' "$(basename "$f" .txt | sed 's/^grid-//')"
         awk '{ printf " %s:%s", $1, $2 } END { print "" }' "$f" | fold -s -w 100
     done
+    echo
+    echo "naive mean field's Newton steps over the sigma^2 grid (sigma^2:steps; most, fits):"
+    for f in "$out"/grid-naive-*.txt; do
+        printf '%-14s' "$(basename "$f" .txt | sed 's/^grid-//')"
+        awk '{ printf " %s:%s", $1, $4; if ($4 > most) most = $4 }
+             END { printf " (most %d, %d fits)\n", most, NR }' "$f" | fold -s -w 100
+    done
+    echo
+    echo "seconds for the 60 fits and leave-one-out estimates of each grid:"
+    awk '{ printf "  %s (%s): %s s\n", $1, $2, $3 }' "$out/times.txt"
     echo
     echo "wall time $(( $(date +%s) - t0 )) s"
 } | tee "$out/report.txt"
