@@ -18,7 +18,7 @@ load test_helper
 
 setup() {
     require_tools gpc-kernel gpc-fit gpc-predict gpc-evidence gpc-hmc gpc-scale \
-        gpc-score gpc-combine
+        gpc-score gpc-combine gpc-plot gpc-folds
     cd "$BATS_TEST_TMPDIR" || return 1
     PY=python3
     [ -x /usr/bin/python3 ] && PY=/usr/bin/python3
@@ -48,8 +48,28 @@ run_examples() {
     run_examples README.md
 }
 
+@test "examples: gpc(7)" {
+    run_examples man/gpc.7
+}
+
+@test "examples: gpc-kernel(1)" {
+    run_examples man/gpc-kernel.1
+}
+
+@test "examples: gpc-fit(1)" {
+    run_examples man/gpc-fit.1
+}
+
 @test "examples: gpc-predict(1)" {
     run_examples man/gpc-predict.1
+}
+
+@test "examples: gpc-evidence(1)" {
+    run_examples man/gpc-evidence.1
+}
+
+@test "examples: gpc-hmc(1)" {
+    run_examples man/gpc-hmc.1
 }
 
 @test "examples: gpc-scale(1)" {
@@ -62,6 +82,19 @@ run_examples() {
 
 @test "examples: gpc-combine(1)" {
     run_examples man/gpc-combine.1
+}
+
+@test "examples: gpc-plot(1)" {
+    run_examples man/gpc-plot.1
+}
+
+@test "examples: gpc-folds(1)" {
+    run_examples man/gpc-folds.1
+}
+
+@test "examples: gpc-cv(1)" {
+    require_tools gpc-cv
+    run_examples man/gpc-cv.1
 }
 
 @test "examples: gpc-formats(5) has no unmarked command blocks" {

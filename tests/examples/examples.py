@@ -57,7 +57,7 @@ NOT_RUN_TROFF = re.compile(r'^\.\\"\s*example:\s*not run:')
 # A block whose first line starts with one of these is commands, not a table
 # of numbers or a file format.
 COMMAND_START = re.compile(
-    r'^(gpc-(kernel|fit|predict|evidence|hmc|scale|score|combine)(\s|$)'
+    r'^(gpc-(kernel|fit|predict|evidence|hmc|scale|score|combine|plot|folds|cv)(\s|$)'
     r'|awk\b|sed\b|for\b|printf\b|paste\b|cut\b|python3\b|make\b|cd\b|export\b)')
 EXAMPLE_SECTIONS = ('EXAMPLES', 'PIPELINES')
 MAN_PRELUDE = 'cd "$(mktemp -d)" && ln -s "$OLDPWD/data" data'
