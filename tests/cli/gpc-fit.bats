@@ -515,3 +515,49 @@ model_params() {
     assert_equal "$(cat out/m.txt)" old
     assert_equal "$(ls -A out)" m.txt
 }
+
+# ---- the optimiser: few evaluations, flat directions named and kept ---------------
+
+# Pima standardised as in the README: type-II ML drives the ARD weights of
+# inputs 1, 3 and 4 to 0, where the evidence no longer depends on them.  Its
+# supremum is then the optimum of the ARD kernel on the other four inputs
+# alone (columns 2, 5, 6 and 7: the same kernel with those weights exactly
+# 0), a second problem with nothing flat, fitted on its own; the 7-input fit
+# must reach its log evidence to 1e-6 and its hyperparameters, within the
+# optimiser's own count of at most 150 evaluations (a count, not a timing).
+@test "gpc-fit -O ml on Pima: flat weights named and kept, the optimum reached in at most 150 evaluations" {
+    gpc-scale -s stats.txt "$DATA/X-train.txt" > Xs.txt
+    run --separate-stderr gpc-fit -k ard -O ml -P all.params -m all.model Xs.txt "$DATA/y-train.txt"
+    assert_success
+    local n
+    n=$(printf '%s\n' "$stderr" | sed -n 's/.*start 1: log evidence .* after \([0-9]*\) evaluations$/\1/p')
+    [ -n "$n" ] || fail "no evaluation count in: $stderr"
+    [ "$n" -le 150 ] || fail "$n evaluations"
+    for j in 1 3 4; do
+        [[ "$stderr" == *"log_w$j -> flat: the log evidence hardly depends on feature $j below exp("* ]] ||
+            fail "log_w$j not named flat: $stderr"
+    done
+    [ "$(printf '%s\n' "$stderr" | grep -c -- '-> flat')" -eq 3 ] || fail "other flats: $stderr"
+    [[ "$stderr" != *"not met"* ]] || fail "not converged: $stderr"
+    cut -d' ' -f2,5,6,7 Xs.txt > X4.txt
+    run gpc-fit -q -k ard -O ml -P four.params -m four.model X4.txt "$DATA/y-train.txt"
+    assert_success
+    assert_close "$(model_value all.model log_evidence)" "$(model_value four.model log_evidence)" 1e-8
+    # log_v0 and the weights of inputs 2, 5, 6, 7 against log_v0, log_w1..log_w4 of the 4-input fit
+    paste <(sed -n '1p;3p;6,8p' all.params) four.params > both.txt
+    run awk '{ d = $2 - $4; if (d < 0) d = -d; if (d > 1e-3) { print; bad = 1 } } END { exit bad }' both.txt
+    assert_success
+    # and the flat weights far down, where the evidence no longer sees them
+    run awk '$1 ~ /^log_w[134]$/ && $2 > -8 { print; bad = 1 } END { exit bad }' all.params
+    assert_success
+}
+
+@test "gpc-fit -O map on Pima: under the prior no weight is flat; the same bytes twice" {
+    gpc-scale -s stats.txt "$DATA/X-train.txt" > Xs.txt
+    run --separate-stderr gpc-fit -k ard -O map -m a.model Xs.txt "$DATA/y-train.txt"
+    assert_success
+    [[ "$stderr" != *"flat"* ]] || fail "a flat direction under the prior: $stderr"
+    gpc-fit -q -k ard -O ml -m ml1.model Xs.txt "$DATA/y-train.txt"
+    gpc-fit -q -k ard -O ml -m ml2.model Xs.txt "$DATA/y-train.txt"
+    assert_files_equal ml1.model ml2.model
+}

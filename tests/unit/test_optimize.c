@@ -1,7 +1,11 @@
 /* Optimiser: finds the maximum of known concave functions, adds the right
- * prior, and the prior's gradient matches central differences. */
+ * prior, and the prior's gradient matches central differences; recognises
+ * flat directions, names them and keeps them, and optimises the rest. */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
 #include <gsl/gsl_math.h>
 
@@ -62,6 +66,146 @@ static void test_wall(void)
             res.iterations, calls, x[0]);
 }
 
+/* Runs gpc_optimize at verbosity 1 with standard error captured into buf. */
+static int optimize_captured(gpc_objective fn, void *ctx, size_t p, double *theta,
+                             const gpc_optimize_opts *o, gpc_optimize_result *res, char *buf,
+                             size_t size)
+{
+    fflush(stderr);
+    FILE *tmp = tmpfile();
+    int saved = dup(2), verbosity = gpc_verbosity;
+    dup2(fileno(tmp), 2);
+    gpc_verbosity = 1;
+    int st = gpc_optimize(fn, ctx, p, theta, o, res);
+    gpc_verbosity = verbosity;
+    fflush(stderr);
+    dup2(saved, 2);
+    close(saved);
+    rewind(tmp);
+    size_t n = fread(buf, 1, size - 1, tmp);
+    buf[n] = '\0';
+    fclose(tmp);
+    return st;
+}
+
+/* Two ordinary coordinates and two flat ones, like ARD weights of unused
+ * inputs: with d = theta0 - 1.5,
+ *     f = -d^2 / 2 - 5 (theta1 + 2)^2 - e^theta2 (1 + d^2) - 2 e^-theta3,
+ * whose supremum 0 is approached at theta0 = 1.5, theta1 = -2 as theta2 ->
+ * -inf and theta3 -> +inf; what theta2 and theta3 can still give at a point
+ * is e^theta2 (1 + d^2) + 2 e^-theta3, the distance of f from 0. */
+static int flat4(void *ctx, const double *t, double *value, double *grad)
+{
+    int *calls = ctx;
+    if (calls)
+        ++*calls;
+    double d = t[0] - 1.5, e2 = exp(t[2]), e3 = exp(-t[3]);
+    *value = -0.5 * d * d - 5.0 * (t[1] + 2.0) * (t[1] + 2.0) - e2 * (1.0 + d * d) - 2.0 * e3;
+    grad[0] = -d - 2.0 * e2 * d;
+    grad[1] = -10.0 * (t[1] + 2.0);
+    grad[2] = -e2 * (1.0 + d * d);
+    grad[3] = 2.0 * e3;
+    return GPC_OK;
+}
+
+static void test_flat(void)
+{
+    gpc_optimize_opts o;
+    gpc_optimize_result res;
+    gpc_optimize_defaults(&o);
+    char err[4096];
+    int calls = 0;
+    double t[4] = {0, 0, 0, 0};
+    int st = optimize_captured(flat4, &calls, 4, t, &o, &res, err, sizeof err);
+    TEST_OK(st == GPC_OK && res.converged && res.flat == 2,
+            "flat directions: converged with %d found flat", res.flat);
+    TEST_CLOSE(t[0], 1.5, 0, 1e-4, "flat directions: theta0 at its optimum");
+    TEST_CLOSE(t[1], -2.0, 0, 1e-4, "flat directions: theta1 at its optimum");
+    TEST_OK(res.value > -1e-6 && res.value <= 0.0,
+            "flat directions: within 1e-6 of the supremum 0 (%.3g)", res.value);
+    TEST_OK(t[2] < -10.0 && t[3] > 10.0, "flat directions: moved out to %g and %g", t[2], t[3]);
+    TEST_OK(strstr(err, "theta[2] -> flat") && strstr(err, "theta[3] -> flat") &&
+                strstr(err, "below exp(") && strstr(err, "above exp(") &&
+                !strstr(err, "theta[0] -> flat") && !strstr(err, "theta[1] -> flat"),
+            "flat directions: both named on standard error, the others not");
+    TEST_OK(res.evaluations == calls && calls <= 40,
+            "flat directions: followed in few evaluations (%d)", calls);
+    double again[4] = {0, 0, 0, 0};
+    optimize_captured(flat4, NULL, 4, again, &o, &res, err, sizeof err);
+    TEST_OK(memcmp(t, again, sizeof t) == 0, "flat directions: the same result twice");
+
+    /* the indices named are those of the full vector when some are fixed */
+    unsigned char fixed[4] = {0, 1, 0, 0};
+    o.fixed = fixed;
+    double tf[4] = {0, -2.5, 0, 0};
+    st = optimize_captured(flat4, NULL, 4, tf, &o, &res, err, sizeof err);
+    TEST_OK(st == GPC_OK && res.converged && res.flat == 2 && tf[1] == -2.5 &&
+                strstr(err, "theta[2] -> flat") && strstr(err, "theta[3] -> flat"),
+            "flat directions with a fixed coordinate: named by their full index");
+}
+
+/* f = -e^u: flat as u -> -inf, but the prior N(-3, 3^2) pulls back, so the
+ * maximum of f + log prior is the root of -e^u - (u + 3) / 9, interior. */
+static int falling(void *ctx, const double *t, double *value, double *grad)
+{
+    (void)ctx;
+    *value = -exp(t[0]);
+    grad[0] = -exp(t[0]);
+    return GPC_OK;
+}
+
+/* Like falling, with a quadratic that turns the drift back: f = -e^u -
+ * 1e-4 (u + 12)^2 / 2.  Far above -12 its gradient decays like e^u, as a
+ * flat direction's would; its maximum is the root of -e^u - 1e-4 (u + 12),
+ * near -12.06. */
+static int turning(void *ctx, const double *t, double *value, double *grad)
+{
+    (void)ctx;
+    *value = -exp(t[0]) - 0.5e-4 * (t[0] + 12.0) * (t[0] + 12.0);
+    grad[0] = -exp(t[0]) - 1e-4 * (t[0] + 12.0);
+    return GPC_OK;
+}
+
+/* The root of a decreasing function h on [lo, hi] by bisection. */
+static double bisect(double (*h)(double), double lo, double hi)
+{
+    for (int i = 0; i < 200; i++) {
+        double mid = 0.5 * (lo + hi);
+        if (h(mid) > 0)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return 0.5 * (lo + hi);
+}
+
+static double falling_map_slope(double u) { return -exp(u) - (u + 3.0) / 9.0; }
+static double turning_slope(double u) { return -exp(u) - 1e-4 * (u + 12.0); }
+
+static void test_not_flat(void)
+{
+    gpc_optimize_opts o;
+    gpc_optimize_result res;
+    gpc_optimize_defaults(&o);
+    char err[4096];
+    o.use_prior = 1;
+    double u[1] = {0.0};
+    int st = optimize_captured(falling, NULL, 1, u, &o, &res, err, sizeof err);
+    TEST_OK(st == GPC_OK && res.converged && res.flat == 0 && !strstr(err, "flat"),
+            "MAP: a direction flat in the evidence is not flat under the prior");
+    TEST_CLOSE(u[0], bisect(falling_map_slope, -10.0, 0.0), 0, 1e-4,
+               "MAP: and reaches the posterior maximum");
+
+    o.use_prior = 0;
+    o.gtol = 1e-8; /* the curvature at the maximum is 1.06e-4: u within 1e-4 */
+    u[0] = 0.0;
+    st = optimize_captured(turning, NULL, 1, u, &o, &res, err, sizeof err);
+    TEST_OK(st == GPC_OK && res.converged && res.flat == 0 && !strstr(err, "flat"),
+            "a drift that turns back is not flat");
+    TEST_CLOSE(u[0], bisect(turning_slope, -20.0, 0.0), 0, 1e-4,
+               "a drift that turns back: its maximum is reached");
+}
+
 int main(void)
 {
     gpc_gsl_quiet();
@@ -70,6 +214,8 @@ int main(void)
     gpc_optimize_result res;
     gpc_optimize_defaults(&o);
     test_wall();
+    test_flat();
+    test_not_flat();
 
     double theta[3] = {0, 0, 0};
     int st = gpc_optimize(quadratic, NULL, 3, theta, &o, &res);
