@@ -49,6 +49,12 @@ typedef struct {
     const gpc_optimize_opts *o;
     size_t p;
     const size_t *index; /* each coordinate's index in the caller's full vector, for names */
+    /* with index: the full vector as the last evaluation set it, its length,
+     * and room for the prior's gradient in it (the prior is over the full
+     * vector: a Dirichlet prior ties the simplex weights together) */
+    const double *full;
+    size_t p_full;
+    double *g_full;
     int evaluations;
     int status;          /* of the last failed evaluation */
 } problem;
@@ -89,8 +95,16 @@ static void evaluate(problem *pb, point *pt)
     pb->evaluations++;
     int st = pb->fn(pb->ctx, pt->x, &pt->evidence, pt->g);
     pt->ok = st == GPC_OK;
-    if (pt->ok) {
+    if (pt->ok && pb->full && pb->o->use_prior) {
+        memset(pb->g_full, 0, pb->p_full * sizeof(double));
+        pt->value = pt->evidence + gpc_optimize_log_prior(pb->o, pb->p_full, pb->full,
+                                                          pb->g_full);
+        for (size_t j = 0; j < pb->p; j++)
+            pt->g[j] += pb->g_full[pb->index[j]];
+    } else if (pt->ok) {
         pt->value = pt->evidence + gpc_optimize_log_prior(pb->o, pb->p, pt->x, pt->g);
+    }
+    if (pt->ok) {
         pt->ok = isfinite(pt->value);
         for (size_t j = 0; j < pb->p && pt->ok; j++)
             pt->ok = isfinite(pt->g[j]);
@@ -620,8 +634,10 @@ static int optimize_subset(gpc_objective fn, void *ctx, size_t p, double *theta,
         t[j] = theta[free_idx[j]];
     gpc_optimize_opts oq = *o;
     oq.fixed = NULL;
-    problem pb = {subset_eval, &s, &oq, q, free_idx, 0, GPC_OK};
+    double *g_full = gpc_malloc(p * sizeof *g_full);
+    problem pb = {subset_eval, &s, &oq, q, free_idx, s.full, p, g_full, 0, GPC_OK};
     int st = optimize_core(&pb, t, res);
+    free(g_full);
     for (size_t j = 0; j < q && st == GPC_OK; j++)
         theta[free_idx[j]] = t[j];
     free(t);
@@ -636,6 +652,6 @@ int gpc_optimize(gpc_objective fn, void *ctx, size_t p, double *theta,
 {
     if (o->fixed)
         return optimize_subset(fn, ctx, p, theta, o, res);
-    problem pb = {fn, ctx, o, p, NULL, 0, GPC_OK};
+    problem pb = {fn, ctx, o, p, NULL, NULL, 0, NULL, 0, GPC_OK};
     return optimize_core(&pb, theta, res);
 }

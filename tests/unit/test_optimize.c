@@ -11,6 +11,8 @@
 
 #include "err.h"
 #include "optimize.h"
+#include "prior.h"
+#include "kernel.h"
 #include "tap.h"
 
 /* -sum_j c_j (theta_j - m_j)^2 / 2 with maximum at m. */
@@ -206,6 +208,45 @@ static void test_not_flat(void)
                "a drift that turns back: its maximum is reached");
 }
 
+/* A flat objective, so that MAP maximises the prior alone. */
+static int zero(void *ctx, const double *t, double *value, double *grad)
+{
+    (void)ctx;
+    (void)t;
+    *value = 0.0;
+    if (grad)
+        memset(grad, 0, 4 * sizeof *grad);
+    return GPC_OK;
+}
+
+/* With some hyperparameters fixed, the prior is still that of the whole
+ * vector: a Dirichlet prior on simplex weights knows which coordinates are
+ * weights by their place in it (t1.log_weight t1.log_w t2.log_weight
+ * t2.log_w; with t1.log_w fixed the free t2.log_weight is the second free
+ * coordinate, which is no weight in the full vector's numbering). */
+static void test_fixed_prior(void)
+{
+    gpc_kernel *k;
+    if (gpc_kernel_parse("se@1+se@2:simplex", 2, &k) != GPC_OK) {
+        TEST_OK(0, "kernel parsed: %s", gpc_errmsg());
+        return;
+    }
+    gpc_optimize_opts o;
+    gpc_optimize_result res;
+    gpc_optimize_defaults(&o);
+    o.use_prior = 1;
+    o.kernel = k;
+    unsigned char fixed[4] = {0, 1, 0, 0};
+    o.fixed = fixed;
+    double theta[4] = {log(0.3), -1.0, log(0.7), 0.5};
+    int st = gpc_optimize(zero, NULL, 4, theta, &o, &res);
+    double full = gpc_log_prior(k, 4, theta, o.prior_mean, o.prior_sd, NULL);
+    TEST_OK(st == GPC_OK, "MAP with a fixed coordinate of a simplex kernel runs");
+    TEST_CLOSE(res.value, full, 1e-12, 1e-12, "with t1.log_w fixed, the value maximised is the "
+               "whole vector's log prior (%.10g against %.10g)", res.value, full);
+    gpc_kernel_free(k);
+}
+
 int main(void)
 {
     gpc_gsl_quiet();
@@ -216,6 +257,7 @@ int main(void)
     test_wall();
     test_flat();
     test_not_flat();
+    test_fixed_prior();
 
     double theta[3] = {0, 0, 0};
     int st = gpc_optimize(quadratic, NULL, 3, theta, &o, &res);
