@@ -122,24 +122,6 @@ static void parse_label_noise(const char *arg, gpc_robust_opts *r)
         r->eps = gpc_cli_double("--label-noise", arg);
 }
 
-/* --fix: a mask over the kernel's hyperparameters (NULL without --fix). */
-static unsigned char *fixed_mask(const gpc_kernel *k, const char *list)
-{
-    if (!list)
-        return NULL;
-    unsigned char *fixed = gpc_calloc(gpc_kernel_nparams(k), 1);
-    char *copy = gpc_strdup(list), *save = NULL;
-    for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-        long j = gpc_kernel_param_index(k, t);
-        if (j < 0)
-            gpc_cli_usage("--fix: kernel '%s' has no hyperparameter '%s' (see gpc-kernel "
-                          "--list)", gpc_kernel_spec(k), t);
-        fixed[j] = 1;
-    }
-    free(copy);
-    return fixed;
-}
-
 static void parse_options(int argc, char **argv, options *o)
 {
     int c;
@@ -240,7 +222,7 @@ int main(int argc, char **argv)
     size_t p = gpc_kernel_nparams(k);
     double *theta = gpc_malloc(p * sizeof *theta);
     memcpy(theta, gpc_kernel_params(k), p * sizeof *theta);
-    unsigned char *fixed = fixed_mask(k, o.fix);
+    unsigned char *fixed = gpc_cli_fixed_mask(k, o.fix);
     o.robust.opt.fixed = fixed;
     o.robust.opt.kernel = k;
     gpc_evidence *ev = gpc_evidence_alloc(k, X, y, labels->nclasses, lik, method);

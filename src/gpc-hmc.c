@@ -57,6 +57,9 @@ static void usage(void)
            "      --prior-mean=M       mean of the Gaussian prior on each log\n"
            "                           hyperparameter (default -3)\n"
            "      --prior-sd=S         its standard deviation (default 3)\n"
+           "      --fix=NAMES          keep these hyperparameters (comma-separated) at\n"
+           "                           their starting values; with -M gibbs, fixing all\n"
+           "                           samples f and y at given hyperparameters\n"
            "  -S, --seed=N             random seed (default 1)\n"
            "  -T, --time-limit=SEC     stop cleanly after the iteration running when SEC\n"
            "                           seconds have passed (at least one iteration is\n"
@@ -85,12 +88,13 @@ static void usage(void)
     exit(0);
 }
 
-enum { OPT_PRIOR_MEAN = 256, OPT_PRIOR_SD, OPT_PER_CLASS };
+enum { OPT_PRIOR_MEAN = 256, OPT_PRIOR_SD, OPT_PER_CLASS, OPT_FIX };
 
 static const struct option long_options[] = {
     {"method", required_argument, NULL, 'M'},
     {"kernel", required_argument, NULL, 'k'},
     {"per-class", no_argument, NULL, OPT_PER_CLASS},
+    {"fix", required_argument, NULL, OPT_FIX},
     {"likelihood", required_argument, NULL, 'l'},
     {"params", required_argument, NULL, 'p'},
     {"params-file", required_argument, NULL, 'H'},
@@ -109,7 +113,7 @@ static const struct option long_options[] = {
     GPC_CLI_COMMON_OPTIONS};
 
 typedef struct {
-    const char *method, *kernel, *lik, *params, *params_file, *extend, *out;
+    const char *method, *kernel, *lik, *params, *params_file, *extend, *out, *fix;
     long iterations, burn;
     double time_limit;
     int summary, settings_given, per_class, hmc_only_given;
@@ -125,12 +129,13 @@ static void parse_options(int argc, char **argv, options *o)
         if (gpc_cli_common(c, optarg, &unused))
             continue;
         o->settings_given |= strchr("MkleLaS", c) != NULL || c == OPT_PRIOR_MEAN ||
-                             c == OPT_PRIOR_SD || c == OPT_PER_CLASS;
+                             c == OPT_PRIOR_SD || c == OPT_PER_CLASS || c == OPT_FIX;
         o->hmc_only_given |= c == 'L' || c == 'a';
         switch (c) {
         case 'M': o->method = optarg; break;
         case 'k': o->kernel = optarg; break;
         case OPT_PER_CLASS: o->per_class = 1; break;
+        case OPT_FIX: o->fix = optarg; break;
         case 'l': o->lik = optarg; break;
         case 'p': o->params = optarg; break;
         case 'H': o->params_file = optarg; break;
@@ -203,6 +208,14 @@ static void claim_inputs(const options *o, int argc, char **argv)
 
 /* ---- summary ------------------------------------------------------------ */
 
+static int constant(const double *x, size_t n)
+{
+    for (size_t i = 1; i < n; i++)
+        if (x[i] != x[0])
+            return 0;
+    return 1;
+}
+
 static void summarise(int nchains, char **paths, long burn_opt)
 {
     gpc_chain **c = gpc_calloc((size_t)nchains, sizeof *c);
@@ -236,9 +249,12 @@ static void summarise(int nchains, char **paths, long burn_opt)
                                         : c[i]->log_evidence[burn + r];
         double mean, sd;
         gpc_diag_mean_sd(x, m * keep, &mean, &sd);
-        printf("%-16s %12.6g %12.6g %10.1f %8.4f\n",
-               j < p ? c[0]->names[j] : gpc_chain_second_name(&c[0]->set),
-               mean, sd, gpc_diag_ess_chains(x, m, keep), gpc_diag_split_rhat(x, m, keep));
+        const char *name = j < p ? c[0]->names[j] : gpc_chain_second_name(&c[0]->set);
+        if (constant(x, m * keep)) /* a fixed hyperparameter: no mixing to measure */
+            printf("%-16s %12.6g %12.6g %10s %8s\n", name, x[0], 0.0, "-", "-");
+        else
+            printf("%-16s %12.6g %12.6g %10.1f %8.4f\n", name, mean, sd,
+                   gpc_diag_ess_chains(x, m, keep), gpc_diag_split_rhat(x, m, keep));
     }
     free(x);
     for (int i = 0; i < nchains; i++)
@@ -287,6 +303,12 @@ static void start_new(const options *o, int argc, char **argv, run_state *rs,
     set->dim = rs->X->size2;
     set->ntrain = rs->X->size1;
     set->data_hash = gpc_chain_data_hash(rs->X, rs->y);
+    unsigned char *fixed = gpc_cli_fixed_mask(rs->kernel, o->fix);
+    set->fixed = gpc_chain_fixed_list(rs->kernel, fixed);
+    set->hmc.fixed = fixed;
+    if (!set->gibbs && fixed && !memchr(fixed, 0, gpc_kernel_nparams(rs->kernel)))
+        gpc_cli_usage("--fix keeps every hyperparameter: HMC has nothing to sample (-M gibbs "
+                      "samples the latent values at fixed hyperparameters)");
     rs->hmc = gpc_hmc_alloc(gpc_kernel_nparams(rs->kernel));
     gpc_hmc_set_state(rs->hmc, gpc_kernel_params(rs->kernel), NULL, 0);
 }
@@ -315,6 +337,7 @@ static void start_extend(const options *o, int argc, char **argv, run_state *rs,
                 name);
     if (gpc_kernel_parse(set->kernel, set->dim, &rs->kernel) != GPC_OK)
         gpc_die(GPC_EINPUT, "%s: %s", name, gpc_errmsg());
+    set->hmc.fixed = set->fixed ? gpc_cli_fixed_mask(rs->kernel, set->fixed) : NULL;
     rs->hmc = gpc_hmc_alloc(ch->p);
     size_t last = ch->rows - 1;
     gpc_hmc_set_state(rs->hmc, ch->theta + last * ch->p, ch->mom ? ch->mom + last * ch->p : NULL,
@@ -501,6 +524,7 @@ static gpc_gibbs *gibbs_start(run_state *rs, const gpc_chain_settings *set, gpc_
     g->prior_mean = set->prior_mean;
     g->prior_sd = set->prior_sd;
     g->step = set->hmc.step;
+    gpc_gibbs_fix(g, set->hmc.fixed);
     int st;
     if (rs->from) {
         const gpc_chain *ch = rs->from;
@@ -562,7 +586,7 @@ int main(int argc, char **argv)
 {
     /* Barber & Williams' settings */
     options o = {.method = "laplace", .kernel = "ard", .lik = NULL, .iterations = 200, .burn = -1,
-                 .set = {.prior_mean = -3.0, .prior_sd = 3.0, .hmc = {0.1, 20, 0.0, 1}}};
+                 .set = {.prior_mean = -3.0, .prior_sd = 3.0, .hmc = {0.1, 20, 0.0, 1, NULL}}};
     gpc_cli_init(argc, argv);
     parse_options(argc, argv, &o);
     claim_inputs(&o, argc, argv);
@@ -583,6 +607,9 @@ int main(int argc, char **argv)
         run_gibbs(&o, &rs, &set);
     else
         run_hmc(&o, &rs, &set);
+    if (!o.extend)
+        free(set.fixed); /* else the chain's */
+    free((unsigned char *)set.hmc.fixed);
     gpc_hmc_free(rs.hmc);
     gpc_kernel_free(rs.kernel);
     gpc_chain_free((gpc_chain *)rs.from);

@@ -54,6 +54,8 @@ void gpc_chain_write_header(FILE *f, const gpc_chain_settings *s, const gpc_kern
     if (!s->gibbs)
         fprintf(f, "# leapfrog %d\n# persistence %.17g\n", s->hmc.leapfrog, s->hmc.persistence);
     fprintf(f, "# seed %lu\n", s->hmc.seed);
+    if (s->fixed)
+        fprintf(f, "# fixed %s\n", s->fixed);
     size_t p = gpc_kernel_nparams(k);
     fputs("iteration", f);
     for (size_t j = 0; j < p; j++)
@@ -153,7 +155,7 @@ static int read_text(const char *path, gpc_chain *ch)
 /* ---- the header: every key once, each value as its option takes it ---- */
 
 enum { K_VERSION, K_METHOD, K_LIK, K_KERNEL, K_DIM, K_TRAINING, K_PRIOR, K_STEP, K_LEAPFROG,
-       K_PERSISTENCE, K_SEED, NKEYS };
+       K_PERSISTENCE, K_SEED, K_FIXED, NKEYS };
 
 static const struct {
     const char *name;
@@ -171,6 +173,7 @@ static const struct {
     {"leapfrog", 1, "a whole number from 1 to 100000"},
     {"persistence", 1, "a number in [0, 1)"},
     {"seed", 1, "a whole number from 0 to 4294967295"},
+    {"fixed", 1, "hyperparameter names separated by commas"},
 };
 
 /* The whole token as a finite number (the test gpc_cli_double makes). */
@@ -258,6 +261,9 @@ static int header_value(int k, char **v, gpc_chain_settings *set)
             return 0;
         set->hmc.seed = (unsigned long)u;
         return 1;
+    case K_FIXED: /* the names are checked against the kernel with the columns */
+        set->fixed = gpc_strdup(v[0]);
+        return 1;
     }
     return 0;
 }
@@ -317,6 +323,8 @@ static int parse_header(cursor *c, gpc_chain_settings *set, char **cols)
             return st;
     for (int k = 0; k < NKEYS; k++) {
         int hmc_only = k == K_LEAPFROG || k == K_PERSISTENCE;
+        if (k == K_FIXED)
+            continue; /* optional */
         if (set->gibbs && hmc_only && seen[k])
             return gpc_fail(GPC_EINPUT, "%s:%zu: a gibbs chain has no '%s' setting; restore "
                             "the header as gpc-hmc wrote it", c->name, seen[k], keys[k].name);
@@ -388,6 +396,40 @@ static int gibbs_classes(cursor *c, const char *s, gpc_chain *ch)
     return GPC_OK;
 }
 
+/* The 'fixed' names: the kernel's, each once, in its order (as
+ * gpc_chain_fixed_list writes them). */
+static int check_fixed(const cursor *c, const char *list, const gpc_kernel *k)
+{
+    char *copy = gpc_strdup(list), *save = NULL;
+    long last = -1;
+    int st = GPC_OK;
+    for (char *t = strtok_r(copy, ",", &save); t && st == GPC_OK;
+         t = strtok_r(NULL, ",", &save)) {
+        long j = gpc_kernel_param_index(k, t);
+        if (j <= last)
+            st = gpc_fail(GPC_EINPUT, "%s: fixed hyperparameter '%s' %s; restore the line as "
+                          "gpc-hmc wrote it", c->name, t,
+                          j < 0 ? "is not one of the kernel's" : "is out of the kernel's order");
+        last = j;
+    }
+    free(copy);
+    return st;
+}
+
+char *gpc_chain_fixed_list(const gpc_kernel *k, const unsigned char *fixed)
+{
+    size_t p = gpc_kernel_nparams(k), len = 1;
+    for (size_t j = 0; fixed && j < p; j++)
+        len += fixed[j] ? strlen(gpc_kernel_param_name(k, j)) + 1 : 0;
+    if (len == 1)
+        return NULL;
+    char *s = gpc_malloc(len), *e = s;
+    for (size_t j = 0; j < p; j++)
+        if (fixed[j])
+            e += sprintf(e, "%s%s", e == s ? "" : ",", gpc_kernel_param_name(k, j));
+    return s;
+}
+
 /* The column line: iteration, the names, the fixed columns, the momenta or
  * a gibbs chain's y. */
 static int column_line(cursor *c, char *s, gpc_chain *ch)
@@ -399,6 +441,10 @@ static int column_line(cursor *c, char *s, gpc_chain *ch)
     size_t p = ch->p = gpc_kernel_nparams(k);
     size_t nmom = !ch->set.gibbs && ch->set.hmc.persistence > 0 ? p : 0;
     if (ch->set.gibbs && gibbs_classes(c, s, ch) != GPC_OK) {
+        gpc_kernel_free(k);
+        return GPC_EINPUT;
+    }
+    if (ch->set.fixed && check_fixed(c, ch->set.fixed, k) != GPC_OK) {
         gpc_kernel_free(k);
         return GPC_EINPUT;
     }
@@ -550,6 +596,7 @@ void gpc_chain_free(gpc_chain *c)
     free(c->log_evidence);
     free(c->accepted);
     free(c->text);
+    free(c->set.fixed);
     free(c);
 }
 

@@ -15,6 +15,7 @@
  *   # leapfrog 20
  *   # persistence 0
  *   # seed 1
+ *   # fixed log_w2,log_w5                 (only with gpc-hmc --fix)
  *   iteration log_v0 log_w1 ... potential log_evidence accepted step
  *   1 -0.19 -2.05 ... 112.7 -95.2 1 0.1
  *
@@ -31,9 +32,11 @@
  * auxiliary values y, class by class (columns y<c>.<i>, C n of them): with
  * theta they are the whole state, so the last row again continues the run.
  *
- * Every header key is required, exactly once (those two only without
- * gibbs), with the value the gpc-hmc option of the same meaning accepts;
- * '# gpc-chain 1' is the first line.
+ * Every header key but 'fixed' is required, exactly once (those two only
+ * without gibbs); 'fixed' names the hyperparameters the run keeps, in the
+ * kernel's order, and is there only when it names some.  Each key has the
+ * value the gpc-hmc option of the same meaning accepts; '# gpc-chain 1' is
+ * the first line.
  * Rows are written whole and flushed one at a time, so a run that is killed
  * leaves every finished iteration on disk; a last row without its newline
  * (the run was killed while writing it) is dropped with a warning. */
@@ -60,6 +63,8 @@ typedef struct {
     unsigned long long data_hash;
     double prior_mean, prior_sd;
     gpc_hmc_opts hmc;
+    char *fixed;          /* the names --fix keeps, comma-separated, or NULL; a
+                             chain read from a file owns its copy */
 } gpc_chain_settings;
 
 typedef struct {
@@ -79,6 +84,11 @@ typedef struct {
     int regular;       /* read from a regular file, whose identity follows */
     unsigned long long dev, ino;
 } gpc_chain;
+
+/* The hyperparameters of k marked in fixed (NULL: none), comma-separated in
+ * k's order, as the chain's 'fixed' line holds them; NULL when none is
+ * marked.  The caller frees it. */
+char *gpc_chain_fixed_list(const gpc_kernel *k, const unsigned char *fixed);
 
 /* A hash of the training data, to tell when a chain is extended on other data. */
 unsigned long long gpc_chain_data_hash(const gsl_matrix *X, const gsl_vector *y);

@@ -110,6 +110,23 @@ static void list_names(const gpc_kernel *k, char *buf, size_t size)
     }
 }
 
+unsigned char *gpc_cli_fixed_mask(const gpc_kernel *k, const char *list)
+{
+    if (!list)
+        return NULL;
+    unsigned char *fixed = gpc_calloc(gpc_kernel_nparams(k), 1);
+    char *copy = gpc_strdup(list), *save = NULL;
+    for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        long j = gpc_kernel_param_index(k, t);
+        if (j < 0)
+            gpc_cli_usage("--fix: kernel '%s' has no hyperparameter '%s' (see gpc-kernel "
+                          "--list)", gpc_kernel_spec(k), t);
+        fixed[j] = 1;
+    }
+    free(copy);
+    return fixed;
+}
+
 void gpc_cli_params(gpc_kernel *k, const char *arg)
 {
     size_t p = gpc_kernel_nparams(k), count = 0;

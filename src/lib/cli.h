@@ -60,6 +60,10 @@ long gpc_cli_long(const char *opt, const char *arg, long min, long max);
  * values) or from a list of exactly nparams numbers "v1,v2,...".  Usage
  * error on unknown names or a wrong count. */
 void gpc_cli_params(gpc_kernel *k, const char *arg);
+/* --fix=NAMES: a mask over k's hyperparameters, nonzero for those named
+ * in the comma-separated list (NULL for no list); a usage error names an
+ * unknown one.  The caller frees it. */
+unsigned char *gpc_cli_fixed_mask(const gpc_kernel *k, const char *list);
 /* Set hyperparameters from a file of "name value" lines ('#' comments), as
  * gpc-fit --params-out writes them. */
 void gpc_cli_params_file(gpc_kernel *k, const char *path);

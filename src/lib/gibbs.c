@@ -235,7 +235,8 @@ static int sample_theta(gpc_gibbs *w, gsl_rng *r)
     size_t p = w->nK * w->nparams;
     double *prop = gpc_mallocarray(p, sizeof *prop);
     for (size_t j = 0; j < p; j++)
-        prop[j] = w->theta[j] + w->step * gsl_ran_gaussian_ziggurat(r, 1.0);
+        prop[j] = w->fixed && w->fixed[j] ? w->theta[j]
+                                          : w->theta[j] + w->step * gsl_ran_gaussian_ziggurat(r, 1.0);
     double now = log_target(w, w->theta, w->Lc, w->hlc);
     set_kernels(w, prop);
     double t = factor_all(w, w->Lp, w->hlp) ? -INFINITY : log_target(w, prop, w->Lp, w->hlp);
@@ -255,6 +256,14 @@ static int sample_theta(gpc_gibbs *w, gsl_rng *r)
     }
     free(prop);
     return st;
+}
+
+void gpc_gibbs_fix(gpc_gibbs *w, const unsigned char *fixed)
+{
+    w->fixed = fixed;
+    w->sample_theta = 0;
+    for (size_t j = 0; j < w->nK * w->nparams; j++)
+        w->sample_theta |= !fixed || !fixed[j];
 }
 
 int gpc_gibbs_set(gpc_gibbs *w, const double *theta, const gsl_vector *f)

@@ -45,6 +45,8 @@ typedef struct {
     double *theta;            /* nK * nparams log hyperparameters */
     double prior_mean, prior_sd, step; /* prior on each; random-walk step sd */
     int sample_theta;         /* 0 keeps theta fixed */
+    const unsigned char *fixed; /* borrowed; if not NULL, fixed[j] != 0 keeps theta[j]
+                                   (gpc_gibbs_fix) */
     gsl_matrix **V;           /* nK: rows are the eigenvectors of K */
     gsl_vector **lam;         /* nK: the eigenvalues lambda of K, clipped at 0 */
     gsl_matrix **Lc, **Lp;    /* nK: factors of I + K at theta and at the proposal */
@@ -70,6 +72,11 @@ int gpc_gibbs_start(gpc_gibbs *w, const double *theta, const size_t *cls, gsl_rn
 
 /* Set f (length Cn) and theta directly, e.g. from a forward simulation. */
 int gpc_gibbs_set(gpc_gibbs *w, const double *theta, const gsl_vector *f);
+
+/* Keep the hyperparameters marked in fixed (nK * nparams flags, borrowed;
+ * NULL fixes none): proposals move only the others, and with every one
+ * fixed there are none (no Cholesky factor per iteration). */
+void gpc_gibbs_fix(gpc_gibbs *w, const unsigned char *fixed);
 
 /* One sweep: y | f, then theta | y (if sample_theta), then f | y, theta. */
 int gpc_gibbs_sweep(gpc_gibbs *w, const size_t *cls, gsl_rng *r);

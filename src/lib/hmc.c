@@ -73,6 +73,10 @@ static int evaluate_start(gpc_hmc *h, const gpc_potential *U)
     return U->eval(U->ctx, h->theta, &h->U, h->grad, &h->aux);
 }
 
+/* A fixed coordinate has momentum 0 throughout, so the leapfrog never
+ * moves it and it adds nothing to the kinetic energy. */
+static int is_fixed(const gpc_hmc_opts *o, size_t j) { return o->fixed && o->fixed[j]; }
+
 /* Leapfrog from (theta, grad) with momentum p1 (in/out) into th1, g1; U1 and
  * aux1 at the end.  Returns nonzero if U could not be evaluated on the way. */
 static int leapfrog(gpc_hmc *h, const gpc_potential *U, const gpc_hmc_opts *o, double *U1,
@@ -83,7 +87,8 @@ static int leapfrog(gpc_hmc *h, const gpc_potential *U, const gpc_hmc_opts *o, d
     memcpy(h->th1, h->theta, p * sizeof(double));
     memcpy(h->g1, h->grad, p * sizeof(double));
     for (size_t j = 0; j < p; j++)
-        h->p1[j] -= 0.5 * eps * h->g1[j];
+        if (!is_fixed(o, j))
+            h->p1[j] -= 0.5 * eps * h->g1[j];
     for (int l = 1; l <= o->leapfrog; l++) {
         for (size_t j = 0; j < p; j++)
             h->th1[j] += eps * h->p1[j];
@@ -92,16 +97,18 @@ static int leapfrog(gpc_hmc *h, const gpc_potential *U, const gpc_hmc_opts *o, d
             return 1;
         double scale = l < o->leapfrog ? 1.0 : 0.5;
         for (size_t j = 0; j < p; j++)
-            h->p1[j] -= scale * eps * h->g1[j];
+            if (!is_fixed(o, j))
+                h->p1[j] -= scale * eps * h->g1[j];
     }
     return 0;
 }
 
-static void draw_momentum(gpc_hmc *h, gsl_rng *r, double alpha)
+static void draw_momentum(gpc_hmc *h, gsl_rng *r, const gpc_hmc_opts *o)
 {
-    double c = sqrt(1.0 - alpha * alpha);
+    double alpha = o->persistence, c = sqrt(1.0 - alpha * alpha);
     for (size_t j = 0; j < h->p; j++)
-        h->mom[j] = alpha * h->mom[j] + c * gsl_ran_gaussian_ziggurat(r, 1.0);
+        h->mom[j] = is_fixed(o, j) ? 0.0
+                                   : alpha * h->mom[j] + c * gsl_ran_gaussian_ziggurat(r, 1.0);
 }
 
 int gpc_hmc_iterate(gpc_hmc *h, const gpc_potential *U, const gpc_hmc_opts *o)
@@ -110,7 +117,7 @@ int gpc_hmc_iterate(gpc_hmc *h, const gpc_potential *U, const gpc_hmc_opts *o)
     if (st != GPC_OK)
         return st;
     gsl_rng *r = gpc_hmc_iteration_rng(o->seed, h->iteration);
-    draw_momentum(h, r, o->persistence);
+    draw_momentum(h, r, o);
     memcpy(h->p1, h->mom, h->p * sizeof(double));
     double H0 = h->U + kinetic(h->mom, h->p), U1, aux1;
     int failed = leapfrog(h, U, o, &U1, &aux1);

@@ -33,6 +33,8 @@ typedef struct {
     int leapfrog;       /* leapfrog steps per trajectory */
     double persistence; /* alpha in [0, 1): 0 draws momenta afresh */
     unsigned long seed;
+    const unsigned char *fixed; /* if not NULL, fixed[j] != 0 keeps theta[j]: its
+                                   momentum stays 0 and no random number is drawn for it */
 } gpc_hmc_opts;
 
 typedef struct {

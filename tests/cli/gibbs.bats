@@ -55,6 +55,21 @@ setup() {
     assert_files_equal short.txt long.txt
 }
 
+@test "gibbs --fix: at fixed hyperparameters no proposals are made, and extension is exact" {
+    gpc-hmc -q -M gibbs -k se -n 8 -p log_v0=1,log_w=-1 --fix=log_w,log_v0 -o long.txt X3.txt y3.txt
+    run grep -c '^# fixed log_v0,log_w$' long.txt
+    assert_output 1
+    run awk '!/^#/ && !/^iteration/ { seen[$2 " " $3 " " $6] = 1 } END { for (k in seen) print k }' long.txt
+    assert_output "1 -1 0"
+    gpc-hmc -q -M gibbs -k se -n 4 -p log_v0=1,log_w=-1 --fix=log_v0,log_w -o short.txt X3.txt y3.txt
+    gpc-hmc -q -x short.txt -n 4 X3.txt y3.txt
+    assert_files_equal long.txt short.txt
+    # one fixed of two: the other moves
+    gpc-hmc -q -M gibbs -k se -n 20 --fix=log_w -o one.txt X3.txt y3.txt
+    run awk '!/^#/ && !/^iteration/ { w[$3] = 1; v[$2] = 1 } END { a = 0; b = 0; for (k in w) a++; for (k in v) b++; print a, (b > 1) }' one.txt
+    assert_output "1 1"
+}
+
 @test "gibbs: the same seed gives the same chain, another seed another" {
     gpc-hmc -q -M gibbs -k se -n 5 -o a.txt X3.txt y3.txt
     gpc-hmc -q -M gibbs -k se -n 5 -o b.txt X3.txt y3.txt

@@ -14,7 +14,7 @@ rows() { awk '!/^#/ && !/^iteration/' "$1" | wc -l; }
 
 @test "gpc-hmc --help lists every option and exits 0" {
     check_help gpc-hmc kernel likelihood params params-file iterations step leapfrog \
-        persistence prior-mean prior-sd seed time-limit extend summary burn output verbose \
+        persistence prior-mean prior-sd fix seed time-limit extend summary burn output verbose \
         quiet help version
     check_help_covers_source gpc-hmc
 }
@@ -105,6 +105,45 @@ rows() { awk '!/^#/ && !/^iteration/' "$1" | wc -l; }
     run gpc-hmc -q -x X.txt -n 1 Xz.txt y.txt
     assert_failure 3
     assert_output --partial "X.txt:1: not a gpc chain file"
+}
+
+@test "gpc-hmc --fix keeps a hyperparameter at its start, says so in the chain, extends exactly" {
+    gpc-hmc -k se -L 5 -q -n 8 -p log_v0=0.5 --fix=log_v0 -o long.txt Xz.txt y.txt
+    run grep -c '^# fixed log_v0$' long.txt
+    assert_output 1
+    run awk '!/^#/ && !/^iteration/ { print $2 }' long.txt
+    assert_output "$(yes 0.5 | head -n 8)"
+    # log_w moves
+    run awk '!/^#/ && !/^iteration/ { w[$3] = 1 } END { n = 0; for (k in w) n++; print (n > 1) }' long.txt
+    assert_output 1
+    gpc-hmc -k se -L 5 -q -n 5 -p log_v0=0.5 --fix=log_v0 -o short.txt Xz.txt y.txt
+    gpc-hmc -q -x short.txt -n 3 Xz.txt y.txt
+    assert_files_equal long.txt short.txt
+    # the summary has no mixing figures for a constant column
+    run gpc-hmc --summary long.txt
+    assert_success
+    assert_line --regexp '^log_v0 +0.5 +0 +- +-$'
+}
+
+@test "gpc-hmc --fix: unknown names and fixing all are usage errors; a bad fixed line is status 3" {
+    run gpc-hmc "${RUN[@]}" --fix=log_x Xz.txt y.txt
+    assert_failure 2
+    assert_output --partial "--fix: kernel 'se' has no hyperparameter 'log_x'"
+    run gpc-hmc "${RUN[@]}" --fix=log_w,log_v0 -o c.txt Xz.txt y.txt
+    assert_failure 2
+    assert_output --partial "HMC has nothing to sample"
+    [ ! -e c.txt ]
+    gpc-hmc "${RUN[@]}" --fix=log_v0 -o c.txt Xz.txt y.txt
+    run gpc-hmc -q -x c.txt -n 1 --fix=log_w Xz.txt y.txt
+    assert_failure 2
+    sed 's/^# fixed log_v0$/# fixed log_v9/' c.txt > bad.txt
+    run gpc-hmc -q -x bad.txt -n 1 Xz.txt y.txt
+    assert_failure 3
+    assert_output --partial "fixed hyperparameter 'log_v9' is not one of the kernel's"
+    sed 's/^# fixed log_v0$/# fixed log_w,log_v0/' c.txt > order.txt
+    run gpc-hmc --summary order.txt
+    assert_failure 3
+    assert_output --partial "'log_v0' is out of the kernel's order"
 }
 
 @test "gpc-hmc --time-limit stops with a chain that can be extended" {

@@ -57,7 +57,7 @@ static void test_gaussian(double persistence)
 {
     target t = {{1.0, 2.0}, 0.0};
     gpc_potential U = {target_eval, NULL, &t};
-    gpc_hmc_opts o = {0.3, 7, persistence, 5};
+    gpc_hmc_opts o = {0.3, 7, persistence, 5, NULL};
     gpc_hmc *h = gpc_hmc_alloc(2);
     double th0[2] = {3.0, -3.0};
     gpc_hmc_set_state(h, th0, NULL, 0);
@@ -84,6 +84,47 @@ static void test_gaussian(double persistence)
     gpc_hmc_free(h);
 }
 
+/* U = theta' S^-1 theta / 2 with S = [[1, 1.6], [1.6, 4]] (correlation 0.8). */
+static int correlated_eval(void *ctx, const double *th, double *U, double *g, double *aux)
+{
+    (void)ctx;
+    const double det = 4.0 - 1.6 * 1.6, a = 4.0 / det, b = -1.6 / det, d = 1.0 / det;
+    g[0] = a * th[0] + b * th[1];
+    g[1] = b * th[0] + d * th[1];
+    *U = 0.5 * (th[0] * g[0] + th[1] * g[1]);
+    *aux = -*U;
+    return GPC_OK;
+}
+
+/* With theta_1 fixed at 2, the chain samples the conditional of theta_0:
+ * N(0.8 * (1 / 2) * 2, 1 - 0.8^2) = N(0.8, 0.36), and theta_1 never moves. */
+static void test_fixed(void)
+{
+    gpc_potential U = {correlated_eval, NULL, NULL};
+    const unsigned char fixed[2] = {0, 1};
+    gpc_hmc_opts o = {0.3, 7, 0.0, 3, fixed};
+    gpc_hmc *h = gpc_hmc_alloc(2);
+    double th0[2] = {-2.0, 2.0};
+    gpc_hmc_set_state(h, th0, NULL, 0);
+    size_t n = 20000;
+    double *x = malloc(2 * n * sizeof *x);
+    int moved = 0;
+    for (size_t i = 0; i < n; i++) {
+        gpc_hmc_iterate(h, &U, &o);
+        moved |= h->theta[1] != 2.0;
+        x[i] = h->theta[0];
+        x[n + i] = (h->theta[0] - 0.8) * (h->theta[0] - 0.8);
+    }
+    TEST_OK(!moved, "fixed coordinate: theta_1 stays at 2");
+    double m, se;
+    batch_mean(x, n, &m, &se);
+    TEST_CLOSE(m, 0.8, 0, 4 * se, "fixed coordinate: conditional mean %.4f +- %.4f", m, se);
+    batch_mean(x + n, n, &m, &se);
+    TEST_CLOSE(m, 0.36, 0, 4 * se, "fixed coordinate: conditional variance %.4f +- %.4f", m, se);
+    free(x);
+    gpc_hmc_free(h);
+}
+
 /* The leapfrog energy error over a fixed trajectory length scales as eps^2. */
 static void test_energy_error(void)
 {
@@ -93,7 +134,7 @@ static void test_energy_error(void)
     double th0[2] = {0.8, -0.4}, mom[2] = {1.1, 0.6}, dH[3];
     gpc_hmc_set_state(h, th0, NULL, 0);
     for (int k = 0; k < 3; k++) {
-        gpc_hmc_opts o = {0.2 / (1 << k), 5 << k, 0.0, 1};
+        gpc_hmc_opts o = {0.2 / (1 << k), 5 << k, 0.0, 1, NULL};
         gpc_hmc_energy_error(h, &U, &o, mom, &dH[k]);
     }
     TEST_CLOSE(dH[0] / dH[1], 4.0, 0.15, 0, "energy error ratio for eps 0.2 -> 0.1: %.3f",
@@ -109,7 +150,7 @@ static void test_reproducible(double persistence)
 {
     target t = {{1.0, 2.0}, 0.3};
     gpc_potential U = {target_eval, NULL, &t};
-    gpc_hmc_opts o = {0.3, 5, persistence, 42};
+    gpc_hmc_opts o = {0.3, 5, persistence, 42, NULL};
     double th0[2] = {1.0, 1.0}, a[50][2], b[50][2];
     gpc_hmc *h = gpc_hmc_alloc(2);
     gpc_hmc_set_state(h, th0, NULL, 0);
@@ -187,7 +228,7 @@ static void test_gpc_posterior(void)
     gpc_hmc *hm = gpc_hmc_alloc(2);
     double th0[2] = {0.0, 0.0};
     gpc_hmc_set_state(hm, th0, NULL, 0);
-    gpc_hmc_opts o = {0.3, 10, 0.0, 3};
+    gpc_hmc_opts o = {0.3, 10, 0.0, 3, NULL};
     size_t burn = 100, iters = 2500;
     double *x = malloc(2 * iters * sizeof *x);
     for (size_t i = 0; i < burn + iters; i++) {
@@ -274,7 +315,7 @@ static int file_rows(const char *path)
 static gpc_chain_settings chain_settings(void)
 {
     gpc_chain_settings s = {.kernel = "se", .lik = GPC_LIK_LOGISTIC, .dim = 1, .ntrain = 1,
-                            .prior_mean = -3, .prior_sd = 3, .hmc = {0.3, 5, 0.0, 7}};
+                            .prior_mean = -3, .prior_sd = 3, .hmc = {0.3, 5, 0.0, 7, NULL}};
     return s;
 }
 
@@ -392,6 +433,7 @@ int main(void)
     gpc_gsl_quiet();
     test_gaussian(0.0);
     test_gaussian(0.8);
+    test_fixed();
     test_energy_error();
     test_reproducible(0.0);
     test_reproducible(0.8);
