@@ -156,8 +156,14 @@ static int vb_prob(void *ws, gpc_lik lik, double eps, const gsl_matrix *mean,
 static void vb_report(const void *ws, double log_evidence)
 {
     const gpc_vb *vb = ((const vb_ws *)ws)->vb;
-    gpc_info(1, "variational bound %.10g, %d sweep%s (%zu classes)", log_evidence, vb->sweeps,
-             vb->sweeps == 1 ? "" : "s", vb->C);
+    if (vb->newton_steps > 0)
+        gpc_info(1, "variational bound %.10g, %d Newton step%s (%d conjugate-gradient "
+                 "iterations), %d sweep%s (%zu classes)", log_evidence, vb->newton_steps,
+                 vb->newton_steps == 1 ? "" : "s", vb->cg_iterations, vb->sweeps,
+                 vb->sweeps == 1 ? "" : "s", vb->C);
+    else
+        gpc_info(1, "variational bound %.10g, %d sweep%s (%zu classes)", log_evidence,
+                 vb->sweeps, vb->sweeps == 1 ? "" : "s", vb->C);
 }
 
 const gpc_method_ops gpc_method_vb_ops = {

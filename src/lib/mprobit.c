@@ -224,6 +224,42 @@ double gpc_mprobit_case(gpc_mprobit_rule *r, size_t i, const double *mu, double 
     return log_p;
 }
 
+void gpc_mprobit_curvature(const gpc_mprobit_rule *r, size_t i, const double *mu, double *W)
+{
+    size_t C = r->C, nJ = C - 1;
+    (void)mu; /* the offsets d_j of the last call are mu_i - mu_j */
+    for (size_t k = 0; k < C * C; k++)
+        W[k] = 0.0;
+    /* g(u) = E[y | u] - mu: u for the winner, -lambda(a_j) for rival j; the
+     * mean of g first, then the second moments about it */
+    double gbar[C], g[C];
+    for (size_t k = 0; k < C; k++)
+        gbar[k] = 0.0;
+    for (size_t q = 0; q < NODES; q++) {
+        gbar[i] += r->W[q] * r->u[q];
+        for (size_t j = 0; j < nJ; j++)
+            gbar[r->idx[j]] -= r->W[q] * mills(r->u[q] + r->dj[j], r->lp[q * C + j]);
+    }
+    for (size_t q = 0; q < NODES; q++) {
+        double wq = r->W[q];
+        g[i] = r->u[q] - gbar[i];
+        for (size_t j = 0; j < nJ; j++) {
+            double a = r->u[q] + r->dj[j], l = mills(a, r->lp[q * C + j]);
+            size_t k = r->idx[j];
+            g[k] = -l - gbar[k];
+            W[k * C + k] += wq * (1.0 - l * a_plus_mills(a, l)); /* Var(y_j | u) */
+        }
+        for (size_t k = 0; k < C; k++)
+            for (size_t l = 0; l <= k; l++)
+                W[k * C + l] += wq * g[k] * g[l];
+    }
+    for (size_t k = 0; k < C; k++) {
+        for (size_t l = 0; l < k; l++)
+            W[l * C + k] = W[k * C + l] = -W[k * C + l];
+        W[k * C + k] = 1.0 - W[k * C + k];
+    }
+}
+
 /* The integrand scaled by its value at the mode, for the adaptive rule. */
 static double scaled_integrand(double u, void *params)
 {

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include <gsl/gsl_blas.h>
+#include <gsl/gsl_eigen.h>
 
 #include "alloc.h"
 #include "bmatrix.h"
@@ -13,6 +14,56 @@
 
 #define VB_TOL 1e-9
 #define VB_MAX_SWEEPS 10000
+/* Newton's method takes over from the extrapolated sweeps after this many
+ * passes over the cases (see gpc_vb_fit) */
+#define NEWTON_AFTER 300
+
+/* Newton's method on the fixed point (shared kernel; see gpc_vb_fit). */
+struct gpc_vb_newton {
+    double *F;        /* n blocks C x C: W_i^1/2, the cases' curvatures' square roots */
+    gsl_vector *sq;   /* length n: sqrt(s_i), s_i the mean nonzero eigenvalue of W_i */
+    gsl_matrix *L;    /* n x n: Cholesky factor of I + S^1/2 K S^1/2 (the preconditioner) */
+    gsl_vector *b, *x, *r, *z, *p, *Ap, *t, *a_new, *m_new, *z_old, *a_old;
+    /* per OpenMP thread: an eigensolver and its C x C matrices */
+    gsl_eigen_symmv_workspace **eig;
+    double *scratch;  /* per thread 2 C^2 + C */
+};
+
+static struct gpc_vb_newton *newton_alloc(size_t n, size_t C, int nthreads)
+{
+    struct gpc_vb_newton *nw = gpc_calloc(1, sizeof *nw);
+    size_t Cn = C * n;
+    nw->F = gpc_mallocarray(n, C * C * sizeof *nw->F);
+    nw->sq = gpc_vector_calloc(n);
+    nw->L = gpc_matrix_alloc(n, n);
+    gsl_vector **v[] = {&nw->b, &nw->x, &nw->r, &nw->z, &nw->p, &nw->Ap, &nw->t,
+                        &nw->a_new, &nw->m_new, &nw->z_old, &nw->a_old};
+    for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
+        *v[i] = gpc_vector_calloc(Cn);
+    nw->eig = gpc_calloc((size_t)nthreads, sizeof *nw->eig);
+    for (int t = 0; t < nthreads; t++)
+        nw->eig[t] = gsl_eigen_symmv_alloc(C);
+    nw->scratch = gpc_mallocarray((size_t)nthreads * (2 * C * C + C), sizeof *nw->scratch);
+    return nw;
+}
+
+static void newton_free(struct gpc_vb_newton *nw, int nthreads)
+{
+    if (!nw)
+        return;
+    free(nw->F);
+    gsl_vector_free(nw->sq);
+    gsl_matrix_free(nw->L);
+    gsl_vector *v[] = {nw->b, nw->x, nw->r, nw->z, nw->p, nw->Ap, nw->t,
+                       nw->a_new, nw->m_new, nw->z_old, nw->a_old};
+    for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
+        gsl_vector_free(v[i]);
+    for (int t = 0; t < nthreads; t++)
+        gsl_eigen_symmv_free(nw->eig[t]);
+    free(nw->eig);
+    free(nw->scratch);
+    free(nw);
+}
 
 gpc_vb *gpc_vb_alloc(size_t n, size_t C, size_t nparams, int per_class)
 {
@@ -52,6 +103,7 @@ gpc_vb *gpc_vb_alloc(size_t n, size_t C, size_t nparams, int per_class)
     w->thread_rule[0] = w->rule;
     w->tol = VB_TOL;
     w->max_sweeps = VB_MAX_SWEEPS;
+    w->newton_after = NEWTON_AFTER;
     return w;
 }
 
@@ -77,6 +129,7 @@ void gpc_vb_free(gpc_vb *w)
     free(w->thread_rule);
     free(w->thread_scratch);
     gpc_mprobit_rule_free(w->rule);
+    newton_free(w->newton, w->nthreads);
     free(w);
 }
 
@@ -133,6 +186,34 @@ static void means_from(gpc_vb *w, const gsl_vector *pv)
     gsl_vector_sub(w->m, w->v);
 }
 
+/* W_i's square root F_i (symmetric, eigenvalues clipped to [0, 1]) and
+ * the mean of its C - 1 nonzero eigenvalues (W_i 1 = 0), from the
+ * quadrature that gave case i's expectations on thread t. */
+static void case_curvature(gpc_vb *w, const size_t *cls, size_t i, int t, const double *mi)
+{
+    size_t C = w->C;
+    struct gpc_vb_newton *nw = w->newton;
+    double *Wi = nw->scratch + (size_t)t * (2 * C * C + C), *E = Wi + C * C, *ev = E + C * C;
+    gpc_mprobit_curvature(w->thread_rule[t], cls[i], mi, Wi);
+    gsl_matrix_view Wv = gsl_matrix_view_array(Wi, C, C), Ev = gsl_matrix_view_array(E, C, C);
+    gsl_vector_view evv = gsl_vector_view_array(ev, C);
+    gsl_eigen_symmv(&Wv.matrix, &evv.vector, &Ev.matrix, nw->eig[t]);
+    double *F = nw->F + i * C * C, trace = 0.0;
+    for (size_t k = 0; k < C; k++) {
+        ev[k] = fmin(fmax(ev[k], 0.0), 1.0);
+        trace += ev[k];
+        ev[k] = sqrt(ev[k]);
+    }
+    for (size_t k = 0; k < C; k++)
+        for (size_t l = 0; l <= k; l++) {
+            double f = 0.0;
+            for (size_t e = 0; e < C; e++)
+                f += E[k * C + e] * ev[e] * E[l * C + e];
+            F[k * C + l] = F[l * C + k] = f;
+        }
+    nw->sq->data[i] = sqrt(trace / (double)(C - 1));
+}
+
 /* The integrals of case i with the rule and scratch of thread t. */
 static void case_expectations(gpc_vb *w, const size_t *cls, size_t i, int t)
 {
@@ -143,6 +224,8 @@ static void case_expectations(gpc_vb *w, const size_t *cls, size_t i, int t)
     w->log_p->data[i] = gpc_mprobit_case(w->thread_rule[t], cls[i], mi, yi);
     for (size_t c = 0; c < C; c++)
         w->ybar->data[c * n + i] = yi[c];
+    if (w->newton && w->newton_active)
+        case_curvature(w, cls, i, t, mi);
 }
 
 /* The cases' integrals take most of a sweep (bench-vb), and each is
@@ -200,14 +283,17 @@ double gpc_vb_sweep(gpc_vb *w, const size_t *cls)
 }
 
 /* The largest change the next update would make to m, ybar - P ybar - m,
- * leaving P ybar in w->pv for that update. */
+ * relative to the largest |m| when that is above 1 (rounding in the products
+ * with P grows with m), leaving P ybar in w->pv for that update. */
 static double next_change(gpc_vb *w)
 {
-    double worst = 0.0;
+    double worst = 0.0, size = 1.0;
     apply_P(w, w->ybar, w->pv);
-    for (size_t i = 0; i < w->C * w->n; i++)
+    for (size_t i = 0; i < w->C * w->n; i++) {
         worst = fmax(worst, fabs(w->ybar->data[i] - w->pv->data[i] - w->m->data[i]));
-    return worst;
+        size = fmax(size, fabs(w->m->data[i]));
+    }
+    return worst / size;
 }
 
 /* Go to z (the ybar that m is computed from): m, v (given as pv = P z, or
@@ -219,6 +305,172 @@ static double visit(gpc_vb *w, const size_t *cls, const gsl_vector *z, const gsl
     means_from(w, pv);
     w->sweeps++;
     return expectations(w, cls);
+}
+
+/* ---- Newton's method (shared kernel) -------------------------------------
+ *
+ * The fixed point maximises Psi(m) = sum_i log P_i(m_i) - 1/2 sum_c m_c' K^-1 m_c
+ * (the bound with Q(Y) optimal), whose Hessian is -(K^-1 + W) with W
+ * block-diagonal over the cases, W_i = I - Cov(y_i | class) (mprobit.h).
+ * With a = K^-1 m, g = ybar - m and b = W m + g, Newton's step is
+ *     a_new = b - F B^-1 F K b,   m_new = K a_new,   B = I + F (I (x) K) F,
+ * F = W^1/2, as in the Laplace approximation but with C x C blocks; the
+ * state z = m + a (z = ybar_from, so that m = (I - P) z) moves with them.
+ * B is solved by conjugate gradients, one product with K per iteration,
+ * preconditioned by I + S^1/2 K S^1/2 on each case's differences between
+ * classes (W_i ~ s_i (I - 1 1'/C)) and the identity on their means (W_i 1
+ * = 0), one Cholesky factor per step.  Steps are halved until the bound
+ * rises, so it never falls. */
+
+#define CG_TOL 1e-10
+
+#define CG_MAX 20000
+#define NEWTON_HALVINGS 10
+
+/* out = F x, F block-diagonal over the cases (x, out class-major). */
+static void apply_F(const gpc_vb *w, const gsl_vector *x, gsl_vector *out)
+{
+    size_t n = w->n, C = w->C;
+    const double *F = w->newton->F;
+    for (size_t i = 0; i < n; i++) {
+        double xi[C];
+        for (size_t c = 0; c < C; c++)
+            xi[c] = x->data[c * n + i];
+        for (size_t c = 0; c < C; c++) {
+            double s = 0.0;
+            for (size_t e = 0; e < C; e++)
+                s += F[i * C * C + c * C + e] * xi[e];
+            out->data[c * n + i] = s;
+        }
+    }
+}
+
+/* out_c = K x_c for every class, one product with the C x n matrix. */
+static void apply_K(const gpc_vb *w, const gsl_vector *x, gsl_vector *out)
+{
+    gsl_matrix_const_view X = gsl_matrix_const_view_vector(x, w->C, w->n);
+    gsl_matrix_view O = gsl_matrix_view_vector(out, w->C, w->n);
+    gsl_blas_dsymm(CblasRight, CblasLower, 1.0, w->K[0], &X.matrix, 0.0, &O.matrix);
+}
+
+/* out = B x = x + F K F x (t is scratch). */
+static void apply_B(const gpc_vb *w, const gsl_vector *x, gsl_vector *out, gsl_vector *t)
+{
+    apply_F(w, x, out);
+    apply_K(w, out, t);
+    apply_F(w, t, out);
+    gsl_vector_add(out, x);
+}
+
+/* out = the preconditioner's inverse applied to x: each case's mean over
+ * the classes kept, its differences solved with I + S^1/2 K S^1/2. */
+static void precondition(const gpc_vb *w, const gsl_vector *x, gsl_vector *out)
+{
+    size_t n = w->n, C = w->C;
+    double *mean = w->u->data;
+    for (size_t i = 0; i < n; i++) {
+        double s = 0.0;
+        for (size_t c = 0; c < C; c++)
+            s += x->data[c * n + i];
+        mean[i] = s / (double)C;
+        for (size_t c = 0; c < C; c++)
+            out->data[c * n + i] = x->data[c * n + i] - mean[i];
+    }
+    gsl_matrix_view O = gsl_matrix_view_vector(out, C, n);
+    gsl_blas_dtrsm(CblasRight, CblasLower, CblasTrans, CblasNonUnit, 1.0, w->newton->L,
+                   &O.matrix);
+    gsl_blas_dtrsm(CblasRight, CblasLower, CblasNoTrans, CblasNonUnit, 1.0, w->newton->L,
+                   &O.matrix);
+    for (size_t i = 0; i < n; i++)
+        for (size_t c = 0; c < C; c++)
+            out->data[c * n + i] += mean[i];
+}
+
+/* x = B^-1 rhs by preconditioned conjugate gradients, to a residual tol
+ * times the right-hand side's; returns the iterations. */
+static int solve_B(gpc_vb *w, const gsl_vector *rhs, gsl_vector *x, double tol)
+{
+    struct gpc_vb_newton *nw = w->newton;
+    gsl_vector *r = nw->r, *z = nw->z, *p = nw->p, *Ap = nw->Ap;
+    gsl_vector_set_zero(x);
+    gsl_vector_memcpy(r, rhs);
+    double r0 = gsl_blas_dnrm2(rhs), rz, rz_new, pAp;
+    if (r0 == 0.0)
+        return 0;
+    precondition(w, r, z);
+    gsl_vector_memcpy(p, z);
+    gsl_blas_ddot(r, z, &rz);
+    int it = 0;
+    while (it < CG_MAX) {
+        apply_B(w, p, Ap, nw->t);
+        gsl_blas_ddot(p, Ap, &pAp);
+        double alpha = rz / pAp;
+        gsl_blas_daxpy(alpha, p, x);
+        gsl_blas_daxpy(-alpha, Ap, r);
+        it++;
+        if (gsl_blas_dnrm2(r) <= tol * r0)
+            break;
+        precondition(w, r, z);
+        gsl_blas_ddot(r, z, &rz_new);
+        gsl_vector_scale(p, rz_new / rz);
+        gsl_vector_add(p, z);
+        rz = rz_new;
+    }
+    return it;
+}
+
+/* Newton's target from the current m, a = v and curvatures: a_new, m_new. */
+static int newton_target(gpc_vb *w, double tol)
+{
+    struct gpc_vb_newton *nw = w->newton;
+    size_t n = w->n, Cn = w->C * n;
+    if (gpc_bmatrix_factor(w->K[0], nw->sq->data, nw->L) != 0)
+        return gpc_fail(GPC_ENUM, "the Newton preconditioner is not positive definite");
+    /* b = W m + ybar - m = F (F m) + ybar - m */
+    apply_F(w, w->m, nw->t);
+    apply_F(w, nw->t, nw->b);
+    for (size_t j = 0; j < Cn; j++)
+        nw->b->data[j] += w->ybar->data[j] - w->m->data[j];
+    apply_K(w, nw->b, nw->t);
+    apply_F(w, nw->t, nw->m_new); /* the right-hand side F K b */
+    w->cg_iterations += solve_B(w, nw->m_new, nw->x, tol);
+    apply_F(w, nw->x, nw->a_new);
+    gsl_vector_scale(nw->a_new, -1.0);
+    gsl_vector_add(nw->a_new, nw->b);
+    apply_K(w, nw->a_new, nw->m_new);
+    return GPC_OK;
+}
+
+/* One Newton step from the current state (bound L): the full step, or the
+ * largest of its halvings that raises the bound; returns 0 if none does.
+ * The system is solved to a residual of CG_TOL: looser solves (inexact
+ * Newton) gave directions along which the bound fell. */
+static int newton_step(gpc_vb *w, const size_t *cls, double *L)
+{
+    struct gpc_vb_newton *nw = w->newton;
+    if (newton_target(w, CG_TOL) != GPC_OK)
+        return 0;
+    w->newton_steps++;
+    gsl_vector_memcpy(nw->z_old, w->ybar_from);
+    gsl_vector_memcpy(nw->a_old, w->v);
+    /* the targets as differences from the current point */
+    gsl_vector_add(nw->m_new, nw->a_new);  /* z_new = m_new + a_new */
+    gsl_vector_sub(nw->m_new, nw->z_old);  /* dz */
+    gsl_vector_sub(nw->a_new, nw->a_old);  /* da */
+    double t = 1.0;
+    for (int h = 0; h <= NEWTON_HALVINGS; h++, t *= 0.5) {
+        gsl_vector_memcpy(nw->z, nw->z_old);
+        gsl_blas_daxpy(t, nw->m_new, nw->z);
+        gsl_vector_memcpy(nw->p, nw->a_old);
+        gsl_blas_daxpy(t, nw->a_new, nw->p);
+        double Lt = visit(w, cls, nw->z, nw->p);
+        if (isfinite(Lt) && Lt >= *L) {
+            *L = Lt;
+            return 1;
+        }
+    }
+    visit(w, cls, nw->z_old, nw->a_old);
+    return 0;
 }
 
 /* The updates as a fixed-point map on z: z -> ybar(m(z)), m(z) = (I - P) z.
@@ -234,18 +486,37 @@ int gpc_vb_fit(gpc_vb *w, const size_t *cls)
     int st = gpc_vb_start(w, cls);
     if (st != GPC_OK)
         return st;
+    w->newton_active = 0;
+    w->newton_steps = w->cg_iterations = 0;
     gsl_vector *z0 = w->z0, *z1 = w->z1, *r = w->r, *q = w->q;
     w->sweeps = 0;
     double L = visit(w, cls, w->ybar_from, w->v);
     for (;;) {
-        if (!isfinite(L))
+        if (!isfinite(L)) {
+            w->newton_active = 0;
             return gpc_fail(GPC_ENUM, "the variational bound is not finite; try "
                             "hyperparameters of moderate size");
+        }
         if (next_change(w) <= w->tol)
             break;
-        if (w->sweeps >= w->max_sweeps)
+        if (w->sweeps >= w->max_sweeps) {
+            w->newton_active = 0;
             return gpc_fail(GPC_ENUM, "the variational updates did not converge in %d sweeps; "
                             "try smaller signal variances", w->max_sweeps);
+        }
+        if (!w->per_class && w->sweeps >= w->newton_after && w->newton_steps == 0 &&
+            !w->newton_active) {
+            if (!w->newton)
+                w->newton = newton_alloc(w->n, w->C, w->nthreads);
+            w->newton_active = 1;
+            L = visit(w, cls, w->ybar_from, w->v); /* the curvatures here */
+            continue;
+        }
+        if (w->newton_active) {
+            if (newton_step(w, cls, &L))
+                continue;
+            w->newton_active = 0; /* no rise along Newton's direction: sweeps from here */
+        }
         gsl_vector_memcpy(z0, w->ybar_from);
         gsl_vector_memcpy(z1, w->ybar);
         double L1 = visit(w, cls, z1, w->pv);
@@ -272,6 +543,7 @@ int gpc_vb_fit(gpc_vb *w, const size_t *cls)
         else
             L = visit(w, cls, z1, NULL);
     }
+    w->newton_active = 0;
     w->has_fit = 1;
     return GPC_OK;
 }

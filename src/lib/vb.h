@@ -70,6 +70,12 @@ typedef struct {
     gsl_vector *u;        /* length n scratch */
     gsl_vector *z0, *z1, *r, *q; /* length Cn: the extrapolation's points */
     gsl_vector *pv;       /* length Cn: P ybar, the next update's v */
+    /* Newton's method (shared kernel): allocated by the first fit */
+    struct gpc_vb_newton *newton;
+    int newton_active;    /* the integrals also give the curvatures Newton needs */
+    int newton_after;     /* passes before Newton takes over (300) */
+    int newton_steps;     /* Newton steps of the last fit */
+    int cg_iterations;    /* conjugate-gradient iterations over them */
 } gpc_vb;
 
 /* From this many cases times classes the cases' integrals (the sweeps'
@@ -83,8 +89,13 @@ void gpc_vb_free(gpc_vb *w);
 
 /* Fit at the kernel matrices w->K for labels cls[i] in 0..C-1: the updates,
  * two at a time extrapolated along their path (the bound never falls),
- * until the largest change of m a sweep would make is below w->tol (1e-9),
- * or w->max_sweeps (10000).  Starts from the previous fit's ybar when has_fit, else from
+ * until the largest change of m a sweep would make, relative to the
+ * largest |m| if that is above 1, is below w->tol (1e-9), or
+ * w->max_sweeps (10000) passes.  With a shared kernel, Newton's method
+ * takes over after w->newton_after passes (300): the sweeps crawl where K
+ * is large (a large signal variance), Newton's steps do not, but each
+ * costs tens to hundreds of products with K, so for C = 10 and n = 2000
+ * the sweeps are cheaper where they converge.  Starts from the previous fit's ybar when has_fit, else from
  * m = 0.  GPC_ENUM with a hint if I + K is not positive definite or the
  * sweeps run out; GPC_EUSAGE for a label out of range. */
 int gpc_vb_fit(gpc_vb *w, const size_t *cls);

@@ -13,6 +13,7 @@
 #include <gsl/gsl_cdf.h>
 #include <gsl/gsl_integration.h>
 #include <gsl/gsl_randist.h>
+#include <gsl/gsl_eigen.h>
 #include <gsl/gsl_rng.h>
 #include <gsl/gsl_sf_erf.h>
 
@@ -229,6 +230,61 @@ static void test_far_side(void)
     gpc_mprobit_rule_free(r2);
 }
 
+/* The curvature W = I - Cov(y | class) against central differences of
+ * E[y | class] - mu (the gradient of log P): W = -d(ybar - mu)/dmu.  Also
+ * W symmetric with W 1 = 0 and eigenvalues in [0, 1]. */
+static void test_curvature(gsl_rng *rng)
+{
+    for (size_t C = 2; C <= 10; C += 4) {
+        gpc_mprobit_rule *r = gpc_mprobit_rule_alloc(C);
+        double mu[10], y0[10], y1[10], y2[10], W[100], worst = 0.0, worst_row = 0.0;
+        double worst_eig = 0.0;
+        for (int rep = 0; rep < 8; rep++) {
+            double spread = rep < 4 ? 1.0 : 5.0;
+            for (size_t c = 0; c < C; c++)
+                mu[c] = spread * gsl_ran_gaussian(rng, 1.0);
+            size_t win = (size_t)rep % C;
+            gpc_mprobit_case(r, win, mu, y0);
+            gpc_mprobit_curvature(r, win, mu, W);
+            for (size_t k = 0; k < C; k++) {
+                double h = 1e-5, m0 = mu[k];
+                mu[k] = m0 + h;
+                gpc_mprobit_case(r, win, mu, y1);
+                mu[k] = m0 - h;
+                gpc_mprobit_case(r, win, mu, y2);
+                mu[k] = m0;
+                for (size_t l = 0; l < C; l++) {
+                    double fd = -((y1[l] - y2[l]) / (2.0 * h) - (l == k ? 1.0 : 0.0));
+                    worst = fmax(worst, fabs(W[l * C + k] - fd));
+                }
+            }
+            for (size_t k = 0; k < C; k++) {
+                double row = 0.0;
+                for (size_t l = 0; l < C; l++)
+                    row += W[k * C + l];
+                worst_row = fmax(worst_row, fabs(row));
+            }
+            gsl_matrix_view Wv = gsl_matrix_view_array(W, C, C);
+            gsl_vector *ev = gsl_vector_alloc(C);
+            gsl_eigen_symm_workspace *ew = gsl_eigen_symm_alloc(C);
+            gsl_eigen_symm(&Wv.matrix, ev, ew);
+            for (size_t k = 0; k < C; k++) {
+                double e = gsl_vector_get(ev, k);
+                worst_eig = fmax(worst_eig, fmax(-e, e - 1.0));
+            }
+            gsl_eigen_symm_free(ew);
+            gsl_vector_free(ev);
+        }
+        TEST_CLOSE(worst, 0.0, 0.0, 1e-7, "C = %zu: the curvature equals central differences "
+                   "of E[y | class] (largest difference %.1e)", C, worst);
+        TEST_CLOSE(worst_row, 0.0, 0.0, 1e-8, "C = %zu: the curvature's rows sum to zero "
+                   "(%.1e)", C, worst_row);
+        TEST_OK(worst_eig < 1e-8, "C = %zu: the curvature's eigenvalues lie in [0, 1] (by "
+                "%.1e)", C, worst_eig);
+        gpc_mprobit_rule_free(r);
+    }
+}
+
 int main(void)
 {
     gpc_gsl_quiet();
@@ -238,6 +294,7 @@ int main(void)
     test_three_classes(rng);
     test_any_C(rng);
     test_far_side();
+    test_curvature(rng);
     gsl_rng_free(rng);
     return tap_done();
 }

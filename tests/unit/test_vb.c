@@ -129,6 +129,53 @@ static void test_monotone(gsl_rng *r)
     free(cls);
 }
 
+/* Newton's method (shared kernel): from the start it lands on the plain
+ * sweeps' fixed point; at a signal variance where the sweeps crawl (v0 =
+ * e^8 on nearly separable classes) it converges where they take thousands
+ * of passes, to a point no further sweeps improve. */
+static void test_newton(gsl_rng *r)
+{
+    size_t n = 40, d = 2, C = 3;
+    gsl_matrix *X;
+    size_t *cls;
+    make_problem(r, n, d, C, &X, &cls);
+    double th[] = {2.0, 0.5, -0.5, -6.0};
+    gpc_kernel *k = kernel_at("ard+jitter", d, th);
+    gpc_vb *w = gpc_vb_alloc(n, C, 4, 0), *x = gpc_vb_alloc(n, C, 4, 0);
+    gpc_kernel_matrix(k, X, w->K[0]);
+    gsl_matrix_memcpy(x->K[0], w->K[0]);
+    gpc_vb_start(w, cls);
+    for (int s = 0; s < 6000; s++)
+        gpc_vb_sweep(w, cls);
+    x->tol = 1e-10;
+    x->newton_after = 0;
+    int st = gpc_vb_fit(x, cls);
+    gsl_vector_sub(x->m, w->m);
+    double dm = fmax(gsl_vector_max(x->m), -gsl_vector_min(x->m));
+    TEST_OK(st == GPC_OK && x->newton_steps > 0 && dm < 1e-9, "Newton (%d steps, %d passes) "
+            "reaches the fixed point of 6000 plain sweeps (largest difference in m %.1e)",
+            x->newton_steps, x->sweeps, dm);
+    gpc_kernel_free(k);
+
+    double big[] = {8.0, 1.0, 1.0, -6.0};
+    k = kernel_at("ard+jitter", d, big);
+    gpc_vb *y = gpc_vb_alloc(n, C, 4, 0);
+    gpc_kernel_matrix(k, X, y->K[0]);
+    st = gpc_vb_fit(y, cls);
+    double L = y->bound, Lmore = L;
+    for (int s = 0; s < 200; s++)
+        Lmore = gpc_vb_sweep(y, cls);
+    TEST_OK(st == GPC_OK && y->newton_steps > 0 && Lmore - L <= 1e-9 * fabs(L),
+            "v0 = e^8: Newton takes over (%d steps, %d passes) and 200 more sweeps raise the "
+            "bound %.6f by %.1e", y->newton_steps, y->sweeps, L, Lmore - L);
+    gpc_kernel_free(k);
+    gpc_vb_free(w);
+    gpc_vb_free(x);
+    gpc_vb_free(y);
+    gsl_matrix_free(X);
+    free(cls);
+}
+
 static double bound_at(gsl_matrix *X, size_t *cls, size_t C, int per, gpc_kernel **ks)
 {
     gpc_vb *w = gpc_vb_alloc(X->size1, C, gpc_kernel_nparams(ks[0]), per);
@@ -321,6 +368,7 @@ int main(void)
     test_gradient(r);
     test_predict(r);
     test_gradient_simplex(r);
+    test_newton(r);
     gsl_rng_free(r);
     return tap_done();
 }
