@@ -30,7 +30,12 @@
  * nodes each and products of P with C vectors (one symmetric matrix
  * product with a shared kernel): a plain sweep needs one, whose result the
  * convergence test reuses, an extrapolated point one of its own.  The
- * gradient adds the O(n^2 p) contractions.  Measured by bench/bench-vb. */
+ * gradient adds the O(n^2 p) contractions.  Measured by bench/bench-vb.
+ *
+ * Where the sweeps crawl, Newton's method on the means takes over (shared
+ * kernel; see gpc_vb_fit in vb.c): per step, the cases' C x C curvatures
+ * from the same quadrature, one Cholesky factor of I + S^1/2 K S^1/2 for the
+ * preconditioner and one product with K per conjugate-gradient iteration. */
 #ifndef GPC_VB_H
 #define GPC_VB_H
 
