@@ -16,6 +16,12 @@
  * product: each site update needs only its own column of Sigma, which is the
  * stored column corrected by the updates still held back. */
 #define UPDATE_BLOCK 128
+/* sweeps between recomputations of Sigma from scratch (see run_damped) */
+#define RECOMPUTE_EVERY 8
+/* prior variances above this: Sigma recomputed after every sweep */
+#define HUGE_PRIOR_VARIANCE 1e6
+/* site changes below this many tol: the evidence is followed sweep by sweep */
+#define EVIDENCE_FROM 1e4
 
 gpc_ep *gpc_ep_alloc(size_t n, size_t nparams)
 {
@@ -212,6 +218,17 @@ static void sigma_positive(gpc_ep *e)
 /* Sigma and mu = Sigma nu from scratch. */
 static int recompute(gpc_ep *e, double *half_logdet)
 {
+    if (gsl_vector_isnull(e->tau) && gsl_vector_isnull(e->nu)) {
+        /* no sites yet (every run's start): the prior, B = I */
+        gsl_matrix_memcpy(e->Sigma, e->K);
+        gsl_vector_set_zero(e->mu);
+        gsl_vector_set_zero(e->t1);
+        gsl_vector_set_all(e->sign, 1.0);
+        e->indefinite = 0;
+        e->improper = 0;
+        *half_logdet = 0.0;
+        return GPC_OK;
+    }
     int st = factor_B(e, half_logdet);
     if (st != GPC_OK)
         return st;
@@ -238,17 +255,41 @@ static int cavity(const gpc_ep *e, size_t i, double *tau_c, double *nu_c)
 }
 
 
-/* Sigma <- Sigma - U diag(c) U' for the first k columns of U. */
+/* Sigma <- Sigma - U diag(c) U' for the first k columns of U, in the lower
+ * triangle only (half the flops of a full product): the columns with c > 0
+ * and those with c < 0, scaled by sqrt|c|, as two symmetric rank updates
+ * (W holds the first group from its left, the second from its right). */
 static void apply_updates(gpc_ep *e, size_t k)
 {
-    gsl_matrix_view U = gsl_matrix_submatrix(e->U, 0, 0, e->n, k);
-    gsl_matrix_view W = gsl_matrix_submatrix(e->W, 0, 0, e->n, k);
-    gsl_matrix_memcpy(&W.matrix, &U.matrix);
+    size_t pos = 0, neg = 0;
     for (size_t j = 0; j < k; j++) {
-        gsl_vector_view col = gsl_matrix_column(&W.matrix, j);
-        gsl_vector_scale(&col.vector, gsl_vector_get(e->c, j));
+        double c = gsl_vector_get(e->c, j);
+        if (c == 0.0)
+            continue;
+        size_t to = c > 0.0 ? pos++ : k - ++neg;
+        gsl_vector_view u = gsl_matrix_column(e->U, j), w = gsl_matrix_column(e->W, to);
+        gsl_vector_memcpy(&w.vector, &u.vector);
+        gsl_vector_scale(&w.vector, sqrt(fabs(c)));
     }
-    gsl_blas_dgemm(CblasNoTrans, CblasTrans, -1.0, &W.matrix, &U.matrix, 1.0, e->Sigma);
+    if (pos > 0) {
+        gsl_matrix_view A = gsl_matrix_submatrix(e->W, 0, 0, e->n, pos);
+        gsl_blas_dsyrk(CblasLower, CblasNoTrans, -1.0, &A.matrix, 1.0, e->Sigma);
+    }
+    if (neg > 0) {
+        gsl_matrix_view A = gsl_matrix_submatrix(e->W, 0, k - neg, e->n, neg);
+        gsl_blas_dsyrk(CblasLower, CblasNoTrans, 1.0, &A.matrix, 1.0, e->Sigma);
+    }
+}
+
+/* Column i of Sigma from its lower triangle: row i up to the diagonal,
+ * column i below it. */
+static void sigma_column(const gpc_ep *e, size_t i, gsl_vector *s)
+{
+    const gsl_matrix *S = e->Sigma;
+    for (size_t j = 0; j <= i; j++)
+        s->data[j] = S->data[i * S->tda + j];
+    for (size_t j = i + 1; j < e->n; j++)
+        s->data[j] = S->data[j * S->tda + i];
 }
 
 /* A site's move measured by what it does to the posterior marginal at i:
@@ -267,8 +308,7 @@ static double site_change(double dt, double dn, double sii, double mui)
  * kept current in O(n) per site.  Returns the largest relative site change,
  * and in *skipped the number of sites left as they were because their
  * cavity was improper (possible once some sites have negative precision;
- * later sweeps may find it proper again).  Sigma is left stale: the caller
- * recomputes it from scratch. */
+ * later sweeps may find it proper again).  Sigma and mu are left updated. */
 static double sweep(gpc_ep *e, const gsl_vector *y, double d, size_t *skipped)
 {
     double change = 0.0;
@@ -277,8 +317,7 @@ static double sweep(gpc_ep *e, const gsl_vector *y, double d, size_t *skipped)
     *skipped = 0;
     for (size_t i = 0; i < e->n; i++) {
         /* s = column i of the current Sigma */
-        gsl_vector_view row = gsl_matrix_row(e->Sigma, i);
-        gsl_vector_memcpy(s, &row.vector);
+        sigma_column(e, i, s);
         if (held > 0) {
             gsl_matrix_view U = gsl_matrix_submatrix(e->U, 0, 0, e->n, held);
             gsl_vector_view ui = gsl_matrix_subrow(e->U, i, 0, held);
@@ -321,7 +360,31 @@ static double sweep(gpc_ep *e, const gsl_vector *y, double d, size_t *skipped)
             held = 0;
         }
     }
+    if (held > 0)
+        apply_updates(e, held);
     return change;
+}
+
+/* The largest change a sweep's first update of each site would make from
+ * the current posterior, without making it (infinite if a cavity is
+ * improper or a tilted variance lost): the fixed-point test in O(n). */
+static double site_check(const gpc_ep *e, const gsl_vector *y, double d)
+{
+    double worst = 0.0;
+    for (size_t i = 0; i < e->n; i++) {
+        double sii = gsl_matrix_get(e->Sigma, i, i), mui = gsl_vector_get(e->mu, i);
+        double t_old = gsl_vector_get(e->tau, i), n_old = gsl_vector_get(e->nu, i);
+        double tc = 1.0 / sii - t_old, nc = mui / sii - n_old, lz, mh, vh;
+        if (!(tc > 0.0))
+            return HUGE_VAL;
+        e->moments(e->moments_ctx, gsl_vector_get(y, i), nc / tc, 1.0 / tc, &lz, &mh, &vh);
+        if (!(vh > 0.0 && isfinite(mh)))
+            return HUGE_VAL;
+        double t_new = d * (1.0 / vh - tc) + (1.0 - d) * t_old;
+        double n_new = d * (mh / vh - nc) + (1.0 - d) * n_old;
+        worst = fmax(worst, site_change(t_new - t_old, n_new - n_old, sii, mui));
+    }
+    return worst;
 }
 
 /* The EP log evidence from the recomputed posterior (see ep.h). */
@@ -377,15 +440,41 @@ static int run_damped(gpc_ep *e, const gsl_vector *y, double d, double *change)
     gsl_vector_set_zero(e->nu);
     if ((st = recompute(e, &hld)) != GPC_OK)
         return st;
+    /* rank-one updates lose about eps max K_ii of each entry of Sigma, which
+     * is not small beside the posterior's variances once the signal variance
+     * is huge: then Sigma is recomputed after every sweep */
+    int huge = 0;
+    for (size_t i = 0; i < e->n; i++)
+        huge |= gsl_matrix_get(e->K, i, i) > HUGE_PRIOR_VARIANCE;
     for (e->sweeps = 1; e->sweeps <= e->max_sweeps; e->sweeps++) {
         *change = sweep(e, y, d, &skipped);
         if (!isfinite(*change))
             return -1;
-        if ((st = recompute(e, &hld)) != GPC_OK)
+        /* the updated Sigma is kept for RECOMPUTE_EVERY - 1 sweeps, with only
+         * B factored for the evidence once the sites' changes are within
+         * EVIDENCE_FROM tol (two sweeps' evidence are compared); from scratch
+         * every RECOMPUTE_EVERY sweeps, and before convergence is declared */
+        int fresh = e->sweeps % RECOMPUTE_EVERY == 0 || huge;
+        if (fresh && (st = recompute(e, &hld)) != GPC_OK)
+            return st;
+        if (!fresh && *change >= EVIDENCE_FROM * e->tol) {
+            prev = -HUGE_VAL; /* far from converged: the evidence is not needed yet */
+            continue;
+        }
+        if (!fresh && (st = factor_B(e, &hld)) != GPC_OK)
             return st;
         double z = log_evidence(e, y, hld);
         int done = skipped == 0 && *change < e->tol &&
                    fabs(z - prev) < 0.1 * e->tol * (1.0 + fabs(z));
+        if (done && !fresh) {
+            /* confirmed on the recomputed posterior: every site already as its
+             * update there would leave it (the updated Sigma loses accuracy
+             * where site precisions are huge), and the same evidence */
+            if ((st = recompute(e, &hld)) != GPC_OK)
+                return st;
+            z = log_evidence(e, y, hld);
+            done = site_check(e, y, d) < e->tol && fabs(z - prev) < 0.1 * e->tol * (1.0 + fabs(z));
+        }
         prev = z;
         if (done && isfinite(z)) {
             e->log_evidence = z;

@@ -5,9 +5,16 @@
  * Each likelihood term is replaced by a Gaussian site N(f_i | nu_i / tau_i,
  * 1 / tau_i) chosen so that the site's cavity times the true term and times
  * the site have the same mean and variance.  Sites are updated one after the
- * other with rank-one updates of the posterior covariance Sigma; after every
- * sweep Sigma and mu are recomputed from scratch through the Cholesky factor
- * of B = I + S^1/2 K S^1/2 (S = diag(tau)), so rounding cannot accumulate.
+ * other with rank-one updates of the posterior covariance Sigma (its lower
+ * triangle, in blocks of symmetric rank-k updates); every eighth sweep (every
+ * sweep where a prior variance exceeds 1e6, since the updates lose about
+ * 1e-16 of it in every entry), and before convergence is declared, Sigma and mu are recomputed from scratch
+ * through the Cholesky factor of B = I + S^1/2 K S^1/2 (S = diag(tau)), so
+ * rounding cannot accumulate, and convergence is confirmed there: every
+ * site must already be what its update from that posterior would make it.
+ * Other sweeps factor only B, for the evidence, and only once the sites'
+ * changes are within 1e4 tol.  Per sweep: n^3 flops of updates (about 3
+ * Cholesky times) and at most one factor, plus the recomputation's 6.
  * A likelihood that is not log-concave (label noise) can have sites of
  * negative precision at its fixed point; they are kept as they are (clamping
  * them at zero would leave EP off its fixed point and the evidence gradient

@@ -22,6 +22,7 @@ make_circle() {
             printf "%.6f %.6f\n", x1, x2 > "Xc.txt"
             print y > "yc.txt"
             print (i == 9 || i == 26) ? -y : y > "yk.txt"
+            print (i == 3 || i == 9 || i == 12 || i == 17 || i == 26 || i == 33) ? -y : y > "ys.txt"
         } }'
 }
 
@@ -187,25 +188,25 @@ EOF
 
 @test "EP that does not settle even after the damping back-off: status 1, sweep and damping named, no output" {
     make_circle
-    # the noise-free step likelihood and two flipped labels: the sites of the
+    # the noise-free step likelihood and six flipped labels: the sites of the
     # flipped cases grow without settling (the label-noise model exists for this)
-    run --separate-stderr gpc-fit -M ep -l step -k se -O none -m out/m.txt Xc.txt yk.txt
+    run --separate-stderr gpc-fit -M ep -l step -k se -O none -m out/m.txt Xc.txt ys.txt
     assert_failure 1
     [[ "$stderr" == *"EP did not converge"*"at sweep "*" with damping "*"--damping="* ]] ||
         fail "message: $stderr"
     assert_dir_empty out
     assert_no_tmp_files
     # from the smallest damping the back-off allows, and in gpc-evidence: nothing on stdout
-    run --separate-stderr gpc-evidence -M ep -l step --damping=0.1 -k se Xc.txt yk.txt
+    run --separate-stderr gpc-evidence -M ep -l step --damping=0.1 -k se Xc.txt ys.txt
     assert_failure 1
     assert_output ""
     [[ "$stderr" == *"at sweep 200 with damping 0.1 "* ]] || fail "message: $stderr"
-    run --separate-stderr gpc-evidence -M ep -l step -k se -o out/e.txt Xc.txt yk.txt
+    run --separate-stderr gpc-evidence -M ep -l step -k se -o out/e.txt Xc.txt ys.txt
     assert_failure 1
     assert_output ""
     assert_dir_empty out
     # the same data with the label-noise model converge
-    run gpc-evidence -M ep -l step --label-noise=0.05 -k se -n Xc.txt yk.txt
+    run gpc-evidence -M ep -l step --label-noise=0.05 -k se -n Xc.txt ys.txt
     assert_success
     refute_output --partial nan
 }
