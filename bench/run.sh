@@ -1,6 +1,7 @@
 #!/bin/sh
 # Speed and memory of the Laplace evidence with gradient, measured against one
-# BLAS Cholesky of the same size on this machine, of EP, of variational Bayes
+# BLAS Cholesky of the same size on this machine (and on one thread against
+# two), of prediction beside scikit-learn's, of EP, of variational Bayes
 # and the Gibbs sampler (multinomial probit), and the multiclass Laplace
 # beside scikit-learn's one-vs-rest classifier on the same data (Debian's
 # python3-sklearn under /usr/bin/python3).  Report: bench/out/report.txt.
@@ -16,6 +17,18 @@ report=bench/out/report.txt
         build/bench-laplace "$n" 8 "$([ "$n" -le 1000 ] && echo 50 || echo 5)"
         build/bench-laplace "$n" 8 0
     done
+    echo "## evidence + gradient, one thread against two (seconds, best of the repeats)"
+    for n in 200 1000 2000 4000; do
+        r=$([ "$n" -le 1000 ] && echo 50 || echo 3)
+        one=$(OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 build/bench-laplace "$n" 8 "$r" |
+            awk '$1 == "seconds_evidence_and_gradient" { print $2 }')
+        two=$(OPENBLAS_NUM_THREADS=2 OMP_NUM_THREADS=2 build/bench-laplace "$n" 8 "$r" |
+            awk '$1 == "seconds_evidence_and_gradient" { print $2 }')
+        awk -v n="$n" -v a="$one" -v b="$two" 'BEGIN {
+            printf "n %d one_thread %s two_threads %s two_over_one %.2f\n", n, a, b, b / a }'
+    done
+    echo "## prediction: 1000 points from a model of n = 2000, d = 8, whole gpc-predict process against scikit-learn predict_proba"
+    sh bench/bench-predict.sh bench/out/predict
     for n in 1000 2000; do
         echo "## EP (probit) to convergence with gradient, ARD SE, n = $n, d = 8"
         build/bench-ep "$n" 8
