@@ -224,10 +224,9 @@ double gpc_mprobit_case(gpc_mprobit_rule *r, size_t i, const double *mu, double 
     return log_p;
 }
 
-void gpc_mprobit_curvature(const gpc_mprobit_rule *r, size_t i, const double *mu, double *W)
+void gpc_mprobit_curvature(const gpc_mprobit_rule *r, size_t i, double *W)
 {
-    size_t C = r->C, nJ = C - 1;
-    (void)mu; /* the offsets d_j of the last call are mu_i - mu_j */
+    size_t C = r->C, nJ = C - 1; /* the last call's offsets d_j = mu_i - mu_j */
     for (size_t k = 0; k < C * C; k++)
         W[k] = 0.0;
     /* g(u) = E[y | u] - mu: u for the winner, -lambda(a_j) for rival j; the

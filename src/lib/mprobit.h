@@ -31,7 +31,7 @@ void gpc_mprobit_rule_free(gpc_mprobit_rule *r);
  * NULL, ybar = E[y | argmax y = i]. */
 double gpc_mprobit_case(gpc_mprobit_rule *r, size_t i, const double *mu, double *ybar);
 
-/* After gpc_mprobit_case for class i (same rule, same mu): the curvature
+/* After gpc_mprobit_case for class i (same rule): the curvature
  * W = -d^2 log P(i) / dmu^2 = I - Cov(y | argmax y = i), C x C row-major.
  * With the winner's value y_i = mu_i + u the rivals are independent given
  * u, each a normal cut above at y_i, so
@@ -39,7 +39,7 @@ double gpc_mprobit_case(gpc_mprobit_rule *r, size_t i, const double *mu, double 
  * both by the quadrature of the last call (its nodes and weights).  W is
  * positive semi-definite with W 1 = 0 (P(i) depends on differences only),
  * up to the quadrature's accuracy. */
-void gpc_mprobit_curvature(const gpc_mprobit_rule *r, size_t i, const double *mu, double *W);
+void gpc_mprobit_curvature(const gpc_mprobit_rule *r, size_t i, double *W);
 
 /* For y ~ N(mu, diag(nu2)): p[k] = P(argmax y = k) for every class k.
  * They sum to one to within the quadrature's accuracy, without

@@ -189,12 +189,12 @@ static void means_from(gpc_vb *w, const gsl_vector *pv)
 /* W_i's square root F_i (symmetric, eigenvalues clipped to [0, 1]) and
  * the mean of its C - 1 nonzero eigenvalues (W_i 1 = 0), from the
  * quadrature that gave case i's expectations on thread t. */
-static void case_curvature(gpc_vb *w, const size_t *cls, size_t i, int t, const double *mi)
+static void case_curvature(gpc_vb *w, const size_t *cls, size_t i, int t)
 {
     size_t C = w->C;
     struct gpc_vb_newton *nw = w->newton;
     double *Wi = nw->scratch + (size_t)t * (2 * C * C + C), *E = Wi + C * C, *ev = E + C * C;
-    gpc_mprobit_curvature(w->thread_rule[t], cls[i], mi, Wi);
+    gpc_mprobit_curvature(w->thread_rule[t], cls[i], Wi);
     gsl_matrix_view Wv = gsl_matrix_view_array(Wi, C, C), Ev = gsl_matrix_view_array(E, C, C);
     gsl_vector_view evv = gsl_vector_view_array(ev, C);
     gsl_eigen_symmv(&Wv.matrix, &evv.vector, &Ev.matrix, nw->eig[t]);
@@ -225,7 +225,7 @@ static void case_expectations(gpc_vb *w, const size_t *cls, size_t i, int t)
     for (size_t c = 0; c < C; c++)
         w->ybar->data[c * n + i] = yi[c];
     if (w->newton && w->newton_active)
-        case_curvature(w, cls, i, t, mi);
+        case_curvature(w, cls, i, t);
 }
 
 /* The cases' integrals take most of a sweep (bench-vb), and each is
@@ -323,8 +323,7 @@ static double visit(gpc_vb *w, const size_t *cls, const gsl_vector *z, const gsl
  * rises, so it never falls. */
 
 #define CG_TOL 1e-10
-
-#define CG_MAX 20000
+#define CG_MAX 2000
 #define NEWTON_HALVINGS 10
 
 /* out = F x, F block-diagonal over the cases (x, out class-major). */
@@ -420,7 +419,7 @@ static int solve_B(gpc_vb *w, const gsl_vector *rhs, gsl_vector *x, double tol)
 }
 
 /* Newton's target from the current m, a = v and curvatures: a_new, m_new. */
-static int newton_target(gpc_vb *w, double tol)
+static int newton_target(gpc_vb *w)
 {
     struct gpc_vb_newton *nw = w->newton;
     size_t n = w->n, Cn = w->C * n;
@@ -433,7 +432,7 @@ static int newton_target(gpc_vb *w, double tol)
         nw->b->data[j] += w->ybar->data[j] - w->m->data[j];
     apply_K(w, nw->b, nw->t);
     apply_F(w, nw->t, nw->m_new); /* the right-hand side F K b */
-    w->cg_iterations += solve_B(w, nw->m_new, nw->x, tol);
+    w->cg_iterations += solve_B(w, nw->m_new, nw->x, CG_TOL);
     apply_F(w, nw->x, nw->a_new);
     gsl_vector_scale(nw->a_new, -1.0);
     gsl_vector_add(nw->a_new, nw->b);
@@ -448,7 +447,7 @@ static int newton_target(gpc_vb *w, double tol)
 static int newton_step(gpc_vb *w, const size_t *cls, double *L)
 {
     struct gpc_vb_newton *nw = w->newton;
-    if (newton_target(w, CG_TOL) != GPC_OK)
+    if (newton_target(w) != GPC_OK)
         return 0;
     w->newton_steps++;
     gsl_vector_memcpy(nw->z_old, w->ybar_from);

@@ -245,7 +245,7 @@ static void test_curvature(gsl_rng *rng)
                 mu[c] = spread * gsl_ran_gaussian(rng, 1.0);
             size_t win = (size_t)rep % C;
             gpc_mprobit_case(r, win, mu, y0);
-            gpc_mprobit_curvature(r, win, mu, W);
+            gpc_mprobit_curvature(r, win, W);
             for (size_t k = 0; k < C; k++) {
                 double h = 1e-5, m0 = mu[k];
                 mu[k] = m0 + h;
