@@ -145,7 +145,7 @@ int main(int argc, char **argv)
     printf("newton_iterations %d\ncholesky_factorisations %lu\ninversions %lu\n", iters, chols,
            invs);
     printf("seconds_cholesky %.4f\nseconds_kernel_matrix %.4f\n", t_chol, t_kernel);
-    printf("seconds_evidence_and_gradient %.4f\n", best);
+    printf("seconds_evidence_and_gradient %.4g\n", best);
     printf("ratio_to_cholesky %.2f\nallowed_ratio %d\n", best / t_chol, iters + 4);
     printf("warm_step_newton_iterations %d\nwarm_step_cholesky_factorisations %lu\n",
            warm_iters, warm_chols);
