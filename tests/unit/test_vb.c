@@ -5,6 +5,7 @@
  * sum to one and match the two-class closed form, and a fit restored from
  * its state predicts what the fit did. */
 #include <math.h>
+#include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -172,6 +173,40 @@ static void test_newton(gsl_rng *r)
     gpc_vb_free(w);
     gpc_vb_free(x);
     gpc_vb_free(y);
+    gsl_matrix_free(X);
+    free(cls);
+}
+
+/* Newton's curvatures are computed case by case on OpenMP threads from
+ * VB_PARALLEL_MIN_WORK = n C up, each case's on one thread with that
+ * thread's scratch: one thread and two give the same fit, bit for bit. */
+static void test_newton_threads(gsl_rng *r)
+{
+    size_t C = 3, n = VB_PARALLEL_MIN_WORK / C + 10, d = 2;
+    gsl_matrix *X;
+    size_t *cls;
+    make_problem(r, n, d, C, &X, &cls);
+    double th[] = {2.0, 0.5, -0.5, -6.0};
+    gpc_kernel *k = kernel_at("ard+jitter", d, th);
+    gpc_vb *w[2];
+    int threads[2];
+    for (int t = 0; t < 2; t++) {
+        omp_set_num_threads(t + 1);
+        w[t] = gpc_vb_alloc(n, C, 4, 0);
+        threads[t] = w[t]->nthreads;
+        w[t]->newton_after = 0;
+        gpc_kernel_matrix(k, X, w[t]->K[0]);
+        gpc_vb_fit(w[t], cls);
+    }
+    omp_set_num_threads(threads[1]);
+    int same = gsl_vector_equal(w[0]->m, w[1]->m) && w[0]->bound == w[1]->bound;
+    TEST_OK(threads[0] == 1 && threads[1] == 2 && n * C >= VB_PARALLEL_MIN_WORK &&
+                w[1]->newton_steps > 0 && same,
+            "Newton at n C = %zu on 1 and 2 threads (%d steps): the same fit, bit for bit",
+            n * C, w[1]->newton_steps);
+    for (int t = 0; t < 2; t++)
+        gpc_vb_free(w[t]);
+    gpc_kernel_free(k);
     gsl_matrix_free(X);
     free(cls);
 }
@@ -369,6 +404,7 @@ int main(void)
     test_predict(r);
     test_gradient_simplex(r);
     test_newton(r);
+    test_newton_threads(r);
     gsl_rng_free(r);
     return tap_done();
 }
