@@ -304,6 +304,30 @@ static double site_change(double dt, double dn, double sii, double mui)
     return fmax(fabs(dt) * sii, fabs(dn) * sii / (sqrt(sii) + fabs(mui)));
 }
 
+/* Site i's damped update (damping d) from its posterior marginal, variance
+ * sii and mean mui: its new precision and precision times mean.  Returns 0
+ * if it cannot be updated: an improper cavity, or a tilted variance lost to
+ * rounding (then *lost = 1).  t_new may be negative (a likelihood that is
+ * not log-concave); the posterior precision at i, d / vh + (1 - d) / sii,
+ * stays positive. */
+static int site_update(const gpc_ep *e, const gsl_vector *y, size_t i, double sii, double mui,
+                       double d, double *t_new, double *n_new, int *lost)
+{
+    double t_old = gsl_vector_get(e->tau, i), n_old = gsl_vector_get(e->nu, i);
+    double tc = 1.0 / sii - t_old, nc = mui / sii - n_old, lz, mh, vh;
+    *lost = 0;
+    if (!(tc > 0.0))
+        return 0;
+    e->moments(e->moments_ctx, gsl_vector_get(y, i), nc / tc, 1.0 / tc, &lz, &mh, &vh);
+    if (!(vh > 0.0 && isfinite(mh))) {
+        *lost = 1;
+        return 0;
+    }
+    *t_new = d * (1.0 / vh - tc) + (1.0 - d) * t_old;
+    *n_new = d * (mh / vh - nc) + (1.0 - d) * n_old;
+    return 1;
+}
+
 /* One sweep of sequential site updates (R&W Alg. 3.5, lines 5-16); mu is
  * kept current in O(n) per site.  Returns the largest relative site change,
  * and in *skipped the number of sites left as they were because their
@@ -327,25 +351,15 @@ static double sweep(gpc_ep *e, const gsl_vector *y, double d, size_t *skipped)
             gsl_vector_mul(&wv.vector, &cv.vector);
             gsl_blas_dgemv(CblasNoTrans, -1.0, &U.matrix, &wv.vector, 1.0, s);
         }
-        double sii = gsl_vector_get(s, i), mui = gsl_vector_get(e->mu, i);
+        double sii = gsl_vector_get(s, i), mui = gsl_vector_get(e->mu, i), t_new, n_new;
         double t_old = gsl_vector_get(e->tau, i), n_old = gsl_vector_get(e->nu, i);
-        double tc = 1.0 / sii - t_old, nc = mui / sii - n_old, lz, mh, vh;
-        if (!(tc > 0.0)) {
+        int lost = 0;
+        if (!site_update(e, y, i, sii, mui, d, &t_new, &n_new, &lost)) {
+            /* the site stays as it is, and the sweep cannot count as converged */
             ++*skipped;
+            e->lost += lost;
             continue;
         }
-        e->moments(e->moments_ctx, gsl_vector_get(y, i), nc / tc, 1.0 / tc, &lz, &mh, &vh);
-        if (!(vh > 0.0 && isfinite(mh))) {
-            /* a tilted variance lost to rounding: the site stays as it is,
-             * and the sweep cannot count as converged */
-            ++*skipped;
-            e->lost++;
-            continue;
-        }
-        /* t_new may be negative (a likelihood that is not log-concave); the
-         * posterior precision at i, d / vh + (1 - d) / sii, stays positive */
-        double t_new = d * (1.0 / vh - tc) + (1.0 - d) * t_old;
-        double n_new = d * (mh / vh - nc) + (1.0 - d) * n_old;
         change = fmax(change, site_change(t_new - t_old, n_new - n_old, sii, mui));
         double dt = t_new - t_old, dn = n_new - n_old, c = dt / (1.0 + dt * sii);
         gsl_vector_set(e->tau, i, t_new);
@@ -366,23 +380,18 @@ static double sweep(gpc_ep *e, const gsl_vector *y, double d, size_t *skipped)
 }
 
 /* The largest change a sweep's first update of each site would make from
- * the current posterior, without making it (infinite if a cavity is
- * improper or a tilted variance lost): the fixed-point test in O(n). */
+ * the current posterior, without making it (infinite if a site could not be
+ * updated): the fixed-point test in O(n). */
 static double site_check(const gpc_ep *e, const gsl_vector *y, double d)
 {
-    double worst = 0.0;
+    double worst = 0.0, t_new, n_new;
+    int lost;
     for (size_t i = 0; i < e->n; i++) {
         double sii = gsl_matrix_get(e->Sigma, i, i), mui = gsl_vector_get(e->mu, i);
-        double t_old = gsl_vector_get(e->tau, i), n_old = gsl_vector_get(e->nu, i);
-        double tc = 1.0 / sii - t_old, nc = mui / sii - n_old, lz, mh, vh;
-        if (!(tc > 0.0))
+        if (!site_update(e, y, i, sii, mui, d, &t_new, &n_new, &lost))
             return HUGE_VAL;
-        e->moments(e->moments_ctx, gsl_vector_get(y, i), nc / tc, 1.0 / tc, &lz, &mh, &vh);
-        if (!(vh > 0.0 && isfinite(mh)))
-            return HUGE_VAL;
-        double t_new = d * (1.0 / vh - tc) + (1.0 - d) * t_old;
-        double n_new = d * (mh / vh - nc) + (1.0 - d) * n_old;
-        worst = fmax(worst, site_change(t_new - t_old, n_new - n_old, sii, mui));
+        worst = fmax(worst, site_change(t_new - gsl_vector_get(e->tau, i),
+                                        n_new - gsl_vector_get(e->nu, i), sii, mui));
     }
     return worst;
 }
@@ -453,28 +462,21 @@ static int run_damped(gpc_ep *e, const gsl_vector *y, double d, double *change)
         /* the updated Sigma is kept for RECOMPUTE_EVERY - 1 sweeps, with only
          * B factored for the evidence once the sites' changes are within
          * EVIDENCE_FROM tol (two sweeps' evidence are compared); from scratch
-         * every RECOMPUTE_EVERY sweeps, and before convergence is declared */
-        int fresh = e->sweeps % RECOMPUTE_EVERY == 0 || huge;
-        if (fresh && (st = recompute(e, &hld)) != GPC_OK)
-            return st;
+         * every RECOMPUTE_EVERY sweeps, and where the sites have settled:
+         * convergence is confirmed on the recomputed posterior, where every
+         * site must already be what its update would make it (the updated
+         * Sigma loses accuracy where site precisions are huge) */
+        int settled = skipped == 0 && *change < e->tol;
+        int fresh = settled || huge || e->sweeps % RECOMPUTE_EVERY == 0;
         if (!fresh && *change >= EVIDENCE_FROM * e->tol) {
             prev = -HUGE_VAL; /* far from converged: the evidence is not needed yet */
             continue;
         }
-        if (!fresh && (st = factor_B(e, &hld)) != GPC_OK)
+        if ((st = fresh ? recompute(e, &hld) : factor_B(e, &hld)) != GPC_OK)
             return st;
         double z = log_evidence(e, y, hld);
-        int done = skipped == 0 && *change < e->tol &&
-                   fabs(z - prev) < 0.1 * e->tol * (1.0 + fabs(z));
-        if (done && !fresh) {
-            /* confirmed on the recomputed posterior: every site already as its
-             * update there would leave it (the updated Sigma loses accuracy
-             * where site precisions are huge), and the same evidence */
-            if ((st = recompute(e, &hld)) != GPC_OK)
-                return st;
-            z = log_evidence(e, y, hld);
-            done = site_check(e, y, d) < e->tol && fabs(z - prev) < 0.1 * e->tol * (1.0 + fabs(z));
-        }
+        int done = settled && fabs(z - prev) < 0.1 * e->tol * (1.0 + fabs(z)) &&
+                   site_check(e, y, d) < e->tol;
         prev = z;
         if (done && isfinite(z)) {
             e->log_evidence = z;
