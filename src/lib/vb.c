@@ -157,21 +157,28 @@ static int factor(gpc_vb *w)
     return GPC_OK;
 }
 
-/* out_c = P_c z_c for every class (vectors of length Cn); with a shared
- * kernel one product with the C x n matrix whose rows are the z_c. */
-static void apply_P(const gpc_vb *w, const gsl_vector *z, gsl_vector *out)
+/* out_c = A_c z_c for every class (vectors of length Cn), A the kernels'
+ * matrices K or P (symmetric, lower triangles read); with a shared kernel
+ * one product with the C x n matrix whose rows are the z_c. */
+static void apply_each(const gpc_vb *w, gsl_matrix *const *A, const gsl_vector *z,
+                       gsl_vector *out)
 {
     if (!w->per_class) {
         gsl_matrix_const_view Z = gsl_matrix_const_view_vector(z, w->C, w->n);
         gsl_matrix_view O = gsl_matrix_view_vector(out, w->C, w->n);
-        gsl_blas_dsymm(CblasRight, CblasLower, 1.0, w->P[0], &Z.matrix, 0.0, &O.matrix);
+        gsl_blas_dsymm(CblasRight, CblasLower, 1.0, A[0], &Z.matrix, 0.0, &O.matrix);
         return;
     }
     for (size_t c = 0; c < w->C; c++) {
         gsl_vector_const_view zc = gsl_vector_const_subvector(z, c * w->n, w->n);
         gsl_vector_view oc = block(out, w->n, c);
-        gsl_blas_dsymv(CblasLower, 1.0, w->P[c], &zc.vector, 0.0, &oc.vector);
+        gsl_blas_dsymv(CblasLower, 1.0, A[c], &zc.vector, 0.0, &oc.vector);
     }
+}
+
+static void apply_P(const gpc_vb *w, const gsl_vector *z, gsl_vector *out)
+{
+    apply_each(w, w->P, z, out);
 }
 
 /* m and v = K^-1 m from ybar_from: v = P ybar_from (computed here, or
@@ -344,19 +351,11 @@ static void apply_F(const gpc_vb *w, const gsl_vector *x, gsl_vector *out)
     }
 }
 
-/* out_c = K x_c for every class, one product with the C x n matrix. */
-static void apply_K(const gpc_vb *w, const gsl_vector *x, gsl_vector *out)
-{
-    gsl_matrix_const_view X = gsl_matrix_const_view_vector(x, w->C, w->n);
-    gsl_matrix_view O = gsl_matrix_view_vector(out, w->C, w->n);
-    gsl_blas_dsymm(CblasRight, CblasLower, 1.0, w->K[0], &X.matrix, 0.0, &O.matrix);
-}
-
 /* out = B x = x + F K F x (t is scratch). */
 static void apply_B(const gpc_vb *w, const gsl_vector *x, gsl_vector *out, gsl_vector *t)
 {
     apply_F(w, x, out);
-    apply_K(w, out, t);
+    apply_each(w, w->K, out, t);
     apply_F(w, t, out);
     gsl_vector_add(out, x);
 }
@@ -430,13 +429,13 @@ static int newton_target(gpc_vb *w)
     apply_F(w, nw->t, nw->b);
     for (size_t j = 0; j < Cn; j++)
         nw->b->data[j] += w->ybar->data[j] - w->m->data[j];
-    apply_K(w, nw->b, nw->t);
+    apply_each(w, w->K, nw->b, nw->t);
     apply_F(w, nw->t, nw->m_new); /* the right-hand side F K b */
     w->cg_iterations += solve_B(w, nw->m_new, nw->x, CG_TOL);
     apply_F(w, nw->x, nw->a_new);
     gsl_vector_scale(nw->a_new, -1.0);
     gsl_vector_add(nw->a_new, nw->b);
-    apply_K(w, nw->a_new, nw->m_new);
+    apply_each(w, w->K, nw->a_new, nw->m_new);
     return GPC_OK;
 }
 
@@ -485,6 +484,7 @@ int gpc_vb_fit(gpc_vb *w, const size_t *cls)
     int st = gpc_vb_start(w, cls);
     if (st != GPC_OK)
         return st;
+    int newton_tried = 0; /* once it fails to raise the bound, sweeps to the end */
     w->newton_active = 0;
     w->newton_steps = w->cg_iterations = 0;
     gsl_vector *z0 = w->z0, *z1 = w->z1, *r = w->r, *q = w->q;
@@ -503,11 +503,10 @@ int gpc_vb_fit(gpc_vb *w, const size_t *cls)
             return gpc_fail(GPC_ENUM, "the variational updates did not converge in %d sweeps; "
                             "try smaller signal variances", w->max_sweeps);
         }
-        if (!w->per_class && w->sweeps >= w->newton_after && w->newton_steps == 0 &&
-            !w->newton_active) {
+        if (!w->per_class && w->sweeps >= w->newton_after && !newton_tried) {
             if (!w->newton)
                 w->newton = newton_alloc(w->n, w->C, w->nthreads);
-            w->newton_active = 1;
+            w->newton_active = newton_tried = 1;
             L = visit(w, cls, w->ybar_from, w->v); /* the curvatures here */
             continue;
         }
