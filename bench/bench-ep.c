@@ -13,6 +13,7 @@
 #include <gsl/gsl_rng.h>
 
 #include "ep.h"
+#include "blas.h"
 #include "err.h"
 #include "kernel.h"
 
@@ -25,6 +26,7 @@ static double now(void)
 
 int main(int argc, char **argv)
 {
+    gpc_blas_init(); /* the kernels the tools run on */
     size_t n = argc > 1 ? strtoul(argv[1], NULL, 10) : 2000;
     size_t d = argc > 2 ? strtoul(argv[2], NULL, 10) : 8;
     gpc_gsl_quiet();

@@ -18,11 +18,13 @@
 #include "kernel.h"
 
 #include "bench-data.h"
+#include "blas.h"
 
 int openblas_get_num_threads(void);
 
 int main(int argc, char **argv)
 {
+    gpc_blas_init(); /* the kernels the tools run on */
     size_t n = argc > 1 ? strtoul(argv[1], NULL, 10) : 1000;
     size_t d = argc > 2 ? strtoul(argv[2], NULL, 10) : 8;
     size_t C = argc > 3 ? strtoul(argv[3], NULL, 10) : 3;

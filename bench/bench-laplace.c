@@ -18,6 +18,7 @@
 #include <gsl/gsl_randist.h>
 #include <gsl/gsl_rng.h>
 
+#include "blas.h"
 #include "err.h"
 #include "kernel.h"
 #include "laplace.h"
@@ -57,6 +58,7 @@ static void make_data(size_t n, size_t d, gsl_matrix *X, gsl_vector *y)
 
 int main(int argc, char **argv)
 {
+    gpc_blas_init(); /* the kernels the tools run on */
     size_t n = argc > 1 ? strtoul(argv[1], NULL, 10) : 4000;
     size_t d = argc > 2 ? strtoul(argv[2], NULL, 10) : 8;
     int reps = argc > 3 ? atoi(argv[3]) : 3;

@@ -32,6 +32,7 @@
 #include "softmax.h"
 
 #include "bench-data.h"
+#include "blas.h"
 
 int openblas_get_num_threads(void);
 
@@ -125,6 +126,7 @@ static void report(size_t n, size_t d, size_t C, const size_t *count, const timi
 
 int main(int argc, char **argv)
 {
+    gpc_blas_init(); /* the kernels the tools run on */
     const char *prefix = NULL;
     if (argc > 2 && !strcmp(argv[1], "-w")) {
         prefix = argv[2];

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "alloc.h"
+#include "blas.h"
 #include "colnames.h"
 #include "err.h"
 #include "labels.h"
@@ -24,6 +25,7 @@ void gpc_cli_init(int argc, char **argv)
 {
     (void)argc;
     gpc_set_progname(argv[0]);
+    gpc_blas_init();
     setlocale(LC_ALL, "C");
     gpc_gsl_quiet();
     gpc_output_remove_on_signals();
@@ -32,6 +34,11 @@ void gpc_cli_init(int argc, char **argv)
 void gpc_cli_version(void)
 {
     printf("%s (gpc) %s\n", gpc_progname(), GPC_VERSION);
+    printf("BLAS: %s", gpc_blas_config());
+    if (strcmp(gpc_blas_core(), gpc_blas_detected_core()) != 0)
+        printf(" (chosen by gpc: OpenBLAS did not recognise this CPU and chose %s)",
+               gpc_blas_detected_core());
+    printf("\n");
     if (fflush(stdout) != 0 || ferror(stdout))
         gpc_die(GPC_EINPUT, "<stdout>: write error: %s", strerror(errno));
     exit(0);

@@ -22,6 +22,34 @@ setup() {
     check_version gpc-kernel
 }
 
+# The CPU's vector units from its flags: AVX-512 (what OpenBLAS's SkylakeX
+# kernels need), AVX2 with FMA, or neither.
+cpu_vector_units() {
+    local f u
+    f=" $(grep -m1 '^flags' /proc/cpuinfo) "
+    has() { for u in "$@"; do case "$f" in *" $u "*) ;; *) return 1 ;; esac; done; }
+    if has avx512f avx512cd avx512dq avx512bw avx512vl; then echo avx512
+    elif has avx2 fma; then echo avx2
+    else echo none; fi
+}
+
+@test "gpc-kernel --version: the BLAS kernels use the CPU's vector units" {
+    run --separate-stderr gpc-kernel --version
+    assert_success
+    case "$(cpu_vector_units)" in
+    avx512) assert_line --index 1 --regexp ' (SkylakeX|Cooperlake|SapphireRapids) ' ;;
+    avx2) assert_line --index 1 --regexp ' (Haswell|Zen|SkylakeX|Cooperlake|SapphireRapids) ' ;;
+    *) assert_line --index 1 --regexp '^BLAS: OpenBLAS ' ;;
+    esac
+}
+
+@test "gpc-kernel --version: OPENBLAS_CORETYPE is the user's choice and stands" {
+    OPENBLAS_CORETYPE=Prescott run --separate-stderr gpc-kernel --version
+    assert_success
+    assert_line --index 1 --regexp ' Prescott '
+    refute_output --partial "chosen by gpc"
+}
+
 # ---- values -------------------------------------------------------------------
 
 @test "gpc-kernel: K of a 3 x 2 matrix matches exp(-d2/2) within 1e-15" {

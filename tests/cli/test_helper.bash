@@ -195,10 +195,12 @@ check_version() {
     local tool="$1"
     run --separate-stderr "$tool" --version
     assert_success
-    assert_output "$tool (gpc) $VERSION"
+    assert_line --index 0 "$tool (gpc) $VERSION"
+    assert_line --index 1 --regexp '^BLAS: OpenBLAS [0-9]'
+    [ "${#lines[@]}" -eq 2 ]
     run "$tool" -V
     assert_success
-    assert_output "$tool (gpc) $VERSION"
+    assert_line --index 0 "$tool (gpc) $VERSION"
 }
 
 # ---- .npy fixtures by hand -----------------------------------------------------
