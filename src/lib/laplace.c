@@ -2,6 +2,7 @@
 
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include <gsl/gsl_blas.h>
 #include <gsl/gsl_errno.h>
@@ -42,6 +43,9 @@ gpc_laplace *gpc_laplace_alloc(size_t n, size_t nparams, gpc_lik lik)
     w->t3 = gpc_vector_alloc(n);
     w->t4 = gpc_vector_alloc(n);
     w->Bg = gpc_matrix_alloc(n, nparams > 0 ? nparams : 1);
+    w->slope = gpc_matrix_alloc(n, nparams > 0 ? nparams : 1);
+    w->scratch = gpc_matrix_alloc(n, nparams > 0 ? nparams : 1);
+    w->theta_mode = gpc_calloc(nparams > 0 ? nparams : 1, sizeof *w->theta_mode);
     return w;
 }
 
@@ -55,6 +59,9 @@ void gpc_laplace_free(gpc_laplace *w)
     for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
         gsl_vector_free(v[i]);
     gsl_matrix_free(w->Bg);
+    gsl_matrix_free(w->slope);
+    gsl_matrix_free(w->scratch);
+    free(w->theta_mode);
     free(w);
 }
 
@@ -282,16 +289,52 @@ static void evidence_gradient(gpc_laplace *w, const gpc_kernel *k, const gsl_mat
     gsl_blas_dgemv(CblasTrans, 1.0, w->Bg, z, 1.0, &g.vector);
 }
 
+/* da / dtheta = -W (I + K W)^-1 Bg = -W (Bg - K R Bg), with R in L (after
+ * the gradient) and Bg = dK_j a: differentiating f = K grad log p(y | f)
+ * gives (I + K W) df = dK a, and da = -W df at the mode. */
+static void mode_slope(gpc_laplace *w, const gpc_kernel *k)
+{
+    size_t p = gpc_kernel_nparams(k);
+    gsl_matrix_view bg = gsl_matrix_submatrix(w->Bg, 0, 0, w->n, p);
+    gsl_matrix_view sl = gsl_matrix_submatrix(w->slope, 0, 0, w->n, p);
+    gsl_matrix_view sc = gsl_matrix_submatrix(w->scratch, 0, 0, w->n, p);
+    gsl_blas_dsymm(CblasLeft, CblasLower, 1.0, w->L, &bg.matrix, 0.0, &sc.matrix);
+    gsl_matrix_memcpy(&sl.matrix, &bg.matrix);
+    gsl_blas_dsymm(CblasLeft, CblasLower, -1.0, w->K, &sc.matrix, 1.0, &sl.matrix);
+    for (size_t i = 0; i < w->n; i++) {
+        gsl_vector_view r = gsl_matrix_row(&sl.matrix, i);
+        gsl_vector_scale(&r.vector, -gsl_vector_get(w->W, i));
+    }
+    memcpy(w->theta_mode, gpc_kernel_params(k), p * sizeof *w->theta_mode);
+    w->has_slope = 1;
+}
+
+/* Move the warm start a by da / dtheta (theta - theta_mode). */
+static void predict_start(gpc_laplace *w, const gpc_kernel *k)
+{
+    size_t p = gpc_kernel_nparams(k);
+    const double *theta = gpc_kernel_params(k);
+    for (size_t j = 0; j < p; j++) {
+        gsl_vector_view c = gsl_matrix_subcolumn(w->slope, j, 0, w->n);
+        gsl_blas_daxpy(theta[j] - w->theta_mode[j], &c.vector, w->a);
+    }
+}
+
 int gpc_laplace_evidence(gpc_laplace *w, const gpc_kernel *k, const gsl_matrix *X,
                          const gsl_vector *y, double *log_evidence, double *grad)
 {
     int status;
     gpc_kernel_matrix(k, X, w->K);
+    if (w->has_mode && w->has_slope)
+        predict_start(w, k);
+    w->has_slope = 0;
     if ((status = gpc_laplace_mode(w, y)) != GPC_OK)
         return status;
     *log_evidence = w->log_evidence;
-    if (grad)
+    if (grad) {
         evidence_gradient(w, k, X, grad);
+        mode_slope(w, k);
+    }
     int finite = isfinite(*log_evidence);
     for (size_t j = 0; grad && j < gpc_kernel_nparams(k); j++)
         finite &= isfinite(grad[j]);
