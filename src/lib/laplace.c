@@ -20,6 +20,14 @@
  * square root of it in f and to rounding in the evidence. */
 #define PSI_RTOL 1e-12
 #define F_RTOL 1e-8
+/* Chord steps (chord_steps) start after a full Newton step shorter than
+ * CHORD_START, go on while each is shorter than CHORD_RATE times the one
+ * before, and end the search once the next would be below CHORD_DONE (all
+ * relative to the size of f, as F_RTOL). */
+#define CHORD_START 1e-2
+#define CHORD_RATE 0.25
+#define CHORD_DONE 1e-16
+#define MAX_CHORD 12
 /* Far from the decision boundary W underflows; below this floor it changes
  * log|B| by less than W_FLOOR max K_ii, nothing for any kernel that does not
  * overflow. */
@@ -38,6 +46,7 @@ gpc_laplace *gpc_laplace_alloc(size_t n, size_t nparams, gpc_lik lik)
     w->W = gpc_vector_alloc(n);
     w->d3 = gpc_vector_alloc(n);
     w->sW = gpc_vector_alloc(n);
+    w->sW_factor = gpc_vector_alloc(n);
     w->t1 = gpc_vector_alloc(n);
     w->t2 = gpc_vector_alloc(n);
     w->t3 = gpc_vector_alloc(n);
@@ -55,7 +64,8 @@ void gpc_laplace_free(gpc_laplace *w)
         return;
     gsl_matrix_free(w->K);
     gsl_matrix_free(w->L);
-    gsl_vector *v[] = {w->f, w->a, w->d1, w->W, w->d3, w->sW, w->t1, w->t2, w->t3, w->t4};
+    gsl_vector *v[] = {w->f,  w->a,  w->d1, w->W,  w->d3,       w->sW,
+                       w->t1, w->t2, w->t3, w->t4, w->sW_factor};
     for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
         gsl_vector_free(v[i]);
     gsl_matrix_free(w->Bg);
@@ -99,6 +109,7 @@ static double dot(const gsl_vector *x, const gsl_vector *y)
 static int factor_B(gpc_laplace *w)
 {
     w->n_chol++;
+    gsl_vector_memcpy(w->sW_factor, w->sW);
     if (gpc_bmatrix_factor(w->K, w->sW->data, w->L) != 0)
         return gpc_fail(GPC_ENUM,
                         "B = I + W^1/2 K W^1/2 is not positive definite: the kernel matrix "
@@ -178,10 +189,58 @@ static int line_search(gpc_laplace *w, const gsl_vector *y)
             gsl_vector_memcpy(w->f, ft);
             gsl_vector_memcpy(w->a, at);
             w->psi = log_lik(w, y, w->f, 1) - 0.5 * dot(w->a, w->f);
+            w->full_step = h == 0;
+            w->step = len;
             return h == 0 && gain < tol && len < F_RTOL;
         }
     }
     return len < F_RTOL ? 1 : -1;
+}
+
+/* Chord steps: Newton steps with the Hessian of the last factorisation,
+ * where W was W_factor.  The step of Psi from a is
+ *     da = (I + W_f K)^-1 g = g - sW_f B_f^-1 sW_f K g,  g = d1 - a,
+ * two products with K and two triangular solves, against a factorisation
+ * for a Newton step.  Once a full Newton step has been short, W has hardly
+ * changed since the factor, and the chord steps converge at the rate of that
+ * change: a few of them take the mode to rounding, where Newton would have
+ * taken one more step and a factorisation.  Returns 1 when the last step
+ * was at rounding level (the mode is found), 0 when the steps stopped
+ * contracting fast or would lower Psi (Newton goes on from the last accepted
+ * point). */
+static int chord_steps(gpc_laplace *w, const gsl_vector *y)
+{
+    gsl_vector *g = w->t1, *Kg = w->t2, *da = w->t3, *df = w->t4;
+    double prev = w->step, tol = PSI_RTOL * fmax(1.0, fabs(w->psi));
+    for (int c = 0; c < MAX_CHORD; c++) {
+        gsl_vector_memcpy(g, w->d1);
+        gsl_vector_sub(g, w->a);
+        gsl_blas_dsymv(CblasLower, 1.0, w->K, g, 0.0, Kg);
+        gsl_vector_mul(Kg, w->sW_factor);
+        gsl_blas_dtrsv(CblasLower, CblasNoTrans, CblasNonUnit, w->L, Kg);
+        gsl_blas_dtrsv(CblasLower, CblasTrans, CblasNonUnit, w->L, Kg);
+        gsl_vector_mul(Kg, w->sW_factor);
+        gsl_vector_memcpy(da, g);
+        gsl_vector_sub(da, Kg);
+        gsl_blas_dsymv(CblasLower, 1.0, w->K, da, 0.0, df);
+        double len = step_length(w);
+        if (len > CHORD_RATE * prev)
+            return 0;
+        gsl_vector_add(df, w->f); /* the new point, in place */
+        gsl_vector_add(da, w->a);
+        double psi_t = log_lik(w, y, df, 0) - 0.5 * dot(da, df);
+        if (psi_t < w->psi - tol)
+            return 0;
+        gsl_vector_memcpy(w->f, df);
+        gsl_vector_memcpy(w->a, da);
+        w->psi = log_lik(w, y, w->f, 1) - 0.5 * dot(w->a, w->f);
+        w->chord_steps++;
+        /* the next step would be about len^2 / prev: below rounding */
+        if (len < CHORD_DONE || len * len < CHORD_DONE * prev)
+            return 1;
+        prev = len;
+    }
+    return 0;
 }
 
 /* Kernel values that overflowed (huge hyperparameters) would turn every
@@ -224,6 +283,8 @@ int gpc_laplace_mode(gpc_laplace *w, const gsl_vector *y)
                             "step is not small (rounding at these hyperparameters); try a "
                             "smaller signal variance or add a jitter term",
                             w->iterations + 1);
+        if (!converged && w->full_step && w->step < CHORD_START)
+            converged = chord_steps(w, y);
     }
     w->log_evidence = w->psi - gpc_bmatrix_half_log_det(w->L);
     w->chol_valid = 1;

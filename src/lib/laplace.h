@@ -7,7 +7,13 @@
  * halving on the objective Psi(f) = log p(y | f) - 1/2 f' K^-1 f, and the
  * iteration stops when a full Newton step raises Psi by less than a relative
  * 1e-12 and moves f by less than a relative 1e-8 (far from the boundary Psi
- * is flat while the evidence still depends on f).  The Newton step is formed
+ * is flat while the evidence still depends on f).  Once a full Newton step
+ * has moved f by less than 1e-2 relative, chord steps (Newton steps with
+ * the last factorisation's Hessian, two products with K and two triangular
+ * solves each) take over; they converge at the rate at which W still
+ * changes and stop where the next would be below 1e-16 relative, so the
+ * mode is found to rounding with one factorisation less, or hand back to
+ * Newton if they contract slowly.  The Newton step is formed
  * as sW B^-1 (sW f + d1 / sW), free of the cancellation that makes R&W's
  * b - sW B^-1 sW K b rounding noise at huge signal variances.  A search that
  * stalls short of the mode fails (GPC_ENUM) rather than returning it.  The
@@ -22,8 +28,9 @@
  * saves Newton iterations.
  *
  * Cost per call of gpc_laplace_evidence, in Cholesky equivalents (n^3 / 3
- * flops): one factorisation per Newton iteration plus one at the mode, and two
- * for B^-1 when the gradient is wanted.  Two n x n matrices are alive: K and
+ * flops): one factorisation per Newton iteration plus one at the mode (two in
+ * all for a search from a predicted start), and one for B^-1 when the
+ * gradient is wanted (bmatrix.h).  Two n x n matrices are alive: K and
  * L (which becomes R = W^1/2 B^-1 W^1/2 during the gradient). */
 #ifndef GPC_LAPLACE_H
 #define GPC_LAPLACE_H
@@ -41,6 +48,10 @@ typedef struct {
     gsl_matrix *L;      /* lower Cholesky factor of B at the mode (see chol_valid) */
     gsl_vector *f, *a;  /* mode and a = K^-1 f */
     gsl_vector *d1, *W, *d3, *sW; /* derivatives of log p(y|f) at f; W = -d2, sW = sqrt(W) */
+    gsl_vector *sW_factor; /* sW where L was factored, for chord steps */
+    double step;        /* length of the last Newton step, relative to f */
+    int full_step;      /* it was not halved */
+    unsigned long chord_steps; /* so far, for benchmarks */
     gsl_vector *t1, *t2, *t3, *t4; /* scratch */
     gsl_matrix *Bg;     /* n x nparams: dK_j grad log p, for the gradient */
     /* The mode's first-order response to the hyperparameters, da / dtheta

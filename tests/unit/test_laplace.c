@@ -284,6 +284,50 @@ static void test_warm_start(gsl_rng *r)
     gsl_vector_free(y);
 }
 
+/* A search started from the first-order prediction of the mode (after a
+ * gradient at nearby hyperparameters) and finished by chord steps reaches
+ * the cold search's evidence and gradient to rounding, with fewer
+ * factorisations; at the mode, a = grad log p(y | f) to rounding. */
+static void test_predicted_start(gsl_rng *r)
+{
+    size_t n = 80, d = 3;
+    gsl_matrix *X;
+    gsl_vector *y;
+    make_problem(r, n, d, &X, &y);
+    gpc_kernel *k;
+    gpc_kernel_parse("ard", d, &k);
+    double th[4] = {1.0, -0.5, 0.2, -1.0}, z, zc, g[4], gc[4];
+    gpc_laplace *warm = gpc_laplace_alloc(n, 4, GPC_LIK_LOGISTIC);
+    gpc_laplace *cold = gpc_laplace_alloc(n, 4, GPC_LIK_LOGISTIC);
+    gpc_kernel_set_params(k, th);
+    gpc_laplace_evidence(warm, k, X, y, &z, g);
+    unsigned long chol0 = warm->n_chol, chord0 = warm->chord_steps;
+    for (size_t j = 0; j < 4; j++)
+        th[j] += 0.05 * (double)(j + 1);
+    gpc_kernel_set_params(k, th);
+    TEST_OK(gpc_laplace_evidence(warm, k, X, y, &z, g) == GPC_OK &&
+                gpc_laplace_evidence(cold, k, X, y, &zc, gc) == GPC_OK,
+            "predicted and cold searches succeed");
+    TEST_CLOSE(z, zc, 1e-13, 0, "predicted start: the cold search's evidence");
+    for (size_t j = 0; j < 4; j++)
+        TEST_CLOSE(g[j], gc[j], 1e-10, 1e-12, "predicted start: gradient %zu", j);
+    TEST_OK(warm->chord_steps > chord0, "chord steps were taken (%lu)",
+            warm->chord_steps - chord0);
+    TEST_OK(warm->n_chol - chol0 < cold->n_chol, "fewer factorisations: %lu against %lu",
+            warm->n_chol - chol0, cold->n_chol);
+    double res = 0.0, amax = 0.0;
+    for (size_t i = 0; i < n; i++) {
+        res = fmax(res, fabs(gsl_vector_get(warm->d1, i) - gsl_vector_get(warm->a, i)));
+        amax = fmax(amax, fabs(gsl_vector_get(warm->a, i)));
+    }
+    TEST_OK(res <= 1e-13 * amax, "at the mode a = grad log p (%.2g of max |a|)", res / amax);
+    gpc_laplace_free(warm);
+    gpc_laplace_free(cold);
+    gpc_kernel_free(k);
+    gsl_matrix_free(X);
+    gsl_vector_free(y);
+}
+
 /* Hyperparameters that make the latent scale huge (strongly separable data)
  * still converge thanks to step halving. */
 static void test_large_scale(gsl_rng *r)
@@ -464,6 +508,7 @@ int main(void)
         test_one_point((gpc_lik)l, 1.0, 400.0);
     }
     test_warm_start(r);
+    test_predicted_start(r);
     test_large_scale(r);
     test_pima();
     test_huge_signal_variance();
