@@ -3,9 +3,10 @@
  * Cholesky factor, log determinant and inverse.  Every eigenvalue of B is at
  * least 1, which is why both methods factor B rather than K.
  *
- * Only lower triangles are written or read (LAPACK's dpotrf and dpotri from
- * OpenBLAS; GSL's versions also fill the upper triangle, an extra pass over
- * n^2 numbers that nothing here needs). */
+ * Only lower triangles are written or read (LAPACK's dpotrf from OpenBLAS,
+ * and an inverse formed by products from the factor; GSL's versions also
+ * fill the upper triangle, an extra pass over n^2 numbers that nothing here
+ * needs). */
 #ifndef GPC_BMATRIX_H
 #define GPC_BMATRIX_H
 

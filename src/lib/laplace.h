@@ -29,8 +29,8 @@
  *
  * Cost per call of gpc_laplace_evidence, in Cholesky equivalents (n^3 / 3
  * flops): one factorisation per Newton iteration plus one at the mode (two in
- * all for a search from a predicted start), and one for B^-1 when the
- * gradient is wanted (bmatrix.h).  Two n x n matrices are alive: K and
+ * all for a search from a predicted start), and B^-1 (2 n^3 / 3 flops, two
+ * equivalents) when the gradient is wanted.  Two n x n matrices are alive: K and
  * L (which becomes R = W^1/2 B^-1 W^1/2 during the gradient). */
 #ifndef GPC_LAPLACE_H
 #define GPC_LAPLACE_H
