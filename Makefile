@@ -18,7 +18,7 @@ BLAS_LIBS  := $(shell pkg-config --libs openblas 2>/dev/null || echo -lopenblas)
 # O(n^2 p) kernel loops over the cores (results do not depend on their number).
 ALL_CFLAGS  = -std=c11 -D_POSIX_C_SOURCE=200809L -Wall -Wextra -Wshadow -fopenmp \
               -DHAVE_INLINE -Isrc/lib $(GSL_CFLAGS) $(CFLAGS)
-LDLIBS      = $(GSL_LIBDIR) -lgsl $(BLAS_LIBS) -lm
+LDLIBS      = $(GSL_LIBDIR) -lgsl $(BLAS_LIBS) -lmvec -lm
 LDFLAGS    ?=
 
 # `make check SANITIZE=1` builds with AddressSanitizer and

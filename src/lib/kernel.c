@@ -12,6 +12,7 @@
 #include "alloc.h"
 #include "err.h"
 #include "parallel.h"
+#include "vexp.h"
 
 typedef enum { T_ARD, T_SE, T_LINEAR, T_NN, T_BIAS, T_JITTER, T_GRAM } term_type;
 
@@ -846,6 +847,8 @@ static const double *row(const gsl_matrix *X, size_t i) { return X->data + i * X
  * number of threads. */
 /* Add one term's values k(x_i, x_j), j <= i, to Ki[0..i].  The ARD term,
  * the common case, has its own loop without a call per pair. */
+#define ROW_CHUNK 256
+
 static void add_term_row(const gpc_kernel *k, const term *t, const gsl_matrix *X, size_t i,
                          double *Ki)
 {
@@ -868,14 +871,22 @@ static void add_term_row(const gpc_kernel *k, const term *t, const gsl_matrix *X
         }
         return;
     }
-    for (size_t j = 0; j <= i; j++) {
-        const double *xj = row(X, j);
-        double q = 0.0;
-        for (size_t l = 0; l < t->ncols; l++) {
-            double d = xi[t->cols[l]] - xj[t->cols[l]];
-            q += eth[1 + l] * d * d;
+    /* the exponents of a chunk of the row first, then their exps at once */
+    double e[ROW_CHUNK];
+    for (size_t j0 = 0; j0 <= i; j0 += ROW_CHUNK) {
+        size_t m = i + 1 - j0 < ROW_CHUNK ? i + 1 - j0 : ROW_CHUNK;
+        for (size_t j = 0; j < m; j++) {
+            const double *xj = row(X, j0 + j);
+            double q = 0.0;
+            for (size_t l = 0; l < t->ncols; l++) {
+                double d = xi[t->cols[l]] - xj[t->cols[l]];
+                q += eth[1 + l] * d * d;
+            }
+            e[j] = -0.5 * q;
         }
-        Ki[j] += eth[0] * exp(-0.5 * q);
+        gpc_exp_array(e, m);
+        for (size_t j = 0; j < m; j++)
+            Ki[j0 + j] += eth[0] * e[j];
     }
 }
 

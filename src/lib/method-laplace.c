@@ -91,8 +91,9 @@ static int laplace_loo(const void *ws, const gsl_vector *y, gsl_matrix *mean, gs
 
 static void laplace_report(const void *ws, double log_evidence)
 {
-    gpc_info(1, "log evidence %.10g, %d Newton iterations at the mode", log_evidence,
-             ((const gpc_laplace *)ws)->iterations);
+    int it = ((const gpc_laplace *)ws)->iterations;
+    gpc_info(1, "log evidence %.10g, %d Newton iteration%s at the mode", log_evidence, it,
+             it == 1 ? "" : "s");
 }
 
 const gpc_method_ops gpc_method_laplace_ops = {

@@ -152,8 +152,8 @@ static int softmax_prob(void *ws, gpc_lik lik, double eps, const gsl_matrix *mea
 static void softmax_report(const void *ws, double log_evidence)
 {
     const gpc_softmax *sm = ((const softmax_ws *)ws)->sm;
-    gpc_info(1, "log evidence %.10g, %d Newton iterations at the mode (%zu classes)",
-             log_evidence, sm->iterations, sm->C);
+    gpc_info(1, "log evidence %.10g, %d Newton iteration%s at the mode (%zu classes)",
+             log_evidence, sm->iterations, sm->iterations == 1 ? "" : "s", sm->C);
 }
 
 const gpc_method_ops gpc_method_softmax_ops = {

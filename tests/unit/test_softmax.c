@@ -663,9 +663,12 @@ static void test_confident(gsl_rng *r)
     TEST_CLOSE(lz, dense_evidence(&k, 1, X, cls, C, NULL), 1e-9, 0.0,
                "confident: evidence equals the dense reference");
     fd_gradient(dense_fn, &k, 1, X, cls, C, NULL, 1e-3, 1, gd);
+    /* the dense reference's differences carry its rounding, amplified here:
+     * changing K by a few ulp (libm's exp against libmvec's) moves them by
+     * 5e-8 relative and the gradient by 3e-11 */
     double gs = grad_scale(g, 4);
     for (size_t j = 0; j < 4; j++)
-        TEST_CLOSE(g[j], gd[j], 1e-8, 1e-8 * gs, "confident: gradient[%zu] equals the dense "
+        TEST_CLOSE(g[j], gd[j], 1e-7, 1e-8 * gs, "confident: gradient[%zu] equals the dense "
                    "reference", j);
     gpc_softmax_free(w);
     gpc_kernel_free(k);

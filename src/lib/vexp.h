@@ -1,0 +1,17 @@
+/* vexp — exp over an array, several at a time where the CPU can.
+ *
+ * The kernel matrices of the squared-exponential kernels spend much of their
+ * time in exp, one call per pair of inputs.  Where the CPU has AVX-512 or
+ * AVX2 with FMA, glibc's vector library (libmvec) takes eight or four at a
+ * time, within a few ulp of libm's exp (test_vexp measures it); elsewhere,
+ * and for the last few, libm's exp.  The choice follows the CPU, so results
+ * are the same from run to run on one machine. */
+#ifndef GPC_VEXP_H
+#define GPC_VEXP_H
+
+#include <stddef.h>
+
+/* x[i] <- exp(x[i]) for i < n. */
+void gpc_exp_array(double *x, size_t n);
+
+#endif
