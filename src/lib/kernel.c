@@ -849,6 +849,49 @@ static const double *row(const gsl_matrix *X, size_t i) { return X->data + i * X
  * the common case, has its own loop without a call per pair. */
 #define ROW_CHUNK 256
 
+/* The columns an ARD term reads, transposed (ncols x n), so that a row of
+ * its matrix runs along contiguous memory; NULL for other terms. */
+static double *ard_columns(const term *t, const gsl_matrix *X)
+{
+    if (t->type != T_ARD || t->disc)
+        return NULL;
+    size_t n = X->size1;
+    double *xt = gpc_mallocarray(t->ncols * n, sizeof *xt);
+    for (size_t j = 0; j < n; j++)
+        for (size_t l = 0; l < t->ncols; l++)
+            xt[l * n + j] = row(X, j)[t->cols[l]];
+    return xt;
+}
+
+/* Row i of an ARD term without discrete columns, from its transposed
+ * columns xt: the exponents of a chunk of the row first, then their exps at
+ * once. */
+__attribute__((target_clones("avx512f", "avx2", "default"))) static void
+add_ard_row(const gpc_kernel *k, const term *t, const double *xt, size_t n, size_t i, double *Ki)
+{
+    const double *eth = k->etheta + t->offset;
+    double e[ROW_CHUNK];
+    for (size_t j0 = 0; j0 <= i; j0 += ROW_CHUNK) {
+        size_t m = i + 1 - j0 < ROW_CHUNK ? i + 1 - j0 : ROW_CHUNK;
+        for (size_t j = 0; j < m; j++)
+            e[j] = 0.0;
+        for (size_t l = 0; l < t->ncols; l++) {
+            const double *xl = xt + l * n + j0;
+            double xi = xt[l * n + i], w = eth[1 + l];
+#pragma omp simd
+            for (size_t j = 0; j < m; j++) {
+                double d = xi - xl[j];
+                e[j] += w * d * d;
+            }
+        }
+        for (size_t j = 0; j < m; j++)
+            e[j] *= -0.5;
+        gpc_exp_array(e, m);
+        for (size_t j = 0; j < m; j++)
+            Ki[j0 + j] += eth[0] * e[j];
+    }
+}
+
 static void add_term_row(const gpc_kernel *k, const term *t, const gsl_matrix *X, size_t i,
                          double *Ki)
 {
@@ -858,51 +901,39 @@ static void add_term_row(const gpc_kernel *k, const term *t, const gsl_matrix *X
             Ki[j] += term_pair(t, eth, xi, row(X, j), j, i == j, NULL);
         return;
     }
-    if (t->disc) {
-        const unsigned char *disc = t->disc;
-        for (size_t j = 0; j <= i; j++) {
-            const double *xj = row(X, j);
-            double q = 0.0;
-            for (size_t l = 0; l < t->ncols; l++) {
-                double a = xi[t->cols[l]], b = xj[t->cols[l]], d = a - b;
-                q += disc[l] ? (a != b ? eth[1 + l] : 0.0) : eth[1 + l] * d * d;
-            }
-            Ki[j] += eth[0] * exp(-0.5 * q);
+    const unsigned char *disc = t->disc; /* the other ARD terms go by add_ard_row */
+    for (size_t j = 0; j <= i; j++) {
+        const double *xj = row(X, j);
+        double q = 0.0;
+        for (size_t l = 0; l < t->ncols; l++) {
+            double a = xi[t->cols[l]], b = xj[t->cols[l]], d = a - b;
+            q += disc[l] ? (a != b ? eth[1 + l] : 0.0) : eth[1 + l] * d * d;
         }
-        return;
-    }
-    /* the exponents of a chunk of the row first, then their exps at once */
-    double e[ROW_CHUNK];
-    for (size_t j0 = 0; j0 <= i; j0 += ROW_CHUNK) {
-        size_t m = i + 1 - j0 < ROW_CHUNK ? i + 1 - j0 : ROW_CHUNK;
-        for (size_t j = 0; j < m; j++) {
-            const double *xj = row(X, j0 + j);
-            double q = 0.0;
-            for (size_t l = 0; l < t->ncols; l++) {
-                double d = xi[t->cols[l]] - xj[t->cols[l]];
-                q += eth[1 + l] * d * d;
-            }
-            e[j] = -0.5 * q;
-        }
-        gpc_exp_array(e, m);
-        for (size_t j = 0; j < m; j++)
-            Ki[j0 + j] += eth[0] * e[j];
+        Ki[j] += eth[0] * exp(-0.5 * q);
     }
 }
 
 void gpc_kernel_matrix(const gpc_kernel *k, const gsl_matrix *X, gsl_matrix *K)
 {
     size_t n = X->size1;
+    double *xt[GPC_KERNEL_MAX_TERMS];
+    for (size_t t = 0; t < k->nterms; t++)
+        xt[t] = ard_columns(&k->terms[t], X);
 #pragma omp parallel for schedule(dynamic, 16) if (n >= GPC_PARALLEL_MIN_ROWS)
     for (size_t i = 0; i < n; i++) {
         double *Ki = K->data + i * K->tda;
         for (size_t j = 0; j <= i; j++)
             Ki[j] = 0.0;
         for (size_t t = 0; t < k->nterms; t++)
-            add_term_row(k, &k->terms[t], X, i, Ki);
+            if (xt[t])
+                add_ard_row(k, &k->terms[t], xt[t], n, i, Ki);
+            else
+                add_term_row(k, &k->terms[t], X, i, Ki);
         for (size_t j = 0; j < i; j++)
             K->data[j * K->tda + i] = Ki[j];
     }
+    for (size_t t = 0; t < k->nterms; t++)
+        free(xt[t]);
 }
 
 void gpc_kernel_cross(const gpc_kernel *k, const gsl_matrix *X, const gsl_matrix *Xs,
