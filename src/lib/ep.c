@@ -623,7 +623,7 @@ int gpc_ep_evidence(gpc_ep *e, const gpc_kernel *k, const gsl_matrix *X, const g
     gsl_vector *b = e->b;
     form_b(e, b);
     form_R(e);
-    gpc_kernel_grad_contract(k, X, b, 0.5, e->L, -0.5, b, grad, e->Bg);
+    gpc_kernel_grad_contract(k, X, e->K, b, 0.5, e->L, -0.5, b, grad, e->Bg);
     for (size_t j = 0; j < gpc_kernel_nparams(k); j++)
         if (!isfinite(grad[j]))
             return gpc_fail(GPC_ENUM, "EP: the evidence gradient is not finite here");

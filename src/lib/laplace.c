@@ -342,7 +342,7 @@ static void evidence_gradient(gpc_laplace *w, const gpc_kernel *k, const gsl_mat
 {
     gsl_vector *s2 = w->t1, *Ks2 = w->t2, *z = w->t3;
     posterior_terms(w, s2);
-    gpc_kernel_grad_contract(k, X, w->a, 0.5, w->L, -0.5, w->d1, grad, w->Bg);
+    gpc_kernel_grad_contract(k, X, w->K, w->a, 0.5, w->L, -0.5, w->d1, grad, w->Bg);
     gsl_blas_dsymv(CblasLower, 1.0, w->K, s2, 0.0, Ks2);
     gsl_vector_memcpy(z, s2);
     gsl_blas_dsymv(CblasLower, -1.0, w->L, Ks2, 1.0, z);

@@ -835,8 +835,8 @@ static void evidence_gradient(gpc_softmax *w, gpc_kernel *const *kernels, const 
         R = class_R(w, c);
         gsl_vector_view ac = block(w->a, n, c), vc = block(w->ypi, n, c);
         gsl_matrix_view Bc = gsl_matrix_submatrix(w->Bg, 0, c * p, n, p);
-        gpc_kernel_grad_contract(kernels[c], X, &ac.vector, 0.5, R, -0.5, &vc.vector,
-                                 grad + c * p, &Bc.matrix);
+        gpc_kernel_grad_contract(kernels[c], X, kern(w, c), &ac.vector, 0.5, R, -0.5,
+                                 &vc.vector, grad + c * p, &Bc.matrix);
     }
     apply_K(w, w->t5, w->t1);
     apply_R(w, w->t1, 0.0, w->t2);
@@ -857,8 +857,8 @@ static void evidence_gradient(gpc_softmax *w, gpc_kernel *const *kernels, const 
         gsl_blas_dsyrk(CblasLower, CblasTrans, 0.5, &A.matrix, 1.0, R);
         gsl_blas_dsyr2k(CblasLower, CblasTrans, 0.5, &Z.matrix, &V.matrix, 1.0, R);
         gsl_matrix_view B0 = gsl_matrix_submatrix(w->Bg, 0, 0, n, p);
-        gpc_kernel_grad_contract(kernels[0], X, w->zero, 0.0, R, 1.0, w->zero, grad,
-                                 &B0.matrix);
+        gpc_kernel_grad_contract(kernels[0], X, kern(w, 0), w->zero, 0.0, R, 1.0, w->zero,
+                                 grad, &B0.matrix);
     }
 }
 

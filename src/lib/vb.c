@@ -575,8 +575,8 @@ int gpc_vb_evidence(gpc_vb *w, gpc_kernel *const *kernels, const gsl_matrix *X,
         size_t c0 = w->per_class ? k : 0, nc = w->per_class ? 1 : w->C;
         gsl_matrix_const_view V = gsl_matrix_const_view_array(w->v->data + c0 * n, nc, n);
         gsl_blas_dsyrk(CblasLower, CblasTrans, 0.5, &V.matrix, 1.0, w->R);
-        gpc_kernel_grad_contract(kernels[k], X, w->u, 0.0, w->R, 1.0, w->u, grad + k * p,
-                                 w->Bg);
+        gpc_kernel_grad_contract(kernels[k], X, w->K[k], w->u, 0.0, w->R, 1.0, w->u,
+                                 grad + k * p, w->Bg);
     }
     for (size_t j = 0; j < p * w->nK; j++)
         if (!isfinite(grad[j]))

@@ -1,5 +1,6 @@
 /* Kernels: gradients against central differences, the one-pass gradient
- * contraction against explicit dK matrices, symmetry and positive
+ * contraction and its form as matrix products from K (one ard or se term)
+ * against explicit dK matrices, symmetry and positive
  * semi-definiteness, cross-covariances and diagonals, known values, names,
  * canonical specs and parse errors; all of these also with discrete columns
  * (":discrete=COLS", Kim & Ghahramani's 0/1 mismatch distance). */
@@ -11,6 +12,7 @@
 #include <gsl/gsl_linalg.h>
 #include <gsl/gsl_eigen.h>
 #include <gsl/gsl_math.h>
+#include <gsl/gsl_randist.h>
 #include <gsl/gsl_rng.h>
 
 #include "err.h"
@@ -125,13 +127,15 @@ static void check_matrix(gpc_kernel *k, const gsl_matrix *X, const char *spec)
     gsl_vector_free(ev);
 }
 
-/* The contraction against sums over explicit dK_j; junk in R's strict upper
- * triangle must not matter. */
+/* The contraction against sums over explicit dK_j, without and with the
+ * kernel's matrix K (which one ard or se term, alone or plus jitter, turns
+ * into matrix products); junk in R's strict upper triangle must not
+ * matter. */
 static void check_contract(gsl_rng *r, gpc_kernel *k, const gsl_matrix *X, const char *spec)
 {
     size_t n = X->size1, p = gpc_kernel_nparams(k);
     gsl_matrix *R = gsl_matrix_alloc(n, n), *dK = gsl_matrix_alloc(n, n),
-               *B = gsl_matrix_alloc(n, p);
+               *B = gsl_matrix_alloc(n, p), *K = gsl_matrix_alloc(n, n);
     gsl_vector *u = gsl_vector_alloc(n), *v = gsl_vector_alloc(n), *dKv = gsl_vector_alloc(n);
     for (size_t i = 0; i < n; i++) {
         gsl_vector_set(u, i, gsl_rng_uniform(r) - 0.5);
@@ -141,32 +145,145 @@ static void check_contract(gsl_rng *r, gpc_kernel *k, const gsl_matrix *X, const
         for (size_t j = i + 1; j < n; j++)
             gsl_matrix_set(R, i, j, 1e3 * gsl_rng_uniform(r)); /* never read */
     }
+    gpc_kernel_matrix(k, X, K);
     double alpha = 0.7, beta = -1.3, *s = malloc(p * sizeof *s);
-    gpc_kernel_grad_contract(k, X, u, alpha, R, beta, v, s, B);
-    for (size_t j = 0; j < p; j++) {
-        gpc_kernel_grad_matrix(k, X, j, dK);
-        double want = 0.0;
-        for (size_t a = 0; a < n; a++)
-            for (size_t b = 0; b < n; b++) {
-                double Rab = a >= b ? gsl_matrix_get(R, a, b) : gsl_matrix_get(R, b, a);
-                want += gsl_matrix_get(dK, a, b) *
-                        (alpha * gsl_vector_get(u, a) * gsl_vector_get(u, b) + beta * Rab);
-            }
-        TEST_CLOSE(s[j], want, 1e-11, 1e-13, "%s: contraction s for %s", spec,
-                   gpc_kernel_param_name(k, j));
-        gsl_blas_dgemv(CblasNoTrans, 1.0, dK, v, 0.0, dKv);
-        gsl_vector_view col = gsl_matrix_column(B, j);
-        gsl_vector_sub(dKv, &col.vector);
-        TEST_CLOSE(fabs(gsl_vector_max(dKv)) + fabs(gsl_vector_min(dKv)), 0, 0, 1e-12,
-                   "%s: contraction dK v for %s", spec, gpc_kernel_param_name(k, j));
+    for (int withK = 0; withK < 2; withK++) {
+        const char *how = withK ? "with K" : "without K";
+        gpc_kernel_grad_contract(k, X, withK ? K : NULL, u, alpha, R, beta, v, s, B);
+        for (size_t j = 0; j < p; j++) {
+            gpc_kernel_grad_matrix(k, X, j, dK);
+            double want = 0.0;
+            for (size_t a = 0; a < n; a++)
+                for (size_t b = 0; b < n; b++) {
+                    double Rab = a >= b ? gsl_matrix_get(R, a, b) : gsl_matrix_get(R, b, a);
+                    want += gsl_matrix_get(dK, a, b) *
+                            (alpha * gsl_vector_get(u, a) * gsl_vector_get(u, b) + beta * Rab);
+                }
+            TEST_CLOSE(s[j], want, 1e-11, 1e-13, "%s: contraction s for %s, %s", spec,
+                       gpc_kernel_param_name(k, j), how);
+            gsl_blas_dgemv(CblasNoTrans, 1.0, dK, v, 0.0, dKv);
+            gsl_vector_view col = gsl_matrix_column(B, j);
+            gsl_vector_sub(dKv, &col.vector);
+            TEST_CLOSE(fabs(gsl_vector_max(dKv)) + fabs(gsl_vector_min(dKv)), 0, 0, 1e-12,
+                       "%s: contraction dK v for %s, %s", spec, gpc_kernel_param_name(k, j),
+                       how);
+        }
     }
     free(s);
     gsl_matrix_free(R);
     gsl_matrix_free(dK);
     gsl_matrix_free(B);
+    gsl_matrix_free(K);
     gsl_vector_free(u);
     gsl_vector_free(v);
     gsl_vector_free(dKv);
+}
+
+/* The worst difference of s[j] and of column j of B from the reference
+ * (s2, B2), or from the explicit sums over dK_j if B2 is NULL: each relative
+ * to the sum of the absolute values of the explicit sum's terms (the
+ * accuracy that a sum of them can have), or with per_entry 0 the
+ * differences in B relative to the largest such sum in its column. */
+static double contract_error(const gsl_matrix *dK, const gsl_matrix *M, const gsl_vector *v,
+                             const double *s, const gsl_matrix *B, const double *s2,
+                             const gsl_matrix *B2, size_t j, int per_entry)
+{
+    size_t n = dK->size1;
+    double want = 0.0, scale = 0.0, worst, diff = 0.0, top = 0.0;
+    for (size_t a = 0; a < n; a++)
+        for (size_t b = 0; b < n; b++) {
+            double t = gsl_matrix_get(dK, a, b) * gsl_matrix_get(M, a, b);
+            want += t;
+            scale += fabs(t);
+        }
+    worst = fabs(s[j] - (B2 ? s2[j] : want)) / scale;
+    for (size_t a = 0; a < n; a++) {
+        double wa = 0.0, sa = 0.0;
+        for (size_t b = 0; b < n; b++) {
+            double t = gsl_matrix_get(dK, a, b) * gsl_vector_get(v, b);
+            wa += t;
+            sa += fabs(t);
+        }
+        double da = fabs(gsl_matrix_get(B, a, j) - (B2 ? gsl_matrix_get(B2, a, j) : wa));
+        if (per_entry)
+            worst = fmax(worst, da / sa);
+        diff = fmax(diff, da);
+        top = fmax(top, sa);
+    }
+    return per_entry ? worst : fmax(worst, diff / top);
+}
+
+/* One ard or se term, alone or plus jitter, contracted by matrix products
+ * from K: against the explicit dK_j and against the pass over the pairs
+ * (K = NULL).  The inputs lie far from the origin (1000 + N(0, 1) and so
+ * on: the products expand (x_a - x_b)^2, which must not cancel there), and
+ * the length scales are ordinary or so short that a case's nearest
+ * neighbours hardly count (there the diagonal, with no distance, would
+ * dominate the rounding: left in, it shows as errors of 1e-11 to 1e-5).
+ * With short length scales an entry of B that one close pair makes is only
+ * as accurate as the expansion's eps x^2 / (x_a - x_b)^2, not eps, so B is
+ * held to the largest sum in its column, and to 1e-11 (the products come
+ * within about 5e-13). */
+static void check_contract_products(gsl_rng *r)
+{
+    const char *specs[] = {"ard", "ard+jitter", "jitter+ard", "se+jitter", "ard@2-4,6+jitter"};
+    size_t n = 60, d = 7;
+    gsl_matrix *X = gsl_matrix_alloc(n, d), *R = gsl_matrix_alloc(n, n),
+               *M = gsl_matrix_alloc(n, n), *dK = gsl_matrix_alloc(n, n),
+               *K = gsl_matrix_alloc(n, n);
+    gsl_vector *u = gsl_vector_alloc(n), *v = gsl_vector_alloc(n);
+    double alpha = 0.5, beta = -0.5;
+    for (size_t a = 0; a < n; a++) {
+        for (size_t l = 0; l < d; l++)
+            gsl_matrix_set(X, a, l, 1000.0 * (1.0 + (double)l) + gsl_ran_gaussian(r, 1.0));
+        gsl_vector_set(u, a, gsl_ran_gaussian(r, 1.0));
+        gsl_vector_set(v, a, gsl_ran_gaussian(r, 1.0));
+        for (size_t b = 0; b < n; b++) /* the strict upper triangle is never read */
+            gsl_matrix_set(R, a, b, b <= a ? gsl_rng_uniform(r) - 0.5 : 1e3);
+    }
+    for (size_t a = 0; a < n; a++) /* M = alpha u u' + beta R in full */
+        for (size_t b = 0; b < n; b++)
+            gsl_matrix_set(M, a, b, alpha * gsl_vector_get(u, a) * gsl_vector_get(u, b) +
+                                        beta * gsl_matrix_get(R, a > b ? a : b, a > b ? b : a));
+    for (size_t sp = 0; sp < sizeof specs / sizeof specs[0]; sp++)
+        for (int short_scales = 0; short_scales < 2; short_scales++) {
+            gpc_kernel *k;
+            gpc_kernel_parse(specs[sp], d, &k);
+            size_t p = gpc_kernel_nparams(k);
+            double th[16], s1[16], s2[16]; /* p <= d + 2 */
+            for (size_t j = 0; j < p; j++)
+                th[j] = short_scales ? 3.0 + gsl_rng_uniform(r) : 2.0 * gsl_rng_uniform(r) - 2.0;
+            th[gpc_kernel_param_index(k, "log_v0")] = 0.3;
+            gpc_kernel_set_params(k, th);
+            gsl_matrix *B1 = gsl_matrix_alloc(n, p), *B2 = gsl_matrix_alloc(n, p);
+            gpc_kernel_matrix(k, X, K);
+            gpc_kernel_grad_contract(k, X, K, u, alpha, R, beta, v, s1, B1);
+            gpc_kernel_grad_contract(k, X, NULL, u, alpha, R, beta, v, s2, B2);
+            const char *how = short_scales ? " (short length scales)" : "";
+            for (size_t j = 0; j < p; j++) {
+                const char *name = gpc_kernel_param_name(k, j);
+                gpc_kernel_grad_matrix(k, X, j, dK);
+                int per_entry = !short_scales;
+                double tol = short_scales ? 1e-11 : 1e-12;
+                TEST_CLOSE(contract_error(dK, M, v, s1, B1, NULL, NULL, j, per_entry), 0, 0,
+                           tol, "%s%s: products from K against explicit dK for %s", specs[sp], how,
+                           name);
+                TEST_CLOSE(contract_error(dK, M, v, s2, B2, NULL, NULL, j, per_entry), 0, 0,
+                           tol, "%s%s: the pass over the pairs against explicit dK for %s",
+                           specs[sp], how, name);
+                TEST_CLOSE(contract_error(dK, M, v, s1, B1, s2, B2, j, per_entry), 0, 0, tol,
+                           "%s%s: products against the pass over the pairs for %s", specs[sp],
+                           how, name);
+            }
+            gsl_matrix_free(B1);
+            gsl_matrix_free(B2);
+            gpc_kernel_free(k);
+        }
+    gsl_matrix *mats[] = {X, R, M, dK, K};
+    for (size_t i = 0; i < sizeof mats / sizeof mats[0]; i++)
+        gsl_matrix_free(mats[i]);
+    gsl_vector_free(u);
+    gsl_vector_free(v);
 }
 
 /* Every check of one spec on a random 3-column X (with columns 2 and 3
@@ -681,6 +798,9 @@ int main(void)
         check_spec(r, specs[s], 9);
     /* enough rows for the contraction to run in parallel blocks */
     check_spec(r, "ard+bias+jitter", 450);
+    /* with K, above the rows where it is contracted by matrix products */
+    check_spec(r, "ard+jitter", 450);
+    check_contract_products(r);
     /* discrete columns 2 and 3 take few values, so pairs match and differ */
     const char *dspecs[] = {"ard", "ard:discrete=2", "ard+bias+jitter:discrete=2-3", "se:discrete=3",
                             "ard@1-2+se@3+linear:discrete=2,3", "nn+ard@3,2:discrete=2",
