@@ -11,6 +11,8 @@
 /* LAPACK through OpenBLAS.  Row-major lower is column-major upper, hence "U". */
 void dpotrf_(const char *uplo, const int *n, double *a, const int *lda, int *info,
              size_t uplo_len);
+void dpotri_(const char *uplo, const int *n, double *a, const int *lda, int *info,
+             size_t uplo_len);
 void dlauum_(const char *uplo, const int *n, double *a, const int *lda, int *info,
              size_t uplo_len);
 void dsytrf_(const char *uplo, const int *n, double *a, const int *lda, int *ipiv,
@@ -34,12 +36,13 @@ static void assemble(const gsl_matrix *K, const double *s, const double *e, gsl_
     }
 }
 
-/* The inverse is formed from the factor by products only (OpenBLAS's trmm,
- * then LAPACK's dlauum), not by dpotri: OpenBLAS's dtrtri, which dpotri
- * calls, relies on its trsm, which runs at a fraction of its product speed
- * (15 against 40-60 GFlop/s at n = 100-200 with the SkylakeX kernels), so
- * this takes under half of dpotri's time at n = 200.  Each small block
- * on the diagonal is inverted by substitution. */
+/* Below GPC_PARALLEL_MIN_ROWS the inverse is formed from the factor by
+ * products and recursive solves (OpenBLAS's trmm and gemm, then LAPACK's
+ * dlauum), not by dpotri: OpenBLAS's dtrtri, which dpotri calls, relies on
+ * its trsm, which runs at a fraction of its product speed (15 against 40-60
+ * GFlop/s at n = 100-200 with the SkylakeX kernels), so this takes about
+ * half of dpotri's time there.  The smallest blocks are inverted and solved
+ * by substitution. */
 
 #define INVERSE_BLOCK 16
 
@@ -64,8 +67,8 @@ static void small_lower_inverse(const double *L, size_t lda, size_t k, double *T
  * recursive, by substitution below INVERSE_BLOCK rows (a solve, not a
  * product with an inverse, which would lose digits where L is
  * ill-conditioned). */
-static void solve_left_lower(const double *L, size_t lda, size_t k, double *B, size_t ldb,
-                             size_t m)
+__attribute__((target_clones("avx512f", "avx2", "default"))) static void
+solve_left_lower(const double *L, size_t lda, size_t k, double *B, size_t ldb, size_t m)
 {
     if (k <= INVERSE_BLOCK) {
         for (size_t i = 0; i < k; i++) {
@@ -73,9 +76,11 @@ static void solve_left_lower(const double *L, size_t lda, size_t k, double *B, s
             for (size_t l = 0; l < i; l++) {
                 const double *Bl = B + l * ldb;
                 double c = L[i * lda + l];
+#pragma omp simd
                 for (size_t r = 0; r < m; r++)
                     Bi[r] -= c * Bl[r];
             }
+#pragma omp simd
             for (size_t r = 0; r < m; r++)
                 Bi[r] /= d;
         }
@@ -110,11 +115,50 @@ static void lower_inverse_recursive(double *A, size_t lda, size_t n)
     lower_inverse_recursive(A22, lda, n2);
 }
 
+/* The upper triangle of diag(s) K diag(s) + I in L, from K's lower
+ * triangle, in tiles so that the strided side stays in cache. */
+#define TILE 32
+static void assemble_upper(const gsl_matrix *K, const double *s, gsl_matrix *L)
+{
+    size_t n = K->size1, lk = K->tda, ll = L->tda;
+    for (size_t i0 = 0; i0 < n; i0 += TILE)
+        for (size_t j0 = i0; j0 < n; j0 += TILE)
+            for (size_t i = i0; i < i0 + TILE && i < n; i++)
+                for (size_t j = j0 > i ? j0 : i; j < j0 + TILE && j < n; j++)
+                    L->data[i * ll + j] = s[i] * K->data[j * lk + i] * s[j];
+    for (size_t i = 0; i < n; i++)
+        L->data[i * ll + i] += 1.0;
+}
+
+/* The upper triangle of L copied to its lower triangle, transposed. */
+static void upper_to_lower(gsl_matrix *L)
+{
+    size_t n = L->size1, ll = L->tda;
+    for (size_t i0 = 0; i0 < n; i0 += TILE)
+        for (size_t j0 = i0; j0 < n; j0 += TILE)
+            for (size_t j = j0; j < j0 + TILE && j < n; j++)
+                for (size_t i = i0; i < i0 + TILE && i <= j; i++)
+                    L->data[j * ll + i] = L->data[i * ll + j];
+}
+
+/* Below GPC_PARALLEL_MIN_ROWS, where OpenBLAS runs on one thread, LAPACK's
+ * lower variant (row-major upper) runs 1.5 times as fast as its upper one
+ * with OpenBLAS's SkylakeX kernels (n = 100-400), the upper one spending
+ * most of its time in OpenBLAS's slow trsm; the factor is then copied to
+ * the lower triangle, where everything else reads it.  Above, on several
+ * threads, the upper variant is the faster. */
 int gpc_bmatrix_factor(const gsl_matrix *K, const double *s, gsl_matrix *L)
 {
-    assemble(K, s, NULL, L);
     int nn = (int)K->size1, lda = (int)L->tda, info;
-    dpotrf_("U", &nn, L->data, &lda, &info, 1);
+    if (K->size1 >= GPC_PARALLEL_MIN_ROWS) {
+        assemble(K, s, NULL, L);
+        dpotrf_("U", &nn, L->data, &lda, &info, 1);
+        return info;
+    }
+    assemble_upper(K, s, L);
+    dpotrf_("L", &nn, L->data, &lda, &info, 1);
+    if (info == 0)
+        upper_to_lower(L);
     return info;
 }
 
@@ -127,11 +171,17 @@ double gpc_bmatrix_half_log_det(const gsl_matrix *L)
 }
 
 /* B^-1 = L^-T L^-1 = X' X: X in place, then LAPACK's dlauum forms X' X
- * (row-major lower is column-major upper, where dlauum forms U U'). */
+ * (row-major lower is column-major upper, where dlauum forms U U').  On
+ * several threads (from GPC_PARALLEL_MIN_ROWS) LAPACK's dpotri is as fast
+ * or faster, and is used. */
 void gpc_bmatrix_inverse(gsl_matrix *L)
 {
-    lower_inverse_recursive(L->data, L->tda, L->size1);
     int nn = (int)L->size1, ld = (int)L->tda, info;
+    if (L->size1 >= GPC_PARALLEL_MIN_ROWS) {
+        dpotri_("U", &nn, L->data, &ld, &info, 1);
+        return;
+    }
+    lower_inverse_recursive(L->data, L->tda, L->size1);
     dlauum_("U", &nn, L->data, &ld, &info, 1);
 }
 

@@ -18,8 +18,6 @@
 #define UPDATE_BLOCK 128
 /* sweeps between recomputations of Sigma from scratch (see run_damped) */
 #define RECOMPUTE_EVERY 8
-/* prior variances above this: Sigma recomputed after every sweep */
-#define HUGE_PRIOR_VARIANCE 1e6
 /* site changes below this many tol: the evidence is followed sweep by sweep */
 #define EVIDENCE_FROM 1e4
 
@@ -449,12 +447,6 @@ static int run_damped(gpc_ep *e, const gsl_vector *y, double d, double *change)
     gsl_vector_set_zero(e->nu);
     if ((st = recompute(e, &hld)) != GPC_OK)
         return st;
-    /* rank-one updates lose about eps max K_ii of each entry of Sigma, which
-     * is not small beside the posterior's variances once the signal variance
-     * is huge: then Sigma is recomputed after every sweep */
-    int huge = 0;
-    for (size_t i = 0; i < e->n; i++)
-        huge |= gsl_matrix_get(e->K, i, i) > HUGE_PRIOR_VARIANCE;
     for (e->sweeps = 1; e->sweeps <= e->max_sweeps; e->sweeps++) {
         *change = sweep(e, y, d, &skipped);
         if (!isfinite(*change))
@@ -467,7 +459,7 @@ static int run_damped(gpc_ep *e, const gsl_vector *y, double d, double *change)
          * site must already be what its update would make it (the updated
          * Sigma loses accuracy where site precisions are huge) */
         int settled = skipped == 0 && *change < e->tol;
-        int fresh = settled || huge || e->sweeps % RECOMPUTE_EVERY == 0;
+        int fresh = settled || e->sweeps % RECOMPUTE_EVERY == 0;
         if (!fresh && *change >= EVIDENCE_FROM * e->tol) {
             prev = -HUGE_VAL; /* far from converged: the evidence is not needed yet */
             continue;

@@ -6,9 +6,8 @@
  * 1 / tau_i) chosen so that the site's cavity times the true term and times
  * the site have the same mean and variance.  Sites are updated one after the
  * other with rank-one updates of the posterior covariance Sigma (its lower
- * triangle, in blocks of symmetric rank-k updates); every eighth sweep (every
- * sweep where a prior variance exceeds 1e6, since the updates lose about
- * 1e-16 of it in every entry), and before convergence is declared, Sigma and mu are recomputed from scratch
+ * triangle, in blocks of symmetric rank-k updates); every eighth sweep, and
+ * before convergence is declared, Sigma and mu are recomputed from scratch
  * through the Cholesky factor of B = I + S^1/2 K S^1/2 (S = diag(tau)), so
  * rounding cannot accumulate, and convergence is confirmed there: every
  * site must already be what its update from that posterior would make it.
