@@ -115,21 +115,21 @@ static void lower_inverse_recursive(double *A, size_t lda, size_t n)
     lower_inverse_recursive(A22, lda, n2);
 }
 
-/* The upper triangle of diag(s) K diag(s) + I in L, from K's lower
- * triangle, in tiles so that the strided side stays in cache. */
-#define TILE 32
+/* The upper triangle of diag(s) K diag(s) + I in L, from K's upper
+ * triangle (K is symmetric with both triangles filled). */
 static void assemble_upper(const gsl_matrix *K, const double *s, gsl_matrix *L)
 {
-    size_t n = K->size1, lk = K->tda, ll = L->tda;
-    for (size_t i0 = 0; i0 < n; i0 += TILE)
-        for (size_t j0 = i0; j0 < n; j0 += TILE)
-            for (size_t i = i0; i < i0 + TILE && i < n; i++)
-                for (size_t j = j0 > i ? j0 : i; j < j0 + TILE && j < n; j++)
-                    L->data[i * ll + j] = s[i] * K->data[j * lk + i] * s[j];
-    for (size_t i = 0; i < n; i++)
-        L->data[i * ll + i] += 1.0;
+    size_t n = K->size1;
+    for (size_t i = 0; i < n; i++) {
+        const double *Ki = K->data + i * K->tda;
+        double *Li = L->data + i * L->tda, si = s[i];
+        for (size_t j = i; j < n; j++)
+            Li[j] = si * Ki[j] * s[j];
+        Li[i] += 1.0;
+    }
 }
 
+#define TILE 32
 /* The upper triangle of L copied to its lower triangle, transposed. */
 static void upper_to_lower(gsl_matrix *L)
 {

@@ -13,7 +13,8 @@
 #include <gsl/gsl_matrix.h>
 
 /* L = lower Cholesky factor of I + diag(s) K diag(s) (s has K's size, stride
- * 1).  Returns nonzero if B is not positive definite. */
+ * 1; K symmetric with both triangles filled, as gpc_kernel_matrix gives it).
+ * Returns nonzero if B is not positive definite. */
 int gpc_bmatrix_factor(const gsl_matrix *K, const double *s, gsl_matrix *L);
 
 /* log|B| / 2 = sum log L_ii. */

@@ -183,17 +183,19 @@ static int line_search(gpc_laplace *w, const gsl_vector *y)
         gsl_blas_daxpy(t, w->t4, ft);
         gsl_vector_memcpy(at, w->a);
         gsl_blas_daxpy(t, w->t3, at);
-        double psi_t = log_lik(w, y, ft, 0) - 0.5 * dot(at, ft);
+        /* the derivatives at the trial point, which is usually accepted */
+        double psi_t = log_lik(w, y, ft, 1) - 0.5 * dot(at, ft);
         if (psi_t >= w->psi - tol) {
             double gain = psi_t - w->psi;
             gsl_vector_memcpy(w->f, ft);
             gsl_vector_memcpy(w->a, at);
-            w->psi = log_lik(w, y, w->f, 1) - 0.5 * dot(w->a, w->f);
+            w->psi = psi_t;
             w->full_step = h == 0;
             w->step = len;
             return h == 0 && gain < tol && len < F_RTOL;
         }
     }
+    log_lik(w, y, w->f, 1); /* back to the derivatives at f */
     return len < F_RTOL ? 1 : -1;
 }
 
@@ -228,12 +230,14 @@ static int chord_steps(gpc_laplace *w, const gsl_vector *y)
             return 0;
         gsl_vector_add(df, w->f); /* the new point, in place */
         gsl_vector_add(da, w->a);
-        double psi_t = log_lik(w, y, df, 0) - 0.5 * dot(da, df);
-        if (psi_t < w->psi - tol)
+        double psi_t = log_lik(w, y, df, 1) - 0.5 * dot(da, df);
+        if (psi_t < w->psi - tol) {
+            log_lik(w, y, w->f, 1); /* back to the derivatives at f */
             return 0;
+        }
         gsl_vector_memcpy(w->f, df);
         gsl_vector_memcpy(w->a, da);
-        w->psi = log_lik(w, y, w->f, 1) - 0.5 * dot(w->a, w->f);
+        w->psi = psi_t;
         w->chord_steps++;
         /* the next step would be about len^2 / prev: below rounding */
         if (len < CHORD_DONE || len * len < CHORD_DONE * prev)
