@@ -16,6 +16,6 @@ void gpc_parallel_blas(size_t n)
 
 int gpc_parallel_classes(size_t n, size_t C)
 {
-    return C >= 2 && n >= GPC_PARALLEL_MIN_CLASS_ROWS && n < GPC_PARALLEL_MIN_ROWS &&
+    return C >= 2 && n >= GPC_PARALLEL_MIN_CLASS_ROWS && n < GPC_PARALLEL_MAX_CLASS_ROWS &&
            omp_get_max_threads() > 1;
 }

@@ -489,7 +489,7 @@ int gpc_softmax_mode(gpc_softmax *w, const size_t *cls)
 {
     int converged = 0, status;
     w->factor_valid = 0;
-    gpc_parallel_blas(w->n);
+    gpc_parallel_blas(w->class_parallel ? 0 : w->n); /* side by side: one thread each */
     if ((status = check_input(w, cls)) != GPC_OK)
         return status;
     start_point(w, cls);
@@ -520,7 +520,7 @@ int gpc_softmax_mode(gpc_softmax *w, const size_t *cls)
 int gpc_softmax_set_mode(gpc_softmax *w, const size_t *cls, const gsl_vector *f)
 {
     int status;
-    gpc_parallel_blas(w->n);
+    gpc_parallel_blas(w->class_parallel ? 0 : w->n); /* side by side: one thread each */
     if ((status = check_input(w, cls)) != GPC_OK)
         return status;
     gsl_vector_memcpy(w->f, f);

@@ -790,16 +790,20 @@ normalise_rows() {
     assert_output --partial "has hyperparameters for 4 classes, the labels have 3"
 }
 
-# Below OpenBLAS's threshold the classes of a softmax model run side by side
-# from GPC_PARALLEL_MIN_CLASS_ROWS rows up; their sums are formed in a fixed
-# order, so the results do not depend on the number of OpenMP threads.  The
-# problem is sized from the source so that the test cannot go vacuous.
+# The classes of a softmax model run side by side from
+# GPC_PARALLEL_MIN_CLASS_ROWS rows up to GPC_PARALLEL_MAX_CLASS_ROWS, each on
+# one-thread BLAS; their sums are formed in a fixed order, so the results do
+# not depend on the number of OpenMP threads, nor, from GPC_PARALLEL_MIN_ROWS
+# up (where the loops over pairs of cases are spread too), on OpenBLAS's.
+# The problems are sized from the source so that the test cannot go vacuous.
+threshold() { sed -n "s/^#define $1 \([0-9][0-9]*\).*/\1/p" "$REPO/src/lib/parallel.h"; }
+
 @test "multiclass: softmax results do not depend on the number of OpenMP threads" {
-    local min max n t f
-    min="$(sed -n 's/^#define GPC_PARALLEL_MIN_CLASS_ROWS \([0-9][0-9]*\).*/\1/p' "$REPO/src/lib/parallel.h")"
-    max="$(sed -n 's/^#define GPC_PARALLEL_MIN_ROWS \([0-9][0-9]*\).*/\1/p' "$REPO/src/lib/parallel.h")"
-    [ -n "$min" ] && [ -n "$max" ] || fail "no class thresholds in src/lib/parallel.h"
-    n=$(( (min + max) / 2 ))
+    local min rows n t f
+    min="$(threshold GPC_PARALLEL_MIN_CLASS_ROWS)"
+    rows="$(threshold GPC_PARALLEL_MIN_ROWS)"
+    [ -n "$min" ] && [ -n "$rows" ] || fail "no class thresholds in src/lib/parallel.h"
+    n=$(( (min + rows) / 2 ))
     angle_data "$n" 11
     export OPENBLAS_NUM_THREADS=1
     for t in 1 2; do
@@ -811,6 +815,26 @@ normalise_rows() {
         gpc-hmc -q -n 2 -L 3 -k se -o "t$t/chain.txt" Xp.txt yp.txt
     done
     for f in e m p chain; do
+        assert_files_equal "t1/$f.txt" "t2/$f.txt"
+    done
+}
+
+@test "multiclass: above the BLAS threshold, softmax results do not depend on the number of threads either" {
+    local rows max n t f
+    rows="$(threshold GPC_PARALLEL_MIN_ROWS)"
+    max="$(threshold GPC_PARALLEL_MAX_CLASS_ROWS)"
+    [ -n "$rows" ] && [ -n "$max" ] || fail "no thresholds in src/lib/parallel.h"
+    n=$(( rows + 50 ))
+    [ "$n" -lt "$max" ] || fail "no room between the thresholds"
+    angle_data "$n" 11
+    for t in 1 2; do
+        mkdir "t$t"
+        export OMP_NUM_THREADS=$t OPENBLAS_NUM_THREADS=$t
+        gpc-evidence -k se -p "$HP" Xp.txt yp.txt > "t$t/e.txt"
+        gpc-fit -q -O none -k se -p "$HP" -m "t$t/m.txt" Xp.txt yp.txt
+        gpc-predict -m "t$t/m.txt" -c p,mean,cov Xp.txt > "t$t/p.txt"
+    done
+    for f in e m p; do
         assert_files_equal "t1/$f.txt" "t2/$f.txt"
     done
 }
