@@ -1,7 +1,8 @@
 #!/bin/sh
 # Speed and memory of the Laplace evidence with gradient, measured against one
 # BLAS Cholesky of the same size on this machine (and on one thread against
-# two), of prediction beside scikit-learn's, of EP, of variational Bayes
+# two), of HMC on Pima, of tool runs on the bundled data on one thread against
+# two, of prediction beside scikit-learn's, of EP, of variational Bayes
 # and the Gibbs sampler (multinomial probit), and the multiclass Laplace
 # beside scikit-learn's one-vs-rest classifier on the same data (Debian's
 # python3-sklearn under /usr/bin/python3).  Report: bench/out/report.txt.
@@ -9,9 +10,18 @@ set -eu
 cd "$(dirname "$0")/.."
 mkdir -p bench/out
 report=bench/out/report.txt
+# The peers (numpy, scikit-learn) run on the same OpenBLAS, with the kernels
+# gpc chose (gpc(7), BLAS kernels), so that the comparison is of the code.
+blas=$(bin/gpc-kernel --version | sed -n 2p)
+core=$(echo "$blas" | awk '{ for (i = 2; i <= NF; i++) if ($i ~ /^MAX_THREADS/) print $(i - 1) }')
+export OPENBLAS_CORETYPE="$core"
 {
     echo "# gpc bench, $(date -u +%Y-%m-%dT%H:%M:%SZ), $(nproc) cores"
     echo "# $(grep -m1 'model name' /proc/cpuinfo 2>/dev/null | sed 's/.*: //')"
+    echo "# $blas"
+    echo "# peers run with OPENBLAS_CORETYPE=$core"
+    echo "## HMC: Barber & Williams' default run on Pima (200 iterations of 20 leapfrog steps, n = 200, 8 hyperparameters), whole gpc-hmc process, best of three"
+    sh bench/bench-hmc.sh bench/out/hmc
     for n in 200 1000 4000; do
         echo "## evidence + gradient, ARD SE, logistic, n = $n, d = 8"
         build/bench-laplace "$n" 8 "$([ "$n" -le 1000 ] && echo 50 || echo 5)"
@@ -27,6 +37,8 @@ report=bench/out/report.txt
         awk -v n="$n" -v a="$one" -v b="$two" 'BEGIN {
             printf "n %d one_thread %s two_threads %s two_over_one %.2f\n", n, a, b, b / a }'
     done
+    echo "## tool runs on the bundled data, one thread against the default (seconds, best of three)"
+    sh bench/bench-threads.sh bench/out/threads
     echo "## prediction: 1000 points from a model of n = 2000, d = 8, whole gpc-predict process against scikit-learn predict_proba"
     sh bench/bench-predict.sh bench/out/predict
     for n in 1000 2000; do

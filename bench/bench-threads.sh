@@ -1,0 +1,46 @@
+#!/bin/sh
+# Tool runs on the bundled data sets, on one thread (OMP_NUM_THREADS=1
+# OPENBLAS_NUM_THREADS=1) against the default (one thread per core): the
+# whole process, best of three runs each.  Prints one line per run with
+# both times and their ratio.
+#
+#   bench/bench-threads.sh DIR        (DIR holds the files it writes)
+set -eu
+dir=$1
+mkdir -p "$dir"
+bin/gpc-scale -s "$dir/pima.stats" -o "$dir/pima.X" data/pima/X-train.txt
+bin/gpc-scale -s "$dir/fgl.stats" -o "$dir/fgl.X" data/fgl/X.txt
+gzip -dc data/mfeat/X-fou.txt.gz > "$dir/mfeat-fou.X"
+
+best() { # COMMAND...: the best of three wall times, in seconds
+    b=
+    for _ in 1 2 3; do
+        t0=$(date +%s.%N)
+        "$@" > /dev/null
+        t1=$(date +%s.%N)
+        b=$(awk -v a="$t0" -v c="$t1" -v b="$b" 'BEGIN { t = c - a
+            print (b == "" || t < b) ? t : b }')
+    done
+    echo "$b"
+}
+
+run() { # NAME COMMAND...
+    name=$1
+    shift
+    one=$(OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 best "$@")
+    two=$(best "$@")
+    awk -v n="$name" -v a="$one" -v b="$two" 'BEGIN {
+        printf "%s one_thread %.3f two_threads %.3f two_over_one %.2f\n", n, a, b, b / a }'
+}
+
+run pima_fit_ml bin/gpc-fit -q -O ml -m "$dir/m1" "$dir/pima.X" data/pima/y-train.txt
+run pima_fit_ep_ml bin/gpc-fit -q -M ep -O ml -m "$dir/m2" "$dir/pima.X" data/pima/y-train.txt
+run pima_hmc_40 bin/gpc-hmc -q -n 40 -o "$dir/chain" "$dir/pima.X" data/pima/y-train.txt
+run sonar_fit_tap bin/gpc-fit -q -M tap -O none -m "$dir/m3" data/sonar/X-train.txt \
+    data/sonar/y-train.txt
+run fgl_fit_map_softmax bin/gpc-fit -q -O map -m "$dir/m4" "$dir/fgl.X" data/fgl/y.txt
+run neal3_fit_map_softmax bin/gpc-fit -q -O map -m "$dir/m5" data/neal3/X-train.txt \
+    data/neal3/y-train.txt
+run neal3_fit_vb bin/gpc-fit -q -M vb -O none -m "$dir/m6" data/neal3/X-train.txt \
+    data/neal3/y-train.txt
+run mfeat_fou_fit_vb bin/gpc-fit -q -M vb -O none -m "$dir/m7" "$dir/mfeat-fou.X" data/mfeat/y.txt
