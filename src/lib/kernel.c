@@ -864,24 +864,26 @@ static double *ard_columns(const term *t, const gsl_matrix *X)
     return xt;
 }
 
-/* Row i of an ARD term without discrete columns, from its transposed
- * columns xt: the exponents of a chunk of the row first, then their exps at
- * once. */
+/* out[j] += the ARD term's value between the point whose term columns are xi
+ * and point j < count of a set whose term columns are transposed in xt
+ * (ncols rows, stride apart): the exponents of a chunk first, then their
+ * exps at once. */
 __attribute__((target_clones("avx512f", "avx2", "default"))) static void
-add_ard_row(const gpc_kernel *k, const term *t, const double *xt, size_t n, size_t i, double *Ki)
+add_ard_values(const gpc_kernel *k, const term *t, const double *xi, const double *xt,
+               size_t stride, size_t count, double *out)
 {
     const double *eth = k->etheta + t->offset;
     double e[ROW_CHUNK];
-    for (size_t j0 = 0; j0 <= i; j0 += ROW_CHUNK) {
-        size_t m = i + 1 - j0 < ROW_CHUNK ? i + 1 - j0 : ROW_CHUNK;
+    for (size_t j0 = 0; j0 < count; j0 += ROW_CHUNK) {
+        size_t m = count - j0 < ROW_CHUNK ? count - j0 : ROW_CHUNK;
         for (size_t j = 0; j < m; j++)
             e[j] = 0.0;
         for (size_t l = 0; l < t->ncols; l++) {
-            const double *xl = xt + l * n + j0;
-            double xi = xt[l * n + i], w = eth[1 + l];
+            const double *xl = xt + l * stride + j0;
+            double x = xi[l], w = eth[1 + l];
 #pragma omp simd
             for (size_t j = 0; j < m; j++) {
-                double d = xi - xl[j];
+                double d = x - xl[j];
                 e[j] += w * d * d;
             }
         }
@@ -889,8 +891,19 @@ add_ard_row(const gpc_kernel *k, const term *t, const double *xt, size_t n, size
             e[j] *= -0.5;
         gpc_exp_array(e, m);
         for (size_t j = 0; j < m; j++)
-            Ki[j0 + j] += eth[0] * e[j];
+            out[j0 + j] += eth[0] * e[j];
     }
+}
+
+/* Row i of an ARD term without discrete columns from its transposed
+ * columns xt (n points). */
+static void add_ard_row(const gpc_kernel *k, const term *t, const double *xt, size_t n, size_t i,
+                        double *Ki)
+{
+    double xi[t->ncols];
+    for (size_t l = 0; l < t->ncols; l++)
+        xi[l] = xt[l * n + i];
+    add_ard_values(k, t, xi, xt, n, i + 1, Ki);
 }
 
 static void add_term_row(const gpc_kernel *k, const term *t, const gsl_matrix *X, size_t i,
@@ -937,13 +950,40 @@ void gpc_kernel_matrix(const gpc_kernel *k, const gsl_matrix *X, gsl_matrix *K)
         free(xt[t]);
 }
 
+/* Row i, training case i against every test case: the terms in the kernel's
+ * order, as kernel_pair adds them; ARD terms from the test inputs' columns
+ * transposed in xt[t]. */
+static void cross_row(const gpc_kernel *k, const gsl_matrix *X, const gsl_matrix *Xs,
+                      double *const *xt, size_t i, double *Ki)
+{
+    size_t m = Xs->size1;
+    for (size_t j = 0; j < m; j++)
+        Ki[j] = 0.0;
+    for (size_t ti = 0; ti < k->nterms; ti++) {
+        const term *t = &k->terms[ti];
+        if (xt[ti]) {
+            double xi[t->ncols];
+            for (size_t l = 0; l < t->ncols; l++)
+                xi[l] = row(X, i)[t->cols[l]];
+            add_ard_values(k, t, xi, xt[ti], m, m, Ki);
+            continue;
+        }
+        for (size_t j = 0; j < m; j++)
+            Ki[j] += term_pair(t, k->etheta + t->offset, row(Xs, j), row(X, i), i, 0, NULL);
+    }
+}
+
 void gpc_kernel_cross(const gpc_kernel *k, const gsl_matrix *X, const gsl_matrix *Xs,
                       gsl_matrix *Ks)
 {
+    double *xt[GPC_KERNEL_MAX_TERMS];
+    for (size_t t = 0; t < k->nterms; t++)
+        xt[t] = ard_columns(&k->terms[t], Xs);
 #pragma omp parallel for schedule(static) if (X->size1 >= GPC_PARALLEL_MIN_ROWS)
     for (size_t i = 0; i < X->size1; i++)
-        for (size_t j = 0; j < Xs->size1; j++)
-            Ks->data[i * Ks->tda + j] = kernel_pair(k, row(Xs, j), row(X, i), i, 0);
+        cross_row(k, X, Xs, xt, i, Ks->data + i * Ks->tda);
+    for (size_t t = 0; t < k->nterms; t++)
+        free(xt[t]);
 }
 
 void gpc_kernel_diag(const gpc_kernel *k, const gsl_matrix *Xs, gsl_vector *d)
