@@ -24,7 +24,7 @@
  * CHORD_START, go on while each is shorter than CHORD_RATE times the one
  * before, and end the search once the next would be below CHORD_DONE (all
  * relative to the size of f, as F_RTOL). */
-#define CHORD_START 1e-2
+#define CHORD_START 1e-1
 #define CHORD_RATE 0.25
 #define CHORD_DONE 1e-16
 #define MAX_CHORD 12

@@ -8,7 +8,7 @@
  * iteration stops when a full Newton step raises Psi by less than a relative
  * 1e-12 and moves f by less than a relative 1e-8 (far from the boundary Psi
  * is flat while the evidence still depends on f).  Once a full Newton step
- * has moved f by less than 1e-2 relative, chord steps (Newton steps with
+ * has moved f by less than 0.1 relative, chord steps (Newton steps with
  * the last factorisation's Hessian, two products with K and two triangular
  * solves each) take over; they converge at the rate at which W still
  * changes and stop where the next would be below 1e-16 relative, so the
