@@ -36,7 +36,7 @@ run() { # NAME COMMAND...
 run pima_fit_ml bin/gpc-fit -q -O ml -m "$dir/m1" "$dir/pima.X" data/pima/y-train.txt
 run pima_fit_ep_ml bin/gpc-fit -q -M ep -O ml -m "$dir/m2" "$dir/pima.X" data/pima/y-train.txt
 run pima_hmc_40 bin/gpc-hmc -q -n 40 -o "$dir/chain" "$dir/pima.X" data/pima/y-train.txt
-run sonar_fit_tap bin/gpc-fit -q -M tap -O none -m "$dir/m3" data/sonar/X-train.txt \
+run sonar_fit_tap_ml bin/gpc-fit -q -M tap -O ml -k se -m "$dir/m3" data/sonar/X-train.txt \
     data/sonar/y-train.txt
 run fgl_fit_map_softmax bin/gpc-fit -q -O map -m "$dir/m4" "$dir/fgl.X" data/fgl/y.txt
 run neal3_fit_map_softmax bin/gpc-fit -q -O map -m "$dir/m5" data/neal3/X-train.txt \
