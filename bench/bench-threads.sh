@@ -1,7 +1,8 @@
 #!/bin/sh
 # Tool runs on the bundled data sets, on one thread (OMP_NUM_THREADS=1
 # OPENBLAS_NUM_THREADS=1) against the default (one thread per core): the
-# whole process, best of three runs each.  Prints one line per run with
+# whole process, best of five runs each, the two taken in turn so that a
+# change in the machine's load touches both.  Prints one line per run with
 # both times and their ratio.
 #
 #   bench/bench-threads.sh DIR        (DIR holds the files it writes)
@@ -12,23 +13,23 @@ bin/gpc-scale -s "$dir/pima.stats" -o "$dir/pima.X" data/pima/X-train.txt
 bin/gpc-scale -s "$dir/fgl.stats" -o "$dir/fgl.X" data/fgl/X.txt
 gzip -dc data/mfeat/X-fou.txt.gz > "$dir/mfeat-fou.X"
 
-best() { # COMMAND...: the best of three wall times, in seconds
-    b=
-    for _ in 1 2 3; do
-        t0=$(date +%s.%N)
-        "$@" > /dev/null
-        t1=$(date +%s.%N)
-        b=$(awk -v a="$t0" -v c="$t1" -v b="$b" 'BEGIN { t = c - a
-            print (b == "" || t < b) ? t : b }')
-    done
-    echo "$b"
+seconds() { # COMMAND...: its wall time
+    t0=$(date +%s.%N)
+    "$@" > /dev/null
+    t1=$(date +%s.%N)
+    awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }'
 }
 
-run() { # NAME COMMAND...
+run() { # NAME COMMAND...: the best of five runs each, one and two threads in turn
     name=$1
     shift
-    one=$(OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 best "$@")
-    two=$(best "$@")
+    one= two=
+    for _ in 1 2 3 4 5; do
+        a=$(OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 seconds "$@")
+        b=$(seconds "$@")
+        one=$(awk -v a="$a" -v m="$one" 'BEGIN { print (m == "" || a < m) ? a : m }')
+        two=$(awk -v a="$b" -v m="$two" 'BEGIN { print (m == "" || a < m) ? a : m }')
+    done
     awk -v n="$name" -v a="$one" -v b="$two" 'BEGIN {
         printf "%s one_thread %.3f two_threads %.3f two_over_one %.2f\n", n, a, b, b / a }'
 }
