@@ -20,6 +20,9 @@ export OPENBLAS_CORETYPE="$core"
     echo "# $(grep -m1 'model name' /proc/cpuinfo 2>/dev/null | sed 's/.*: //')"
     echo "# $blas"
     echo "# peers run with OPENBLAS_CORETYPE=$core"
+    echo "## BLAS kernels: gpc's, then OpenBLAS's generic Prescott ones"
+    build/bench-blas
+    OPENBLAS_CORETYPE=Prescott build/bench-blas
     echo "## HMC: Barber & Williams' default run on Pima (200 iterations of 20 leapfrog steps, n = 200, 8 hyperparameters), whole gpc-hmc process, best of three"
     sh bench/bench-hmc.sh bench/out/hmc
     for n in 200 1000 4000; do

@@ -129,8 +129,9 @@ static void assemble_upper(const gsl_matrix *K, const double *s, gsl_matrix *L)
     }
 }
 
+/* The upper triangle of L copied to its lower triangle, transposed, in
+ * tiles so that the strided side stays in cache. */
 #define TILE 32
-/* The upper triangle of L copied to its lower triangle, transposed. */
 static void upper_to_lower(gsl_matrix *L)
 {
     size_t n = L->size1, ll = L->tda;
@@ -142,11 +143,12 @@ static void upper_to_lower(gsl_matrix *L)
 }
 
 /* Below GPC_PARALLEL_MIN_ROWS, where OpenBLAS runs on one thread, LAPACK's
- * lower variant (row-major upper) runs 1.5 times as fast as its upper one
- * with OpenBLAS's SkylakeX kernels (n = 100-400), the upper one spending
- * most of its time in OpenBLAS's slow trsm; the factor is then copied to
- * the lower triangle, where everything else reads it.  Above, on several
- * threads, the upper variant is the faster. */
+ * lower variant (row-major upper) runs 1.2 to 1.7 times as fast as its
+ * upper one with OpenBLAS's AVX2 and AVX-512 kernels (Zen, Haswell,
+ * SkylakeX, Cooperlake; n = 100-400; make bench's bench-blas), the upper
+ * one spending most of its time in OpenBLAS's slow trsm; the factor is then
+ * copied to the lower triangle, where everything else reads it.  Above, on
+ * several threads, the upper variant is the faster. */
 int gpc_bmatrix_factor(const gsl_matrix *K, const double *s, gsl_matrix *L)
 {
     int nn = (int)K->size1, lda = (int)L->tda, info;

@@ -301,6 +301,7 @@ int gpc_laplace_set_mode(gpc_laplace *w, const gsl_vector *y, const gsl_vector *
     int status;
     gpc_parallel_blas(w->n);
     gsl_vector_memcpy(w->f, f);
+    w->has_slope = 0; /* the slope belongs to another mode */
     double ll = log_lik(w, y, w->f, 1);
     gsl_vector_memcpy(w->a, w->d1); /* at the mode, K^-1 f = grad log p(y|f) */
     w->psi = ll - 0.5 * dot(w->a, w->f);
