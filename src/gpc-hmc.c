@@ -434,9 +434,10 @@ static int after_row(void *ctx, const gpc_hmc *h, long done)
     double now = gpc_progress_clock(), t = now - pr->clock.start;
     char head[256];
     gpc_info(progress_level(h->iteration),
-             "%s; log evidence %.6g, acceptance %.2f, %.3f s per leapfrog step",
+             "%s; log evidence %.6g, acceptance %.2f, %.3g ms per leapfrog step",
              gpc_progress_format(&pr->clock, h->iteration, now, head, sizeof head), h->aux,
-             (double)h->n_accepted / (double)done, t / (double)(done * (pr->leapfrog + 1)));
+             (double)h->n_accepted / (double)done,
+             1e3 * t / (double)(done * (pr->leapfrog + 1)));
     return should_stop(pr, now);
 }
 

@@ -20,7 +20,7 @@ head_re() {
     echo "$1 [0-9]+ of ${2:-}[0-9]+, $DUR elapsed(, ${2:-}about $DUR left|, stopping at the time limit( in about $DUR)?)?"
 }
 NUM='-?[0-9.]+(e[-+][0-9]+)?'
-HMC_LINE="^gpc-hmc: $(head_re iteration); log evidence $NUM, acceptance [01]\.[0-9]{2}, [0-9]+\.[0-9]{3} s per leapfrog step\$"
+HMC_LINE="^gpc-hmc: $(head_re iteration); log evidence $NUM, acceptance [01]\.[0-9]{2}, [0-9.]+(e[-+][0-9]+)? ms per leapfrog step\$"
 GIBBS_LINE="^gpc-hmc: $(head_re iteration); log p\(y\) $NUM, acceptance [01]\.[0-9]{2}, [0-9]+\.[0-9]{3} s per iteration\$"
 IS_LINE="^gpc-fit: $(head_re 'importance update' 'at most '); bound $NUM, largest move of a log hyperparameter $NUM, effective sample size [0-9]+ of 1000\$"
 LOO_LINE="^gpc-predict: $(head_re 'leave-one-out refit')\$"
