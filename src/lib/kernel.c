@@ -846,8 +846,6 @@ static const double *row(const gsl_matrix *X, size_t i) { return X->data + i * X
 /* The O(n^2) loops below run their rows in parallel.  Every entry is computed
  * by one thread from the same operands, so results do not depend on the
  * number of threads. */
-/* Add one term's values k(x_i, x_j), j <= i, to Ki[0..i].  The ARD term,
- * the common case, has its own loop without a call per pair. */
 #define ROW_CHUNK 256
 
 /* The columns an ARD term reads, transposed (ncols x n), so that a row of
@@ -906,6 +904,9 @@ static void add_ard_row(const gpc_kernel *k, const term *t, const double *xt, si
     add_ard_values(k, t, xi, xt, n, i + 1, Ki);
 }
 
+/* Add one term's values k(x_i, x_j), j <= i, to Ki[0..i], for the terms
+ * add_ard_row does not take: an ARD term with discrete columns has its own
+ * loop without a call per pair. */
 static void add_term_row(const gpc_kernel *k, const term *t, const gsl_matrix *X, size_t i,
                          double *Ki)
 {
