@@ -13,7 +13,15 @@ CFLAGS  ?= -O2 -g
 # the heart of every method runs about forty times faster that way.
 GSL_CFLAGS := $(shell pkg-config --cflags gsl 2>/dev/null)
 GSL_LIBDIR := $(shell pkg-config --libs-only-L gsl 2>/dev/null)
-BLAS_LIBS  := $(shell pkg-config --libs openblas 2>/dev/null || echo -lopenblas)
+# OpenBLAS's OpenMP build (Debian's libopenblas-openmp-dev), so that its
+# threads are the OpenMP threads of gpc's own loops (see src/lib/parallel.h);
+# the run-time path names it, since the system's libopenblas.so.0 may be
+# another build.  Elsewhere, whatever pkg-config finds.
+comma := ,
+OPENBLAS_OMP := /usr/lib/$(shell $(CC) -print-multiarch 2>/dev/null)/openblas-openmp
+BLAS_LIBS  := $(if $(wildcard $(OPENBLAS_OMP)/libopenblas.so),\
+                -L$(OPENBLAS_OMP) -Wl$(comma)-rpath$(comma)$(OPENBLAS_OMP) -lopenblas,\
+                $(shell pkg-config --libs openblas 2>/dev/null || echo -lopenblas))
 # HAVE_INLINE lets GSL inline its element accessors; OpenMP spreads the
 # O(n^2 p) kernel loops over the cores (results do not depend on their number).
 ALL_CFLAGS  = -std=c11 -D_POSIX_C_SOURCE=200809L -Wall -Wextra -Wshadow -fopenmp \

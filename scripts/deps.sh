@@ -2,13 +2,15 @@
 # Make sure the build and test dependencies are installed.  As root on Debian,
 # install what is missing; otherwise print the exact command and fail.
 # Extra packages (e.g. gnuplot-nox for plots) can be named as arguments.
+# libopenblas-openmp-dev is OpenBLAS's OpenMP build, which the Makefile links
+# so that OpenBLAS and gpc's own loops share one pool of threads.
 # python3-numpy runs the independent EP reference (tests/ref/ep_reference.py);
 # python3-pandas writes the data frames that the input tests read.
 # gnuplot-nox (pngcairo and svg terminals) draws gpc-plot's pictures, whose
 # tests look at them.
 # parallel (GNU parallel) runs the batch examples in examples/, whose tests
 # (tests/cli/batch.bats) run them.
-PKGS="build-essential pkg-config libgsl-dev libopenblas-dev bats bats-assert bats-support python3-numpy python3-pandas gnuplot-nox parallel $*"
+PKGS="build-essential pkg-config libgsl-dev libopenblas-openmp-dev bats bats-assert bats-support python3-numpy python3-pandas gnuplot-nox parallel $*"
 missing=""
 for p in $PKGS; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" ||

@@ -26,7 +26,8 @@ void dsytri_(const char *uplo, const int *n, double *a, const int *lda, const in
 static void assemble(const gsl_matrix *K, const double *s, const double *e, gsl_matrix *L)
 {
     size_t n = K->size1;
-#pragma omp parallel for schedule(static) if (n >= GPC_PARALLEL_MIN_ROWS)
+#pragma omp parallel for num_threads(gpc_parallel_threads()) schedule(static) \
+    if (n >= GPC_PARALLEL_MIN_ROWS)
     for (size_t i = 0; i < n; i++) {
         const double *Ki = K->data + i * K->tda;
         double *Li = L->data + i * L->tda;
@@ -190,7 +191,8 @@ void gpc_bmatrix_inverse(gsl_matrix *L)
 void gpc_bmatrix_scale(gsl_matrix *L, const double *s)
 {
     size_t n = L->size1;
-#pragma omp parallel for schedule(static) if (n >= GPC_PARALLEL_MIN_ROWS)
+#pragma omp parallel for num_threads(gpc_parallel_threads()) schedule(static) \
+    if (n >= GPC_PARALLEL_MIN_ROWS)
     for (size_t i = 0; i < n; i++) {
         double *Li = L->data + i * L->tda;
         for (size_t j = 0; j <= i; j++)

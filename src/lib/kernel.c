@@ -934,7 +934,8 @@ void gpc_kernel_matrix(const gpc_kernel *k, const gsl_matrix *X, gsl_matrix *K)
     double *xt[GPC_KERNEL_MAX_TERMS];
     for (size_t t = 0; t < k->nterms; t++)
         xt[t] = ard_columns(&k->terms[t], X);
-#pragma omp parallel for schedule(dynamic, 16) if (n >= GPC_PARALLEL_MIN_ROWS)
+#pragma omp parallel for num_threads(gpc_parallel_threads()) schedule(dynamic, 16) \
+    if (n >= GPC_PARALLEL_MIN_ROWS)
     for (size_t i = 0; i < n; i++) {
         double *Ki = K->data + i * K->tda;
         for (size_t j = 0; j <= i; j++)
@@ -980,7 +981,8 @@ void gpc_kernel_cross(const gpc_kernel *k, const gsl_matrix *X, const gsl_matrix
     double *xt[GPC_KERNEL_MAX_TERMS];
     for (size_t t = 0; t < k->nterms; t++)
         xt[t] = ard_columns(&k->terms[t], Xs);
-#pragma omp parallel for schedule(static) if (X->size1 >= GPC_PARALLEL_MIN_ROWS)
+#pragma omp parallel for num_threads(gpc_parallel_threads()) schedule(static) \
+    if (X->size1 >= GPC_PARALLEL_MIN_ROWS)
     for (size_t i = 0; i < X->size1; i++)
         cross_row(k, X, Xs, xt, i, Ks->data + i * Ks->tda);
     for (size_t t = 0; t < k->nterms; t++)
@@ -1305,7 +1307,8 @@ void gpc_kernel_grad_contract(const gpc_kernel *k, const gsl_matrix *X, const gs
         return;
     }
     double *sbuf = gpc_calloc(nb * p, sizeof *sbuf), *Bbuf = gpc_calloc(nb * n * p, sizeof *Bbuf);
-#pragma omp parallel for schedule(dynamic, 1) if (n >= GPC_PARALLEL_MIN_ROWS)
+#pragma omp parallel for num_threads(gpc_parallel_threads()) schedule(dynamic, 1) \
+    if (n >= GPC_PARALLEL_MIN_ROWS)
     for (size_t b = 0; b < nb; b++)
         contract_rows(&c, block_start(n, b, nb), block_start(n, b + 1, nb), sbuf + b * p,
                       Bbuf + b * n * p);

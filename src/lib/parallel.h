@@ -27,8 +27,20 @@
  * has more than one thread. */
 int gpc_parallel_classes(size_t n, size_t C);
 
-/* Let OpenBLAS use all its threads for n x n work with n at least
- * GPC_PARALLEL_MIN_ROWS, and one thread below that (n = 0: one thread). */
+/* Let OpenBLAS use all its threads (OPENBLAS_NUM_THREADS, else OpenMP's
+ * count) for n x n work with n at least GPC_PARALLEL_MIN_ROWS, and one
+ * thread below that (n = 0: one thread).  gpc links OpenBLAS's OpenMP build,
+ * whose work runs on the same OpenMP threads as gpc's own loops: with
+ * OpenBLAS's pthreads build the two pools spun on the cores each other
+ * needed, and at n = 1000 on two cores a factorisation after a parallel loop
+ * took twice as long, a loop after a BLAS call up to twice as long.  In that
+ * build OpenBLAS's thread count is OpenMP's, so this sets OpenMP's default
+ * too, and a BLAS call inside a parallel region runs on one thread. */
 void gpc_parallel_blas(size_t n);
+
+/* The number of threads of gpc's own parallel loops: OpenMP's at start-up
+ * (OMP_NUM_THREADS, by default one per core).  Every parallel region names
+ * it (num_threads), since gpc_parallel_blas changes OpenMP's default. */
+int gpc_parallel_threads(void);
 
 #endif

@@ -167,7 +167,8 @@ static int factor_B(gpc_softmax *w, double *hl)
     size_t C = w->C;
     int info[C];
     w->factor_valid = 0;
-#pragma omp parallel for schedule(static) if (w->class_parallel)
+#pragma omp parallel for num_threads(gpc_parallel_threads()) schedule(static) \
+    if (w->class_parallel)
     for (size_t c = 0; c < C; c++)
         info[c] = gpc_bmatrix_factor(kern(w, c), w->sD->data + c * w->n, w->Binv[c]);
     w->chol_equiv += C;
@@ -194,7 +195,8 @@ static int factor(gpc_softmax *w)
     int status = factor_B(w, &hl);
     if (status != GPC_OK)
         return status;
-#pragma omp parallel for schedule(static) if (w->class_parallel)
+#pragma omp parallel for num_threads(gpc_parallel_threads()) schedule(static) \
+    if (w->class_parallel)
     for (size_t c = 0; c < w->C; c++)
         gpc_bmatrix_inverse(w->Binv[c]);
     w->chol_equiv += 2 * w->C;
@@ -246,7 +248,8 @@ static void apply_E(const gpc_softmax *w, size_t c, const double *x, double *y)
  * itself (length n, !blocks), the classes side by side. */
 static void apply_E_classes(const gpc_softmax *w, const double *x, int blocks, double *y)
 {
-#pragma omp parallel for schedule(static) if (w->class_parallel)
+#pragma omp parallel for num_threads(gpc_parallel_threads()) schedule(static) \
+    if (w->class_parallel)
     for (size_t c = 0; c < w->C; c++)
         apply_E(w, c, x + (blocks ? c * w->n : 0), y + c * w->n);
 }
@@ -703,7 +706,8 @@ static void gradient_terms(gpc_softmax *w, double *gam, double *del, double *eps
     reference_classes(w);
     for (size_t i = 0; i < C * n; i++)
         gam[i] = del[i] = 0.0;
-#pragma omp parallel for schedule(static) if (w->class_parallel)
+#pragma omp parallel for num_threads(gpc_parallel_threads()) schedule(static) \
+    if (w->class_parallel)
     for (size_t c = 0; c < C; c++)
         class_columns(w, c, gam + c * n, del + c * n);
     w->chol_equiv += 3 * (C - 1);
@@ -733,7 +737,8 @@ static gsl_matrix *shared_R(gpc_softmax *w)
 {
     size_t n = w->n, C = w->C;
     double r = 1.0 / sqrt((double)C), vv = 2.0 - 2.0 * r, v0 = 1.0 - r;
-#pragma omp parallel for schedule(static) if (w->class_parallel)
+#pragma omp parallel for num_threads(gpc_parallel_threads()) schedule(static) \
+    if (w->class_parallel)
     for (size_t k = 0; k < n; k++)
         for (size_t i = 0; i < n; i++) {
             double t[C], vt = 0.0;
@@ -748,7 +753,7 @@ static gsl_matrix *shared_R(gpc_softmax *w)
      * parallel) and then together, the same sums however many threads */
     gsl_matrix *R = w->T[0], *R2 = w->N;
     size_t half = 1 + (C - 1) / 2;
-#pragma omp parallel sections if (w->class_parallel)
+#pragma omp parallel sections num_threads(gpc_parallel_threads()) if (w->class_parallel)
     {
 #pragma omp section
         {

@@ -93,7 +93,7 @@ gpc_vb *gpc_vb_alloc(size_t n, size_t C, size_t nparams, int per_class)
     w->u = gpc_vector_alloc(n);
     w->Bg = gpc_matrix_alloc(n, nparams > 0 ? nparams : 1);
     w->rule = gpc_mprobit_rule_alloc(C);
-    w->nthreads = omp_get_max_threads();
+    w->nthreads = gpc_parallel_threads();
     if (w->nthreads < 1)
         w->nthreads = 1;
     w->thread_rule = gpc_calloc((size_t)w->nthreads, sizeof *w->thread_rule);
@@ -239,13 +239,17 @@ static void case_expectations(gpc_vb *w, const size_t *cls, size_t i, int t)
  * independent of the others: from VB_PARALLEL_MIN_WORK = n C (vb.h) they
  * run on OpenMP threads, each case computed by one thread from the same
  * operands and the logs summed afterwards in case order, so the thread
- * count changes no bit. */
+ * count changes no bit.  The BLAS calls inside a case's work (the C x C
+ * eigendecomposition of its curvature) run on one thread, also when the
+ * cases run one after another: OpenBLAS would otherwise spread those on its
+ * threads and sum them in another order. */
 /* ybar and log P at m, and the bound there. */
 static double expectations(gpc_vb *w, const size_t *cls)
 {
     size_t n = w->n, C = w->C;
     double sum = 0.0, quad;
     int threads = n * C >= VB_PARALLEL_MIN_WORK ? w->nthreads : 1;
+    gpc_parallel_blas(0);
 #pragma omp parallel num_threads(threads) if (threads > 1)
     {
         int t = omp_get_thread_num();
@@ -253,6 +257,7 @@ static double expectations(gpc_vb *w, const size_t *cls)
         for (size_t i = 0; i < n; i++)
             case_expectations(w, cls, i, t);
     }
+    gpc_parallel_blas(n);
     for (size_t i = 0; i < n; i++)
         sum += w->log_p->data[i];
     gsl_blas_ddot(w->m, w->v, &quad);

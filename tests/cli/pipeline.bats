@@ -125,6 +125,18 @@ run_pipeline() {
 # that raising the threshold cannot quietly make this test vacuous).
 # OpenBLAS's threads are held fixed: its results depend on their number in
 # the last digits (see Threads under DETERMINISM in gpc(7)).
+# gpc_parallel_blas sets OpenMP's default thread count as well as
+# OpenBLAS's (gpc links OpenBLAS's OpenMP build), so a region of the
+# library's own that did not name its count would run on one thread after a
+# one-thread BLAS call.
+@test "pipeline: every parallel region of the library names its thread count" {
+    local regions unnamed
+    regions="$(grep -h '#pragma omp parallel' "$REPO"/src/lib/*.c)"
+    [ "$(printf '%s\n' "$regions" | wc -l)" -ge 10 ] || fail "too few parallel regions found"
+    unnamed="$(printf '%s\n' "$regions" | grep -v 'num_threads(' || true)"
+    [ -z "$unnamed" ] || fail "regions without num_threads: $unnamed"
+}
+
 @test "pipeline: results do not depend on the number of OpenMP threads" {
     local n=450 min t f P
     min="$(sed -n 's/^#define GPC_PARALLEL_MIN_ROWS \([0-9][0-9]*\).*/\1/p' "$REPO/src/lib/parallel.h")"
