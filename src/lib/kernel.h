@@ -149,11 +149,12 @@ void gpc_kernel_grad_matrix(const gpc_kernel *k, const gsl_matrix *X, size_t j,
  * K is optional (NULL): the kernel's own matrix K(X, X), full (both
  * triangles), as gpc_kernel_matrix gives it for k and X.  Where k is one ard
  * or se term without discrete columns, alone or plus jitter (no per-class or
- * simplex clause), and X has fewer than GPC_PARALLEL_MIN_ROWS (400) rows, the
- * contraction then reuses K's values instead of computing them again and
- * runs as two matrix products, about 7 times as fast at 200 rows, with two
- * n x n scratch matrices; the results agree with the pass over the pairs to
- * rounding.  Otherwise K is not read. */
+ * simplex clause), and X has at most GPC_KERNEL_CONTRACT_PRODUCT_ROWS rows,
+ * the contraction then reuses K's values instead of computing them again and
+ * runs as two matrix products, about 7 times as fast at 200 rows and twice as
+ * fast at 1000, with two n x n scratch matrices; the results agree with the
+ * pass over the pairs to rounding.  Otherwise K is not read. */
+#define GPC_KERNEL_CONTRACT_PRODUCT_ROWS 1400
 void gpc_kernel_grad_contract(const gpc_kernel *k, const gsl_matrix *X, const gsl_matrix *K,
                               const gsl_vector *u, double alpha, const gsl_matrix *R,
                               double beta, const gsl_vector *v, double *s, gsl_matrix *B);

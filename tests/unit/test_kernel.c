@@ -224,10 +224,10 @@ static double contract_error(const gsl_matrix *dK, const gsl_matrix *M, const gs
  * as accurate as the expansion's eps x^2 / (x_a - x_b)^2, not eps, so B is
  * held to the largest sum in its column, and to 1e-11 (the products come
  * within about 5e-13). */
-static void check_contract_products(gsl_rng *r)
+static void check_contract_products(gsl_rng *r, size_t n)
 {
     const char *specs[] = {"ard", "ard+jitter", "jitter+ard", "se+jitter", "ard@2-4,6+jitter"};
-    size_t n = 60, d = 7;
+    size_t d = 7;
     gsl_matrix *X = gsl_matrix_alloc(n, d), *R = gsl_matrix_alloc(n, n),
                *M = gsl_matrix_alloc(n, n), *dK = gsl_matrix_alloc(n, n),
                *K = gsl_matrix_alloc(n, n);
@@ -799,8 +799,9 @@ int main(void)
     /* enough rows for the contraction to run in parallel blocks */
     check_spec(r, "ard+bias+jitter", 450);
     /* with K, above the rows where it is contracted by matrix products */
-    check_spec(r, "ard+jitter", 450);
-    check_contract_products(r);
+    check_spec(r, "ard+jitter", GPC_KERNEL_CONTRACT_PRODUCT_ROWS + 1);
+    check_contract_products(r, 60);
+    check_contract_products(r, 450); /* its copies on OpenMP threads */
     /* discrete columns 2 and 3 take few values, so pairs match and differ */
     const char *dspecs[] = {"ard", "ard:discrete=2", "ard+bias+jitter:discrete=2-3", "se:discrete=3",
                             "ard@1-2+se@3+linear:discrete=2,3", "nn+ard@3,2:discrete=2",
