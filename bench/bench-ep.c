@@ -1,6 +1,6 @@
 /* Benchmark: EP (probit) to convergence with the evidence gradient for n
  * cases in d dimensions (ARD squared exponential), against the time of one
- * BLAS Cholesky of the same size.  Prints "key value" lines.
+ * BLAS Cholesky of the same size (the best of five).  Prints "key value" lines.
  *
  *   bench-ep [n [d]]     defaults 2000 8 */
 #include <math.h>
@@ -56,9 +56,15 @@ int main(int argc, char **argv)
     gpc_kernel_matrix(k, X, C);
     for (size_t i = 0; i < n; i++)
         *gsl_matrix_ptr(C, i, i) += 1.0;
-    double t0 = now();
-    gsl_linalg_cholesky_decomp1(C);
-    double t_chol = now() - t0;
+    gsl_matrix *A = gsl_matrix_alloc(n, n); /* the best of five factorisations */
+    double t0, t_chol = HUGE_VAL;
+    for (int rep = 0; rep < 5; rep++) {
+        gsl_matrix_memcpy(A, C);
+        t0 = now();
+        gsl_linalg_cholesky_decomp1(A);
+        t_chol = fmin(t_chol, now() - t0);
+    }
+    gsl_matrix_free(A);
     gsl_matrix_free(C);
 
     gpc_ep *e = gpc_ep_alloc(n, d + 1);

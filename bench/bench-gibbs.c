@@ -16,11 +16,11 @@
 #include "err.h"
 #include "gibbs.h"
 #include "kernel.h"
+#include "parallel.h"
 
 #include "bench-data.h"
 #include "blas.h"
 
-int openblas_get_num_threads(void);
 
 int main(int argc, char **argv)
 {
@@ -53,7 +53,7 @@ int main(int argc, char **argv)
     chol = fmin(chol, time_cholesky(A, L));
     double bytes = 2.0 * (double)n * (double)n * sizeof(double) * (double)sweeps;
     printf("n %zu\nd %zu\nC %zu\nthreads %d\nsweeps %zu\n", n, d, C,
-           openblas_get_num_threads(), sweeps);
+           gpc_parallel_threads(), sweeps);
     printf("seconds_cholesky %.4g\n", chol);
     printf("seconds_setup %.4g\nsetup_ratio_to_cholesky %.2f\n", setup, setup / chol);
     printf("seconds_sweeps %.4g\nsweeps_ratio_to_cholesky %.2f\n", t_sweeps, t_sweeps / chol);

@@ -29,12 +29,12 @@
 
 #include "err.h"
 #include "kernel.h"
+#include "parallel.h"
 #include "softmax.h"
 
 #include "bench-data.h"
 #include "blas.h"
 
-int openblas_get_num_threads(void);
 
 static int fail(const char *what)
 {
@@ -98,7 +98,7 @@ static void report(size_t n, size_t d, size_t C, const size_t *count, const timi
 {
     double t_step = (t->mode - t->kernel - t->final) / t->steps;
     double t_grad = t->total - t->mode;
-    printf("n %zu\nd %zu\nC %zu\nthreads %d\n", n, d, C, openblas_get_num_threads());
+    printf("n %zu\nd %zu\nC %zu\nthreads %d\n", n, d, C, gpc_parallel_threads());
     printf("class_counts");
     for (size_t c = 0; c < C && c < 64; c++)
         printf(" %zu", count[c]);

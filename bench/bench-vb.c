@@ -18,13 +18,13 @@
 
 #include "err.h"
 #include "kernel.h"
+#include "parallel.h"
 #include "mprobit.h"
 #include "vb.h"
 
 #include "bench-data.h"
 #include "blas.h"
 
-int openblas_get_num_threads(void);
 
 int main(int argc, char **argv)
 {
@@ -73,7 +73,7 @@ int main(int argc, char **argv)
         gpc_vb_free(w);
     }
     double per_sweep = (fit - start) / sweeps;
-    printf("n %zu\nd %zu\nC %zu\nthreads %d\n", n, d, C, openblas_get_num_threads());
+    printf("n %zu\nd %zu\nC %zu\nthreads %d\n", n, d, C, gpc_parallel_threads());
     printf("bound %.10g\nsweeps %d\n", bound, sweeps);
     printf("seconds_cholesky %.4g\nseconds_kernel_matrix %.4g\n", chol, kern);
     printf("seconds_setup %.4g\nsetup_ratio_to_cholesky %.2f\n", start, start / chol);
