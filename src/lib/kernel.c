@@ -1130,14 +1130,6 @@ static const term *product_term(const gpc_kernel *k)
     return found;
 }
 
-/* The products run up to GPC_KERNEL_CONTRACT_PRODUCT_ROWS = 1400 rows, where
- * they take about half the time of the pass over the pairs on one thread or
- * two (3.8 against 7.2 ms at 1000 rows on two), for two more n x n matrices,
- * at most 31 MiB.  Above that the scratch passes 32 MiB, which glibc's malloc
- * maps afresh at every call: the page faults made the products slower than
- * the pass at 1450 rows, and the pass keeps the peak memory of a method at
- * two n x n matrices. */
-
 /* The strict lower triangle of the n x n matrix S copied to the upper, in
  * tiles so that the strided side stays in cache. */
 #define MIRROR_TILE 32
@@ -1311,6 +1303,13 @@ void gpc_kernel_grad_contract(const gpc_kernel *k, const gsl_matrix *X, const gs
         vb[i] = gsl_vector_get(v, i);
     }
     contraction c = {k, X, R, ub, vb, alpha, beta};
+    /* The products run up to GPC_KERNEL_CONTRACT_PRODUCT_ROWS = 1400 rows,
+     * where they take about half the time of the pass over the pairs on one
+     * thread or two (3.8 against 7.2 ms at 1000 rows on two), for two more
+     * n x n matrices, at most 31 MiB.  Above that the scratch passes 32 MiB,
+     * which glibc's malloc maps afresh at every call: the page faults made
+     * the products slower than the pass at 1450 rows, and the pass keeps the
+     * peak memory of a method at two n x n matrices. */
     const term *t = K ? product_term(k) : NULL;
     if (t && n > 0 && n <= GPC_KERNEL_CONTRACT_PRODUCT_ROWS) {
         contract_products(&c, t, K, s, B);
