@@ -1,6 +1,7 @@
 /* Benchmark: EP (probit) to convergence with the evidence gradient for n
- * cases in d dimensions (ARD squared exponential), against the time of one
- * BLAS Cholesky of the same size (the best of five).  Prints "key value" lines.
+ * cases in d dimensions (ARD squared exponential), the best of three runs,
+ * against the time of one BLAS Cholesky of the same size (the best of five).
+ * Prints "key value" lines.
  *
  *   bench-ep [n [d]]     defaults 2000 8 */
 #include <math.h>
@@ -67,13 +68,18 @@ int main(int argc, char **argv)
     gsl_matrix_free(A);
     gsl_matrix_free(C);
 
-    gpc_ep *e = gpc_ep_alloc(n, d + 1);
-    t0 = now();
-    int st = gpc_ep_evidence(e, k, X, y, &z, grad);
-    double t = now() - t0;
-    if (st != GPC_OK) {
-        fprintf(stderr, "bench-ep: %s\n", gpc_errmsg());
-        return 1;
+    gpc_ep *e = NULL; /* the best of three runs, each from the prior */
+    double t = HUGE_VAL;
+    for (int rep = 0; rep < 3; rep++) {
+        gpc_ep_free(e);
+        e = gpc_ep_alloc(n, d + 1);
+        t0 = now();
+        int st = gpc_ep_evidence(e, k, X, y, &z, grad);
+        t = fmin(t, now() - t0);
+        if (st != GPC_OK) {
+            fprintf(stderr, "bench-ep: %s\n", gpc_errmsg());
+            return 1;
+        }
     }
     printf("n %zu\nd %zu\nlog_evidence %.10g\nsweeps %d\n", n, d, z, e->sweeps);
     printf("seconds_cholesky %.4f\nseconds_ep_with_gradient %.3f\n", t_chol, t);
