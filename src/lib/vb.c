@@ -93,12 +93,11 @@ gpc_vb *gpc_vb_alloc(size_t n, size_t C, size_t nparams, int per_class)
     w->u = gpc_vector_alloc(n);
     w->Bg = gpc_matrix_alloc(n, nparams > 0 ? nparams : 1);
     w->rule = gpc_mprobit_rule_alloc(C);
-    w->nthreads = gpc_parallel_threads();
-    if (w->nthreads < 1)
-        w->nthreads = 1;
-    w->thread_rule = gpc_calloc((size_t)w->nthreads, sizeof *w->thread_rule);
-    w->thread_scratch = gpc_mallocarray((size_t)w->nthreads * 2 * C, sizeof *w->thread_scratch);
-    for (int t = 1; t < w->nthreads; t++)
+    w->scratch_threads = w->nthreads = gpc_parallel_threads();
+    w->thread_rule = gpc_calloc((size_t)w->scratch_threads, sizeof *w->thread_rule);
+    w->thread_scratch =
+        gpc_mallocarray((size_t)w->scratch_threads * 2 * C, sizeof *w->thread_scratch);
+    for (int t = 1; t < w->scratch_threads; t++)
         w->thread_rule[t] = gpc_mprobit_rule_alloc(C);
     w->thread_rule[0] = w->rule;
     w->tol = VB_TOL;
@@ -124,12 +123,12 @@ void gpc_vb_free(gpc_vb *w)
     gsl_matrix_free(w->Bg);
     if (w->R)
         gsl_matrix_free(w->R);
-    for (int t = 1; t < w->nthreads; t++)
+    for (int t = 1; t < w->scratch_threads; t++)
         gpc_mprobit_rule_free(w->thread_rule[t]);
     free(w->thread_rule);
     free(w->thread_scratch);
     gpc_mprobit_rule_free(w->rule);
-    newton_free(w->newton, w->nthreads);
+    newton_free(w->newton, w->scratch_threads);
     free(w);
 }
 
@@ -510,7 +509,7 @@ int gpc_vb_fit(gpc_vb *w, const size_t *cls)
         }
         if (!w->per_class && w->sweeps >= w->newton_after && !newton_tried) {
             if (!w->newton)
-                w->newton = newton_alloc(w->n, w->C, w->nthreads);
+                w->newton = newton_alloc(w->n, w->C, w->scratch_threads);
             w->newton_active = newton_tried = 1;
             L = visit(w, cls, w->ybar_from, w->v); /* the curvatures here */
             continue;

@@ -69,7 +69,8 @@ typedef struct {
      * for the cases' integrals side by side */
     gpc_mprobit_rule **thread_rule;
     double *thread_scratch;
-    int nthreads;
+    int scratch_threads; /* the threads the scratch is made for (start-up count) */
+    int nthreads;        /* the threads the cases use, at most scratch_threads */
     gsl_matrix *Bg;       /* n x nparams scratch for the gradient */
     gsl_matrix *R;        /* n x n, allocated by the first gradient */
     gsl_vector *u;        /* length n scratch */
