@@ -928,6 +928,21 @@ static void add_term_row(const gpc_kernel *k, const term *t, const gsl_matrix *X
     }
 }
 
+/* The strict lower triangle of the n x n matrix S (rows ld apart) copied to
+ * the upper, in tiles so that the strided side stays in cache. */
+#define MIRROR_TILE 32
+static void mirror_lower(double *S, size_t n, size_t ld)
+{
+    size_t tiles = (n + MIRROR_TILE - 1) / MIRROR_TILE;
+#pragma omp parallel for num_threads(gpc_parallel_threads()) schedule(dynamic, 1) \
+    if (n >= GPC_PARALLEL_MIN_ROWS)
+    for (size_t ta = 0; ta < tiles; ta++)
+        for (size_t b0 = ta * MIRROR_TILE; b0 < n; b0 += MIRROR_TILE)
+            for (size_t a = ta * MIRROR_TILE; a < (ta + 1) * MIRROR_TILE && a < n; a++)
+                for (size_t b = b0 > a + 1 ? b0 : a + 1; b < b0 + MIRROR_TILE && b < n; b++)
+                    S[a * ld + b] = S[b * ld + a];
+}
+
 void gpc_kernel_matrix(const gpc_kernel *k, const gsl_matrix *X, gsl_matrix *K)
 {
     size_t n = X->size1;
@@ -945,9 +960,8 @@ void gpc_kernel_matrix(const gpc_kernel *k, const gsl_matrix *X, gsl_matrix *K)
                 add_ard_row(k, &k->terms[t], xt[t], n, i, Ki);
             else
                 add_term_row(k, &k->terms[t], X, i, Ki);
-        for (size_t j = 0; j < i; j++)
-            K->data[j * K->tda + i] = Ki[j];
     }
+    mirror_lower(K->data, n, K->tda);
     for (size_t t = 0; t < k->nterms; t++)
         free(xt[t]);
 }
@@ -1130,21 +1144,6 @@ static const term *product_term(const gpc_kernel *k)
     return found;
 }
 
-/* The strict lower triangle of the n x n matrix S copied to the upper, in
- * tiles so that the strided side stays in cache. */
-#define MIRROR_TILE 32
-static void mirror_lower(double *S, size_t n)
-{
-    size_t tiles = (n + MIRROR_TILE - 1) / MIRROR_TILE;
-#pragma omp parallel for num_threads(gpc_parallel_threads()) schedule(dynamic, 1) \
-    if (n >= GPC_PARALLEL_MIN_ROWS)
-    for (size_t ta = 0; ta < tiles; ta++)
-        for (size_t b0 = ta * MIRROR_TILE; b0 < n; b0 += MIRROR_TILE)
-            for (size_t a = ta * MIRROR_TILE; a < (ta + 1) * MIRROR_TILE && a < n; a++)
-                for (size_t b = b0 > a + 1 ? b0 : a + 1; b < b0 + MIRROR_TILE && b < n; b++)
-                    S[a * n + b] = S[b * n + a];
-}
-
 /* The term's values Kt (K off the diagonal) and G = M o Kt with M = alpha
  * u u' + beta R, both n x n in full and with zeros on the diagonal.  Full,
  * for dgemm: OpenBLAS multiplies matrices this small by a few columns
@@ -1166,7 +1165,7 @@ static void product_matrices(const contraction *c, const gsl_matrix *K, double *
         for (size_t b = 0; b < a; b++)
             Ga[b] = (au * u[b] + beta * Ra[b]) * Ka[b];
     }
-    mirror_lower(G, n);
+    mirror_lower(G, n, n);
 }
 
 /* The term's m columns, each less its mean, into xc (n x m): distances do
