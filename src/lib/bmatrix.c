@@ -117,13 +117,16 @@ static void lower_inverse_recursive(double *A, size_t lda, size_t n)
 }
 
 /* The upper triangle of diag(s) K diag(s) + I in L, from K's upper
- * triangle (K is symmetric with both triangles filled). */
-static void assemble_upper(const gsl_matrix *K, const double *s, gsl_matrix *L)
+ * triangle (K is symmetric with both triangles filled).  Vectorised: at
+ * 200 rows the scalar loop took a tenth of the factorisation's time. */
+__attribute__((target_clones("avx512f", "avx2", "default"))) static void
+assemble_upper(const gsl_matrix *K, const double *s, gsl_matrix *L)
 {
     size_t n = K->size1;
     for (size_t i = 0; i < n; i++) {
         const double *Ki = K->data + i * K->tda;
         double *Li = L->data + i * L->tda, si = s[i];
+#pragma omp simd
         for (size_t j = i; j < n; j++)
             Li[j] = si * Ki[j] * s[j];
         Li[i] += 1.0;
