@@ -55,6 +55,8 @@ gpc_laplace *gpc_laplace_alloc(size_t n, size_t nparams, gpc_lik lik)
     w->slope = gpc_matrix_alloc(n, nparams > 0 ? nparams : 1);
     w->scratch = gpc_matrix_alloc(n, nparams > 0 ? nparams : 1);
     w->theta_mode = gpc_calloc(nparams > 0 ? nparams : 1, sizeof *w->theta_mode);
+    w->slope_prev = gpc_matrix_alloc(n, nparams > 0 ? nparams : 1);
+    w->theta_prev = gpc_calloc(nparams > 0 ? nparams : 1, sizeof *w->theta_prev);
     return w;
 }
 
@@ -72,6 +74,8 @@ void gpc_laplace_free(gpc_laplace *w)
     gsl_matrix_free(w->slope);
     gsl_matrix_free(w->scratch);
     free(w->theta_mode);
+    gsl_matrix_free(w->slope_prev);
+    free(w->theta_prev);
     free(w);
 }
 
@@ -357,10 +361,19 @@ static void evidence_gradient(gpc_laplace *w, const gpc_kernel *k, const gsl_mat
 
 /* da / dtheta = -W (I + K W)^-1 Bg = -W (Bg - K R Bg), with R in L (after
  * the gradient) and Bg = dK_j a: differentiating f = K grad log p(y | f)
- * gives (I + K W) df = dK a, and da = -W df at the mode. */
-static void mode_slope(gpc_laplace *w, const gpc_kernel *k)
+ * gives (I + K W) df = dK a, and da = -W df at the mode.  When this search
+ * started from the slope before (predicted), that slope is kept as the
+ * previous one. */
+static void mode_slope(gpc_laplace *w, const gpc_kernel *k, int predicted)
 {
     size_t p = gpc_kernel_nparams(k);
+    w->has_slope_prev = predicted;
+    if (predicted) {
+        gsl_matrix *t = w->slope_prev;
+        w->slope_prev = w->slope;
+        w->slope = t;
+        memcpy(w->theta_prev, w->theta_mode, p * sizeof *w->theta_prev);
+    }
     gsl_matrix_view bg = gsl_matrix_submatrix(w->Bg, 0, 0, w->n, p);
     gsl_matrix_view sl = gsl_matrix_submatrix(w->slope, 0, 0, w->n, p);
     gsl_matrix_view sc = gsl_matrix_submatrix(w->scratch, 0, 0, w->n, p);
@@ -375,14 +388,36 @@ static void mode_slope(gpc_laplace *w, const gpc_kernel *k)
     w->has_slope = 1;
 }
 
-/* Move the warm start a by da / dtheta (theta - theta_mode). */
-static void predict_start(gpc_laplace *w, const gpc_kernel *k)
+/* Move the warm start a by da / dtheta (theta - theta_mode), and by the
+ * second-order term when this step (s = theta - theta_mode) continues the
+ * one before (b = theta_mode - theta_prev) in nearly its direction: the
+ * slopes at its two ends differ by about D2a[b, .], so with s = c b,
+ * 1/2 D2a[s, s] is about c/2 (slope - slope_prev) s.  Across a turn (a new
+ * trajectory, a rejected proposal) the term would be a guess and is left
+ * out. */
+#define SECOND_ORDER_COS 0.9
+void gpc_laplace_predict_start(gpc_laplace *w, const gpc_kernel *k)
 {
     size_t p = gpc_kernel_nparams(k);
     const double *theta = gpc_kernel_params(k);
+    double bb = 0.0, bs = 0.0, ss = 0.0;
     for (size_t j = 0; j < p; j++) {
+        double sj = theta[j] - w->theta_mode[j], bj = w->theta_mode[j] - w->theta_prev[j];
         gsl_vector_view c = gsl_matrix_subcolumn(w->slope, j, 0, w->n);
-        gsl_blas_daxpy(theta[j] - w->theta_mode[j], &c.vector, w->a);
+        gsl_blas_daxpy(sj, &c.vector, w->a);
+        bb += bj * bj;
+        bs += bj * sj;
+        ss += sj * sj;
+    }
+    if (!w->has_slope_prev || !(bs > SECOND_ORDER_COS * sqrt(bb * ss)))
+        return;
+    double half_c = 0.5 * bs / bb;
+    for (size_t j = 0; j < p; j++) {
+        double sj = half_c * (theta[j] - w->theta_mode[j]);
+        gsl_vector_view c = gsl_matrix_subcolumn(w->slope, j, 0, w->n);
+        gsl_vector_view c0 = gsl_matrix_subcolumn(w->slope_prev, j, 0, w->n);
+        gsl_blas_daxpy(sj, &c.vector, w->a);
+        gsl_blas_daxpy(-sj, &c0.vector, w->a);
     }
 }
 
@@ -391,15 +426,16 @@ int gpc_laplace_evidence(gpc_laplace *w, const gpc_kernel *k, const gsl_matrix *
 {
     int status;
     gpc_kernel_matrix(k, X, w->K);
-    if (w->has_mode && w->has_slope)
-        predict_start(w, k);
+    int predicted = w->has_mode && w->has_slope;
+    if (predicted)
+        gpc_laplace_predict_start(w, k);
     w->has_slope = 0;
     if ((status = gpc_laplace_mode(w, y)) != GPC_OK)
         return status;
     *log_evidence = w->log_evidence;
     if (grad) {
         evidence_gradient(w, k, X, grad);
-        mode_slope(w, k);
+        mode_slope(w, k, predicted);
     }
     int finite = isfinite(*log_evidence);
     for (size_t j = 0; grad && j < gpc_kernel_nparams(k); j++)

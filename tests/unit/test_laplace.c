@@ -328,6 +328,66 @@ static void test_predicted_start(gsl_rng *r)
     gsl_vector_free(y);
 }
 
+/* Along a straight path of equal steps the start predicted to second order
+ * is much closer to the mode than the first-order one, and after a turn
+ * the second-order term is left out. */
+static double start_error(gpc_laplace *w, const gpc_kernel *k, const gsl_vector *a_from,
+                          int second, const gsl_vector *a_mode)
+{
+    int keep = w->has_slope_prev;
+    gsl_vector_memcpy(w->a, a_from);
+    w->has_slope_prev = keep && second;
+    gpc_laplace_predict_start(w, k);
+    w->has_slope_prev = keep;
+    double e = 0.0;
+    for (size_t i = 0; i < w->n; i++)
+        e = fmax(e, fabs(gsl_vector_get(w->a, i) - gsl_vector_get(a_mode, i)));
+    return e;
+}
+
+static void test_second_order_start(gsl_rng *r)
+{
+    size_t n = 80, d = 3;
+    gsl_matrix *X;
+    gsl_vector *y;
+    make_problem(r, n, d, &X, &y);
+    gpc_kernel *k;
+    gpc_kernel_parse("ard", d, &k);
+    double th0[4] = {1.0, -0.5, 0.2, -1.0}, th[4], z, g[4];
+    gpc_laplace *w = gpc_laplace_alloc(n, 4, GPC_LIK_LOGISTIC);
+    gpc_laplace *cold = gpc_laplace_alloc(n, 4, GPC_LIK_LOGISTIC);
+    gsl_vector *a1 = gsl_vector_alloc(n);
+    int ok = 1;
+    for (int step = 0; step < 2; step++) {
+        for (size_t j = 0; j < 4; j++)
+            th[j] = th0[j] + 0.05 * step * (double)(j + 1);
+        gpc_kernel_set_params(k, th);
+        ok &= gpc_laplace_evidence(w, k, X, y, &z, g) == GPC_OK;
+    }
+    gsl_vector_memcpy(a1, w->a);
+    TEST_OK(ok && w->has_slope && w->has_slope_prev, "two steps give the slope and the one before");
+    for (size_t j = 0; j < 4; j++)
+        th[j] = th0[j] + 0.1 * (double)(j + 1);
+    gpc_kernel_set_params(k, th);
+    TEST_OK(gpc_laplace_evidence(cold, k, X, y, &z, NULL) == GPC_OK, "the mode of the third step");
+    double e1 = start_error(w, k, a1, 0, cold->a), e2 = start_error(w, k, a1, 1, cold->a);
+    TEST_OK(e2 < 0.2 * e1, "straight on: second-order start %.3g from the mode, first-order %.3g",
+            e2, e1);
+    /* a turn: the next step goes back along the first coordinate only */
+    for (size_t j = 0; j < 4; j++)
+        th[j] = th0[j] + 0.05 * (double)(j + 1) - (j == 0 ? 0.05 : 0.0);
+    gpc_kernel_set_params(k, th);
+    e1 = start_error(w, k, a1, 0, cold->a);
+    e2 = start_error(w, k, a1, 1, cold->a);
+    TEST_OK(e2 == e1, "after a turn the start is the first-order one");
+    gsl_vector_free(a1);
+    gpc_laplace_free(w);
+    gpc_laplace_free(cold);
+    gpc_kernel_free(k);
+    gsl_matrix_free(X);
+    gsl_vector_free(y);
+}
+
 /* Hyperparameters that make the latent scale huge (strongly separable data)
  * still converge thanks to step halving. */
 static void test_large_scale(gsl_rng *r)
@@ -509,6 +569,7 @@ int main(void)
     }
     test_warm_start(r);
     test_predicted_start(r);
+    test_second_order_start(r);
     test_large_scale(r);
     test_pima();
     test_huge_signal_variance();
