@@ -2,6 +2,7 @@
 
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include <gsl/gsl_cblas.h>
 
@@ -22,8 +23,11 @@ void dsytrs_(const char *uplo, const int *n, const int *nrhs, const double *a, c
 void dsytri_(const char *uplo, const int *n, double *a, const int *lda, const int *ipiv,
              double *work, int *info, size_t uplo_len);
 
-/* Lower triangle of diag(e) + diag(s) K diag(s) in L (e NULL: the identity). */
-static void assemble(const gsl_matrix *K, const double *s, const double *e, gsl_matrix *L)
+/* Lower triangle of diag(e) + diag(s) K diag(s) in L (e NULL: the identity).
+ * Vectorised: at 200 rows the scalar loop took a tenth of the time of the
+ * factorisation that follows. */
+__attribute__((target_clones("avx512f", "avx2", "default"))) static void
+assemble(const gsl_matrix *K, const double *s, const double *e, gsl_matrix *L)
 {
     size_t n = K->size1;
 #pragma omp parallel for num_threads(gpc_parallel_threads()) schedule(static) \
@@ -31,8 +35,10 @@ static void assemble(const gsl_matrix *K, const double *s, const double *e, gsl_
     for (size_t i = 0; i < n; i++) {
         const double *Ki = K->data + i * K->tda;
         double *Li = L->data + i * L->tda;
+        double si = s[i];
+#pragma omp simd
         for (size_t j = 0; j <= i; j++)
-            Li[j] = s[i] * Ki[j] * s[j];
+            Li[j] = si * Ki[j] * s[j];
         Li[i] += e ? e[i] : 1.0;
     }
 }
@@ -116,55 +122,187 @@ static void lower_inverse_recursive(double *A, size_t lda, size_t n)
     lower_inverse_recursive(A22, lda, n2);
 }
 
-/* The upper triangle of diag(s) K diag(s) + I in L, from K's upper
- * triangle (K is symmetric with both triangles filled).  Vectorised: at
- * 200 rows the scalar loop took a tenth of the factorisation's time. */
-__attribute__((target_clones("avx512f", "avx2", "default"))) static void
-assemble_upper(const gsl_matrix *K, const double *s, gsl_matrix *L)
+/* ---- Cholesky factor below GPC_PARALLEL_MIN_ROWS ------------------------
+ *
+ * Right-looking, in panels of PANEL columns: the panel's rows are solved
+ * against its diagonal block in a transposed copy Pt (one panel column
+ * contiguous per row of Pt, so the solve runs on whole vectors), then the
+ * trailing lower triangle takes the panel's rank-PANEL update, eight
+ * columns by four rows at a time with the eight columns in one vector.  At
+ * 200 rows this takes about 0.7 of the time of LAPACK's dpotrf from
+ * OpenBLAS, whose small blocks spend most of their time in its trsm
+ * (make bench's bench-blas), and it writes the lower triangle in place, with
+ * no copy between triangles.  The vectors may run past the diagonal into
+ * the upper triangle: it is scratch, never read. */
+
+#define PANEL 8
+/* Pt's row length: GPC_PARALLEL_MIN_ROWS and some, so that its rows are not
+ * a multiple of 4096 bytes apart (which made the transposed copies collide
+ * in the cache and took a fifth of the time). */
+#define PANEL_LD (GPC_PARALLEL_MIN_ROWS + 8)
+
+typedef double vec8 __attribute__((vector_size(8 * sizeof(double)), aligned(sizeof(double))));
+
+/* Unaligned moves of eight numbers (vectors passed by address: a vector
+ * argument's calling convention would depend on the clone's target). */
+static inline __attribute__((always_inline)) void load8(vec8 *v, const double *p)
 {
-    size_t n = K->size1;
-    for (size_t i = 0; i < n; i++) {
-        const double *Ki = K->data + i * K->tda;
-        double *Li = L->data + i * L->tda, si = s[i];
+    memcpy(v, p, sizeof *v);
+}
+
+static inline __attribute__((always_inline)) void store8(double *p, const vec8 *v)
+{
+    memcpy(p, v, sizeof *v);
+}
+
+/* The kb x kb diagonal block at (k0, k0) factored in place (its panel
+ * columns already updated); inv gets the reciprocals of its diagonal.
+ * Returns 0, or the 1-based row where B is not positive definite. */
+static inline __attribute__((always_inline)) size_t
+factor_diagonal_block(double *A, size_t ld, size_t k0, size_t kb, double *inv)
+{
+    for (size_t c = 0; c < kb; c++) {
+        double *Ac = A + (k0 + c) * ld + k0;
+        for (size_t q = 0; q < c; q++) {
+            const double *Aq = A + (k0 + q) * ld + k0;
+            double t = Ac[q];
+            for (size_t r = 0; r < q; r++)
+                t -= Ac[r] * Aq[r];
+            Ac[q] = t * inv[q];
+        }
+        double d = Ac[c];
+        for (size_t r = 0; r < c; r++)
+            d -= Ac[r] * Ac[r];
+        if (!(d > 0.0))
+            return k0 + c + 1;
+        Ac[c] = sqrt(d);
+        inv[c] = 1.0 / Ac[c];
+    }
+    return 0;
+}
+
+/* Rows r0 .. r0 + m - 1 of the panel at column k0 solved against the
+ * factored diagonal block: L_panel = A_panel L_kk^-T, in Pt and in A. */
+static inline __attribute__((always_inline)) void
+solve_panel(double *A, size_t ld, size_t k0, size_t r0, size_t m, const double *inv,
+            double (*Pt)[PANEL_LD])
+{
+    for (size_t i = 0; i < m; i++)
+        for (size_t c = 0; c < PANEL; c++)
+            Pt[c][i] = A[(r0 + i) * ld + k0 + c];
+    for (size_t c = 0; c < PANEL; c++) {
+        const double *Dc = A + (k0 + c) * ld + k0;
+        for (size_t q = 0; q < c; q++) {
+            double dq = Dc[q];
 #pragma omp simd
-        for (size_t j = i; j < n; j++)
-            Li[j] = si * Ki[j] * s[j];
-        Li[i] += 1.0;
+            for (size_t i = 0; i < m; i++)
+                Pt[c][i] -= dq * Pt[q][i];
+        }
+#pragma omp simd
+        for (size_t i = 0; i < m; i++)
+            Pt[c][i] *= inv[c];
+    }
+    for (size_t i = 0; i < m; i++)
+        for (size_t c = 0; c < PANEL; c++)
+            A[(r0 + i) * ld + k0 + c] = Pt[c][i];
+}
+
+/* Columns j0 .. i of row i of the trailing triangle (row i counted from r0)
+ * minus the panel's contribution, one number at a time. */
+static inline __attribute__((always_inline)) void
+update_row_tail(double *A, size_t ld, size_t k0, size_t r0, size_t i, size_t j0,
+                double (*Pt)[PANEL_LD])
+{
+    double *Ai = A + (r0 + i) * ld + r0;
+    const double *li = A + (r0 + i) * ld + k0;
+    for (size_t j = j0; j <= i; j++) {
+        double t = Ai[j];
+        for (size_t c = 0; c < PANEL; c++)
+            t -= li[c] * Pt[c][j];
+        Ai[j] = t;
     }
 }
 
-/* The upper triangle of L copied to its lower triangle, transposed, in
- * tiles so that the strided side stays in cache. */
-#define TILE 32
-static void upper_to_lower(gsl_matrix *L)
+/* The trailing triangle (rows and columns r0 .. r0 + m - 1) minus the
+ * panel's rank-PANEL product with itself. */
+static inline __attribute__((always_inline)) void
+update_trailing(double *A, size_t ld, size_t k0, size_t r0, size_t m, double (*Pt)[PANEL_LD])
 {
-    size_t n = L->size1, ll = L->tda;
-    for (size_t i0 = 0; i0 < n; i0 += TILE)
-        for (size_t j0 = i0; j0 < n; j0 += TILE)
-            for (size_t j = j0; j < j0 + TILE && j < n; j++)
-                for (size_t i = i0; i < i0 + TILE && i <= j; i++)
-                    L->data[j * ll + i] = L->data[i * ll + j];
+    size_t i = 0;
+    for (; i + 4 <= m; i += 4) {
+        double *A0 = A + (r0 + i) * ld + r0, *A1 = A0 + ld, *A2 = A1 + ld, *A3 = A2 + ld;
+        const double *l0 = A0 - r0 + k0, *l1 = l0 + ld, *l2 = l1 + ld, *l3 = l2 + ld;
+        size_t j = 0;
+        for (; j <= i + 3 && j + 8 <= m; j += 8) {
+            vec8 a0, a1, a2, a3, p;
+            load8(&a0, A0 + j);
+            load8(&a1, A1 + j);
+            load8(&a2, A2 + j);
+            load8(&a3, A3 + j);
+            for (size_t c = 0; c < PANEL; c++) {
+                load8(&p, &Pt[c][j]);
+                a0 -= l0[c] * p;
+                a1 -= l1[c] * p;
+                a2 -= l2[c] * p;
+                a3 -= l3[c] * p;
+            }
+            store8(A0 + j, &a0);
+            store8(A1 + j, &a1);
+            store8(A2 + j, &a2);
+            store8(A3 + j, &a3);
+        }
+        for (size_t r = 0; r < 4; r++)
+            update_row_tail(A, ld, k0, r0, i + r, j, Pt);
+    }
+    for (; i < m; i++) {
+        double *Ai = A + (r0 + i) * ld + r0;
+        const double *li = Ai - r0 + k0;
+        size_t j = 0;
+        for (; j <= i && j + 8 <= m; j += 8) {
+            vec8 a, p;
+            load8(&a, Ai + j);
+            for (size_t c = 0; c < PANEL; c++) {
+                load8(&p, &Pt[c][j]);
+                a -= li[c] * p;
+            }
+            store8(Ai + j, &a);
+        }
+        update_row_tail(A, ld, k0, r0, i, j, Pt);
+    }
 }
 
-/* Below GPC_PARALLEL_MIN_ROWS, where OpenBLAS runs on one thread, LAPACK's
- * lower variant (row-major upper) runs 1.2 to 1.7 times as fast as its
- * upper one with OpenBLAS's AVX2 and AVX-512 kernels (Zen, Haswell,
- * SkylakeX, Cooperlake; n = 100-400; make bench's bench-blas), the upper
- * one spending most of its time in OpenBLAS's slow trsm; the factor is then
- * copied to the lower triangle, where everything else reads it.  Above, on
- * several threads, the upper variant is the faster. */
+/* The lower Cholesky factor of the n x n lower triangle of A (rows ld
+ * apart, n < GPC_PARALLEL_MIN_ROWS) in place.  Returns 0, or the 1-based
+ * row where A is not positive definite, as dpotrf does.  Contracted
+ * multiply-adds: the update is one fused step per product. */
+__attribute__((target_clones("avx512f", "avx2", "default"), optimize("fp-contract=fast")))
+static size_t cholesky_lower(double *A, size_t ld, size_t n)
+{
+    double Pt[PANEL][PANEL_LD] __attribute__((aligned(64)));
+    for (size_t k0 = 0; k0 < n; k0 += PANEL) {
+        size_t kb = n - k0 < PANEL ? n - k0 : PANEL, r0 = k0 + kb;
+        double inv[PANEL];
+        size_t bad = factor_diagonal_block(A, ld, k0, kb, inv);
+        if (bad)
+            return bad;
+        if (r0 == n)
+            break; /* kb < PANEL only here */
+        solve_panel(A, ld, k0, r0, n - r0, inv, Pt);
+        update_trailing(A, ld, k0, r0, n - r0, Pt);
+    }
+    return 0;
+}
+
+/* Below GPC_PARALLEL_MIN_ROWS, where OpenBLAS runs on one thread, by
+ * cholesky_lower; above, on several threads, by LAPACK's dpotrf, whose
+ * upper variant (row-major lower) is the faster there. */
 int gpc_bmatrix_factor(const gsl_matrix *K, const double *s, gsl_matrix *L)
 {
     int nn = (int)K->size1, lda = (int)L->tda, info;
-    if (K->size1 >= GPC_PARALLEL_MIN_ROWS) {
-        assemble(K, s, NULL, L);
-        dpotrf_("U", &nn, L->data, &lda, &info, 1);
-        return info;
-    }
-    assemble_upper(K, s, L);
-    dpotrf_("L", &nn, L->data, &lda, &info, 1);
-    if (info == 0)
-        upper_to_lower(L);
+    assemble(K, s, NULL, L);
+    if (K->size1 < GPC_PARALLEL_MIN_ROWS)
+        return (int)cholesky_lower(L->data, L->tda, K->size1);
+    dpotrf_("U", &nn, L->data, &lda, &info, 1);
     return info;
 }
 

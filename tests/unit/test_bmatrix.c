@@ -140,7 +140,7 @@ static void test_not_positive_definite(void)
 int main(void)
 {
     gpc_blas_init();
-    size_t sizes[] = {1, 2, 15, 16, 17, 33, 64, 100, 201};
+    size_t sizes[] = {1, 2, 7, 8, 9, 12, 15, 16, 17, 33, 64, 100, 201, 203, 399};
     for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++)
         check(sizes[k], 1.0, 1, 1e-13, 0.0);
     check(450, 1.0, 2, 1e-12, 0.0);
