@@ -4,8 +4,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <gsl/gsl_cblas.h>
-
 #include "alloc.h"
 #include "parallel.h"
 
@@ -13,8 +11,6 @@
 void dpotrf_(const char *uplo, const int *n, double *a, const int *lda, int *info,
              size_t uplo_len);
 void dpotri_(const char *uplo, const int *n, double *a, const int *lda, int *info,
-             size_t uplo_len);
-void dlauum_(const char *uplo, const int *n, double *a, const int *lda, int *info,
              size_t uplo_len);
 void dsytrf_(const char *uplo, const int *n, double *a, const int *lda, int *ipiv,
              double *work, const int *lwork, int *info, size_t uplo_len);
@@ -43,85 +39,6 @@ assemble(const gsl_matrix *K, const double *s, const double *e, gsl_matrix *L)
     }
 }
 
-/* Below GPC_PARALLEL_MIN_ROWS the inverse is formed from the factor by
- * products and recursive solves (OpenBLAS's trmm and gemm, then LAPACK's
- * dlauum), not by dpotri: OpenBLAS's dtrtri, which dpotri calls, relies on
- * its trsm, which runs at a fraction of its product speed (15 against 40-60
- * GFlop/s at n = 100-200 with the SkylakeX kernels), so this takes about
- * half of dpotri's time there.  The smallest blocks are inverted and solved
- * by substitution. */
-
-#define INVERSE_BLOCK 16
-
-/* T = inverse of the lower triangular k x k block L (k <= INVERSE_BLOCK),
- * by substitution, rows of T INVERSE_BLOCK apart. */
-static void small_lower_inverse(const double *L, size_t lda, size_t k, double *T)
-{
-    for (size_t i = 0; i < k; i++) {
-        const double *Li = L + i * lda;
-        double *Ti = T + i * INVERSE_BLOCK;
-        for (size_t j = 0; j < i; j++) {
-            double s = 0.0;
-            for (size_t l = j; l < i; l++)
-                s += Li[l] * T[l * INVERSE_BLOCK + j];
-            Ti[j] = -s / Li[i];
-        }
-        Ti[i] = 1.0 / Li[i];
-    }
-}
-
-/* B <- L^-1 B for the k x m block B and the k x k lower triangle L:
- * recursive, by substitution below INVERSE_BLOCK rows (a solve, not a
- * product with an inverse, which would lose digits where L is
- * ill-conditioned). */
-__attribute__((target_clones("avx512f", "avx2", "default"))) static void
-solve_left_lower(const double *L, size_t lda, size_t k, double *B, size_t ldb, size_t m)
-{
-    if (k <= INVERSE_BLOCK) {
-        for (size_t i = 0; i < k; i++) {
-            double *Bi = B + i * ldb, d = L[i * lda + i];
-            for (size_t l = 0; l < i; l++) {
-                const double *Bl = B + l * ldb;
-                double c = L[i * lda + l];
-#pragma omp simd
-                for (size_t r = 0; r < m; r++)
-                    Bi[r] -= c * Bl[r];
-            }
-#pragma omp simd
-            for (size_t r = 0; r < m; r++)
-                Bi[r] /= d;
-        }
-        return;
-    }
-    size_t k1 = k / 2, k2 = k - k1;
-    solve_left_lower(L, lda, k1, B, ldb, m);
-    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)k2, (int)m, (int)k1, -1.0,
-                L + k1 * lda, (int)lda, B, (int)ldb, 1.0, B + k1 * ldb, (int)ldb);
-    solve_left_lower(L + k1 * lda + k1, lda, k2, B + k1 * ldb, ldb, m);
-}
-
-/* The lower triangle of L^-1 in place, as LAPACK's dtrtri orders it:
- * X21 = -L22^-1 (L21 X11), a product with the inverted block and a solve
- * with the other. */
-static void lower_inverse_recursive(double *A, size_t lda, size_t n)
-{
-    if (n <= INVERSE_BLOCK) {
-        double T[INVERSE_BLOCK * INVERSE_BLOCK];
-        small_lower_inverse(A, lda, n, T);
-        for (size_t i = 0; i < n; i++)
-            for (size_t j = 0; j <= i; j++)
-                A[i * lda + j] = T[i * INVERSE_BLOCK + j];
-        return;
-    }
-    size_t n1 = n / 2, n2 = n - n1;
-    double *A21 = A + n1 * lda, *A22 = A21 + n1;
-    lower_inverse_recursive(A, lda, n1);
-    cblas_dtrmm(CblasRowMajor, CblasRight, CblasLower, CblasNoTrans, CblasNonUnit, (int)n2,
-                (int)n1, -1.0, A, (int)lda, A21, (int)lda);
-    solve_left_lower(A22, lda, n2, A21, lda, n1);
-    lower_inverse_recursive(A22, lda, n2);
-}
-
 /* ---- Cholesky factor below GPC_PARALLEL_MIN_ROWS ------------------------
  *
  * Right-looking, in panels of PANEL columns: the panel's rows are solved
@@ -129,11 +46,11 @@ static void lower_inverse_recursive(double *A, size_t lda, size_t n)
  * contiguous per row of Pt, so the solve runs on whole vectors), then the
  * trailing lower triangle takes the panel's rank-PANEL update, eight
  * columns by four rows at a time with the eight columns in one vector.  At
- * 200 rows this takes about 0.7 of the time of LAPACK's dpotrf from
- * OpenBLAS, whose small blocks spend most of their time in its trsm
- * (make bench's bench-blas), and it writes the lower triangle in place, with
- * no copy between triangles.  The vectors may run past the diagonal into
- * the upper triangle: it is scratch, never read. */
+ * 200 rows this takes 0.6 of the time of LAPACK's dpotrf from OpenBLAS (the
+ * faster, column-major lower variant), whose small blocks spend most of
+ * their time in its trsm (make bench's bench-blas), and it writes the lower
+ * triangle in place, with no copy between triangles.  The vectors may run
+ * past the diagonal into the upper triangle: it is scratch, never read. */
 
 #define PANEL 8
 /* Pt's row length: GPC_PARALLEL_MIN_ROWS and some, so that its rows are not
@@ -207,67 +124,68 @@ solve_panel(double *A, size_t ld, size_t k0, size_t r0, size_t m, const double *
             A[(r0 + i) * ld + k0 + c] = Pt[c][i];
 }
 
-/* Columns j0 .. i of row i of the trailing triangle (row i counted from r0)
- * minus the panel's contribution, one number at a time. */
+/* The rank-PANEL update of a lower triangle shared by the factor and the
+ * inverse: C_ij -= sign sum_c M_ic Pt[c][j] for 0 <= j <= i, i0 <= i < m,
+ * with C's rows ld apart and M_ic = M[i ms + c mc].  Eight columns by four rows at a
+ * time, the eight in one vector; whole vectors may pass the diagonal into
+ * the upper triangle (scratch), never column m.  sign is a constant at
+ * every call, so the product by it folds away. */
 static inline __attribute__((always_inline)) void
-update_row_tail(double *A, size_t ld, size_t k0, size_t r0, size_t i, size_t j0,
+update_row_tail(double *Ci, const double *Mi, size_t mc, size_t j0, size_t i, double sign,
                 double (*Pt)[PANEL_LD])
 {
-    double *Ai = A + (r0 + i) * ld + r0;
-    const double *li = A + (r0 + i) * ld + k0;
     for (size_t j = j0; j <= i; j++) {
-        double t = Ai[j];
+        double t = Ci[j];
         for (size_t c = 0; c < PANEL; c++)
-            t -= li[c] * Pt[c][j];
-        Ai[j] = t;
+            t -= sign * Mi[c * mc] * Pt[c][j];
+        Ci[j] = t;
     }
 }
 
-/* The trailing triangle (rows and columns r0 .. r0 + m - 1) minus the
- * panel's rank-PANEL product with itself. */
 static inline __attribute__((always_inline)) void
-update_trailing(double *A, size_t ld, size_t k0, size_t r0, size_t m, double (*Pt)[PANEL_LD])
+rank_panel_update(double *C, size_t ld, size_t i0, size_t m, const double *M, size_t ms,
+                  size_t mc, double sign, double (*Pt)[PANEL_LD])
 {
-    size_t i = 0;
+    size_t i = i0;
     for (; i + 4 <= m; i += 4) {
-        double *A0 = A + (r0 + i) * ld + r0, *A1 = A0 + ld, *A2 = A1 + ld, *A3 = A2 + ld;
-        const double *l0 = A0 - r0 + k0, *l1 = l0 + ld, *l2 = l1 + ld, *l3 = l2 + ld;
+        double *C0 = C + i * ld, *C1 = C0 + ld, *C2 = C1 + ld, *C3 = C2 + ld;
+        const double *M0 = M + i * ms, *M1 = M0 + ms, *M2 = M1 + ms, *M3 = M2 + ms;
         size_t j = 0;
         for (; j <= i + 3 && j + 8 <= m; j += 8) {
             vec8 a0, a1, a2, a3, p;
-            load8(&a0, A0 + j);
-            load8(&a1, A1 + j);
-            load8(&a2, A2 + j);
-            load8(&a3, A3 + j);
+            load8(&a0, C0 + j);
+            load8(&a1, C1 + j);
+            load8(&a2, C2 + j);
+            load8(&a3, C3 + j);
             for (size_t c = 0; c < PANEL; c++) {
                 load8(&p, &Pt[c][j]);
-                a0 -= l0[c] * p;
-                a1 -= l1[c] * p;
-                a2 -= l2[c] * p;
-                a3 -= l3[c] * p;
+                a0 -= sign * M0[c * mc] * p;
+                a1 -= sign * M1[c * mc] * p;
+                a2 -= sign * M2[c * mc] * p;
+                a3 -= sign * M3[c * mc] * p;
             }
-            store8(A0 + j, &a0);
-            store8(A1 + j, &a1);
-            store8(A2 + j, &a2);
-            store8(A3 + j, &a3);
+            store8(C0 + j, &a0);
+            store8(C1 + j, &a1);
+            store8(C2 + j, &a2);
+            store8(C3 + j, &a3);
         }
         for (size_t r = 0; r < 4; r++)
-            update_row_tail(A, ld, k0, r0, i + r, j, Pt);
+            update_row_tail(C + (i + r) * ld, M + (i + r) * ms, mc, j, i + r, sign, Pt);
     }
     for (; i < m; i++) {
-        double *Ai = A + (r0 + i) * ld + r0;
-        const double *li = Ai - r0 + k0;
+        double *Ci = C + i * ld;
+        const double *Mi = M + i * ms;
         size_t j = 0;
         for (; j <= i && j + 8 <= m; j += 8) {
             vec8 a, p;
-            load8(&a, Ai + j);
+            load8(&a, Ci + j);
             for (size_t c = 0; c < PANEL; c++) {
                 load8(&p, &Pt[c][j]);
-                a -= li[c] * p;
+                a -= sign * Mi[c * mc] * p;
             }
-            store8(Ai + j, &a);
+            store8(Ci + j, &a);
         }
-        update_row_tail(A, ld, k0, r0, i, j, Pt);
+        update_row_tail(Ci, Mi, mc, j, i, sign, Pt);
     }
 }
 
@@ -288,9 +206,115 @@ static size_t cholesky_lower(double *A, size_t ld, size_t n)
         if (r0 == n)
             break; /* kb < PANEL only here */
         solve_panel(A, ld, k0, r0, n - r0, inv, Pt);
-        update_trailing(A, ld, k0, r0, n - r0, Pt);
+        /* the trailing triangle minus L_panel L_panel' */
+        rank_panel_update(A + r0 * ld + r0, ld, 0, n - r0, A + r0 * ld + k0, ld, 1, 1.0, Pt);
     }
     return 0;
+}
+
+/* ---- Inverse from the factor below GPC_PARALLEL_MIN_ROWS -----------------
+ *
+ * B^-1 = X' X with X = L^-1, both formed in place in panels of PANEL rows,
+ * X' X with the factor's update kernel.  At 200 rows the factor and the
+ * inverse together take 0.4 of the time of LAPACK's dpotrf and dpotri from
+ * OpenBLAS (bench-blas), whose inverse relies on its slow trsm. */
+
+/* X = L^-1 in place, PANEL rows at a time: with Y = L_21 X_11 (the panel's
+ * rows left of its diagonal block times the rows of X already formed), the
+ * panel's rows of X are X_21 = -L_22^-1 Y, solved by substitution (not a
+ * product with the block's inverse, which loses digits where L is
+ * ill-conditioned), and X_22 = L_22^-1.  The diagonal blocks' upper
+ * triangles are set to zero, so that Y's whole vectors of eight read zeros
+ * there. */
+__attribute__((target_clones("avx512f", "avx2", "default"), optimize("fp-contract=fast")))
+static void lower_inverse(double *A, size_t ld, size_t n)
+{
+    double Y[PANEL][PANEL_LD] __attribute__((aligned(64)));
+    double Lpad[PANEL][PANEL_LD] __attribute__((aligned(64)));
+    for (size_t i0 = 0; i0 < n; i0 += PANEL) {
+        size_t kb = n - i0 < PANEL ? n - i0 : PANEL;
+        /* Y = L_21 X_11, eight columns at a time (i0 is a multiple of
+         * eight); a short last panel is padded with rows of zeros */
+        const double *L0 = A + i0 * ld;
+        size_t l_ld = ld;
+        if (kb < PANEL) {
+            for (size_t r = 0; r < PANEL; r++)
+                for (size_t k = 0; k < i0; k++)
+                    Lpad[r][k] = r < kb ? L0[r * ld + k] : 0.0;
+            L0 = &Lpad[0][0];
+            l_ld = PANEL_LD;
+        }
+        for (size_t j = 0; j < i0; j += 8) {
+            vec8 y0 = {0}, y1 = {0}, y2 = {0}, y3 = {0}, y4 = {0}, y5 = {0}, y6 = {0}, y7 = {0}, x;
+            for (size_t k = j; k < i0; k++) {
+                load8(&x, A + k * ld + j);
+                y0 += L0[k] * x;
+                y1 += L0[l_ld + k] * x;
+                y2 += L0[2 * l_ld + k] * x;
+                y3 += L0[3 * l_ld + k] * x;
+                y4 += L0[4 * l_ld + k] * x;
+                y5 += L0[5 * l_ld + k] * x;
+                y6 += L0[6 * l_ld + k] * x;
+                y7 += L0[7 * l_ld + k] * x;
+            }
+            store8(&Y[0][j], &y0);
+            store8(&Y[1][j], &y1);
+            store8(&Y[2][j], &y2);
+            store8(&Y[3][j], &y3);
+            store8(&Y[4][j], &y4);
+            store8(&Y[5][j], &y5);
+            store8(&Y[6][j], &y6);
+            store8(&Y[7][j], &y7);
+        }
+        /* X_21 = -L_22^-1 Y and X_22 = L_22^-1, row by row */
+        for (size_t r = 0; r < kb; r++) {
+            double *Xr = A + (i0 + r) * ld, d = Xr[i0 + r];
+            for (size_t q = 0; q < r; q++) {
+                const double *Xq = A + (i0 + q) * ld;
+                double lq = Xr[i0 + q];
+#pragma omp simd
+                for (size_t j = 0; j < i0; j++)
+                    Y[r][j] += lq * Xq[j];
+            }
+#pragma omp simd
+            for (size_t j = 0; j < i0; j++)
+                Xr[j] = -Y[r][j] / d;
+            /* the block's row r: X_rq = -sum_{q <= t < r} L_rt X_tq / L_rr */
+            double xb[PANEL];
+            for (size_t q = 0; q < r; q++) {
+                double t = 0.0;
+                for (size_t u = q; u < r; u++)
+                    t += Xr[i0 + u] * A[(i0 + u) * ld + i0 + q];
+                xb[q] = -t / d;
+            }
+            for (size_t q = 0; q < r; q++)
+                Xr[i0 + q] = xb[q];
+            Xr[i0 + r] = 1.0 / d;
+            for (size_t q = r + 1; q < PANEL && i0 + q < n; q++)
+                Xr[i0 + q] = 0.0;
+        }
+    }
+}
+
+/* R = X' X in place for the lower triangular X (lower triangles), PANEL
+ * rows of X at a time: R_ij = sum_{k >= i} X_ki X_kj, so the panel's rows
+ * (copied to Pt, zero right of the diagonal) add their rank-PANEL product
+ * to the rows above them and start their own rows. */
+__attribute__((target_clones("avx512f", "avx2", "default"), optimize("fp-contract=fast")))
+static void lower_gram(double *A, size_t ld, size_t n)
+{
+    double Pt[PANEL][PANEL_LD] __attribute__((aligned(64)));
+    for (size_t k0 = 0; k0 < n; k0 += PANEL) {
+        size_t w = n - k0 < PANEL ? n : k0 + PANEL;
+        for (size_t c = 0; c < PANEL; c++)
+            for (size_t j = 0; j < w; j++)
+                Pt[c][j] = k0 + c < n && j <= k0 + c ? A[(k0 + c) * ld + j] : 0.0;
+        rank_panel_update(A, ld, 0, k0, &Pt[0][0], 1, PANEL_LD, -1.0, Pt);
+        for (size_t i = k0; i < w; i++)
+            for (size_t j = 0; j <= i; j++)
+                A[i * ld + j] = 0.0;
+        rank_panel_update(A, ld, k0, w, &Pt[0][0], 1, PANEL_LD, -1.0, Pt);
+    }
 }
 
 /* Below GPC_PARALLEL_MIN_ROWS, where OpenBLAS runs on one thread, by
@@ -314,10 +338,8 @@ double gpc_bmatrix_half_log_det(const gsl_matrix *L)
     return h;
 }
 
-/* B^-1 = L^-T L^-1 = X' X: X in place, then LAPACK's dlauum forms X' X
- * (row-major lower is column-major upper, where dlauum forms U U').  On
- * several threads (from GPC_PARALLEL_MIN_ROWS) LAPACK's dpotri is as fast
- * or faster, and is used. */
+/* B^-1 = L^-T L^-1: by lower_inverse and lower_gram below
+ * GPC_PARALLEL_MIN_ROWS, by LAPACK's dpotri on several threads above. */
 void gpc_bmatrix_inverse(gsl_matrix *L)
 {
     int nn = (int)L->size1, ld = (int)L->tda, info;
@@ -325,8 +347,8 @@ void gpc_bmatrix_inverse(gsl_matrix *L)
         dpotri_("U", &nn, L->data, &ld, &info, 1);
         return;
     }
-    lower_inverse_recursive(L->data, L->tda, L->size1);
-    dlauum_("U", &nn, L->data, &ld, &info, 1);
+    lower_inverse(L->data, L->tda, L->size1);
+    lower_gram(L->data, L->tda, L->size1);
 }
 
 void gpc_bmatrix_scale(gsl_matrix *L, const double *s)
