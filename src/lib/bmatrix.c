@@ -90,7 +90,8 @@ factor_diagonal_block(double *A, size_t ld, size_t k0, size_t kb, double *inv)
         double d = Ac[c];
         for (size_t r = 0; r < c; r++)
             d -= Ac[r] * Ac[r];
-        if (!(d > 0.0))
+        if (d <= 0.0) /* as dpotrf: NaN (an overflowed kernel) goes on, for the
+                       * callers' checks of a finite log determinant to name */
             return k0 + c + 1;
         Ac[c] = sqrt(d);
         inv[c] = 1.0 / Ac[c];
