@@ -40,7 +40,7 @@ export OPENBLAS_CORETYPE="$core"
         awk -v n="$n" -v a="$one" -v b="$two" 'BEGIN {
             printf "n %d one_thread %s two_threads %s two_over_one %.2f\n", n, a, b, b / a }'
     done
-    echo "## tool runs on the bundled data, one thread against the default (seconds, best of five, in turn)"
+    echo "## tool runs on the bundled data, one thread against the default (seconds, best of 5 to 25 runs, in turn)"
     sh bench/bench-threads.sh bench/out/threads
     echo "## prediction: 1000 points from a model of n = 2000, d = 8, whole gpc-predict process against scikit-learn predict_proba"
     sh bench/bench-predict.sh bench/out/predict
