@@ -1,9 +1,10 @@
 #!/bin/sh
 # Speed and memory of the Laplace evidence with gradient, measured against one
 # BLAS Cholesky of the same size on this machine (and on one thread against
-# two), of HMC on Pima, of tool runs on the bundled data on one thread against
-# two, of prediction beside scikit-learn's, of EP, of variational Bayes
-# and the Gibbs sampler (multinomial probit), and the multiclass Laplace
+# two), of HMC on Pima, of ML-II on Pima beside scikit-learn's, of tool runs
+# on the bundled data on one thread against two, of prediction beside
+# scikit-learn's, of EP, of variational Bayes and the Gibbs sampler
+# (multinomial probit), and the multiclass Laplace
 # beside scikit-learn's one-vs-rest classifier on the same data (Debian's
 # python3-sklearn under /usr/bin/python3).  Report: bench/out/report.txt.
 set -eu
@@ -25,6 +26,8 @@ export OPENBLAS_CORETYPE="$core"
     OPENBLAS_CORETYPE=Prescott build/bench-blas
     echo "## HMC: Barber & Williams' default run on Pima (200 iterations of 20 leapfrog steps, n = 200, 8 hyperparameters), whole gpc-hmc process, best of three"
     sh bench/bench-hmc.sh bench/out/hmc
+    echo "## ML-II on Pima (n = 200, 8 hyperparameters), whole gpc-fit process against scikit-learn's fit with its optimiser, best of three"
+    sh bench/bench-ml2.sh bench/out/ml2
     for n in 200 1000 4000; do
         echo "## evidence + gradient, ARD SE, logistic, n = $n, d = 8"
         build/bench-laplace "$n" 8 "$([ "$n" -le 1000 ] && echo 50 || echo 5)"
