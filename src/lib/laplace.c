@@ -379,7 +379,8 @@ static void mode_slope(gpc_laplace *w, const gpc_kernel *k, int predicted)
     gsl_matrix_view sc = gsl_matrix_submatrix(w->scratch, 0, 0, w->n, p);
     gsl_blas_dsymm(CblasLeft, CblasLower, 1.0, w->L, &bg.matrix, 0.0, &sc.matrix);
     gsl_matrix_memcpy(&sl.matrix, &bg.matrix);
-    gsl_blas_dsymm(CblasLeft, CblasLower, -1.0, w->K, &sc.matrix, 1.0, &sl.matrix);
+    /* K is full (both triangles): dgemm packs less than dsymm */
+    gsl_blas_dgemm(CblasNoTrans, CblasNoTrans, -1.0, w->K, &sc.matrix, 1.0, &sl.matrix);
     for (size_t i = 0; i < w->n; i++) {
         gsl_vector_view r = gsl_matrix_row(&sl.matrix, i);
         gsl_vector_scale(&r.vector, -gsl_vector_get(w->W, i));
