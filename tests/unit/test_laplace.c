@@ -284,18 +284,26 @@ static void test_warm_start(gsl_rng *r)
     gsl_vector_free(y);
 }
 
+/* n cases of a three-input problem (problems.h) and an ARD kernel for them
+ * (four hyperparameters). */
+static gpc_kernel *ard_problem(gsl_rng *r, size_t n, gsl_matrix **X, gsl_vector **y)
+{
+    gpc_kernel *k;
+    make_problem(r, n, 3, X, y);
+    gpc_kernel_parse("ard", 3, &k);
+    return k;
+}
+
 /* A search started from the first-order prediction of the mode (after a
  * gradient at nearby hyperparameters) and finished by chord steps reaches
  * the cold search's evidence and gradient to rounding, with fewer
  * factorisations; at the mode, a = grad log p(y | f) to rounding. */
 static void test_predicted_start(gsl_rng *r)
 {
-    size_t n = 80, d = 3;
+    size_t n = 80;
     gsl_matrix *X;
     gsl_vector *y;
-    make_problem(r, n, d, &X, &y);
-    gpc_kernel *k;
-    gpc_kernel_parse("ard", d, &k);
+    gpc_kernel *k = ard_problem(r, n, &X, &y);
     double th[4] = {1.0, -0.5, 0.2, -1.0}, z, zc, g[4], gc[4];
     gpc_laplace *warm = gpc_laplace_alloc(n, 4, GPC_LIK_LOGISTIC);
     gpc_laplace *cold = gpc_laplace_alloc(n, 4, GPC_LIK_LOGISTIC);
@@ -347,12 +355,10 @@ static double start_error(gpc_laplace *w, const gpc_kernel *k, const gsl_vector 
 
 static void test_second_order_start(gsl_rng *r)
 {
-    size_t n = 80, d = 3;
+    size_t n = 80;
     gsl_matrix *X;
     gsl_vector *y;
-    make_problem(r, n, d, &X, &y);
-    gpc_kernel *k;
-    gpc_kernel_parse("ard", d, &k);
+    gpc_kernel *k = ard_problem(r, n, &X, &y);
     double th0[4] = {1.0, -0.5, 0.2, -1.0}, th[4], z, g[4];
     gpc_laplace *w = gpc_laplace_alloc(n, 4, GPC_LIK_LOGISTIC);
     gpc_laplace *cold = gpc_laplace_alloc(n, 4, GPC_LIK_LOGISTIC);
