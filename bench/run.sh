@@ -24,7 +24,7 @@ export OPENBLAS_CORETYPE="$core"
     echo "## BLAS kernels: gpc's, then OpenBLAS's generic Prescott ones"
     build/bench-blas
     OPENBLAS_CORETYPE=Prescott build/bench-blas
-    echo "## HMC: Barber & Williams' default run on Pima (200 iterations of 20 leapfrog steps, n = 200, 8 hyperparameters), whole gpc-hmc process, best of three"
+    echo "## HMC: Barber & Williams' default run on Pima (200 iterations of 20 leapfrog steps, n = 200, 8 hyperparameters), whole gpc-hmc process, best of five"
     sh bench/bench-hmc.sh bench/out/hmc
     echo "## ML-II on Pima (n = 200, 8 hyperparameters), whole gpc-fit process against scikit-learn's fit with its optimiser, best of three"
     sh bench/bench-ml2.sh bench/out/ml2
