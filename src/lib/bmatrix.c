@@ -125,12 +125,7 @@ solve_panel(double *A, size_t ld, size_t k0, size_t r0, size_t m, const double *
             A[(r0 + i) * ld + k0 + c] = Pt[c][i];
 }
 
-/* The rank-PANEL update of a lower triangle shared by the factor and the
- * inverse: C_ij -= sign sum_c M_ic Pt[c][j] for 0 <= j <= i, i0 <= i < m,
- * with C's rows ld apart and M_ic = M[i ms + c mc].  Eight columns by four rows at a
- * time, the eight in one vector; whole vectors may pass the diagonal into
- * the upper triangle (scratch), never column m.  sign is a constant at
- * every call, so the product by it folds away. */
+/* Row i's columns j0 .. i of rank_panel_update, one number at a time. */
 static inline __attribute__((always_inline)) void
 update_row_tail(double *Ci, const double *Mi, size_t mc, size_t j0, size_t i, double sign,
                 double (*Pt)[PANEL_LD])
@@ -143,6 +138,12 @@ update_row_tail(double *Ci, const double *Mi, size_t mc, size_t j0, size_t i, do
     }
 }
 
+/* The rank-PANEL update of a lower triangle shared by the factor and the
+ * inverse: C_ij -= sign sum_c M_ic Pt[c][j] for 0 <= j <= i, i0 <= i < m,
+ * with C's rows ld apart and M_ic = M[i ms + c mc].  Eight columns by four
+ * rows at a time, the eight in one vector; whole vectors may pass the
+ * diagonal into the upper triangle (scratch), never column m.  sign is a
+ * constant at every call, so the product by it folds away. */
 static inline __attribute__((always_inline)) void
 rank_panel_update(double *C, size_t ld, size_t i0, size_t m, const double *M, size_t ms,
                   size_t mc, double sign, double (*Pt)[PANEL_LD])
