@@ -11,7 +11,7 @@
 static char errmsg[1024];
 static const char *progname = "gpc";
 static void (*on_die[MAX_ON_DIE])(void);
-static int n_on_die;
+static volatile int n_on_die; /* read by the signal path too */
 int gpc_verbosity = 1;
 
 int gpc_fail(int status, const char *fmt, ...)
@@ -64,11 +64,18 @@ const char *__asan_default_options(void) { return "leak_check_at_exit=0"; }
 #define DYING() ((void)0)
 #endif
 
+/* Each handler runs once, newest first, whether a die or a signal comes
+ * first (a signal during gpc_die's handlers runs only those not yet run). */
+void gpc_cleanup(void)
+{
+    while (n_on_die > 0)
+        on_die[--n_on_die]();
+}
+
 static _Noreturn void die_now(int status)
 {
     DYING();
-    for (int i = n_on_die - 1; i >= 0; i--)
-        on_die[i]();
+    gpc_cleanup();
     exit(status);
 }
 

@@ -40,8 +40,13 @@ void gpc_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 extern int gpc_verbosity;
 void gpc_info(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-/* Register a function run by gpc_die before exiting (at most a few). */
+/* Register a function run by gpc_die before exiting, and by the handler of
+ * SIGINT, SIGTERM, SIGHUP and SIGPIPE (gpc_output_remove_on_signals) before
+ * the process dies of the signal: so it must be async-signal-safe (unlink,
+ * rmdir; no malloc, no stdio).  At most a few. */
 void gpc_on_die(void (*fn)(void));
+/* Run the registered functions now, newest first, each at most once. */
+void gpc_cleanup(void);
 /* Run those functions and exit with status, for exits that print their own
  * message (usage errors). */
 _Noreturn void gpc_exit(int status);

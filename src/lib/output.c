@@ -35,6 +35,7 @@ static void remove_live(void)
 static void die_of_signal(int sig)
 {
     remove_live();
+    gpc_cleanup(); /* the tools' own temporaries (gpc-plot's directory) */
     signal(sig, SIG_DFL);
     raise(sig);
 }
