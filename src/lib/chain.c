@@ -609,18 +609,6 @@ struct gpc_chain_out {
     char *path;      /* the chain appended to in place; NULL for a new one */
 };
 
-/* Hold a write lock on the chain file for as long as it is written, so
- * that a second run cannot extend it at the same time; returns 0 if another
- * process holds one. */
-static int lock_file(int fd)
-{
-    struct flock fl;
-    memset(&fl, 0, sizeof fl);
-    fl.l_type = F_WRLCK;
-    fl.l_whence = SEEK_SET;
-    return fcntl(fd, F_SETLK, &fl) == 0 || (errno != EACCES && errno != EAGAIN);
-}
-
 static int busy(const char *path)
 {
     return gpc_fail(GPC_EINPUT, "%s: another run is writing this chain; extend it when that "
@@ -637,8 +625,6 @@ int gpc_chain_out_create(const char *path, gpc_chain_out **out)
     gpc_chain_out *c = gpc_calloc(1, sizeof *c);
     c->out = o;
     c->f = gpc_output_file(o);
-    if (c->f != stdout)
-        lock_file(fileno(c->f)); /* nobody else knows a new file yet */
     *out = c;
     return GPC_OK;
 }
@@ -652,7 +638,7 @@ int gpc_chain_out_append(const char *path, const gpc_chain *c, gpc_chain_out **o
     int fd = open(path, O_WRONLY | O_APPEND);
     if (fd < 0)
         return gpc_fail(GPC_EINPUT, "%s: cannot open for writing: %s", path, strerror(errno));
-    if (!lock_file(fd)) {
+    if (!gpc_output_lock(fd)) { /* the lock a new chain holds too */
         close(fd);
         return busy(path);
     }

@@ -6,6 +6,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -17,6 +18,8 @@ struct gpc_output {
     char *name;       /* as given, for messages; "<stdout>" for "-" */
     char *target;     /* the regular file a commit replaces; NULL when written directly */
     char *tmp;        /* the temporary beside target */
+    unsigned long long dir_dev, dir_ino; /* target's directory, to tell two
+                                            names of one output apart */
     int close_f;      /* f is ours to close (not stdout) */
     gpc_output *next; /* in the list of live temporaries */
 };
@@ -176,12 +179,139 @@ static int open_direct(gpc_output *o, const char *path, int fd)
     return GPC_OK;
 }
 
+/* ---- a file another run is writing ------------------------------------------ */
+
+/* A temporary holds a write lock from its creation, and a published one
+ * (a chain) keeps it for as long as it is written; gpc-hmc takes the same
+ * lock on a chain it extends in place.  Returns 0 if another process holds
+ * one. */
+static int lock_whole(int fd)
+{
+    struct flock fl;
+    memset(&fl, 0, sizeof fl);
+    fl.l_type = F_WRLCK;
+    fl.l_whence = SEEK_SET;
+    return fcntl(fd, F_SETLK, &fl) == 0 || (errno != EACCES && errno != EAGAIN);
+}
+
+int gpc_output_lock(int fd) { return lock_whole(fd); }
+
+/* Whether another process holds a write lock on the regular file at path
+ * (a file that cannot be opened or locked is nobody's). */
+static int written_by_another(const char *path)
+{
+    int fd = open(path, O_RDONLY | O_NONBLOCK);
+    if (fd < 0)
+        return 0;
+    struct flock fl;
+    memset(&fl, 0, sizeof fl);
+    fl.l_type = F_WRLCK;
+    fl.l_whence = SEEK_SET;
+    int held = fcntl(fd, F_GETLK, &fl) == 0 && fl.l_type != F_UNLCK;
+    close(fd);
+    return held;
+}
+
+static int busy(const char *name)
+{
+    return gpc_fail(GPC_EINPUT, "%s: another run is writing this file; give another name, or "
+                    "wait until that run is done", name);
+}
+
+/* The directory part of path, for locking it: "." for a bare name. */
+static char *directory_of(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    if (!slash)
+        return gpc_strdup(".");
+    size_t n = slash == path ? 1 : (size_t)(slash - path);
+    char *d = gpc_malloc(n + 1);
+    memcpy(d, path, n);
+    d[n] = '\0';
+    return d;
+}
+
+/* Rename the temporary over its target unless another run is writing the
+ * target.  Two runs could both find the target free and then rename one
+ * after the other, so the test and the rename are made under an exclusive
+ * flock of the directory, which every gpc run replacing a file there takes
+ * (best effort: where a directory cannot be locked, as on some network file
+ * systems, the test alone remains). */
+static int replace_target(gpc_output *o)
+{
+    char *dir = directory_of(o->target);
+    int dfd = open(dir, O_RDONLY | O_DIRECTORY);
+    free(dir);
+    if (dfd >= 0)
+        (void)flock(dfd, LOCK_EX);
+    int st = GPC_OK;
+    if (written_by_another(o->target))
+        st = busy(o->name);
+    else if (rename(o->tmp, o->target) != 0)
+        st = gpc_fail(GPC_EINPUT, "%s: cannot rename %s into place: %s", o->name, o->tmp,
+                      strerror(errno));
+    if (dfd >= 0)
+        close(dfd); /* and the flock with it */
+    return st;
+}
+
+/* ---- the temporary ------------------------------------------------------------- */
+
+/* target's directory, then its base name cut to leave room for the suffix
+ * within NAME_MAX (at a character boundary of UTF-8), then .tmpXXXXXX: a
+ * name of 250 bytes can be written, and its temporary is still
+ * recognisably its own. */
+static char *temporary_name(const char *target)
+{
+    static const char suffix[] = ".tmpXXXXXX";
+    const char *slash = strrchr(target, '/');
+    size_t dir = slash ? (size_t)(slash - target) + 1 : 0;
+    size_t base = strlen(target + dir), room = NAME_MAX - (sizeof suffix - 1);
+    if (base > room) {
+        base = room;
+        while (base > 0 && ((unsigned char)target[dir + base] & 0xC0) == 0x80)
+            base--; /* target[dir + base] continues a character: cut before it */
+    }
+    char *t = gpc_malloc(dir + base + sizeof suffix);
+    memcpy(t, target, dir + base);
+    memcpy(t + dir + base, suffix, sizeof suffix);
+    return t;
+}
+
+/* Whether o and another output of this run would replace the same file:
+ * the same name in the same directory, however each path spelt it.  One
+ * would silently lose the other. */
+static int same_as_live(const gpc_output *o)
+{
+    const char *base = strrchr(o->target, '/');
+    base = base ? base + 1 : o->target;
+    for (const gpc_output *l = live; l; l = l->next) {
+        const char *b = strrchr(l->target, '/');
+        if (l->dir_dev == o->dir_dev && l->dir_ino == o->dir_ino &&
+            !strcmp(b ? b + 1 : l->target, base))
+            return 1;
+    }
+    return 0;
+}
+
 static int open_temporary(gpc_output *o, const char *path, char *target)
 {
-    size_t n = strlen(target) + sizeof ".tmpXXXXXX";
     o->target = target;
-    o->tmp = gpc_malloc(n);
-    snprintf(o->tmp, n, "%s.tmpXXXXXX", target);
+    char *dir = directory_of(target);
+    struct stat sb;
+    if (stat(dir, &sb) == 0) {
+        o->dir_dev = (unsigned long long)sb.st_dev;
+        o->dir_ino = (unsigned long long)sb.st_ino;
+        if (same_as_live(o)) {
+            free(dir);
+            return gpc_fail(GPC_EUSAGE, "%s: named for two outputs; give each its own file",
+                            path);
+        }
+    }
+    free(dir);
+    if (written_by_another(target))
+        return busy(path); /* before any work is done for nothing */
+    o->tmp = temporary_name(target);
     int fd = mkstemp(o->tmp);
     if (fd < 0 || !(o->f = fdopen(fd, "wb"))) {
         int err = errno;
@@ -191,6 +321,7 @@ static int open_temporary(gpc_output *o, const char *path, char *target)
         }
         return gpc_fail(GPC_EINPUT, "%s: cannot create: %s", path, strerror(err));
     }
+    lock_whole(fd);
     o->close_f = 1;
     track(o);
     return GPC_OK;
@@ -290,9 +421,8 @@ int gpc_output_publish(gpc_output *o)
     if (st != GPC_OK || !o->tmp)
         return st;
     copy_mode(o);
-    if (rename(o->tmp, o->target) != 0)
-        return gpc_fail(GPC_EINPUT, "%s: cannot rename %s into place: %s", o->name, o->tmp,
-                        strerror(errno));
+    if ((st = replace_target(o)) != GPC_OK)
+        return st;
     untrack(o);
     return GPC_OK;
 }
@@ -300,9 +430,8 @@ int gpc_output_publish(gpc_output *o)
 int gpc_output_commit(gpc_output *o)
 {
     int st = finish_stream(o);
-    if (st == GPC_OK && o->tmp && rename(o->tmp, o->target) != 0)
-        st = gpc_fail(GPC_EINPUT, "%s: cannot rename %s into place: %s", o->name, o->tmp,
-                      strerror(errno));
+    if (st == GPC_OK && o->tmp)
+        st = replace_target(o);
     if (st != GPC_OK && o->tmp)
         unlink(o->tmp);
     output_free(o);

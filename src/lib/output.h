@@ -14,6 +14,9 @@
  *                            regular file would destroy it (so is a link that
  *                            leads to one, or to /dev/stdout and the like);
  *   a directory or ""        an error.
+ * A regular file that another run is writing (a chain being sampled: it
+ * holds a write lock on it) is never replaced: opening it, or putting a
+ * temporary over it, fails with "another run is writing this file".
  * Every write, flush and close is checked; gpc_output_commit reports a full
  * device (/dev/full) or disk as a write error.  Temporary files not yet
  * committed are removed when gpc_die runs and on SIGINT, SIGTERM, SIGHUP and
@@ -41,6 +44,10 @@ int gpc_output_publish(gpc_output *o);
 int gpc_output_commit(gpc_output *o);
 /* Remove the temporary file (a direct output is left as written).  Frees o. */
 void gpc_output_abort(gpc_output *o);
+
+/* Take the write lock that marks a file as being written by this run, on
+ * an open descriptor of it; 0 if another process holds it. */
+int gpc_output_lock(int fd);
 
 /* Remove live temporaries when one of those signals arrives, then die of it
  * as the default action would (so the caller's shell sees the signal). */

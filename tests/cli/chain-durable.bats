@@ -206,3 +206,67 @@ stop_and_extend() {
     gpc-hmc -k se -L 5 -q -n $((r + 1)) -o one.txt Xz.txt y.txt
     assert_files_equal one.txt c.txt
 }
+
+# second_writer_refused ARGS...: a long chain run `gpc-hmc -q ARGS` writes
+# c.txt; while it does, another gpc-hmc run, a Gibbs run and a gpc-fit given
+# the same path are refused (exit 3, naming the file).  Then the first run is
+# stopped, and its chain equals one run of as many iterations.
+second_writer_refused() {
+    local pid tries=0 r
+    env --default-signal=TERM gpc-hmc -q "$@" -n 1000000 -o c.txt 2> first.err &
+    pid=$!
+    until [ -f c.txt ] && [ "$(rows c.txt)" -ge 2 ]; do
+        [ $((tries += 1)) -lt 1500 ] || { kill -KILL "$pid"; fail "no rows"; }
+        sleep 0.02
+    done
+    run --separate-stderr gpc-hmc -q "$@" -n 40 -S 2 -o c.txt
+    local hmc_status=$status hmc_err=$stderr
+    run --separate-stderr gpc-hmc -q -M gibbs -k se -n 3 -o c.txt X3.txt y3.txt
+    local gibbs_status=$status
+    run --separate-stderr gpc-fit -q -O none -k se -m c.txt Xz.txt y.txt
+    kill -TERM "$pid"
+    wait "$pid" || true
+    [ "$hmc_status" -eq 3 ] || fail "second gpc-hmc: status $hmc_status: $hmc_err"
+    [[ "$hmc_err" == *"c.txt: another run is writing this file"* ]] || fail "$hmc_err"
+    [ "$gibbs_status" -eq 3 ] || fail "gibbs run: status $gibbs_status"
+    [ "$status" -eq 3 ] || fail "gpc-fit -m: status $status: $stderr"
+    [[ "$stderr" == *"c.txt: another run is writing this file"* ]] || fail "$stderr"
+    r=$(rows c.txt)
+    gpc-hmc -q "$@" -n "$r" -o one.txt
+    assert_files_equal one.txt c.txt
+    assert_no_tmp_files
+}
+
+@test "chain: a second run given the path of a chain being written is refused; the chain completes" {
+    iris_fixtures
+    second_writer_refused -k se -L 5 Xz.txt y.txt
+}
+
+@test "chain: a Gibbs chain being written is not replaced by another run either" {
+    iris_fixtures
+    second_writer_refused -M gibbs -k se X3.txt y3.txt
+}
+
+@test "chain: two runs started together on one path: one is refused, the other's chain stands" {
+    local pid s1=0 s2=0 r
+    # a long run and a short one: whichever puts its first row in place
+    # first keeps the path, and the other is refused when it tries
+    env --default-signal=TERM gpc-hmc -q -k se -L 5 -n 1000000 -o c.txt Xz.txt y.txt 2> first.err &
+    pid=$!
+    gpc-hmc -q -k se -L 5 -n 30 -S 2 -o c.txt Xz.txt y.txt 2> second.err || s2=$?
+    if [ "$s2" -eq 0 ]; then
+        wait "$pid" || s1=$?
+        [ "$s1" -eq 3 ] || fail "both runs wrote c.txt (first: status $s1)"
+        grep -q "c.txt: another run is writing this file" first.err
+        gpc-hmc -q -k se -L 5 -n 30 -S 2 -o one.txt Xz.txt y.txt
+    else
+        kill -TERM "$pid"
+        wait "$pid" || true
+        [ "$s2" -eq 3 ] || fail "second: status $s2: $(cat second.err)"
+        grep -q "c.txt: another run is writing this file" second.err
+        r=$(rows c.txt)
+        gpc-hmc -q -k se -L 5 -n "$r" -o one.txt Xz.txt y.txt
+    fi
+    assert_files_equal one.txt c.txt
+    assert_no_tmp_files
+}

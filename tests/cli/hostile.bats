@@ -148,6 +148,39 @@ model_with() {
     expect_failure 3 "/nonexistent/s: cannot create" gpc-scale -s /nonexistent/s -o out/x Xz.txt
 }
 
+@test "outputs: two outputs naming one file are a usage error (exit 2), however spelt" {
+    ln -s m out-link
+    expect_failure 2 "same: named for two outputs" \
+        gpc-fit -O none -k se -m same -P same Xz.txt y.txt
+    expect_failure 2 "../$(basename "$PWD")/same: named for two outputs" \
+        gpc-fit -O none -k se -m same -P "../$(basename "$PWD")/same" Xz.txt y.txt
+    expect_failure 2 "out-link: named for two outputs" \
+        gpc-fit -O none -k se -m m -P out-link Xz.txt y.txt
+    expect_failure 2 "s: named for two outputs" gpc-scale -s s -o ./s Xz.txt
+    expect_failure 2 "p: named for two outputs" gpc-cv -K 2 --per-fold=p -o p Xz.txt y.txt -- -k se
+    [ ! -e same ] && [ ! -e s ] && [ ! -e m ] && [ ! -e p ] || fail "an output was written"
+    rm out-link
+    # a device may take both (nothing is replaced)
+    run -0 gpc-fit -q -O none -k se -m /dev/null -P /dev/null Xz.txt y.txt
+}
+
+@test "outputs: names of 250 to 255 bytes are written (the temporary's name is cut to fit)" {
+    local n name
+    for n in 250 254 255; do
+        name=$(printf 'm%.0s' $(seq "$n"))
+        run -0 gpc-fit -q -O none -k se -m "$name" Xz.txt y.txt
+        [ -s "$name" ] || fail "no model of a $n-byte name"
+        run -0 gpc-predict -m "$name" -o "$name" Xtz.txt
+        [ "$(wc -l < "$name")" -eq 20 ] || fail "the predictions are not whole"
+        rm "$name"
+    done
+    # cut at a character boundary: a name of two-byte characters
+    name=$(printf '\303\251%.0s' $(seq 127))
+    run -0 gpc-predict -m s.model -o "$name" Xtz.txt
+    [ "$(wc -l < "$name")" -eq 20 ] || fail "the output is not whole"
+    assert_no_tmp_files
+}
+
 @test "outputs: SIGTERM, SIGINT and SIGHUP mid-run leave no temporary file" {
     local sig pid status
     # job control, so that the background job does not start with SIGINT
