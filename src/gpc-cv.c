@@ -67,7 +67,7 @@ _Noreturn static void usage(void)
            "Exit status: 0 success; 1, 2 or 3 as the tool that failed (1 numerical\n"
            "failure, 2 usage error, e.g. in a FIT-OPTION, 3 input or output error).\n",
            gpc_progname());
-    exit(0);
+    gpc_cli_exit_written(); /* exit 0, or 3 if the help could not be written */
 }
 
 enum { OPT_NO_STRATIFY = 256, OPT_PER_FOLD };

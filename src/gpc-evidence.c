@@ -56,7 +56,7 @@ static void usage(void)
            "Exit status: 0 success, 1 numerical failure, 2 usage error, 3 input or output\n"
            "error.\n",
            gpc_progname());
-    exit(0);
+    gpc_cli_exit_written(); /* exit 0, or 3 if the help could not be written */
 }
 
 enum { OPT_DAMPING = 256, OPT_LABEL_NOISE, OPT_TOL, OPT_PER_CLASS, OPT_MULTICLASS };

@@ -72,7 +72,7 @@ static void usage(void)
            "FILE, X or Y '-' is standard input or output.  Exit status: 0 success,\n"
            "1 numerical failure, 2 usage error, 3 input or output error.\n",
            gpc_progname());
-    exit(0);
+    gpc_cli_exit_written(); /* exit 0, or 3 if the help could not be written */
 }
 
 enum { OPT_PRIOR_MEAN = 256, OPT_PRIOR_SD, OPT_MAX_ITER, OPT_DAMPING, OPT_LABEL_NOISE, OPT_FIX, OPT_TOL,

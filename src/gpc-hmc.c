@@ -85,7 +85,7 @@ static void usage(void)
            "2 usage error, 3 input or output error; stopped by a signal, the program\n"
            "ends by that signal (status 128+N in the shell).\n",
            gpc_progname(), gpc_progname(), gpc_progname());
-    exit(0);
+    gpc_cli_exit_written(); /* exit 0, or 3 if the help could not be written */
 }
 
 enum { OPT_PRIOR_MEAN = 256, OPT_PRIOR_SD, OPT_PER_CLASS, OPT_FIX };

@@ -48,7 +48,7 @@ static void usage(void)
            "Exit status: 0 success, 1 K not positive definite (--cholesky), 2 usage\n"
            "error, 3 input or output error.\n",
            gpc_progname());
-    exit(0);
+    gpc_cli_exit_written(); /* exit 0, or 3 if the help could not be written */
 }
 
 /* Replace K by its lower Cholesky factor (zeros above the diagonal). */

@@ -64,7 +64,7 @@ static void usage(void)
            "Exit status: 0 success, 1 numerical failure, 2 usage error, 3 input or output\n"
            "error (also when gnuplot is missing or fails).\n",
            gpc_progname(), gpc_progname(), gpc_progname());
-    exit(0);
+    gpc_cli_exit_written(); /* exit 0, or 3 if the help could not be written */
 }
 
 enum { OPT_TITLE = 256, OPT_BINS, OPT_COLUMN, OPT_GRID, OPT_MARGIN };

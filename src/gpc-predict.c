@@ -60,7 +60,7 @@ static void usage(void)
            "Exit status: 0 success, 1 numerical failure, 2 usage error, 3 input or output\n"
            "error.\n",
            gpc_progname());
-    exit(0);
+    gpc_cli_exit_written(); /* exit 0, or 3 if the help could not be written */
 }
 
 enum { OPT_PLUGIN = 256, OPT_CHAIN, OPT_THIN, OPT_LOO };

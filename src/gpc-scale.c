@@ -33,7 +33,7 @@ static void usage(void)
            "\n"
            "Exit status: 0 success, 2 usage error, 3 input or output error.\n",
            gpc_progname());
-    exit(0);
+    gpc_cli_exit_written(); /* exit 0, or 3 if the help could not be written */
 }
 
 static const struct option long_options[] = {

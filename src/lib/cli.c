@@ -39,8 +39,14 @@ void gpc_cli_version(void)
         printf(" (chosen by gpc: OpenBLAS did not recognise this CPU and chose %s)",
                gpc_blas_detected_core());
     printf("\n");
+    gpc_cli_exit_written();
+}
+
+void gpc_cli_exit_written(void)
+{
+    errno = 0;
     if (fflush(stdout) != 0 || ferror(stdout))
-        gpc_die(GPC_EINPUT, "<stdout>: write error: %s", strerror(errno));
+        gpc_die(GPC_EINPUT, "<stdout>: write error: %s", strerror(errno ? errno : EIO));
     exit(0);
 }
 

@@ -43,7 +43,10 @@ enum { GPC_CLI_OPT_HEADER = 0x7f00, GPC_CLI_OPT_NO_HEADER };
 /* Set the program name, the C locale and a non-aborting GSL error handler. */
 void gpc_cli_init(int argc, char **argv);
 
-/* "gpc-fit (gpc) 0.1.0" and exit 0. */
+/* After --help or --version: exit 0 once standard output is flushed
+ * without error, else exit 3 with the write error (a full device). */
+_Noreturn void gpc_cli_exit_written(void);
+/* "gpc-fit (gpc) 0.1.0" and exit as gpc_cli_exit_written. */
 _Noreturn void gpc_cli_version(void);
 /* "prog: message" plus "Try 'prog --help'." and exit 2. */
 _Noreturn void gpc_cli_usage(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

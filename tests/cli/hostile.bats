@@ -82,6 +82,17 @@ model_with() {
     assert_no_tmp_files
 }
 
+@test "outputs: --help and --version to a full device are a write error (exit 3) for every tool" {
+    local tool
+    for tool in "$REPO"/bin/gpc-*; do
+        for opt in --help --version; do
+            run --separate-stderr bash -c "'$tool' $opt > /dev/full"
+            [ "$status" -eq 3 ] || fail "$(basename "$tool") $opt: status $status"
+            [[ "$stderr" == *"write error: No space left on device"* ]] || fail "$stderr"
+        done
+    done
+}
+
 @test "outputs: a FIFO is written into and stays a FIFO" {
     mkfifo fifo
     gpc-predict -m s.model Xtz.txt > want.txt
