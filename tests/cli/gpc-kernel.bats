@@ -36,6 +36,12 @@ cpu_vector_units() {
 @test "gpc-kernel --version: the BLAS kernels use the CPU's vector units" {
     run --separate-stderr gpc-kernel --version
     assert_success
+    # a core the environment names is the user's choice (some machines set
+    # one, since older OpenBLAS builds crash on newer CPUs): it stands
+    if [ -n "${OPENBLAS_CORETYPE:-}" ]; then
+        assert_line --index 1 --regexp " $OPENBLAS_CORETYPE "
+        return
+    fi
     case "$(cpu_vector_units)" in
     avx512) assert_line --index 1 --regexp ' (SkylakeX|Cooperlake|SapphireRapids) ' ;;
     avx2) assert_line --index 1 --regexp ' (Haswell|Zen|SkylakeX|Cooperlake|SapphireRapids) ' ;;
