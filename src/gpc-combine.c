@@ -150,8 +150,11 @@ int main(int argc, char **argv)
     size_t J = (size_t)(argc - optind);
     if (J < 2)
         gpc_cli_usage("expected two or more prediction files");
-    for (size_t j = 0; j < J; j++)
-        gpc_cli_stdin_claim("a prediction file", argv[optind + (int)j]);
+    for (size_t j = 0; j < J; j++) {
+        char what[48]; /* each file by its place: one name would be one input */
+        snprintf(what, sizeof what, "prediction file %zu", j + 1);
+        gpc_cli_stdin_claim(what, argv[optind + (int)j]);
+    }
     gpc_output *output = gpc_cli_output(out);
     predictions *pr = gpc_calloc(J, sizeof *pr);
     gsl_matrix **ps = gpc_calloc(J, sizeof *ps);

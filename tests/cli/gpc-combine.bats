@@ -127,6 +127,19 @@ probs() {
     assert_output --partial "case 1: under the product rule every class has probability 0"
 }
 
+@test "gpc-combine: two files on standard input are a usage error (status 2)" {
+    run gpc-combine - - < p1.txt
+    assert_failure 2
+    assert_output --partial "prediction file 1 and prediction file 2 cannot both be standard input ('-')"
+    run gpc-combine p2.txt - p1.txt - < p1.txt
+    assert_failure 2
+    assert_output --partial "prediction file 2 and prediction file 4 cannot both be standard input"
+    # one of them is fine
+    gpc-combine p1.txt p2.txt > want.txt
+    gpc-combine - p2.txt < p1.txt > got.txt
+    assert_files_equal want.txt got.txt
+}
+
 @test "gpc-combine: a write error on standard output (/dev/full) is status 3" {
     run bash -c "gpc-combine p1.txt p2.txt > /dev/full"
     assert_failure 3

@@ -275,6 +275,22 @@ surface_model() {
     assert_no_plot_dirs
 }
 
+@test "gpc-plot trace: two chains on standard input are a usage error (status 2)" {
+    gpc-hmc -q -k se -n 6 -L 3 -o c1.txt Xz.txt y.txt
+    run gpc-plot trace -o out/t.png - - < c1.txt
+    assert_failure 2
+    assert_output --partial "chain 1 and chain 2 cannot both be standard input ('-')"
+    run gpc-plot trace -o out/t.png c1.txt - c1.txt - < c1.txt
+    assert_failure 2
+    assert_output --partial "chain 2 and chain 4 cannot both be standard input"
+    assert_dir_empty out
+    assert_no_plot_dirs
+    # one of them is fine
+    run gpc-plot trace -o out/t.svg c1.txt - < c1.txt
+    assert_success
+    [ "$(svg_texts out/t.svg c1.txt)" -eq 1 ]
+}
+
 # ---- surface -----------------------------------------------------------------------
 
 @test "gpc-plot surface: every training point drawn, by class, with labels and title" {
