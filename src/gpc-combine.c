@@ -12,6 +12,7 @@
 #include "err.h"
 #include "labels.h"
 #include "matio.h"
+#include "score.h"
 
 static void usage(void)
 {
@@ -80,6 +81,13 @@ static predictions read_predictions(const char *path)
                         "p columns", name, i + 1, v);
             gsl_matrix_set(r.p, i, c, v);
         }
+    /* a multiclass row must be a distribution, as gpc-score requires: the
+     * sum rule would pass on the shortfall, and the product rule's
+     * normalising would hide it */
+    for (size_t i = 0; i < M->size1 && r.C > 1; i++)
+        if (gpc_score_check_sum(gsl_matrix_const_ptr(r.p, i, 0), r.C, (size_t)first) != GPC_OK)
+            gpc_die(GPC_EINPUT, "%s: row %zu: %s; give gpc-predict's p columns", name, i + 1,
+                    gpc_errmsg());
     gsl_matrix_free(M);
     return r;
 }
