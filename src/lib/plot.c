@@ -1,5 +1,6 @@
 #include "plot.h"
 
+#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -8,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -17,6 +20,7 @@
 extern char **environ;
 
 #define INSTALL_HINT "install gnuplot with the pngcairo and svg terminals (Debian: apt-get install gnuplot-nox)"
+#define ROOM_HINT "free some space there, or set TMPDIR to a directory with room"
 
 struct gpc_plot {
     gpc_plot_format fmt;
@@ -207,12 +211,24 @@ FILE *gpc_plot_data_open(gpc_plot *p, const char *name)
     return f;
 }
 
+/* Flush and close f: 0, or the errno of the call that failed.  The flush
+ * comes first so that a full disk is reported while errno still says so
+ * (fclose's own failure would leave it to chance). */
+static int close_stream(FILE *f)
+{
+    errno = 0;
+    int err = fflush(f) != 0 || ferror(f) ? (errno ? errno : EIO) : 0;
+    if (fclose(f) != 0 && !err)
+        err = errno ? errno : EIO;
+    return err;
+}
+
 int gpc_plot_data_close(gpc_plot *p, FILE *f)
 {
-    int bad = ferror(f);
-    bad |= fclose(f) != 0;
-    if (bad)
-        return gpc_fail(GPC_EINPUT, "cannot write gnuplot's data in %s (disk full?)", p->dir);
+    int err = close_stream(f);
+    if (err)
+        return gpc_fail(GPC_EINPUT, "cannot write gnuplot's data in %s: %s; " ROOM_HINT,
+                        p->dir, strerror(err));
     return GPC_OK;
 }
 
@@ -254,34 +270,89 @@ static int spawn_gnuplot(const char *head, const char *script, const char *log, 
     return GPC_OK;
 }
 
-/* Copy the file at path to out; GPC_EINPUT when it is missing or empty. */
-static int copy_picture(const char *path, FILE *out)
+/* Whether the picture in, of size bytes, ends as a whole file of its format
+ * does: a PNG with its IEND chunk, an SVG with its closing tag (and white
+ * space).  gnuplot exits 0 after a write that failed, a full disk say, and
+ * leaves the picture cut short. */
+static int picture_whole(FILE *in, off_t size, gpc_plot_format fmt)
+{
+    static const unsigned char iend[12] = {0, 0, 0, 0, 'I', 'E', 'N', 'D', 0xae, 0x42, 0x60,
+                                           0x82};
+    unsigned char tail[64];
+    size_t n = size < (off_t)sizeof tail ? (size_t)size : sizeof tail;
+    if (fseeko(in, size - (off_t)n, SEEK_SET) != 0 || fread(tail, 1, n, in) != n)
+        return 0;
+    if (fmt == GPC_PLOT_PNG)
+        return n >= sizeof iend && !memcmp(tail + n - sizeof iend, iend, sizeof iend);
+    while (n > 0 && isspace(tail[n - 1]))
+        n--;
+    return n >= 6 && !memcmp(tail + n - 6, "</svg>", 6);
+}
+
+/* Why a picture in dir came out short: a full disk when statvfs says so
+ * (gnuplot tells nothing), else what can be said without its errno. */
+static int picture_short(const gpc_plot *p, off_t size, const char *msg)
+{
+    struct statvfs vfs;
+    const char *said = *msg ? "; gnuplot: " : "";
+    if (statvfs(p->dir, &vfs) == 0 && (vfs.f_bavail == 0 || vfs.f_favail == 0))
+        return gpc_fail(GPC_EINPUT, "gnuplot could not write the whole picture in %s: %s%s%s; "
+                        ROOM_HINT, p->dir, strerror(ENOSPC), said, msg);
+    return gpc_fail(GPC_EINPUT, "gnuplot's picture in %s is cut short (%lld bytes, without "
+                    "the end of a %s file)%s%s; is the disk full or over quota? " ROOM_HINT,
+                    p->dir, (long long)size, p->fmt == GPC_PLOT_PNG ? "PNG" : "SVG", said, msg);
+}
+
+/* Copy the picture at path to out (called name in messages), once it is
+ * seen to be whole: a cut-short one must not reach out, which may be
+ * standard output.  msg: gnuplot's last message, for the error. */
+static int copy_picture(const gpc_plot *p, const char *path, const char *msg, FILE *out,
+                        const char *name)
 {
     FILE *in = fopen(path, "rb");
     if (!in)
         return gpc_fail(GPC_EINPUT, "gnuplot drew no picture; %s", INSTALL_HINT);
-    char buf[65536];
-    size_t n, total = 0;
-    while ((n = fread(buf, 1, sizeof buf, in)) > 0) {
-        total += n;
-        if (fwrite(buf, 1, n, out) != n)
-            break;
+    struct stat sb;
+    if (fstat(fileno(in), &sb) != 0) {
+        int e = errno;
+        fclose(in);
+        return gpc_fail(GPC_EINPUT, "cannot read gnuplot's picture %s: %s", path, strerror(e));
     }
+    if (!picture_whole(in, sb.st_size, p->fmt)) {
+        fclose(in);
+        return picture_short(p, sb.st_size, msg);
+    }
+    rewind(in);
+    char buf[65536];
+    size_t n;
+    int err = 0;
+    while (!err && (n = fread(buf, 1, sizeof buf, in)) > 0) {
+        /* errno read at the failing call: an fwrite larger than the
+         * stream's buffer leaves nothing for a later fflush to fail on, so
+         * nothing after it would say why */
+        errno = 0;
+        if (fwrite(buf, 1, n, out) != n)
+            err = errno ? errno : EIO;
+    }
+    errno = 0;
+    if (!err && fflush(out) != 0)
+        err = errno ? errno : EIO;
     int bad = ferror(in);
     fclose(in);
-    if (bad || total == 0)
-        return gpc_fail(GPC_EINPUT, "gnuplot drew an empty picture; %s", INSTALL_HINT);
+    if (err)
+        return gpc_fail(GPC_EINPUT, "%s: write error: %s", name, strerror(err));
+    if (bad)
+        return gpc_fail(GPC_EINPUT, "cannot read gnuplot's picture %s", path);
     return GPC_OK;
 }
 
-int gpc_plot_run(gpc_plot *p, FILE *out)
+int gpc_plot_run(gpc_plot *p, FILE *out, const char *name)
 {
-    int bad = ferror(p->script);
-    bad |= fclose(p->script) != 0;
+    int err = close_stream(p->script);
     p->script = NULL;
-    if (bad)
-        return gpc_fail(GPC_EINPUT, "cannot write the gnuplot script in %s (disk full?)",
-                        p->dir);
+    if (err)
+        return gpc_fail(GPC_EINPUT, "cannot write the gnuplot script in %s: %s; " ROOM_HINT,
+                        p->dir, strerror(err));
     int st = write_terminal(p);
     if (st != GPC_OK)
         return st;
@@ -300,7 +371,7 @@ int gpc_plot_run(gpc_plot *p, FILE *out)
         else {
             if (*msg)
                 gpc_info(2, "gnuplot: %s", msg);
-            st = copy_picture(picture, out);
+            st = copy_picture(p, picture, msg, out, name);
         }
     }
     free(script);

@@ -50,10 +50,14 @@ int gpc_plot_data_close(gpc_plot *p, FILE *f);
 void gpc_plot_put_string(FILE *f, const char *s);
 /* The path of data file name as a gnuplot string literal, to the script. */
 void gpc_plot_put_data(gpc_plot *p, const char *name);
-/* Run gnuplot on the script and copy the picture to out.  GPC_EINPUT, with
- * a message that says to install gnuplot-nox, when gnuplot cannot be run or
- * fails (its first error line in the message) or draws nothing. */
-int gpc_plot_run(gpc_plot *p, FILE *out);
+/* Run gnuplot on the script and copy the picture to out (called name in
+ * messages), only once it is seen to be whole.  GPC_EINPUT, with a message
+ * that says to install gnuplot-nox, when gnuplot cannot be run or fails
+ * (its last message in the message) or draws nothing; with one that names
+ * a full disk when the script, the data or the picture could not be
+ * written whole (gnuplot exits 0 after a failed write); and "name: write
+ * error: ..." when out cannot be written. */
+int gpc_plot_run(gpc_plot *p, FILE *out, const char *name);
 /* Remove the directory and everything in it. */
 void gpc_plot_free(gpc_plot *p);
 

@@ -19,6 +19,13 @@ setup() {
     printf -- '-1\n1\n1\n1\n-1\n' > lab.txt
 }
 
+teardown() {
+    # the small file system of the full-disk test
+    if mountpoint -q "$BATS_TEST_TMPDIR/small" 2>/dev/null; then
+        umount "$BATS_TEST_TMPDIR/small"
+    fi
+}
+
 # PNG width and height from the IHDR chunk (bytes 17-24, big-endian).
 png_size() {
     local w h
@@ -399,7 +406,71 @@ surface_model() {
     assert_dir_empty out/ro
     run gpc-plot reliability -o /dev/full pred.txt lab.txt
     [ "$status" -eq 3 ]
-    assert_output --partial "/dev/full"
+    assert_output "gpc-plot: /dev/full: write error: No space left on device"
+    assert_no_plot_dirs
+}
+
+# fakebin/gnuplot: a gnuplot whose write of the picture fails half-way, as
+# on a full disk, and that exits 0 all the same, as gnuplot 5.4 does.
+fake_gnuplot_cut_short() {
+    mkdir -p fakebin
+    cat > fakebin/gnuplot <<'SH'
+#!/bin/sh
+# gnuplot -d head.gp plot.gp: the picture is head.gp's 'set output'
+out=$(sed -n "s/^set output '\(.*\)'\$/\1/p" "$2")
+case "$out" in
+*.png) printf '\211PNG\r\n\032\n\0\0\0\rIHDR\0\0\2\200' > "$out" ;;
+*) printf '<?xml version="1.0" encoding="utf-8"?>\n<svg width="640">\n<g>\n' > "$out" ;;
+esac
+exit 0
+SH
+    chmod +x fakebin/gnuplot
+}
+
+@test "gpc-plot: a picture gnuplot cut short is exit 3, and none of it is written" {
+    fake_gnuplot_cut_short
+    for fmt in png svg; do
+        run env PATH="$BATS_TEST_TMPDIR/fakebin:$PATH" gpc-plot reliability -o "out/r.$fmt" \
+            pred.txt lab.txt
+        [ "$status" -eq 3 ]
+        assert_output --regexp "gnuplot's picture in .*/tmp/gpc-plot\.[^ ]* is cut short \([0-9]+ bytes, without the end of a ${fmt^^} file\)"
+        assert_output --partial "set TMPDIR to a directory with room"
+        assert_dir_empty out
+        # standard output, which cannot be taken back, gets none of it either
+        run --separate-stderr env PATH="$BATS_TEST_TMPDIR/fakebin:$PATH" gpc-plot reliability \
+            -F "$fmt" pred.txt lab.txt
+        [ "$status" -eq 3 ]
+        [ -z "$output" ] || fail "a cut-short picture on standard output: $(printf %s "$output" | head -c 40 | od -c)"
+    done
+    assert_no_plot_dirs
+}
+
+@test "gpc-plot: a full TMPDIR is exit 3 with 'No space left on device', no output" {
+    mkdir small
+    mount -t tmpfs -o size=64k tmpfs small 2>/dev/null ||
+        skip "cannot mount a small tmpfs here (needs root and a mount namespace that allows it)"
+    # gnuplot exits 0 after it fails to write a PNG of about 100 kB into 64 kB
+    run env TMPDIR="$BATS_TEST_TMPDIR/small" gpc-plot reliability -W 2000 -H 2000 \
+        -o out/r.png pred.txt lab.txt
+    [ "$status" -eq 3 ]
+    assert_output --regexp "gnuplot could not write the whole picture in .*/small/gpc-plot\.[^ ]*: No space left on device"
+    assert_dir_empty out
+    assert_dir_empty small
+    # our own script and data, on a disk with no room even for them
+    umount small
+    mount -t tmpfs -o size=4k tmpfs small
+    run env TMPDIR="$BATS_TEST_TMPDIR/small" gpc-plot reliability -o out/r.png pred.txt lab.txt
+    [ "$status" -eq 3 ]
+    assert_output --regexp "cannot write (the gnuplot script|gnuplot's data) in .*/small/gpc-plot\.[^ ]*: No space left on device"
+    assert_dir_empty out
+    assert_dir_empty small
+    # and a full disk under the output itself
+    umount small
+    mount -t tmpfs -o size=16k tmpfs small
+    run gpc-plot reliability -o small/r.png pred.txt lab.txt
+    [ "$status" -eq 3 ]
+    assert_output "gpc-plot: small/r.png: write error: No space left on device"
+    assert_dir_empty small
     assert_no_plot_dirs
 }
 
