@@ -1,10 +1,10 @@
 #include "plot.h"
 
 #include <ctype.h>
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
+#include <signal.h>
 #include <spawn.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,42 +22,50 @@ extern char **environ;
 #define INSTALL_HINT "install gnuplot with the pngcairo and svg terminals (Debian: apt-get install gnuplot-nox)"
 #define ROOM_HINT "free some space there, or set TMPDIR to a directory with room"
 
+/* A file in the directory, by its full path, recorded before it is made
+ * (by this code or by gnuplot), so that the directory can be emptied by
+ * unlink alone: no listing, no memory, nothing a signal handler may not do. */
+typedef struct plot_file {
+    struct plot_file *next;
+    const char *name; /* the last component, within path */
+    char path[];
+} plot_file;
+
 struct gpc_plot {
     gpc_plot_format fmt;
-    char *dir;       /* the temporary directory, removed by gpc_plot_free */
+    char *dir;                 /* the temporary directory, removed by gpc_plot_free */
+    plot_file *volatile files; /* every file that is or may be in it */
+    volatile pid_t gnuplot;    /* while gnuplot runs, its process; else 0 */
     FILE *script;
     int width, height;
-    gpc_plot *next;  /* in the list of live directories */
+    gpc_plot *volatile next;   /* in the list of live directories */
 };
 
-/* Directories not yet removed, for gpc_die to remove. */
-static gpc_plot *live;
+/* Directories not yet removed, for gpc_die and the fatal-signal handler to
+ * remove (gpc_on_die).  A node is linked only once complete and unlinked
+ * only once its directory is gone. */
+static gpc_plot *volatile live;
 
-static void remove_dir(const char *dir)
+/* Stop gnuplot if it runs (it would go on writing into the directory),
+ * then remove the files and the directory.  Async-signal-safe: kill,
+ * waitpid, unlink and rmdir over paths made in advance. */
+static void remove_dir(gpc_plot *p)
 {
-    DIR *d = opendir(dir);
-    if (d) {
-        struct dirent *e;
-        size_t len = strlen(dir);
-        while ((e = readdir(d)) != NULL) {
-            if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
-                continue;
-            char *path = malloc(len + strlen(e->d_name) + 2);
-            if (!path)
-                continue;
-            sprintf(path, "%s/%s", dir, e->d_name);
-            unlink(path);
-            free(path);
-        }
-        closedir(d);
+    pid_t pid = p->gnuplot;
+    if (pid > 0) {
+        kill(pid, SIGKILL);
+        waitpid(pid, NULL, 0);
+        p->gnuplot = 0;
     }
-    rmdir(dir);
+    for (plot_file *f = p->files; f; f = f->next)
+        unlink(f->path);
+    rmdir(p->dir);
 }
 
 static void remove_live(void)
 {
     for (gpc_plot *p = live; p; p = p->next)
-        remove_dir(p->dir);
+        remove_dir(p);
 }
 
 static void track(gpc_plot *p)
@@ -73,11 +81,30 @@ static void track(gpc_plot *p)
 
 static void untrack(gpc_plot *p)
 {
-    for (gpc_plot **pp = &live; *pp; pp = &(*pp)->next)
+    for (gpc_plot *volatile *pp = &live; *pp; pp = &(*pp)->next)
         if (*pp == p) {
             *pp = p->next;
             break;
         }
+}
+
+/* The fatal signals held back (the old mask in old) around a step that
+ * makes something and records it, so that the handler finds either both
+ * done or neither. */
+static void hold_signals(sigset_t *old)
+{
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGHUP);
+    sigaddset(&set, SIGPIPE);
+    sigprocmask(SIG_BLOCK, &set, old);
+}
+
+static void release_signals(const sigset_t *old)
+{
+    sigprocmask(SIG_SETMASK, old, NULL);
 }
 
 int gpc_plot_format_parse(const char *name, gpc_plot_format *fmt)
@@ -105,12 +132,22 @@ int gpc_plot_format_of_path(const char *path, gpc_plot_format *fmt)
                     ".svg, or give -F png or -F svg", path);
 }
 
-/* dir/name, allocated. */
-static char *dir_path(const gpc_plot *p, const char *name)
+/* dir/name, recorded (once) as a file to remove before anything makes it;
+ * the plot owns the path. */
+static const char *file_path(gpc_plot *p, const char *name)
 {
-    char *path = gpc_malloc(strlen(p->dir) + strlen(name) + 2);
-    sprintf(path, "%s/%s", p->dir, name);
-    return path;
+    for (plot_file *f = p->files; f; f = f->next)
+        if (!strcmp(f->name, name))
+            return f->path;
+    size_t dlen = strlen(p->dir), nlen = strlen(name);
+    plot_file *f = gpc_malloc(sizeof *f + dlen + nlen + 2);
+    memcpy(f->path, p->dir, dlen);
+    f->path[dlen] = '/';
+    memcpy(f->path + dlen + 1, name, nlen + 1);
+    f->name = f->path + dlen + 1;
+    f->next = p->files;
+    p->files = f; /* linked complete: the handler may walk the list */
+    return f->path;
 }
 
 static const char *picture_name(const gpc_plot *p)
@@ -130,11 +167,11 @@ void gpc_plot_put_string(FILE *f, const char *s)
     fputc('\'', f);
 }
 
+/* Recorded too: a file the script names may be one gnuplot writes (the
+ * contour tables). */
 void gpc_plot_put_data(gpc_plot *p, const char *name)
 {
-    char *path = dir_path(p, name);
-    gpc_plot_put_string(p->script, path);
-    free(path);
+    gpc_plot_put_string(p->script, file_path(p, name));
 }
 
 /* head.gp: the terminal and the output, run before the figure's script. */
@@ -151,9 +188,7 @@ static int write_terminal(gpc_plot *p)
         fprintf(f, "set terminal svg size %d,%d noenhanced font 'sans,10' "
                 "background rgb 'white'\n", width, height);
     fputs("set encoding utf8\nset output ", f);
-    char *path = dir_path(p, picture_name(p));
-    gpc_plot_put_string(f, path);
-    free(path);
+    gpc_plot_put_string(f, file_path(p, picture_name(p)));
     fputc('\n', f);
     return gpc_plot_data_close(p, f);
 }
@@ -162,6 +197,21 @@ void gpc_plot_size(gpc_plot *p, int width, int height)
 {
     p->width = width;
     p->height = height;
+}
+
+/* Make the directory under tmp and track it, with no signal between the
+ * two; 0 or the errno of the failure. */
+static int make_dir(gpc_plot *p, const char *tmp)
+{
+    p->dir = gpc_malloc(strlen(tmp) + sizeof "/gpc-plot.XXXXXX");
+    sprintf(p->dir, "%s/gpc-plot.XXXXXX", tmp);
+    sigset_t old;
+    hold_signals(&old);
+    int made = mkdtemp(p->dir) != NULL, e = made ? 0 : errno ? errno : EIO;
+    if (made)
+        track(p);
+    release_signals(&old);
+    return e;
 }
 
 int gpc_plot_open(gpc_plot_format fmt, gpc_plot **out)
@@ -173,21 +223,16 @@ int gpc_plot_open(gpc_plot_format fmt, gpc_plot **out)
     p->fmt = fmt;
     p->width = 640;
     p->height = 480;
-    p->dir = gpc_malloc(strlen(tmp) + sizeof "/gpc-plot.XXXXXX");
-    sprintf(p->dir, "%s/gpc-plot.XXXXXX", tmp);
-    if (!mkdtemp(p->dir)) {
-        int e = errno;
+    int e = make_dir(p, tmp);
+    if (e) {
         free(p->dir);
         free(p);
         return gpc_fail(GPC_EINPUT, "cannot make a temporary directory in %s: %s (set TMPDIR "
                         "to a writable directory)", tmp, strerror(e));
     }
-    track(p);
-    char *path = dir_path(p, "plot.gp");
-    p->script = fopen(path, "w");
-    free(path);
+    p->script = fopen(file_path(p, "plot.gp"), "w");
     if (!p->script) {
-        int e = errno;
+        e = errno;
         gpc_plot_free(p);
         return gpc_fail(GPC_EINPUT, "cannot write a gnuplot script in %s: %s", tmp,
                         strerror(e));
@@ -203,11 +248,10 @@ FILE *gpc_plot_script(gpc_plot *p)
 
 FILE *gpc_plot_data_open(gpc_plot *p, const char *name)
 {
-    char *path = dir_path(p, name);
+    const char *path = file_path(p, name);
     FILE *f = fopen(path, "w");
     if (!f)
         gpc_fail(GPC_EINPUT, "%s: %s", path, strerror(errno));
-    free(path);
     return f;
 }
 
@@ -249,8 +293,12 @@ static void last_message(const char *log, char *buf, size_t size)
 }
 
 /* Run `gnuplot -d head script` with its messages to log; its exit status as
- * waitpid gives it, or a failure to start it. */
-static int spawn_gnuplot(const char *head, const char *script, const char *log, int *wstatus)
+ * waitpid gives it, or a failure to start it.  While it runs, p->gnuplot
+ * names it for the handler to stop: set with the signals held, so that no
+ * signal comes between the start and the record, and cleared before it is
+ * reaped, so that the handler never signals a process id no longer ours. */
+static int spawn_gnuplot(gpc_plot *p, const char *head, const char *script, const char *log,
+                         int *wstatus)
 {
     posix_spawn_file_actions_t fa;
     posix_spawn_file_actions_init(&fa);
@@ -258,15 +306,31 @@ static int spawn_gnuplot(const char *head, const char *script, const char *log, 
     posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
     posix_spawn_file_actions_addopen(&fa, 2, log, O_WRONLY | O_CREAT | O_TRUNC, 0600);
     char *argv[] = {"gnuplot", "-d", (char *)head, (char *)script, NULL};
+    sigset_t old;
+    hold_signals(&old);
+    /* gnuplot gets the mask as it was, not the one held here */
+    posix_spawnattr_t attr;
+    posix_spawnattr_init(&attr);
+    posix_spawnattr_setsigmask(&attr, &old);
+    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK);
     pid_t pid;
-    int e = posix_spawnp(&pid, "gnuplot", &fa, NULL, argv, environ);
+    int e = posix_spawnp(&pid, "gnuplot", &fa, &attr, argv, environ);
+    if (e == 0)
+        p->gnuplot = pid;
+    release_signals(&old);
+    posix_spawnattr_destroy(&attr);
     posix_spawn_file_actions_destroy(&fa);
     if (e != 0)
         return gpc_fail(GPC_EINPUT, "cannot run gnuplot: %s; %s",
                         e == ENOENT ? "not found on PATH" : strerror(e), INSTALL_HINT);
-    while (waitpid(pid, wstatus, 0) < 0)
+    siginfo_t info;
+    while (waitid(P_PID, (id_t)pid, &info, WEXITED | WNOWAIT) < 0)
         if (errno != EINTR)
             return gpc_fail(GPC_EINPUT, "waiting for gnuplot: %s", strerror(errno));
+    hold_signals(&old);
+    p->gnuplot = 0;
+    waitpid(pid, wstatus, 0);
+    release_signals(&old);
     return GPC_OK;
 }
 
@@ -356,10 +420,10 @@ int gpc_plot_run(gpc_plot *p, FILE *out, const char *name)
     int st = write_terminal(p);
     if (st != GPC_OK)
         return st;
-    char *script = dir_path(p, "plot.gp"), *log = dir_path(p, "gnuplot.log");
-    char *head = dir_path(p, "head.gp"), *picture = dir_path(p, picture_name(p));
+    const char *script = file_path(p, "plot.gp"), *log = file_path(p, "gnuplot.log");
+    const char *head = file_path(p, "head.gp"), *picture = file_path(p, picture_name(p));
     int wstatus = 0;
-    st = spawn_gnuplot(head, script, log, &wstatus);
+    st = spawn_gnuplot(p, head, script, log, &wstatus);
     if (st == GPC_OK) {
         char msg[400];
         last_message(log, msg, sizeof msg);
@@ -374,10 +438,6 @@ int gpc_plot_run(gpc_plot *p, FILE *out, const char *name)
             st = copy_picture(p, picture, msg, out, name);
         }
     }
-    free(script);
-    free(head);
-    free(log);
-    free(picture);
     return st;
 }
 
@@ -387,8 +447,13 @@ void gpc_plot_free(gpc_plot *p)
         return;
     if (p->script)
         fclose(p->script);
+    /* removed while still tracked: a signal meanwhile finishes the job */
+    remove_dir(p);
     untrack(p);
-    remove_dir(p->dir);
+    for (plot_file *f = p->files, *next; f; f = next) {
+        next = f->next;
+        free(f);
+    }
     free(p->dir);
     free(p);
 }

@@ -352,6 +352,52 @@ surface_model() {
     assert_no_plot_dirs
 }
 
+# fakebin/gnuplot: a gnuplot that starts the picture, tells its process id
+# (in $GNUPLOT_PID_FILE) and then takes its time.
+fake_gnuplot_slow() {
+    mkdir -p fakebin
+    cat > fakebin/gnuplot <<'SH'
+#!/bin/sh
+out=$(sed -n "s/^set output '\(.*\)'\$/\1/p" "$2")
+printf '\211PNG\r\n\032\n' > "$out"
+echo $$ > "$GNUPLOT_PID_FILE"
+exec sleep 60
+SH
+    chmod +x fakebin/gnuplot
+}
+
+@test "gpc-plot: SIGTERM, SIGINT or SIGHUP while gnuplot draws leaves no directory and no gnuplot" {
+    fake_gnuplot_slow
+    export GNUPLOT_PID_FILE="$BATS_TEST_TMPDIR/gnuplot.pid"
+    for sig in TERM INT HUP; do
+        rm -f gnuplot.pid
+        # a job of its own (set -m): a background job's SIGINT would be ignored
+        set -m
+        PATH="$BATS_TEST_TMPDIR/fakebin:$PATH" gpc-plot reliability -o out/r.png pred.txt \
+            lab.txt 3>&- &
+        pid=$!
+        set +m
+        for _ in $(seq 100); do
+            [ -s gnuplot.pid ] && break
+            sleep 0.1
+        done
+        [ -s gnuplot.pid ] || fail "gnuplot did not start"
+        [ -n "$(ls -A tmp)" ] || fail "no temporary directory while gnuplot draws"
+        kill -s "$sig" "$pid"
+        st=0
+        wait "$pid" || st=$?
+        [ "$st" -eq $((128 + $(kill -l "$sig"))) ] || fail "SIG$sig: exit status $st"
+        assert_no_plot_dirs
+        assert_dir_empty out
+        # gnuplot is stopped with it, not left to write into the directory
+        gp=$(cat gnuplot.pid)
+        if kill -0 "$gp" 2>/dev/null; then
+            kill "$gp"
+            fail "SIG$sig: gnuplot still runs"
+        fi
+    done
+}
+
 # ---- errors common to every picture -------------------------------------------------
 
 @test "gpc-plot: a missing input is exit 3, naming it, and leaves nothing" {
