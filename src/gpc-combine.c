@@ -12,6 +12,7 @@
 #include "err.h"
 #include "labels.h"
 #include "matio.h"
+#include "score.h"
 
 static void usage(void)
 {
@@ -80,6 +81,13 @@ static predictions read_predictions(const char *path)
                         "p columns", name, i + 1, v);
             gsl_matrix_set(r.p, i, c, v);
         }
+    /* a multiclass row must be a distribution, as gpc-score requires: the
+     * sum rule would pass on the shortfall, and the product rule's
+     * normalising would hide it */
+    for (size_t i = 0; i < M->size1 && r.C > 1; i++)
+        if (gpc_score_check_sum(gsl_matrix_const_ptr(r.p, i, 0), r.C, (size_t)first) != GPC_OK)
+            gpc_die(GPC_EINPUT, "%s: row %zu: %s; give gpc-predict's p columns", name, i + 1,
+                    gpc_errmsg());
     gsl_matrix_free(M);
     return r;
 }
@@ -150,8 +158,11 @@ int main(int argc, char **argv)
     size_t J = (size_t)(argc - optind);
     if (J < 2)
         gpc_cli_usage("expected two or more prediction files");
-    for (size_t j = 0; j < J; j++)
-        gpc_cli_stdin_claim("a prediction file", argv[optind + (int)j]);
+    for (size_t j = 0; j < J; j++) {
+        char what[48]; /* each file by its place: one name would be one input */
+        snprintf(what, sizeof what, "prediction file %zu", j + 1);
+        gpc_cli_stdin_claim(what, argv[optind + (int)j]);
+    }
     gpc_output *output = gpc_cli_output(out);
     predictions *pr = gpc_calloc(J, sizeof *pr);
     gsl_matrix **ps = gpc_calloc(J, sizeof *ps);

@@ -196,8 +196,8 @@ static void claim_inputs(const options *o, int argc, char **argv)
         for (int i = optind; i < argc; i++) {
             if (strcmp(argv[i], "-") != 0)
                 continue;
-            char *what = gpc_malloc(32); /* kept: the claim holds on to it */
-            snprintf(what, 32, "chain %d", i - optind + 1);
+            char what[32];
+            snprintf(what, sizeof what, "chain %d", i - optind + 1);
             gpc_cli_stdin_claim(what, argv[i]);
         }
         return;

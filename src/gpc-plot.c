@@ -378,7 +378,7 @@ int main(int argc, char **argv)
     int w, h;
     picture_size(&o, k, panels, &w, &h);
     gpc_plot_size(p, w, h);
-    gpc_cli_check(gpc_plot_run(p, gpc_output_file(out)));
+    gpc_cli_check(gpc_plot_run(p, gpc_output_file(out), gpc_output_name(out)));
     gpc_plot_free(p);
     gpc_cli_check(gpc_output_commit(out));
     return 0;

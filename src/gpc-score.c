@@ -81,7 +81,6 @@ static const struct option long_options[] = {
 static void class_probabilities(const gsl_matrix *P, size_t i, size_t col, int binary, size_t C,
                                 const char *name, double *p)
 {
-    double sum = 0.0;
     if (binary) {
         p[1] = gsl_matrix_get(P, i, col);
         p[0] = 1.0 - p[1];
@@ -92,12 +91,10 @@ static void class_probabilities(const gsl_matrix *P, size_t i, size_t col, int b
         if (!(p[c] >= 0.0 && p[c] <= 1.0))
             gpc_die(GPC_EINPUT, "%s: row %zu: %g is not a probability", name, i + 1,
                     gsl_matrix_get(P, i, col + (binary ? 0 : c)));
-        sum += p[c];
     }
-    if (!binary && fabs(sum - 1.0) > 1e-6)
-        gpc_die(GPC_EINPUT, "%s: row %zu: the %zu class probabilities from column %zu sum to "
-                "%.10g, not 1; give gpc-predict's p columns (and --column where they start)",
-                name, i + 1, C, col + 1, sum);
+    if (!binary && gpc_score_check_sum(p, C, col + 1) != GPC_OK)
+        gpc_die(GPC_EINPUT, "%s: row %zu: %s; give gpc-predict's p columns (and --column "
+                "where they start)", name, i + 1, gpc_errmsg());
 }
 
 /* The predicted class: binary, the positive one when p >= 1/2 (so a tie

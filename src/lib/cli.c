@@ -224,12 +224,15 @@ gpc_output *gpc_cli_output(const char *path)
 
 void gpc_cli_stdin_claim(const char *what, const char *path)
 {
-    static const char *claimed;
-    if (!path || strcmp(path, "-") != 0 || (claimed && !strcmp(claimed, what)))
+    /* a copy, not the caller's pointer: a caller that names its inputs in
+     * one buffer ("chain 1", "chain 2") would otherwise change the claim's
+     * name to the next one's, and two '-' would pass as the same input */
+    static char claimed[64];
+    if (!path || strcmp(path, "-") != 0 || (claimed[0] && !strcmp(claimed, what)))
         return;
-    if (claimed)
+    if (claimed[0])
         gpc_cli_usage("%s and %s cannot both be standard input ('-')", claimed, what);
-    claimed = what;
+    snprintf(claimed, sizeof claimed, "%s", what);
 }
 
 void gpc_cli_stdin_claim_training(int argc, char **argv)

@@ -83,7 +83,10 @@ void gpc_cli_params_list(const gpc_kernel *k, char *const *names, gpc_output *o)
 
 /* Note that the input what ("-H", "X") is read from path; when path is "-"
  * and another input already takes standard input, a usage error (exit 2):
- * two readers of one stream would leave the second one empty. */
+ * two readers of one stream would leave the second one empty.  A claim
+ * under the same name again is the same input, so inputs of one kind name
+ * each its own ("chain 1", "chain 2"); what is copied, so it may be a buffer
+ * the caller reuses. */
 void gpc_cli_stdin_claim(const char *what, const char *path);
 /* The same for "X" and "Y", the training set's remaining arguments (when
  * there are one or two), so that mains can claim every input before reading. */

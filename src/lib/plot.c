@@ -1,13 +1,16 @@
 #include "plot.h"
 
-#include <dirent.h>
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
+#include <signal.h>
 #include <spawn.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -17,43 +20,52 @@
 extern char **environ;
 
 #define INSTALL_HINT "install gnuplot with the pngcairo and svg terminals (Debian: apt-get install gnuplot-nox)"
+#define ROOM_HINT "free some space there, or set TMPDIR to a directory with room"
+
+/* A file in the directory, by its full path, recorded before it is made
+ * (by this code or by gnuplot), so that the directory can be emptied by
+ * unlink alone: no listing, no memory, nothing a signal handler may not do. */
+typedef struct plot_file {
+    struct plot_file *next;
+    const char *name; /* the last component, within path */
+    char path[];
+} plot_file;
 
 struct gpc_plot {
     gpc_plot_format fmt;
-    char *dir;       /* the temporary directory, removed by gpc_plot_free */
+    char *dir;                 /* the temporary directory, removed by gpc_plot_free */
+    plot_file *volatile files; /* every file that is or may be in it */
+    volatile pid_t gnuplot;    /* while gnuplot runs, its process; else 0 */
     FILE *script;
     int width, height;
-    gpc_plot *next;  /* in the list of live directories */
+    gpc_plot *volatile next;   /* in the list of live directories */
 };
 
-/* Directories not yet removed, for gpc_die to remove. */
-static gpc_plot *live;
+/* Directories not yet removed, for gpc_die and the fatal-signal handler to
+ * remove (gpc_on_die).  A node is linked only once complete and unlinked
+ * only once its directory is gone. */
+static gpc_plot *volatile live;
 
-static void remove_dir(const char *dir)
+/* Stop gnuplot if it runs (it would go on writing into the directory),
+ * then remove the files and the directory.  Async-signal-safe: kill,
+ * waitpid, unlink and rmdir over paths made in advance. */
+static void remove_dir(gpc_plot *p)
 {
-    DIR *d = opendir(dir);
-    if (d) {
-        struct dirent *e;
-        size_t len = strlen(dir);
-        while ((e = readdir(d)) != NULL) {
-            if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
-                continue;
-            char *path = malloc(len + strlen(e->d_name) + 2);
-            if (!path)
-                continue;
-            sprintf(path, "%s/%s", dir, e->d_name);
-            unlink(path);
-            free(path);
-        }
-        closedir(d);
+    pid_t pid = p->gnuplot;
+    if (pid > 0) {
+        kill(pid, SIGKILL);
+        waitpid(pid, NULL, 0);
+        p->gnuplot = 0;
     }
-    rmdir(dir);
+    for (plot_file *f = p->files; f; f = f->next)
+        unlink(f->path);
+    rmdir(p->dir);
 }
 
 static void remove_live(void)
 {
     for (gpc_plot *p = live; p; p = p->next)
-        remove_dir(p->dir);
+        remove_dir(p);
 }
 
 static void track(gpc_plot *p)
@@ -69,11 +81,30 @@ static void track(gpc_plot *p)
 
 static void untrack(gpc_plot *p)
 {
-    for (gpc_plot **pp = &live; *pp; pp = &(*pp)->next)
+    for (gpc_plot *volatile *pp = &live; *pp; pp = &(*pp)->next)
         if (*pp == p) {
             *pp = p->next;
             break;
         }
+}
+
+/* The fatal signals held back (the old mask in old) around a step that
+ * makes something and records it, so that the handler finds either both
+ * done or neither. */
+static void hold_signals(sigset_t *old)
+{
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGHUP);
+    sigaddset(&set, SIGPIPE);
+    sigprocmask(SIG_BLOCK, &set, old);
+}
+
+static void release_signals(const sigset_t *old)
+{
+    sigprocmask(SIG_SETMASK, old, NULL);
 }
 
 int gpc_plot_format_parse(const char *name, gpc_plot_format *fmt)
@@ -101,12 +132,22 @@ int gpc_plot_format_of_path(const char *path, gpc_plot_format *fmt)
                     ".svg, or give -F png or -F svg", path);
 }
 
-/* dir/name, allocated. */
-static char *dir_path(const gpc_plot *p, const char *name)
+/* dir/name, recorded (once) as a file to remove before anything makes it;
+ * the plot owns the path. */
+static const char *file_path(gpc_plot *p, const char *name)
 {
-    char *path = gpc_malloc(strlen(p->dir) + strlen(name) + 2);
-    sprintf(path, "%s/%s", p->dir, name);
-    return path;
+    for (plot_file *f = p->files; f; f = f->next)
+        if (!strcmp(f->name, name))
+            return f->path;
+    size_t dlen = strlen(p->dir), nlen = strlen(name);
+    plot_file *f = gpc_malloc(sizeof *f + dlen + nlen + 2);
+    memcpy(f->path, p->dir, dlen);
+    f->path[dlen] = '/';
+    memcpy(f->path + dlen + 1, name, nlen + 1);
+    f->name = f->path + dlen + 1;
+    f->next = p->files;
+    p->files = f; /* linked complete: the handler may walk the list */
+    return f->path;
 }
 
 static const char *picture_name(const gpc_plot *p)
@@ -126,11 +167,11 @@ void gpc_plot_put_string(FILE *f, const char *s)
     fputc('\'', f);
 }
 
+/* Recorded too: a file the script names may be one gnuplot writes (the
+ * contour tables). */
 void gpc_plot_put_data(gpc_plot *p, const char *name)
 {
-    char *path = dir_path(p, name);
-    gpc_plot_put_string(p->script, path);
-    free(path);
+    gpc_plot_put_string(p->script, file_path(p, name));
 }
 
 /* head.gp: the terminal and the output, run before the figure's script. */
@@ -147,9 +188,7 @@ static int write_terminal(gpc_plot *p)
         fprintf(f, "set terminal svg size %d,%d noenhanced font 'sans,10' "
                 "background rgb 'white'\n", width, height);
     fputs("set encoding utf8\nset output ", f);
-    char *path = dir_path(p, picture_name(p));
-    gpc_plot_put_string(f, path);
-    free(path);
+    gpc_plot_put_string(f, file_path(p, picture_name(p)));
     fputc('\n', f);
     return gpc_plot_data_close(p, f);
 }
@@ -158,6 +197,21 @@ void gpc_plot_size(gpc_plot *p, int width, int height)
 {
     p->width = width;
     p->height = height;
+}
+
+/* Make the directory under tmp and track it, with no signal between the
+ * two; 0 or the errno of the failure. */
+static int make_dir(gpc_plot *p, const char *tmp)
+{
+    p->dir = gpc_malloc(strlen(tmp) + sizeof "/gpc-plot.XXXXXX");
+    sprintf(p->dir, "%s/gpc-plot.XXXXXX", tmp);
+    sigset_t old;
+    hold_signals(&old);
+    int made = mkdtemp(p->dir) != NULL, e = made ? 0 : errno ? errno : EIO;
+    if (made)
+        track(p);
+    release_signals(&old);
+    return e;
 }
 
 int gpc_plot_open(gpc_plot_format fmt, gpc_plot **out)
@@ -169,21 +223,16 @@ int gpc_plot_open(gpc_plot_format fmt, gpc_plot **out)
     p->fmt = fmt;
     p->width = 640;
     p->height = 480;
-    p->dir = gpc_malloc(strlen(tmp) + sizeof "/gpc-plot.XXXXXX");
-    sprintf(p->dir, "%s/gpc-plot.XXXXXX", tmp);
-    if (!mkdtemp(p->dir)) {
-        int e = errno;
+    int e = make_dir(p, tmp);
+    if (e) {
         free(p->dir);
         free(p);
         return gpc_fail(GPC_EINPUT, "cannot make a temporary directory in %s: %s (set TMPDIR "
                         "to a writable directory)", tmp, strerror(e));
     }
-    track(p);
-    char *path = dir_path(p, "plot.gp");
-    p->script = fopen(path, "w");
-    free(path);
+    p->script = fopen(file_path(p, "plot.gp"), "w");
     if (!p->script) {
-        int e = errno;
+        e = errno;
         gpc_plot_free(p);
         return gpc_fail(GPC_EINPUT, "cannot write a gnuplot script in %s: %s", tmp,
                         strerror(e));
@@ -199,20 +248,31 @@ FILE *gpc_plot_script(gpc_plot *p)
 
 FILE *gpc_plot_data_open(gpc_plot *p, const char *name)
 {
-    char *path = dir_path(p, name);
+    const char *path = file_path(p, name);
     FILE *f = fopen(path, "w");
     if (!f)
         gpc_fail(GPC_EINPUT, "%s: %s", path, strerror(errno));
-    free(path);
     return f;
+}
+
+/* Flush and close f: 0, or the errno of the call that failed.  The flush
+ * comes first so that a full disk is reported while errno still says so
+ * (fclose's own failure would leave it to chance). */
+static int close_stream(FILE *f)
+{
+    errno = 0;
+    int err = fflush(f) != 0 || ferror(f) ? (errno ? errno : EIO) : 0;
+    if (fclose(f) != 0 && !err)
+        err = errno ? errno : EIO;
+    return err;
 }
 
 int gpc_plot_data_close(gpc_plot *p, FILE *f)
 {
-    int bad = ferror(f);
-    bad |= fclose(f) != 0;
-    if (bad)
-        return gpc_fail(GPC_EINPUT, "cannot write gnuplot's data in %s (disk full?)", p->dir);
+    int err = close_stream(f);
+    if (err)
+        return gpc_fail(GPC_EINPUT, "cannot write gnuplot's data in %s: %s; " ROOM_HINT,
+                        p->dir, strerror(err));
     return GPC_OK;
 }
 
@@ -233,8 +293,12 @@ static void last_message(const char *log, char *buf, size_t size)
 }
 
 /* Run `gnuplot -d head script` with its messages to log; its exit status as
- * waitpid gives it, or a failure to start it. */
-static int spawn_gnuplot(const char *head, const char *script, const char *log, int *wstatus)
+ * waitpid gives it, or a failure to start it.  While it runs, p->gnuplot
+ * names it for the handler to stop: set with the signals held, so that no
+ * signal comes between the start and the record, and cleared before it is
+ * reaped, so that the handler never signals a process id no longer ours. */
+static int spawn_gnuplot(gpc_plot *p, const char *head, const char *script, const char *log,
+                         int *wstatus)
 {
     posix_spawn_file_actions_t fa;
     posix_spawn_file_actions_init(&fa);
@@ -242,53 +306,124 @@ static int spawn_gnuplot(const char *head, const char *script, const char *log, 
     posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
     posix_spawn_file_actions_addopen(&fa, 2, log, O_WRONLY | O_CREAT | O_TRUNC, 0600);
     char *argv[] = {"gnuplot", "-d", (char *)head, (char *)script, NULL};
+    sigset_t old;
+    hold_signals(&old);
+    /* gnuplot gets the mask as it was, not the one held here */
+    posix_spawnattr_t attr;
+    posix_spawnattr_init(&attr);
+    posix_spawnattr_setsigmask(&attr, &old);
+    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK);
     pid_t pid;
-    int e = posix_spawnp(&pid, "gnuplot", &fa, NULL, argv, environ);
+    int e = posix_spawnp(&pid, "gnuplot", &fa, &attr, argv, environ);
+    if (e == 0)
+        p->gnuplot = pid;
+    release_signals(&old);
+    posix_spawnattr_destroy(&attr);
     posix_spawn_file_actions_destroy(&fa);
     if (e != 0)
         return gpc_fail(GPC_EINPUT, "cannot run gnuplot: %s; %s",
                         e == ENOENT ? "not found on PATH" : strerror(e), INSTALL_HINT);
-    while (waitpid(pid, wstatus, 0) < 0)
+    siginfo_t info;
+    while (waitid(P_PID, (id_t)pid, &info, WEXITED | WNOWAIT) < 0)
         if (errno != EINTR)
             return gpc_fail(GPC_EINPUT, "waiting for gnuplot: %s", strerror(errno));
+    hold_signals(&old);
+    p->gnuplot = 0;
+    waitpid(pid, wstatus, 0);
+    release_signals(&old);
     return GPC_OK;
 }
 
-/* Copy the file at path to out; GPC_EINPUT when it is missing or empty. */
-static int copy_picture(const char *path, FILE *out)
+/* Whether the picture in, of size bytes, ends as a whole file of its format
+ * does: a PNG with its IEND chunk, an SVG with its closing tag (and white
+ * space).  gnuplot exits 0 after a write that failed, a full disk say, and
+ * leaves the picture cut short. */
+static int picture_whole(FILE *in, off_t size, gpc_plot_format fmt)
+{
+    static const unsigned char iend[12] = {0, 0, 0, 0, 'I', 'E', 'N', 'D', 0xae, 0x42, 0x60,
+                                           0x82};
+    unsigned char tail[64];
+    size_t n = size < (off_t)sizeof tail ? (size_t)size : sizeof tail;
+    if (fseeko(in, size - (off_t)n, SEEK_SET) != 0 || fread(tail, 1, n, in) != n)
+        return 0;
+    if (fmt == GPC_PLOT_PNG)
+        return n >= sizeof iend && !memcmp(tail + n - sizeof iend, iend, sizeof iend);
+    while (n > 0 && isspace(tail[n - 1]))
+        n--;
+    return n >= 6 && !memcmp(tail + n - 6, "</svg>", 6);
+}
+
+/* Why a picture in dir came out short: a full disk when statvfs says so
+ * (gnuplot tells nothing), else what can be said without its errno. */
+static int picture_short(const gpc_plot *p, off_t size, const char *msg)
+{
+    struct statvfs vfs;
+    const char *said = *msg ? "; gnuplot: " : "";
+    if (statvfs(p->dir, &vfs) == 0 && (vfs.f_bavail == 0 || vfs.f_favail == 0))
+        return gpc_fail(GPC_EINPUT, "gnuplot could not write the whole picture in %s: %s%s%s; "
+                        ROOM_HINT, p->dir, strerror(ENOSPC), said, msg);
+    return gpc_fail(GPC_EINPUT, "gnuplot's picture in %s is cut short (%lld bytes, without "
+                    "the end of a %s file)%s%s; is the disk full or over quota? " ROOM_HINT,
+                    p->dir, (long long)size, p->fmt == GPC_PLOT_PNG ? "PNG" : "SVG", said, msg);
+}
+
+/* Copy the picture at path to out (called name in messages), once it is
+ * seen to be whole: a cut-short one must not reach out, which may be
+ * standard output.  msg: gnuplot's last message, for the error. */
+static int copy_picture(const gpc_plot *p, const char *path, const char *msg, FILE *out,
+                        const char *name)
 {
     FILE *in = fopen(path, "rb");
     if (!in)
         return gpc_fail(GPC_EINPUT, "gnuplot drew no picture; %s", INSTALL_HINT);
-    char buf[65536];
-    size_t n, total = 0;
-    while ((n = fread(buf, 1, sizeof buf, in)) > 0) {
-        total += n;
-        if (fwrite(buf, 1, n, out) != n)
-            break;
+    struct stat sb;
+    if (fstat(fileno(in), &sb) != 0) {
+        int e = errno;
+        fclose(in);
+        return gpc_fail(GPC_EINPUT, "cannot read gnuplot's picture %s: %s", path, strerror(e));
     }
+    if (!picture_whole(in, sb.st_size, p->fmt)) {
+        fclose(in);
+        return picture_short(p, sb.st_size, msg);
+    }
+    rewind(in);
+    char buf[65536];
+    size_t n;
+    int err = 0;
+    while (!err && (n = fread(buf, 1, sizeof buf, in)) > 0) {
+        /* errno read at the failing call: an fwrite larger than the
+         * stream's buffer leaves nothing for a later fflush to fail on, so
+         * nothing after it would say why */
+        errno = 0;
+        if (fwrite(buf, 1, n, out) != n)
+            err = errno ? errno : EIO;
+    }
+    errno = 0;
+    if (!err && fflush(out) != 0)
+        err = errno ? errno : EIO;
     int bad = ferror(in);
     fclose(in);
-    if (bad || total == 0)
-        return gpc_fail(GPC_EINPUT, "gnuplot drew an empty picture; %s", INSTALL_HINT);
+    if (err)
+        return gpc_fail(GPC_EINPUT, "%s: write error: %s", name, strerror(err));
+    if (bad)
+        return gpc_fail(GPC_EINPUT, "cannot read gnuplot's picture %s", path);
     return GPC_OK;
 }
 
-int gpc_plot_run(gpc_plot *p, FILE *out)
+int gpc_plot_run(gpc_plot *p, FILE *out, const char *name)
 {
-    int bad = ferror(p->script);
-    bad |= fclose(p->script) != 0;
+    int err = close_stream(p->script);
     p->script = NULL;
-    if (bad)
-        return gpc_fail(GPC_EINPUT, "cannot write the gnuplot script in %s (disk full?)",
-                        p->dir);
+    if (err)
+        return gpc_fail(GPC_EINPUT, "cannot write the gnuplot script in %s: %s; " ROOM_HINT,
+                        p->dir, strerror(err));
     int st = write_terminal(p);
     if (st != GPC_OK)
         return st;
-    char *script = dir_path(p, "plot.gp"), *log = dir_path(p, "gnuplot.log");
-    char *head = dir_path(p, "head.gp"), *picture = dir_path(p, picture_name(p));
+    const char *script = file_path(p, "plot.gp"), *log = file_path(p, "gnuplot.log");
+    const char *head = file_path(p, "head.gp"), *picture = file_path(p, picture_name(p));
     int wstatus = 0;
-    st = spawn_gnuplot(head, script, log, &wstatus);
+    st = spawn_gnuplot(p, head, script, log, &wstatus);
     if (st == GPC_OK) {
         char msg[400];
         last_message(log, msg, sizeof msg);
@@ -300,13 +435,9 @@ int gpc_plot_run(gpc_plot *p, FILE *out)
         else {
             if (*msg)
                 gpc_info(2, "gnuplot: %s", msg);
-            st = copy_picture(picture, out);
+            st = copy_picture(p, picture, msg, out, name);
         }
     }
-    free(script);
-    free(head);
-    free(log);
-    free(picture);
     return st;
 }
 
@@ -316,8 +447,13 @@ void gpc_plot_free(gpc_plot *p)
         return;
     if (p->script)
         fclose(p->script);
+    /* removed while still tracked: a signal meanwhile finishes the job */
+    remove_dir(p);
     untrack(p);
-    remove_dir(p->dir);
+    for (plot_file *f = p->files, *next; f; f = next) {
+        next = f->next;
+        free(f);
+    }
     free(p->dir);
     free(p);
 }

@@ -6,7 +6,10 @@
  * so a user's ~/.gnuplot cannot change the picture) draws it to a file
  * there, and gpc_plot_run copies that file to the caller's stream (an
  * output from output.h, committed by the caller).  The directory is removed
- * by gpc_plot_free and, if the program dies first, by gpc_die.
+ * by gpc_plot_free and, if the program dies first, by gpc_die or by the
+ * handler of a fatal signal (output.h), which also stops a gnuplot still
+ * running: every file in it, ours or gnuplot's, is recorded by its path
+ * before it is made, so that the handler need only unlink them.
  *
  * Terminals: pngcairo for PNG, svg for SVG (Debian's gnuplot-nox has both).
  * Text is drawn as given ("noenhanced": log_w1 is not a subscript), and
@@ -48,12 +51,17 @@ FILE *gpc_plot_data_open(gpc_plot *p, const char *name);
 int gpc_plot_data_close(gpc_plot *p, FILE *f);
 /* s as a gnuplot string literal ('it''s'), to f. */
 void gpc_plot_put_string(FILE *f, const char *s);
-/* The path of data file name as a gnuplot string literal, to the script. */
+/* The path of data file name as a gnuplot string literal, to the script
+ * (and recorded for removal: gnuplot may be the one to write it). */
 void gpc_plot_put_data(gpc_plot *p, const char *name);
-/* Run gnuplot on the script and copy the picture to out.  GPC_EINPUT, with
- * a message that says to install gnuplot-nox, when gnuplot cannot be run or
- * fails (its first error line in the message) or draws nothing. */
-int gpc_plot_run(gpc_plot *p, FILE *out);
+/* Run gnuplot on the script and copy the picture to out (called name in
+ * messages), only once it is seen to be whole.  GPC_EINPUT, with a message
+ * that says to install gnuplot-nox, when gnuplot cannot be run or fails
+ * (its last message in the message) or draws nothing; with one that names
+ * a full disk when the script, the data or the picture could not be
+ * written whole (gnuplot exits 0 after a failed write); and "name: write
+ * error: ..." when out cannot be written. */
+int gpc_plot_run(gpc_plot *p, FILE *out, const char *name);
 /* Remove the directory and everything in it. */
 void gpc_plot_free(gpc_plot *p);
 

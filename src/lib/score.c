@@ -17,6 +17,17 @@ size_t gpc_score_argmax(const double *p, size_t C)
     return best;
 }
 
+int gpc_score_check_sum(const double *p, size_t C, size_t col)
+{
+    double sum = 0.0;
+    for (size_t c = 0; c < C; c++)
+        sum += p[c];
+    if (!(fabs(sum - 1.0) <= GPC_SCORE_SUM_TOL))
+        return gpc_fail(GPC_EINPUT, "the %zu class probabilities from column %zu sum to "
+                        "%.10g, not 1", C, col, sum);
+    return GPC_OK;
+}
+
 double gpc_score_mean_log(const double *P, size_t n, size_t C, const size_t *y)
 {
     double sum = 0.0;

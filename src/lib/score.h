@@ -21,6 +21,19 @@
  * probabilities, the first of equals. */
 size_t gpc_score_argmax(const double *p, size_t C);
 
+/* How far from 1 the sum of a case's class probabilities may be: a
+ * predictor's rows (gpc-predict's, written with %.17g) miss it by rounding
+ * only, far below this, while columns that are not its p columns (a
+ * label, a latent mean) miss it by far more. */
+#define GPC_SCORE_SUM_TOL 1e-6
+
+/* GPC_OK when the C class probabilities p of one case sum to 1 within
+ * GPC_SCORE_SUM_TOL; else GPC_EINPUT with the message "the C class
+ * probabilities from column COL sum to S, not 1", col the column (from 1)
+ * where they start, for the caller to put after its file and row.  A sum
+ * that is not a number does not pass. */
+int gpc_score_check_sum(const double *p, size_t C, size_t col);
+
 /* The mean over the n cases of log P[i][y[i]] (natural log; -inf when a
  * true class has probability 0). */
 double gpc_score_mean_log(const double *P, size_t n, size_t C, const size_t *y);

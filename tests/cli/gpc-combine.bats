@@ -127,6 +127,44 @@ probs() {
     assert_output --partial "case 1: under the product rule every class has probability 0"
 }
 
+@test "gpc-combine: multiclass rows that do not sum to one are refused as gpc-score refuses them" {
+    # row 2 of the second file sums to 0.9: both rules would turn it into a
+    # row of the combination
+    sed 's/^0.3 0.3 0.4 3$/0.3 0.3 0.3 3/' p2.txt > short.txt
+    for rule in sum product; do
+        run gpc-combine -r "$rule" -o out/c.txt p1.txt short.txt
+        assert_failure 3
+        assert_output "gpc-combine: short.txt: row 2: the 3 class probabilities from column 1 sum to 0.9, not 1; give gpc-predict's p columns"
+        assert_dir_empty out
+    done
+    # the same tolerance and words as gpc-score's
+    run gpc-score short.txt <(printf 'a\nb\nc\n')
+    assert_failure 3
+    assert_output --partial "short.txt: row 2: the 3 class probabilities from column 1 sum to 0.9, not 1"
+    # one that sums to 1.2, in the columns the header names after a first one
+    printf '# id p.a p.b p.c\n1 0.7 0.2 0.1\n2 0.5 0.5 0.2\n3 0.3 0.4 0.3\n' > over.txt
+    run gpc-combine over.txt p1.txt
+    assert_failure 3
+    assert_output --partial "over.txt: row 2: the 3 class probabilities from column 2 sum to 1.2, not 1"
+    # rounding well within the tolerance passes
+    printf '# p.a p.b p.c\n0.3333333 0.3333333 0.3333333\n1 0 0\n0 0 1\n' > third.txt
+    run gpc-combine -o out/c.txt third.txt p1.txt
+    assert_success
+}
+
+@test "gpc-combine: two files on standard input are a usage error (status 2)" {
+    run gpc-combine - - < p1.txt
+    assert_failure 2
+    assert_output --partial "prediction file 1 and prediction file 2 cannot both be standard input ('-')"
+    run gpc-combine p2.txt - p1.txt - < p1.txt
+    assert_failure 2
+    assert_output --partial "prediction file 2 and prediction file 4 cannot both be standard input"
+    # one of them is fine
+    gpc-combine p1.txt p2.txt > want.txt
+    gpc-combine - p2.txt < p1.txt > got.txt
+    assert_files_equal want.txt got.txt
+}
+
 @test "gpc-combine: a write error on standard output (/dev/full) is status 3" {
     run bash -c "gpc-combine p1.txt p2.txt > /dev/full"
     assert_failure 3

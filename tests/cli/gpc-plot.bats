@@ -19,6 +19,13 @@ setup() {
     printf -- '-1\n1\n1\n1\n-1\n' > lab.txt
 }
 
+teardown() {
+    # the small file system of the full-disk test
+    if mountpoint -q "$BATS_TEST_TMPDIR/small" 2>/dev/null; then
+        umount "$BATS_TEST_TMPDIR/small"
+    fi
+}
+
 # PNG width and height from the IHDR chunk (bytes 17-24, big-endian).
 png_size() {
     local w h
@@ -275,6 +282,22 @@ surface_model() {
     assert_no_plot_dirs
 }
 
+@test "gpc-plot trace: two chains on standard input are a usage error (status 2)" {
+    gpc-hmc -q -k se -n 6 -L 3 -o c1.txt Xz.txt y.txt
+    run gpc-plot trace -o out/t.png - - < c1.txt
+    assert_failure 2
+    assert_output --partial "chain 1 and chain 2 cannot both be standard input ('-')"
+    run gpc-plot trace -o out/t.png c1.txt - c1.txt - < c1.txt
+    assert_failure 2
+    assert_output --partial "chain 2 and chain 4 cannot both be standard input"
+    assert_dir_empty out
+    assert_no_plot_dirs
+    # one of them is fine
+    run gpc-plot trace -o out/t.svg c1.txt - < c1.txt
+    assert_success
+    [ "$(svg_texts out/t.svg c1.txt)" -eq 1 ]
+}
+
 # ---- surface -----------------------------------------------------------------------
 
 @test "gpc-plot surface: every training point drawn, by class, with labels and title" {
@@ -327,6 +350,52 @@ surface_model() {
     assert_output --partial "m3.model: the model has 3 input columns; a surface is drawn for a model of 2"
     assert_dir_empty out
     assert_no_plot_dirs
+}
+
+# fakebin/gnuplot: a gnuplot that starts the picture, tells its process id
+# (in $GNUPLOT_PID_FILE) and then takes its time.
+fake_gnuplot_slow() {
+    mkdir -p fakebin
+    cat > fakebin/gnuplot <<'SH'
+#!/bin/sh
+out=$(sed -n "s/^set output '\(.*\)'\$/\1/p" "$2")
+printf '\211PNG\r\n\032\n' > "$out"
+echo $$ > "$GNUPLOT_PID_FILE"
+exec sleep 60
+SH
+    chmod +x fakebin/gnuplot
+}
+
+@test "gpc-plot: SIGTERM, SIGINT or SIGHUP while gnuplot draws leaves no directory and no gnuplot" {
+    fake_gnuplot_slow
+    export GNUPLOT_PID_FILE="$BATS_TEST_TMPDIR/gnuplot.pid"
+    for sig in TERM INT HUP; do
+        rm -f gnuplot.pid
+        # a job of its own (set -m): a background job's SIGINT would be ignored
+        set -m
+        PATH="$BATS_TEST_TMPDIR/fakebin:$PATH" gpc-plot reliability -o out/r.png pred.txt \
+            lab.txt 3>&- &
+        pid=$!
+        set +m
+        for _ in $(seq 100); do
+            [ -s gnuplot.pid ] && break
+            sleep 0.1
+        done
+        [ -s gnuplot.pid ] || fail "gnuplot did not start"
+        [ -n "$(ls -A tmp)" ] || fail "no temporary directory while gnuplot draws"
+        kill -s "$sig" "$pid"
+        st=0
+        wait "$pid" || st=$?
+        [ "$st" -eq $((128 + $(kill -l "$sig"))) ] || fail "SIG$sig: exit status $st"
+        assert_no_plot_dirs
+        assert_dir_empty out
+        # gnuplot is stopped with it, not left to write into the directory
+        gp=$(cat gnuplot.pid)
+        if kill -0 "$gp" 2>/dev/null; then
+            kill "$gp"
+            fail "SIG$sig: gnuplot still runs"
+        fi
+    done
 }
 
 # ---- errors common to every picture -------------------------------------------------
@@ -383,7 +452,71 @@ surface_model() {
     assert_dir_empty out/ro
     run gpc-plot reliability -o /dev/full pred.txt lab.txt
     [ "$status" -eq 3 ]
-    assert_output --partial "/dev/full"
+    assert_output "gpc-plot: /dev/full: write error: No space left on device"
+    assert_no_plot_dirs
+}
+
+# fakebin/gnuplot: a gnuplot whose write of the picture fails half-way, as
+# on a full disk, and that exits 0 all the same, as gnuplot 5.4 does.
+fake_gnuplot_cut_short() {
+    mkdir -p fakebin
+    cat > fakebin/gnuplot <<'SH'
+#!/bin/sh
+# gnuplot -d head.gp plot.gp: the picture is head.gp's 'set output'
+out=$(sed -n "s/^set output '\(.*\)'\$/\1/p" "$2")
+case "$out" in
+*.png) printf '\211PNG\r\n\032\n\0\0\0\rIHDR\0\0\2\200' > "$out" ;;
+*) printf '<?xml version="1.0" encoding="utf-8"?>\n<svg width="640">\n<g>\n' > "$out" ;;
+esac
+exit 0
+SH
+    chmod +x fakebin/gnuplot
+}
+
+@test "gpc-plot: a picture gnuplot cut short is exit 3, and none of it is written" {
+    fake_gnuplot_cut_short
+    for fmt in png svg; do
+        run env PATH="$BATS_TEST_TMPDIR/fakebin:$PATH" gpc-plot reliability -o "out/r.$fmt" \
+            pred.txt lab.txt
+        [ "$status" -eq 3 ]
+        assert_output --regexp "gnuplot's picture in .*/tmp/gpc-plot\.[^ ]* is cut short \([0-9]+ bytes, without the end of a ${fmt^^} file\)"
+        assert_output --partial "set TMPDIR to a directory with room"
+        assert_dir_empty out
+        # standard output, which cannot be taken back, gets none of it either
+        run --separate-stderr env PATH="$BATS_TEST_TMPDIR/fakebin:$PATH" gpc-plot reliability \
+            -F "$fmt" pred.txt lab.txt
+        [ "$status" -eq 3 ]
+        [ -z "$output" ] || fail "a cut-short picture on standard output: $(printf %s "$output" | head -c 40 | od -c)"
+    done
+    assert_no_plot_dirs
+}
+
+@test "gpc-plot: a full TMPDIR is exit 3 with 'No space left on device', no output" {
+    mkdir small
+    mount -t tmpfs -o size=64k tmpfs small 2>/dev/null ||
+        skip "cannot mount a small tmpfs here (needs root and a mount namespace that allows it)"
+    # gnuplot exits 0 after it fails to write a PNG of about 100 kB into 64 kB
+    run env TMPDIR="$BATS_TEST_TMPDIR/small" gpc-plot reliability -W 2000 -H 2000 \
+        -o out/r.png pred.txt lab.txt
+    [ "$status" -eq 3 ]
+    assert_output --regexp "gnuplot could not write the whole picture in .*/small/gpc-plot\.[^ ]*: No space left on device"
+    assert_dir_empty out
+    assert_dir_empty small
+    # our own script and data, on a disk with no room even for them
+    umount small
+    mount -t tmpfs -o size=4k tmpfs small
+    run env TMPDIR="$BATS_TEST_TMPDIR/small" gpc-plot reliability -o out/r.png pred.txt lab.txt
+    [ "$status" -eq 3 ]
+    assert_output --regexp "cannot write (the gnuplot script|gnuplot's data) in .*/small/gpc-plot\.[^ ]*: No space left on device"
+    assert_dir_empty out
+    assert_dir_empty small
+    # and a full disk under the output itself
+    umount small
+    mount -t tmpfs -o size=16k tmpfs small
+    run gpc-plot reliability -o small/r.png pred.txt lab.txt
+    [ "$status" -eq 3 ]
+    assert_output "gpc-plot: small/r.png: write error: No space left on device"
+    assert_dir_empty small
     assert_no_plot_dirs
 }
 

@@ -266,6 +266,23 @@ static void test_random(void)
     gsl_rng_free(r);
 }
 
+/* Rows of class probabilities: one off by rounding passes, one short of 1
+ * by a tenth, one over it, and one with a NaN sum do not, the message
+ * naming the column where the probabilities start and their sum. */
+static void test_check_sum(void)
+{
+    const double third[] = {1.0 / 3, 1.0 / 3, 1.0 / 3}, rounded[] = {0.3333333, 0.3333333,
+                                                                     0.3333333};
+    const double shy[] = {0.3, 0.3, 0.3}, over[] = {0.5, 0.5, 0.2}, nan3[] = {0.5, NAN, 0.5};
+    TEST_OK(gpc_score_check_sum(third, 3, 1) == GPC_OK, "sum: thirds pass");
+    TEST_OK(gpc_score_check_sum(rounded, 3, 1) == GPC_OK, "sum: thirds to 7 digits pass");
+    TEST_OK(gpc_score_check_sum(shy, 3, 2) == GPC_EINPUT, "sum: 0.9 fails");
+    TEST_OK(!strcmp(gpc_errmsg(), "the 3 class probabilities from column 2 sum to 0.9, not 1"),
+            "sum: the message names the column and the sum: %s", gpc_errmsg());
+    TEST_OK(gpc_score_check_sum(over, 3, 1) == GPC_EINPUT, "sum: 1.2 fails");
+    TEST_OK(gpc_score_check_sum(nan3, 3, 1) == GPC_EINPUT, "sum: NaN fails");
+}
+
 int main(void)
 {
     test_binary_by_hand();
@@ -273,5 +290,6 @@ int main(void)
     test_edges();
     test_edges_as_stored();
     test_random();
+    test_check_sum();
     return tap_done();
 }
