@@ -457,6 +457,18 @@ static int read_training(reader *r, gpc_model *m)
     return GPC_OK;
 }
 
+/* The writer ends every line, the last too, with a newline.  A file cut
+ * inside its last number still reads as numbers ("0.12345" cut to "0.12"),
+ * so the newline is what tells a whole model from a truncated one. */
+static int check_complete(const reader *r, int ends_in_newline)
+{
+    if (ends_in_newline)
+        return GPC_OK;
+    return gpc_fail(GPC_EINPUT, "%s:%zu: the last line has no end of line, so the model file "
+                    "was cut short (a model ends with a newline); write it again with gpc-fit",
+                    r->name, r->line);
+}
+
 int gpc_model_read(const char *path, gpc_model **out)
 {
     char *text;
@@ -467,10 +479,13 @@ int gpc_model_read(const char *path, gpc_model **out)
         return st;
     r.pos = text;
     r.end = text + len;
+    int ends_in_newline = len > 0 && text[len - 1] == '\n'; /* the reader cuts lines in place */
     gpc_model *m = gpc_calloc(1, sizeof *m);
     st = read_header(&r, m);
     if (st == GPC_OK)
         st = read_training(&r, m);
+    if (st == GPC_OK)
+        st = check_complete(&r, ends_in_newline);
     free(text);
     if (st != GPC_OK) {
         gpc_model_free(m);

@@ -217,6 +217,19 @@ int main(void)
                  "hyperparameters 1\nlog_v0 0\n",
                  "wrongname.txt:7: expected 'log_bias");
 
+    /* a model ends with the newline of its last line: cut inside its last
+     * number, the rest still reads as numbers */
+    expect_error("cut.txt",
+                 "gpc-model 1\nmethod laplace\nlikelihood probit\nkernel bias\ndim 1\n"
+                 "hyperparameters 1\nlog_bias 0\nfit none\nlog_evidence -1\ntraining 1\n"
+                 "1 0.5 0.12",
+                 "cut.txt:11: the last line has no end of line");
+    expect_error("cut-comment.txt",
+                 "gpc-model 1\nmethod laplace\nlikelihood probit\nkernel bias\ndim 1\n"
+                 "hyperparameters 1\nlog_bias 0\nfit none\nlog_evidence -1\ntraining 1\n"
+                 "1 0.5 0.12\n# end",
+                 "cut-comment.txt:12: the last line has no end of line");
+
     test_multiclass_round_trip(r, GPC_METHOD_SOFTMAX, GPC_LIK_SOFTMAX, "se", "mc1.txt");
     test_multiclass_round_trip(r, GPC_METHOD_SOFTMAX, GPC_LIK_SOFTMAX, "ard:per-class=3",
                                "mc2.txt");
@@ -243,7 +256,7 @@ int main(void)
     gsl_rng_free(r);
     const char *names[] = {"m.txt", "empty.txt", "other.txt", "v9.txt", "badlik.txt",
                            "short.txt", "badlabel.txt", "wrongname.txt", "noclasses.txt",
-                           "mclabel.txt", "ovr-binary.txt"};
+                           "mclabel.txt", "ovr-binary.txt", "cut.txt", "cut-comment.txt"};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
         unlink(path(names[i]));
     rmdir(dir);
