@@ -469,6 +469,17 @@ static int check_complete(const reader *r, int ends_in_newline)
                     r->name, r->line);
 }
 
+/* The training inputs as gpc-fit takes them: a gram term's block edited
+ * since (no longer symmetric, say) would be predicted from although no fit
+ * accepts it.  The same check, tolerance and words as the fit's. */
+static int check_inputs(const reader *r, const gpc_model *m)
+{
+    if (gpc_kernel_check_train(m->kernel, m->X) != GPC_OK)
+        return gpc_fail(GPC_EINPUT, "%s: %s; the model file was changed after it was "
+                        "written: fit the model again", r->name, gpc_errmsg());
+    return GPC_OK;
+}
+
 int gpc_model_read(const char *path, gpc_model **out)
 {
     char *text;
@@ -486,6 +497,8 @@ int gpc_model_read(const char *path, gpc_model **out)
         st = read_training(&r, m);
     if (st == GPC_OK)
         st = check_complete(&r, ends_in_newline);
+    if (st == GPC_OK)
+        st = check_inputs(&r, m);
     free(text);
     if (st != GPC_OK) {
         gpc_model_free(m);
