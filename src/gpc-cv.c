@@ -3,12 +3,14 @@
  * pooled in the cases' order.
  *
  * A C tool rather than a script because it shares what the others do: the
- * fold assignment and the cutting of files (folds.c), the options, messages
- * and exit statuses, and an output that appears whole or not at all.  The
- * folds' files live in a private temporary directory that is removed on
- * every exit: normal, error, or a signal, which is first passed on to the
- * running tools (each fold runs in a process group of its own) and waited
- * for, so that nothing they write is left behind. */
+ * readers, the fold assignment and the cutting of files (folds.c), the
+ * options, messages and exit statuses, and an output that appears whole or
+ * not at all.  X and Y are read once and checked whole before any fold is
+ * cut from them, so that either may be a pipe and every input error names
+ * the user's file and line.  The folds' files live in a private temporary
+ * directory that is removed on every exit: normal, error, or a signal, which
+ * is first passed on to the running tools (each fold runs in a process group
+ * of its own) and waited for, so that nothing they write is left behind. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -24,9 +26,11 @@
 
 #include "alloc.h"
 #include "cli.h"
+#include "colnames.h"
 #include "err.h"
 #include "folds.h"
 #include "labels.h"
+#include "libsvm.h"
 #include "matio.h"
 #include "progress.h"
 
@@ -142,8 +146,9 @@ static void parse(int argc, char **argv, options *o)
         gpc_cli_usage("expected X and Y (or one LIBSVM file), then -- and gpc-fit's options");
     o->xpath = argv[optind];
     o->ypath = nargs == 2 ? argv[optind + 1] : NULL;
-    if (strcmp(o->xpath, "-") == 0 || (o->ypath && strcmp(o->ypath, "-") == 0))
-        gpc_cli_usage("X and Y must be files: every fold is cut from them");
+    gpc_cli_stdin_claim("X", o->xpath);
+    gpc_cli_stdin_claim("Y", o->ypath);
+    gpc_cli_stdin_claim("--fold-file", o->fold_file);
     if (o->fold_file && o->assign_opt)
         gpc_cli_usage("-K, -S and --no-stratify make folds; with --fold-file they come from "
                       "the file");
@@ -151,6 +156,64 @@ static void parse(int argc, char **argv, options *o)
         gpc_cli_usage("--column needs --fold-file");
     if (o->per_fold && strcmp(o->per_fold, "-") == 0 && strcmp(o->out, "-") == 0)
         gpc_cli_usage("--per-fold=- needs the predictions elsewhere (-o FILE)");
+}
+
+/* ---- the inputs ----------------------------------------------------------- */
+
+/* X and Y, each read once (so that either may be a pipe) and checked whole
+ * by the readers every tool uses, so that their errors name the user's
+ * file and line, never a fold's.  The folds are cut from these. */
+typedef struct {
+    gsl_matrix *X;      /* all columns: a LIBSVM file's up to its largest index */
+    char **colnames;    /* X's columns' names, or NULL */
+    const char *xname;
+    gpc_labels *labels;
+    char *ytext;        /* Y as read (a LIBSVM X alone: X's text), cut line by line */
+    size_t ylen;
+    const char *yname;
+} inputs;
+
+/* A LIBSVM file X alone: the features and the labels from one reading. */
+static void read_libsvm(const char *path, inputs *in)
+{
+    gpc_cli_check(gpc_input_read_all(path, &in->ytext, &in->ylen, &in->yname));
+    if (!gpc_libsvm_is(in->ytext, in->ylen))
+        gpc_cli_usage("%s is not a LIBSVM file ('label index:value ...'), so the labels are "
+                      "needed too: give X Y", in->yname);
+    gpc_source src = {.line = NULL};
+    snprintf(src.name, sizeof src.name, "%s", in->yname);
+    char **tok;
+    gpc_cli_check(gpc_libsvm_read(in->ytext, in->ylen, &src, &in->X, &tok));
+    in->labels = gpc_labels_of_tokens(tok, src.rows);
+    gpc_libsvm_labels_free(tok, src.rows);
+    gpc_source_free(&src);
+}
+
+static void read_inputs(const options *o, inputs *in)
+{
+    *in = (inputs){.xname = gpc_cli_name(o->xpath)};
+    if (!o->ypath) {
+        read_libsvm(o->xpath, in);
+        return;
+    }
+    gpc_source src;
+    gpc_cli_check(gpc_matrix_read(o->xpath, &in->X, &src));
+    in->colnames = src.colnames;
+    src.colnames = NULL;
+    gpc_source_free(&src);
+    gpc_cli_check(gpc_input_read_all(o->ypath, &in->ytext, &in->ylen, &in->yname));
+    gpc_cli_check(gpc_labels_parse(in->ytext, in->ylen, in->yname, &in->labels));
+    if (in->labels->n != in->X->size1)
+        gpc_die(GPC_EINPUT, "%s has %zu labels but %s has %zu rows; they must match", in->yname,
+                in->labels->n, in->xname, in->X->size1);
+}
+
+static void inputs_free(inputs *in)
+{
+    gsl_matrix_free(in->X);
+    gpc_colnames_free(in->colnames);
+    gpc_labels_free(in->labels);
+    free(in->ytext);
 }
 
 /* ---- folds --------------------------------------------------------------- */
@@ -184,10 +247,9 @@ static void plan_index(fold_plan *p)
     free(sorted);
 }
 
-static void plan_folds(const options *o, fold_plan *p)
+static void plan_folds(const options *o, const inputs *in, fold_plan *p)
 {
-    gpc_labels *l;
-    gpc_cli_check(gpc_labels_read_present(o->ypath ? o->ypath : o->xpath, &l));
+    const gpc_labels *l = in->labels;
     p->n = l->n;
     p->fold = gpc_mallocarray(p->n, sizeof *p->fold);
     if (o->fold_file) {
@@ -199,14 +261,14 @@ static void plan_folds(const options *o, fold_plan *p)
                           F->size2, F->size2 == 1 ? "" : "s");
         if (F->size1 != p->n)
             gpc_die(GPC_EINPUT, "%s: %zu rows, but %s has %zu cases; give the folds made for it",
-                    o->fold_file, F->size1, o->ypath ? o->ypath : o->xpath, p->n);
+                    gpc_cli_name(o->fold_file), F->size1, in->yname, p->n);
         gpc_cli_check(gpc_folds_column(F, &src, (size_t)o->column - 1, p->fold));
         gsl_matrix_free(F);
         gpc_source_free(&src);
     } else {
         if ((size_t)o->K > p->n)
             gpc_cli_usage("-K %ld is more folds than the %zu cases of %s; use at most %zu", o->K,
-                          p->n, o->ypath ? o->ypath : o->xpath, p->n);
+                          p->n, in->yname, p->n);
         size_t *f = gpc_mallocarray(p->n, sizeof *f);
         gpc_cli_check(gpc_folds_repeated(o->stratify ? l->cls : NULL, p->n, (size_t)o->K,
                                          o->seed, 1, f));
@@ -214,11 +276,10 @@ static void plan_folds(const options *o, fold_plan *p)
             p->fold[i] = (long)f[i] + 1;
         free(f);
     }
-    gpc_labels_free(l);
     plan_index(p);
     if (p->nfolds < 2)
         gpc_cli_usage("%s: every case is in fold %ld; cross-validation needs two folds or more",
-                      o->fold_file, p->number[0]);
+                      gpc_cli_name(o->fold_file), p->number[0]);
 }
 
 /* ---- the temporary directory and signals ------------------------------- */
@@ -328,13 +389,16 @@ static char *fold_path(size_t k, const char *what)
 
 /* ---- cutting the files ----------------------------------------------------- */
 
-static void write_side(const char *text, size_t len, const char *name, const unsigned char *keep,
-                       size_t n, char *path)
+static FILE *open_side(const char *path)
 {
     FILE *f = fopen(path, "wb");
     if (!f)
         gpc_die(GPC_EINPUT, "%s: %s", path, strerror(errno));
-    int st = gpc_folds_cut(text, len, name, keep, n, 0, GPC_FMT_TEXT, f, path);
+    return f;
+}
+
+static void close_side(FILE *f, char *path, int st)
+{
     if (fclose(f) != 0 && st == GPC_OK)
         st = gpc_fail(GPC_EINPUT, "%s: write error (is the temporary directory's disk full?)",
                       path);
@@ -342,26 +406,35 @@ static void write_side(const char *text, size_t len, const char *name, const uns
     free(path);
 }
 
-/* X and Y cut into the training and test side of every fold. */
-static void cut_folds(const options *o, const fold_plan *p)
+/* One side of a fold: X's rows as a matrix of all X's columns, which a
+ * LIBSVM file's rows cut apart would not keep (a side without the largest
+ * index would be narrower); .npy, or CSV under its header so that a kernel
+ * spec may name the columns.  Y's lines as they were. */
+static void write_side(const inputs *in, const unsigned char *keep, size_t n, size_t k,
+                       int test)
 {
-    const char *paths[2] = {o->xpath, o->ypath}, *tags[2][2] = {{"X-train", "X-test"},
-                                                                {"y-train", "y-test"}};
+    char *path = fold_path(k, test ? "X-test" : "X-train");
+    FILE *f = open_side(path);
+    gpc_format fmt = in->colnames ? GPC_FMT_TEXT : GPC_FMT_NPY;
+    close_side(f, path, gpc_folds_cut_rows(in->X, in->colnames, keep, in->xname, fmt, f,
+                                           path));
+    path = fold_path(k, test ? "y-test" : "y-train");
+    f = open_side(path);
+    close_side(f, path, gpc_folds_cut(in->ytext, in->ylen, in->yname, keep, n, 0, GPC_FMT_TEXT,
+                                      f, path));
+}
+
+/* The training and test side of every fold. */
+static void cut_folds(const inputs *in, const fold_plan *p)
+{
     unsigned char *keep = gpc_mallocarray(p->n, sizeof *keep);
-    for (int f = 0; f < (o->ypath ? 2 : 1); f++) {
-        char *text;
-        size_t len;
-        const char *name;
-        gpc_cli_check(gpc_input_read_all(paths[f], &text, &len, &name));
-        for (size_t k = 0; k < p->nfolds; k++)
-            for (int side = 0; side < 2; side++) {
-                for (size_t i = 0; i < p->n; i++)
-                    keep[i] = (p->fold[i] == p->number[k]) == (side == 1);
-                write_side(text, len, name, keep, p->n, fold_path(k, tags[f][side]));
-                check_signal();
-            }
-        free(text);
-    }
+    for (size_t k = 0; k < p->nfolds; k++)
+        for (int side = 0; side < 2; side++) {
+            for (size_t i = 0; i < p->n; i++)
+                keep[i] = (p->fold[i] == p->number[k]) == (side == 1);
+            write_side(in, keep, p->n, k, side);
+            check_signal();
+        }
     free(keep);
 }
 
@@ -457,7 +530,7 @@ _Noreturn static void fold_worker(const options *o, size_t k)
     char *model = fold_path(k, "model"), *pred = fold_path(k, "pred");
     char *stats = fold_path(k, "stats"), *sc_train = fold_path(k, "Xs-train");
     char *sc_test = fold_path(k, "Xs-test"), *y_train = fold_path(k, "y-train");
-    char *y_test = fold_path(k, o->ypath ? "y-test" : "X-test");
+    char *y_test = fold_path(k, "y-test");
     command c;
     int st = 0;
     if (o->scale) {
@@ -472,9 +545,7 @@ _Noreturn static void fold_worker(const options *o, size_t k)
     tool(&c, "gpc-fit", o);
     for (size_t i = 0; i < o->nfit; i++)
         arg(&c, o->fit_args[i]);
-    arg(&c, "-m"), arg(&c, model), arg(&c, x_train);
-    if (o->ypath)
-        arg(&c, y_train);
+    arg(&c, "-m"), arg(&c, model), arg(&c, x_train), arg(&c, y_train);
     st = st ? st : run(&c, NULL);
     tool(&c, "gpc-predict", o);
     arg(&c, "-m"), arg(&c, model);
@@ -651,12 +722,15 @@ int main(int argc, char **argv)
     find_tools();
     pred_out = gpc_cli_output(o.out);
     fold_out = o.per_fold ? gpc_cli_output(o.per_fold) : NULL;
+    inputs in;
+    read_inputs(&o, &in);
     fold_plan p;
-    plan_folds(&o, &p);
+    plan_folds(&o, &in, &p);
     catch_signals(on_signal);
     gpc_on_die(cleanup);
     make_tmpdir();
-    cut_folds(&o, &p);
+    cut_folds(&in, &p);
+    inputs_free(&in); /* the folds have all they need */
     run_folds(&o, &p);
     pool(&p, gpc_output_file(pred_out), gpc_output_name(pred_out));
     if (fold_out)

@@ -219,16 +219,18 @@ static int constant(const double *x, size_t n)
 static void summarise(int nchains, char **paths, long burn_opt)
 {
     gpc_chain **c = gpc_calloc((size_t)nchains, sizeof *c);
-    for (int i = 0; i < nchains; i++)
+    const char **names = gpc_calloc((size_t)nchains, sizeof *names);
+    for (int i = 0; i < nchains; i++) {
         gpc_cli_check(gpc_chain_read(paths[i], 0, &c[i]));
+        names[i] = gpc_cli_name(paths[i]);
+    }
+    /* R-hat and the pooled ESS compare the chains as draws of one posterior */
+    gpc_cli_check(gpc_chain_check_pool(c, names, (size_t)nchains));
+    free(names);
     size_t p = c[0]->p, n = c[0]->rows;
-    for (int i = 1; i < nchains; i++) {
-        if (c[i]->p != p || strcmp(c[i]->set.kernel, c[0]->set.kernel) != 0)
-            gpc_die(GPC_EINPUT, "%s: kernel '%s' differs from %s's '%s'", paths[i],
-                    c[i]->set.kernel, paths[0], c[0]->set.kernel);
+    for (int i = 1; i < nchains; i++)
         if (c[i]->rows < n)
             n = c[i]->rows; /* compare chains over their common length */
-    }
     size_t burn = burn_opt >= 0 ? (size_t)burn_opt : n / 3;
     if (burn + 4 > n)
         gpc_die(GPC_EINPUT, "%s: %zu iterations leave too few after a burn-in of %zu",

@@ -263,18 +263,19 @@ static void draw_trace(gpc_plot *p, const options *o, int nargs, char **args, si
     size_t m = (size_t)nargs;
     gpc_chain **c = gpc_calloc(m, sizeof *c);
     char **names = gpc_calloc(m, sizeof *names);
+    const char **files = gpc_calloc(m, sizeof *files);
     for (size_t i = 0; i < m; i++) {
         gpc_cli_check(gpc_chain_read(args[i], 0, &c[i]));
         names[i] = (char *)base_name(args[i]);
+        files[i] = gpc_cli_name(args[i]);
     }
+    /* one panel per hyperparameter, one burn-in: the chains of one posterior */
+    gpc_cli_check(gpc_chain_check_pool(c, files, m));
+    free(files);
     size_t n = c[0]->rows;
-    for (size_t i = 1; i < m; i++) {
-        if (c[i]->p != c[0]->p || strcmp(c[i]->set.kernel, c[0]->set.kernel) != 0)
-            gpc_die(GPC_EINPUT, "%s: kernel '%s' differs from %s's '%s'", args[i],
-                    c[i]->set.kernel, args[0], c[0]->set.kernel);
+    for (size_t i = 1; i < m; i++)
         if (c[i]->rows < n)
             n = c[i]->rows; /* the burn-in of the common length, as --summary */
-    }
     size_t burn = o->burn >= 0 ? (size_t)o->burn : n / 3;
     if (burn >= n)
         gpc_die(GPC_EINPUT, "%s: a burn-in of %zu leaves none of its %zu iterations", args[0],

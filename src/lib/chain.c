@@ -600,6 +600,47 @@ void gpc_chain_free(gpc_chain *c)
     free(c);
 }
 
+/* ---- pooling ------------------------------------------------------------- */
+
+/* The settings that fix a chain's target distribution, each as a short
+ * text for messages. */
+enum { P_METHOD, P_LIK, P_DATA, P_KERNEL, P_PRIOR, P_FIXED, NPOOL };
+
+static const char *const pool_names[NPOOL] = {"method", "likelihood", "training data",
+                                              "kernel", "prior", "list of fixed hyperparameters"};
+
+static void pool_setting(const gpc_chain_settings *s, int k, char *buf, size_t size)
+{
+    switch (k) {
+    case P_METHOD: snprintf(buf, size, "%s", s->gibbs ? "gibbs" : "laplace"); break;
+    case P_LIK: snprintf(buf, size, "%s", gpc_lik_name(s->lik)); break;
+    case P_DATA:
+        /* the hash covers the values; the sizes say at a glance what differs */
+        snprintf(buf, size, "%zu cases of %zu columns, hash 0x%016llx", s->ntrain, s->dim,
+                 s->data_hash);
+        break;
+    case P_KERNEL: snprintf(buf, size, "%s", s->kernel); break;
+    case P_PRIOR: snprintf(buf, size, "normal %.17g %.17g", s->prior_mean, s->prior_sd); break;
+    case P_FIXED: snprintf(buf, size, "%s", s->fixed ? s->fixed : "none"); break;
+    }
+}
+
+int gpc_chain_check_pool(gpc_chain *const *c, const char *const *names, size_t m)
+{
+    char a[1100], b[1100];
+    for (size_t i = 1; i < m; i++)
+        for (int k = 0; k < NPOOL; k++) {
+            pool_setting(&c[0]->set, k, a, sizeof a);
+            pool_setting(&c[i]->set, k, b, sizeof b);
+            if (strcmp(a, b) != 0)
+                return gpc_fail(GPC_EINPUT, "%s: %s '%s' differs from %s's '%s': the chains "
+                                "sample different posteriors, which cannot be pooled; give "
+                                "chains run on the same data with the same settings (seeds may "
+                                "differ)", names[i], pool_names[k], b, names[0], a);
+        }
+    return GPC_OK;
+}
+
 /* ---- writing ------------------------------------------------------------- */
 
 struct gpc_chain_out {

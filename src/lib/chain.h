@@ -120,6 +120,13 @@ const char *gpc_chain_second_name(const gpc_chain_settings *s);
 int gpc_chain_read(const char *path, size_t dim, gpc_chain **out);
 void gpc_chain_free(gpc_chain *c);
 
+/* Whether the m chains c[] (read from the files named names[]) sample one
+ * posterior, so that pooling them means something: the same training data,
+ * method, likelihood, kernel, prior and fixed hyperparameters as c[0] (the
+ * sampler's step, leapfrog, persistence and seed may differ).  GPC_EINPUT
+ * naming the first chain that differs, c[0]'s file and the setting. */
+int gpc_chain_check_pool(gpc_chain *const *c, const char *const *names, size_t m);
+
 /* ---- writing a chain that survives interruption ------------------------- */
 
 typedef struct gpc_chain_out gpc_chain_out;

@@ -194,29 +194,34 @@ static int cut_matrix(const char *text, size_t len, const char *name, const unsi
     fclose(in);
     if (st != GPC_OK)
         return st;
-    if (M->size1 != n) {
+    if (M->size1 != n)
         st = gpc_fail(GPC_EINPUT, "%s: %zu rows, but the folds are of %zu cases; give the file "
                       "the folds were made for", name, M->size1, n);
-    } else {
-        size_t kept = 0;
-        for (size_t i = 0; i < n; i++)
-            kept += keep[i] != 0;
-        /* a fold can keep no row of a file only when asked for an empty
-         * side; GSL has no empty matrices, so write one row and drop it */
-        gsl_matrix *S = gpc_matrix_alloc(kept ? kept : 1, M->size2);
-        for (size_t i = 0, r = 0; i < n; i++)
-            if (keep[i]) {
-                gsl_vector_const_view row = gsl_matrix_const_row(M, i);
-                gsl_matrix_set_row(S, r++, &row.vector);
-            }
-        if (kept == 0)
-            st = gpc_fail(GPC_EINPUT, "%s: no row is selected", name);
-        else
-            st = gpc_matrix_write_named(out, outname, S, fmt, src.colnames);
-        gsl_matrix_free(S);
-    }
+    else
+        st = gpc_folds_cut_rows(M, src.colnames, keep, name, fmt, out, outname);
     gsl_matrix_free(M);
     gpc_source_free(&src);
+    return st;
+}
+
+int gpc_folds_cut_rows(const gsl_matrix *M, char *const *colnames, const unsigned char *keep,
+                       const char *name, gpc_format fmt, FILE *out, const char *outname)
+{
+    size_t kept = 0, n = M->size1;
+    for (size_t i = 0; i < n; i++)
+        kept += keep[i] != 0;
+    /* a fold can keep no row of a file only when asked for an empty side;
+     * GSL has no empty matrices */
+    if (kept == 0)
+        return gpc_fail(GPC_EINPUT, "%s: no row is selected", name);
+    gsl_matrix *S = gpc_matrix_alloc(kept, M->size2);
+    for (size_t i = 0, r = 0; i < n; i++)
+        if (keep[i]) {
+            gsl_vector_const_view row = gsl_matrix_const_row(M, i);
+            gsl_matrix_set_row(S, r++, &row.vector);
+        }
+    int st = gpc_matrix_write_named(out, outname, S, fmt, colnames);
+    gsl_matrix_free(S);
     return st;
 }
 

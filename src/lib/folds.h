@@ -55,4 +55,11 @@ int gpc_folds_column(const gsl_matrix *F, const gpc_source *src, size_t col, lon
 int gpc_folds_cut(const char *text, size_t len, const char *name, const unsigned char *keep,
                   size_t n, int fmt_given, gpc_format fmt, FILE *out, const char *outname);
 
+/* Write to out (called outname) the rows of M (read from name) whose
+ * keep[] is nonzero, all M's columns, in fmt (text with the columns' names
+ * colnames, if not NULL, as CSV under a header line).  GPC_EINPUT with a
+ * message when no row is kept or on a write error. */
+int gpc_folds_cut_rows(const gsl_matrix *M, char *const *colnames, const unsigned char *keep,
+                       const char *name, gpc_format fmt, FILE *out, const char *outname);
+
 #endif

@@ -140,7 +140,7 @@ static void take_npy_label(void *t, const char *s, size_t len) { push(t, s, len,
 
 /* A one-column .npy file: numbers (as the shortest exact text, so that they
  * compare and print as numbers) or strings. */
-static int read_npy(tokens *t, char *text, size_t len)
+static int read_npy(tokens *t, const char *text, size_t len)
 {
     return gpc_npy_read_labels((const unsigned char *)text, len, t->name, take_npy_label, t);
 }
@@ -160,25 +160,35 @@ static int read_libsvm(tokens *t, const char *text, size_t len)
     return st;
 }
 
-static int read_tokens(const char *path, tokens *t)
+/* The labels of a file's contents (len bytes and a NUL), called name. */
+static int tokens_of_text(const char *text, size_t len, const char *name, tokens *t)
 {
-    char *text;
-    size_t len;
-    *t = (tokens){.name = NULL};
-    int st = gpc_input_read_all(path, &text, &len, &t->name);
-    if (st != GPC_OK)
-        return st;
+    int st;
+    *t = (tokens){.name = name};
     if (len >= sizeof NPY_MAGIC - 1 && memcmp(text, NPY_MAGIC, sizeof NPY_MAGIC - 1) == 0)
         st = read_npy(t, text, len);
     else if (gpc_libsvm_is(text, len))
         st = read_libsvm(t, text, len);
     else if ((st = read_text(t, text, len)) == GPC_OK)
         header_label(t);
-    free(text);
     if (st == GPC_OK && t->n == 0)
         st = gpc_fail(GPC_EINPUT, "%s: no labels", t->name);
     if (st != GPC_OK)
         tokens_free(t);
+    return st;
+}
+
+static int read_tokens(const char *path, tokens *t)
+{
+    char *text;
+    size_t len;
+    const char *name;
+    *t = (tokens){.name = NULL};
+    int st = gpc_input_read_all(path, &text, &len, &name);
+    if (st != GPC_OK)
+        return st;
+    st = tokens_of_text(text, len, name, t);
+    free(text);
     return st;
 }
 
@@ -268,25 +278,30 @@ long gpc_labels_find(char *const *names, size_t nclasses, int numeric, const cha
     return -1;
 }
 
-/* Labels whose classes are those present, at least min_classes of them. */
-static int read_present(const char *path, size_t min_classes, gpc_labels **out)
+/* Labels whose classes are those present in t, at least min_classes of
+ * them; t is freed. */
+static int present(tokens *t, size_t min_classes, gpc_labels **out)
 {
-    tokens t;
-    *out = NULL;
-    int st = read_tokens(path, &t);
-    if (st != GPC_OK)
-        return st;
-    gpc_labels *l = classes_of(&t);
+    int st = GPC_OK;
+    gpc_labels *l = classes_of(t);
     if (l->nclasses < min_classes)
         st = gpc_fail(GPC_EINPUT, "%s: every one of the %zu labels is '%s': a classifier "
-                      "needs cases of at least two classes", t.name, t.n, l->names[0]);
-    tokens_free(&t);
+                      "needs cases of at least two classes", t->name, t->n, l->names[0]);
+    tokens_free(t);
     if (st != GPC_OK) {
         gpc_labels_free(l);
         return st;
     }
     *out = l;
     return GPC_OK;
+}
+
+static int read_present(const char *path, size_t min_classes, gpc_labels **out)
+{
+    tokens t;
+    *out = NULL;
+    int st = read_tokens(path, &t);
+    return st == GPC_OK ? present(&t, min_classes, out) : st;
 }
 
 int gpc_labels_read(const char *path, gpc_labels **out)
@@ -297,6 +312,14 @@ int gpc_labels_read(const char *path, gpc_labels **out)
 int gpc_labels_read_present(const char *path, gpc_labels **out)
 {
     return read_present(path, 1, out);
+}
+
+int gpc_labels_parse(const char *text, size_t len, const char *name, gpc_labels **out)
+{
+    tokens t;
+    *out = NULL;
+    int st = tokens_of_text(text, len, name, &t);
+    return st == GPC_OK ? present(&t, 1, out) : st;
 }
 
 gpc_labels *gpc_labels_of_tokens(char *const *tok, size_t n)

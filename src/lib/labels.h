@@ -35,6 +35,11 @@ int gpc_labels_read(const char *path, gpc_labels **out);
  * on a pipe). */
 int gpc_labels_read_present(const char *path, gpc_labels **out);
 
+/* The same from a file's contents already in memory: len bytes followed by
+ * a NUL, as gpc_input_read_all gives them, called name in messages; for a
+ * caller that goes on to use the text itself. */
+int gpc_labels_parse(const char *text, size_t len, const char *name, gpc_labels **out);
+
 /* The classes of n >= 1 labels already in memory (a LIBSVM file's first
  * tokens, read once with its features), as gpc_labels_read_present finds
  * them in a file. */

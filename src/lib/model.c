@@ -457,6 +457,29 @@ static int read_training(reader *r, gpc_model *m)
     return GPC_OK;
 }
 
+/* The writer ends every line, the last too, with a newline.  A file cut
+ * inside its last number still reads as numbers ("0.12345" cut to "0.12"),
+ * so the newline is what tells a whole model from a truncated one. */
+static int check_complete(const reader *r, int ends_in_newline)
+{
+    if (ends_in_newline)
+        return GPC_OK;
+    return gpc_fail(GPC_EINPUT, "%s:%zu: the last line has no end of line, so the model file "
+                    "was cut short (a model ends with a newline); write it again with gpc-fit",
+                    r->name, r->line);
+}
+
+/* The training inputs as gpc-fit takes them: a gram term's block edited
+ * since (no longer symmetric, say) would be predicted from although no fit
+ * accepts it.  The same check, tolerance and words as the fit's. */
+static int check_inputs(const reader *r, const gpc_model *m)
+{
+    if (gpc_kernel_check_train(m->kernel, m->X) != GPC_OK)
+        return gpc_fail(GPC_EINPUT, "%s: %s; the model file was changed after it was "
+                        "written: fit the model again", r->name, gpc_errmsg());
+    return GPC_OK;
+}
+
 int gpc_model_read(const char *path, gpc_model **out)
 {
     char *text;
@@ -467,10 +490,15 @@ int gpc_model_read(const char *path, gpc_model **out)
         return st;
     r.pos = text;
     r.end = text + len;
+    int ends_in_newline = len > 0 && text[len - 1] == '\n'; /* the reader cuts lines in place */
     gpc_model *m = gpc_calloc(1, sizeof *m);
     st = read_header(&r, m);
     if (st == GPC_OK)
         st = read_training(&r, m);
+    if (st == GPC_OK)
+        st = check_complete(&r, ends_in_newline);
+    if (st == GPC_OK)
+        st = check_inputs(&r, m);
     free(text);
     if (st != GPC_OK) {
         gpc_model_free(m);

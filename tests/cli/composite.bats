@@ -60,6 +60,39 @@ make_gram() {
     [ ! -e m.txt ]
 }
 
+@test "gram: a model whose Gram block was edited is refused as gpc-fit refuses the matrix" {
+    make_gram
+    gpc-fit -q -M vb -O none -k gram@1-31 -m gram.txt Gtr.txt y3.txt
+    # training case 4's similarity to case 6: column 7 of its 31 inputs,
+    # which end each training line of the model, and of Gtr.txt's row 4
+    edit() { # FILE ROW DELTA
+        awk -v row="$2" -v d="$3" -v CONVFMT=%.17g -v OFMT=%.17g '
+            FILENAME ~ /gram/ && /^# y/ { t = 1; print; next }
+            (FILENAME !~ /gram/ || t) && !/^#/ && ++n == row { $(NF - 31 + 7) += d } { print }' "$1"
+    }
+    edit Gtr.txt 4 0.01 > asym.txt
+    edit gram.txt 4 0.01 > asym-model.txt
+    run --separate-stderr gpc-fit -q -M vb -O none -k gram@1-31 -m m.txt asym.txt y3.txt
+    assert_failure 3
+    fit_msg="${stderr#gpc-fit: }"
+    [[ "$fit_msg" == "gram term 1: the training Gram matrix is not symmetric: case 6 to 4"* ]] ||
+        fail "gpc-fit: $stderr"
+    run --separate-stderr gpc-predict -m asym-model.txt -o p.txt Gte.txt
+    assert_failure 3
+    [[ "$stderr" == "gpc-predict: asym-model.txt: gram term 1: the training Gram matrix is not symmetric: case 6 to 4"* ]] ||
+        fail "gpc-predict: $stderr"
+    [[ "$stderr" == *"fit the model again"* ]] || fail "gpc-predict: $stderr"
+    [ ! -e p.txt ]
+    # within the fit's tolerance (1e-10 of the largest diagonal value) both read it
+    edit Gtr.txt 4 1e-13 > near.txt
+    edit gram.txt 4 1e-13 > near-model.txt
+    ! cmp -s gram.txt near-model.txt || fail "the edit changed nothing"
+    run gpc-fit -q -M vb -O none -k gram@1-31 -m m.txt near.txt y3.txt
+    assert_success
+    run gpc-predict -q -m near-model.txt -o p.txt Gte.txt
+    assert_success
+}
+
 @test "gram: exact leave-one-out refits are refused with a reason (exit 2)" {
     make_gram
     gpc-fit -q -M vb -O none -k gram@1-31 -m gram.txt Gtr.txt y3.txt

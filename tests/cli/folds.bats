@@ -351,9 +351,12 @@ manual_cv() { # FOLDS X Y FIT-OPTION...
     run --separate-stderr gpc-cv -K 41 -o out/cv.pred Xz.txt y.txt
     [ "$status" -eq 2 ]
     [[ "$stderr" == *"-K 41 is more folds than the 40 cases of y.txt"* ]]
-    run --separate-stderr gpc-cv -K 3 - y.txt < Xz.txt
+    run --separate-stderr gpc-cv -K 3 - - < Xz.txt
     [ "$status" -eq 2 ]
-    [[ "$stderr" == *"X and Y must be files"* ]]
+    [[ "$stderr" == *"X and Y cannot both be standard input"* ]]
+    run --separate-stderr gpc-cv -K 3 -f - Xz.txt - < y.txt
+    [ "$status" -eq 2 ]
+    [[ "$stderr" == *"cannot both be standard input"* ]]
     run --separate-stderr gpc-cv -f y.txt -K 3 Xz.txt y.txt
     [ "$status" -eq 2 ]
     run --separate-stderr gpc-cv -c 2 Xz.txt y.txt
@@ -383,7 +386,7 @@ manual_cv() { # FOLDS X Y FIT-OPTION...
     head -n 39 Xz.txt > X39.txt
     run --separate-stderr gpc-cv -K 3 -o out/cv.pred X39.txt y.txt
     [ "$status" -eq 3 ]
-    [[ "$stderr" == *"X39.txt: 39 rows, but the folds are of 40 cases"* ]]
+    [[ "$stderr" == *"y.txt has 40 labels but X39.txt has 39 rows"* ]]
     head -n 39 y.txt > f39.txt
     run --separate-stderr gpc-cv -f f39.txt -o out/cv.pred Xz.txt y.txt
     [ "$status" -eq 3 ]
@@ -391,6 +394,73 @@ manual_cv() { # FOLDS X Y FIT-OPTION...
     run --separate-stderr gpc-cv -o out/cv.pred Xz.txt missing.txt
     [ "$status" -eq 3 ]
     assert_dir_empty out
+    assert_dir_empty tmp
+}
+
+@test "gpc-cv: a LIBSVM file whose largest index is in one case: every fold has all its columns" {
+    require_tools gpc-cv
+    # Xz.txt as LIBSVM, feature 7 written only in case 9 (0 elsewhere)
+    paste -d' ' y.txt Xz.txt | awk '{ line = $1
+        for (j = 2; j <= 8; j++) if (j < 8 || NR == 9) line = line " " (j - 1) ":" $j
+        print line }' > s.svm
+    awk '{ if (NR != 9) $7 = 0; print }' Xz.txt > Xd.txt
+    mkdir tmp
+    export TMPDIR="$PWD/tmp"
+    run --separate-stderr gpc-cv -q -K 4 -o out/svm.pred s.svm -- -k ard -O none
+    assert_success
+    # the same numbers held densely give the same bytes
+    gpc-cv -q -K 4 -o out/dense.pred Xd.txt y.txt -- -k ard -O none
+    assert_files_equal out/svm.pred out/dense.pred
+    assert_shape out/svm.pred 40 4
+    assert_dir_empty tmp
+}
+
+@test "gpc-cv: malformed inputs are named by the user's file and line, before any fold runs" {
+    require_tools gpc-cv
+    mkdir tmp
+    export TMPDIR="$PWD/tmp"
+    sed '5s/^[^ ]*/abc/' Xz.txt > Xbad.txt
+    run --separate-stderr gpc-cv -K 3 -o out/cv.pred Xbad.txt y.txt
+    [ "$status" -eq 3 ]
+    [ "$stderr" = "gpc-cv: Xbad.txt:5: 'abc' is not a number" ] || fail "stderr: $stderr"
+    sed '12s/ [^ ]*$//' Xz.txt > Xragged.txt
+    run --separate-stderr gpc-cv -K 3 -o out/cv.pred Xragged.txt y.txt
+    [ "$status" -eq 3 ]
+    [[ "$stderr" == "gpc-cv: Xragged.txt:12: "* ]] || fail "stderr: $stderr"
+    { echo 'a,b,c,d,e,f,g'; sed 's/ /,/g; 7s/^[^,]*/x/' Xz.txt; } > Xbad.csv
+    run --separate-stderr gpc-cv -K 3 -o out/cv.pred Xbad.csv y.txt
+    [ "$status" -eq 3 ]
+    [[ "$stderr" == "gpc-cv: Xbad.csv:8: "* ]] || fail "stderr: $stderr"
+    sed '3s/.*/-1 1:0.5 1:0.7/' <(paste -d' ' y.txt Xz.txt | awk '{ printf "%s", $1; for (j = 2; j <= NF; j++) printf " %d:%s", j - 1, $j; print "" }') > bad.svm
+    run --separate-stderr gpc-cv -K 3 -o out/cv.pred bad.svm
+    [ "$status" -eq 3 ]
+    [[ "$stderr" == "gpc-cv: bad.svm:3: "* ]] || fail "stderr: $stderr"
+    run --separate-stderr gpc-cv -K 3 -o out/cv.pred - y.txt < Xbad.txt
+    [ "$status" -eq 3 ]
+    [ "$stderr" = "gpc-cv: <stdin>:5: 'abc' is not a number" ] || fail "stderr: $stderr"
+    assert_dir_empty out
+    assert_dir_empty tmp
+}
+
+@test "gpc-cv: X, Y or a LIBSVM file from a pipe give what the files give" {
+    require_tools gpc-cv
+    mkdir tmp
+    export TMPDIR="$PWD/tmp"
+    gpc-cv -q -K 3 -o want.pred Xz.txt y.txt -- -k se -O none
+    run gpc-cv -q -K 3 -o got1.pred Xz.txt <(cat y.txt) -- -k se -O none
+    assert_success
+    assert_files_equal want.pred got1.pred
+    cat y.txt | gpc-cv -q -K 3 -o got2.pred Xz.txt - -- -k se -O none
+    assert_files_equal want.pred got2.pred
+    cat Xz.txt | gpc-cv -q -K 3 -o got3.pred - y.txt -- -k se -O none
+    assert_files_equal want.pred got3.pred
+    gpc-folds -K 3 y.txt > f.txt
+    cat f.txt | gpc-cv -q -f - -o got4.pred Xz.txt y.txt -- -k se -O none
+    assert_files_equal want.pred got4.pred
+    paste -d' ' y.txt Xz.txt | awk '{ printf "%s", $1; for (j = 2; j <= NF; j++) printf " %d:%s", j - 1, $j; print "" }' > s.svm
+    gpc-cv -q -K 3 -o want-svm.pred s.svm -- -k se -O none
+    cat s.svm | gpc-cv -q -K 3 -o got5.pred - -- -k se -O none
+    assert_files_equal want-svm.pred got5.pred
     assert_dir_empty tmp
 }
 

@@ -96,6 +96,19 @@ setup() {
     assert_line --index 4 --regexp '^log_p_y '
 }
 
+@test "gibbs: --summary and gpc-plot trace refuse a gibbs chain beside a Laplace one (status 3)" {
+    require_tools gpc-plot
+    gpc-hmc -q -M gibbs -k se -n 12 -o g.txt X3.txt y3.txt
+    gpc-hmc -q -l softmax -k se -L 3 -n 12 -o l.txt X3.txt y3.txt
+    run gpc-hmc --summary l.txt g.txt
+    assert_failure 3
+    assert_output --partial "g.txt: method 'gibbs' differs from l.txt's 'laplace'"
+    run gpc-plot trace -o t.svg g.txt l.txt
+    assert_failure 3
+    assert_output --partial "l.txt: method 'laplace' differs from g.txt's 'gibbs'"
+    [ ! -e t.svg ]
+}
+
 @test "gibbs: gpc-predict --chain averages through a vb model: probabilities summing to one" {
     gpc-hmc -q -M gibbs -k se -n 30 -o c.txt X3.txt y3.txt
     gpc-fit -q -M vb -O none -k se -m vb.txt X3.txt y3.txt

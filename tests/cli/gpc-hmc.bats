@@ -170,6 +170,43 @@ rows() { awk '!/^#/ && !/^iteration/' "$1" | wc -l; }
     assert_output --partial "too few after a burn-in of 10"
 }
 
+@test "gpc-hmc --summary refuses chains of other data or settings (status 3), naming both files" {
+    gpc-hmc -k se -L 5 -q -n 12 -S 1 -o a.txt Xz.txt y.txt
+    # another seed, step and leapfrog count sample the same posterior
+    gpc-hmc -k se -L 4 -e 0.05 -q -n 12 -S 2 -o same.txt Xz.txt y.txt
+    run gpc-hmc --summary a.txt same.txt
+    assert_success
+    head -n 30 Xz.txt > X30.txt
+    head -n 30 y.txt > y30.txt
+    gpc-hmc -k se -L 5 -q -n 12 -o fewer.txt X30.txt y30.txt
+    run gpc-hmc --summary a.txt fewer.txt
+    assert_failure 3
+    assert_output --partial "fewer.txt: training data '30 cases of 7 columns, hash 0x"
+    assert_output --partial "differs from a.txt's '40 cases of 7 columns, hash 0x"
+    assert_output --partial "the chains sample different posteriors"
+    awk '{ print ($1 > 0) ? -1 : 1 }' y.txt > yflip.txt
+    gpc-hmc -k se -L 5 -q -n 12 -o flip.txt Xz.txt yflip.txt
+    run gpc-hmc --summary a.txt flip.txt
+    assert_failure 3
+    assert_output --partial "flip.txt: training data '40 cases of 7 columns"
+    gpc-hmc -k se -L 5 -q -n 12 -l probit -o probit.txt Xz.txt y.txt
+    run gpc-hmc --summary a.txt probit.txt
+    assert_failure 3
+    assert_output --partial "probit.txt: likelihood 'probit' differs from a.txt's 'logistic'"
+    gpc-hmc -k se -L 5 -q -n 12 --prior-mean=-2 -o prior.txt Xz.txt y.txt
+    run gpc-hmc --summary a.txt prior.txt
+    assert_failure 3
+    assert_output --partial "prior.txt: prior 'normal -2 3' differs from a.txt's 'normal -3 3'"
+    gpc-hmc -k se -L 5 -q -n 12 --fix=log_w -o fix.txt Xz.txt y.txt
+    run gpc-hmc --summary fix.txt a.txt
+    assert_failure 3
+    assert_output --partial "a.txt: list of fixed hyperparameters 'none' differs from fix.txt's 'log_w'"
+    # the third of three is checked too, and so is a chain from standard input
+    run gpc-hmc --summary a.txt same.txt - < fewer.txt
+    assert_failure 3
+    assert_output --partial "<stdin>: training data '30 cases"
+}
+
 @test "gpc-hmc: bad option values are status 2" {
     for bad in "-e 0" "-e -1" "-a 1" "-a -0.1" "-T -1" "--prior-sd 0" "-n x" "-L 0"; do
         run gpc-hmc $bad -o out/c.txt Xz.txt y.txt

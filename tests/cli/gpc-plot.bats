@@ -269,6 +269,18 @@ surface_model() {
     [ "$n" -gt 20 ] || fail "only $n colours"
 }
 
+@test "gpc-plot trace: chains of different training data are refused (status 3)" {
+    gpc-hmc -q -k se -n 6 -L 3 -o c1.txt Xz.txt y.txt
+    head -n 30 Xz.txt > X30.txt
+    head -n 30 y.txt > y30.txt
+    gpc-hmc -q -k se -n 6 -L 3 -o c2.txt X30.txt y30.txt
+    run gpc-plot trace -o out/t.svg c1.txt c2.txt
+    [ "$status" -eq 3 ]
+    assert_output --partial "c2.txt: training data '30 cases of 7 columns"
+    assert_output --partial "differs from c1.txt's '40 cases of 7 columns"
+    assert_dir_empty out
+}
+
 @test "gpc-plot trace: chains of different kernels, a burn-in past the end" {
     gpc-hmc -q -k se -n 6 -L 3 -o c1.txt Xz.txt y.txt
     gpc-hmc -q -k linear -n 6 -L 3 -o c2.txt Xz.txt y.txt

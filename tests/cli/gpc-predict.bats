@@ -337,6 +337,44 @@ setup() {
     assert_dir_empty out
 }
 
+# Model file $1 whole predicts XS $2; cut short by 1 byte (its newline), by
+# a few more (into its last number, whose prefix still reads as a number,
+# and past it) and by every 997th, it is refused with status 3 and writes
+# nothing.
+assert_cuts_refused() {
+    local m="$1" xs="$2" size k
+    run gpc-predict -q -m "$m" -o out/whole.txt "$xs"
+    assert_success
+    rm out/whole.txt
+    size=$(wc -c < "$m")
+    for k in 1 2 3 5 8 13 21 30 $(seq 100 997 "$size"); do
+        head -c "-$k" "$m" > cut.model
+        run gpc-predict -q -m cut.model -o out/p.txt "$xs"
+        [ "$status" -eq 3 ] || fail "$m cut $k bytes short: status $status: $output"
+    done
+    head -c -1 "$m" > cut.model
+    run gpc-predict -q -m cut.model -o out/p.txt "$xs"
+    assert_output --partial "cut.model:$(wc -l < "$m"): the last line has no end of line"
+    assert_dir_empty out
+}
+
+@test "gpc-predict: a model cut short anywhere is status 3, whatever its method; whole ones read" {
+    assert_cuts_refused m.txt Xtz.txt
+    gpc-fit -q -O none -M ep -l step -k se -m ep.txt Xz.txt y.txt
+    assert_cuts_refused ep.txt Xtz.txt
+    gpc-fit -q -O none -M naive -k se -m naive.txt Xz.txt y.txt
+    assert_cuts_refused naive.txt Xtz.txt
+    gpc-fit -q -O none -l probit -k se -m probit.txt Xz.txt y.txt
+    assert_cuts_refused probit.txt Xtz.txt
+    iris_fixtures
+    gpc-fit -q -O none -l softmax -k se -m softmax.txt X3.txt y3.txt
+    assert_cuts_refused softmax.txt Xt3.txt
+    gpc-fit -q -O none -M vb -k se -m vb.txt X3.txt y3.txt
+    assert_cuts_refused vb.txt Xt3.txt
+    gpc-fit -q -O none --multiclass=ovr -M ep -k se -m ovr.txt X3.txt y3.txt
+    assert_cuts_refused ovr.txt Xt3.txt
+}
+
 # ---- usage errors (status 2) -----------------------------------------------------------------
 
 @test "gpc-predict: no model is status 2" {

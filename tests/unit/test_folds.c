@@ -187,6 +187,37 @@ static void test_cut_text(void)
     gpc_matio_set_header(GPC_HEADER_AUTO);
 }
 
+/* Rows of a matrix kept with every column, also columns no kept row uses:
+ * a LIBSVM file's largest index may be in one case only. */
+static void test_cut_rows(void)
+{
+    gsl_matrix *M = gsl_matrix_calloc(3, 3);
+    gsl_matrix_set(M, 0, 0, 1.5);
+    gsl_matrix_set(M, 1, 2, 7); /* the only nonzero of column 3 */
+    gsl_matrix_set(M, 2, 1, -2);
+    unsigned char keep[3] = {1, 0, 1}, none[3] = {0, 0, 0};
+    char got[512];
+    FILE *f = fmemopen(got, sizeof got, "w");
+    memset(got, 0, sizeof got);
+    int st = gpc_folds_cut_rows(M, NULL, keep, "s.svm", GPC_FMT_TEXT, f, "out");
+    fclose(f);
+    TEST_OK(st == GPC_OK && strcmp(got, "1.5 0 0\n0 -2 0\n") == 0,
+            "rows 1 and 3 with all three columns: '%s'", got);
+    char *names[] = {"a", "b", "c", NULL};
+    f = fmemopen(got, sizeof got, "w");
+    memset(got, 0, sizeof got);
+    st = gpc_folds_cut_rows(M, names, keep, "x.csv", GPC_FMT_TEXT, f, "out");
+    fclose(f);
+    TEST_OK(st == GPC_OK && strcmp(got, "a,b,c\n1.5,0,0\n0,-2,0\n") == 0,
+            "named columns: CSV under their header: '%s'", got);
+    f = fmemopen(got, sizeof got, "w");
+    st = gpc_folds_cut_rows(M, NULL, none, "x.txt", GPC_FMT_TEXT, f, "out");
+    fclose(f);
+    TEST_OK(st == GPC_EINPUT && strstr(gpc_errmsg(), "x.txt: no row is selected"),
+            "no row kept is an error: %s", gpc_errmsg());
+    gsl_matrix_free(M);
+}
+
 int main(void)
 {
     test_invariants();
@@ -194,5 +225,6 @@ int main(void)
     test_seeds();
     test_limits();
     test_cut_text();
+    test_cut_rows();
     return tap_done();
 }

@@ -176,6 +176,34 @@ static void test_present(void)
             "present: a blank line still refused with its line");
 }
 
+/* Labels parsed from text in memory are those the file gives, the text is
+ * left as it was (the caller cuts it next), and errors name the name given. */
+static void test_parse(void)
+{
+    static const char text[] = "# kind\nb\na\nb\n";
+    char copy[sizeof text];
+    memcpy(copy, text, sizeof text);
+    gpc_labels *l = NULL, *f = NULL;
+    int st = gpc_labels_parse(copy, sizeof text - 1, "y.txt", &l);
+    st |= gpc_labels_read_present(put_text("l.txt", text), &f);
+    if (TEST_OK(st == GPC_OK, "parsed and read (%s)", st ? gpc_errmsg() : "ok")) {
+        TEST_OK(l->n == 3 && l->nclasses == 2 && !strcmp(l->names[0], "a") &&
+                    memcmp(l->cls, f->cls, 3 * sizeof *l->cls) == 0,
+                "the classes and cases of the file");
+        TEST_OK(memcmp(copy, text, sizeof text) == 0, "the text is unchanged");
+    }
+    gpc_labels_free(l);
+    gpc_labels_free(f);
+    static const char svm[] = "+1 1:0.5\n-1 3:2\n";
+    st = gpc_labels_parse(svm, sizeof svm - 1, "s.svm", &l);
+    if (TEST_OK(st == GPC_OK, "a LIBSVM text's labels (%s)", st ? gpc_errmsg() : "ok"))
+        TEST_OK(l->n == 2 && l->cls[0] == 1 && l->cls[1] == 0, "its first tokens");
+    gpc_labels_free(l);
+    st = gpc_labels_parse("a\n\nb\n", 5, "<stdin>", &l);
+    TEST_OK(st == GPC_EINPUT && l == NULL && strstr(gpc_errmsg(), "<stdin>:2: blank line"),
+            "an error names the name given: %s", gpc_errmsg());
+}
+
 int main(void)
 {
     if (!mkdtemp(dir)) {
@@ -189,6 +217,7 @@ int main(void)
     test_errors();
     test_model_classes();
     test_present();
+    test_parse();
     const char *files[] = {"l.txt", "b.txt", "bad.txt", "l.npy", "t.txt"};
     for (size_t i = 0; i < sizeof files / sizeof *files; i++)
         unlink(P(files[i]));

@@ -217,6 +217,38 @@ int main(void)
                  "hyperparameters 1\nlog_v0 0\n",
                  "wrongname.txt:7: expected 'log_bias");
 
+    /* a model ends with the newline of its last line: cut inside its last
+     * number, the rest still reads as numbers */
+    expect_error("cut.txt",
+                 "gpc-model 1\nmethod laplace\nlikelihood probit\nkernel bias\ndim 1\n"
+                 "hyperparameters 1\nlog_bias 0\nfit none\nlog_evidence -1\ntraining 1\n"
+                 "1 0.5 0.12",
+                 "cut.txt:11: the last line has no end of line");
+    expect_error("cut-comment.txt",
+                 "gpc-model 1\nmethod laplace\nlikelihood probit\nkernel bias\ndim 1\n"
+                 "hyperparameters 1\nlog_bias 0\nfit none\nlog_evidence -1\ntraining 1\n"
+                 "1 0.5 0.12\n# end",
+                 "cut-comment.txt:12: the last line has no end of line");
+    /* a gram term's training block as gpc-fit takes it: symmetric within
+     * 1e-10 of its largest diagonal value, the diagonal repeated in front */
+    const char *gram_head = "gpc-model 1\nmethod laplace\nlikelihood logistic\nkernel gram@1-3\n"
+                            "dim 3\nhyperparameters 1\nlog_v 0\nfit none\nlog_evidence -1\n"
+                            "training 2\n";
+    char text[512];
+    snprintf(text, sizeof text, "%s1 0.2 1 1 0.5\n-1 -0.2 1 0.5000000000001 1\n", gram_head);
+    write_file(path("gram.txt"), text);
+    gpc_model *g = NULL;
+    st = gpc_model_read(path("gram.txt"), &g);
+    TEST_OK(st == GPC_OK, "gram: a block symmetric within the fit's tolerance reads (%s)",
+            st ? gpc_errmsg() : "ok");
+    gpc_model_free(g);
+    snprintf(text, sizeof text, "%s1 0.2 1 1 0.5\n-1 -0.2 1 0.4 1\n", gram_head);
+    expect_error("gram-asym.txt", text, "gram-asym.txt: gram term 1: the training Gram matrix "
+                 "is not symmetric: case 2 to 1 is 0.40000000000000002, case 1 to 2 is 0.5");
+    snprintf(text, sizeof text, "%s1 0.2 1 1 0.5\n-1 -0.2 2 0.5 1\n", gram_head);
+    expect_error("gram-diag.txt", text, "gram-diag.txt: gram term 1: training case 2's "
+                 "similarity to itself is 2 in column 1");
+
     test_multiclass_round_trip(r, GPC_METHOD_SOFTMAX, GPC_LIK_SOFTMAX, "se", "mc1.txt");
     test_multiclass_round_trip(r, GPC_METHOD_SOFTMAX, GPC_LIK_SOFTMAX, "ard:per-class=3",
                                "mc2.txt");
@@ -243,7 +275,8 @@ int main(void)
     gsl_rng_free(r);
     const char *names[] = {"m.txt", "empty.txt", "other.txt", "v9.txt", "badlik.txt",
                            "short.txt", "badlabel.txt", "wrongname.txt", "noclasses.txt",
-                           "mclabel.txt", "ovr-binary.txt"};
+                           "mclabel.txt", "ovr-binary.txt", "cut.txt", "cut-comment.txt",
+                           "gram.txt", "gram-asym.txt", "gram-diag.txt"};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
         unlink(path(names[i]));
     rmdir(dir);
