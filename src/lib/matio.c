@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "alloc.h"
+#include "colnames.h"
 #include "err.h"
 #include "libsvm.h"
 #include "npy.h"
@@ -358,20 +359,22 @@ static int is_header(const csv_fields *f)
 /* The names of a header line, checked: every column named, no name twice. */
 static int take_names(const csv_fields *f, const char *name, size_t lineno, char ***out)
 {
-    for (size_t j = 0; j < f->n; j++) {
+    for (size_t j = 0; j < f->n; j++)
         if (!*field(f, j))
             return gpc_fail(GPC_EINPUT, "%s:%zu: column %zu has no name%s", name, lineno, j + 1,
                             j == 0 ? " (pandas writes its index so: save with index=False, or "
                                      "name the column)" : "; name every column");
-        for (size_t i = 0; i < j; i++)
-            if (strcmp(field(f, i), field(f, j)) == 0)
-                return gpc_fail(GPC_EINPUT, "%s:%zu: columns %zu and %zu are both named '%s'; "
-                                "names must differ", name, lineno, i + 1, j + 1, field(f, j));
-    }
     char **names = gpc_mallocarray(f->n + 1, sizeof *names);
     for (size_t j = 0; j < f->n; j++)
         names[j] = gpc_strdup(field(f, j));
     names[f->n] = NULL;
+    size_t i, j;
+    if (gpc_colnames_repeated(names, f->n, &i, &j)) {
+        int st = gpc_fail(GPC_EINPUT, "%s:%zu: columns %zu and %zu are both named '%s'; names "
+                          "must differ", name, lineno, i + 1, j + 1, names[j]);
+        gpc_colnames_free(names);
+        return st;
+    }
     *out = names;
     return GPC_OK;
 }
