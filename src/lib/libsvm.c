@@ -232,8 +232,13 @@ static int parse_all(parser *ps, const char *buf, size_t len)
 {
     const char *p = buf, *end = buf + len;
     for (size_t lineno = 1; p < end; lineno++) {
-        const char *eol = end_of_line(p, end);
-        int st = parse_line(ps, p, eol, lineno);
+        const char *eol = end_of_line(p, end), *hash = memchr(p, '#', (size_t)(eol - p));
+        /* a NUL would end a token early, and the message would quote the
+         * token cut short; in a comment any byte goes */
+        int st = gpc_text_refuse_nul(ps->name, lineno, p, hash ? hash : eol,
+                                     "a LIBSVM file is text");
+        if (st == GPC_OK)
+            st = parse_line(ps, p, eol, lineno);
         if (st != GPC_OK)
             return st;
         p = eol < end ? eol + 1 : end;

@@ -138,6 +138,19 @@ static int text_number(const char *name, size_t lineno, const char *tok, const c
 
 static const char UTF8_BOM[3] = "\xef\xbb\xbf";
 
+/* What a matrix file is, for messages about bytes it should not hold. */
+static const char MATRIX_IS[] = "a matrix is text or .npy";
+
+int gpc_text_refuse_nul(const char *name, size_t lineno, const char *line, const char *end,
+                        const char *what)
+{
+    const char *nul = memchr(line, '\0', (size_t)(end - line));
+    if (!nul)
+        return GPC_OK;
+    return gpc_fail(GPC_EINPUT, "%s:%zu: a NUL byte at column %zu; the file looks binary (%s)",
+                    name, lineno, (size_t)(nul - line) + 1, what);
+}
+
 /* A token that is not a number because of a byte the user cannot see in the
  * message (a byte-order mark, a NUL, a control or non-ASCII character) gets a
  * message that names that byte and its column (counted in bytes from 1); other
@@ -155,9 +168,8 @@ static int invisible_byte(const char *name, size_t lineno, const char *line, con
             return gpc_fail(GPC_EINPUT, "%s:%zu: a UTF-8 byte-order mark at column %zu (were "
                             "files joined?); remove it", name, lineno, col);
         }
-        if (b == 0)
-            return gpc_fail(GPC_EINPUT, "%s:%zu: a NUL byte at column %zu; the file looks "
-                            "binary (a matrix is text or .npy)", name, lineno, col);
+        if (b == 0) /* the line's first: tokens before this one were numbers */
+            return gpc_text_refuse_nul(name, lineno, line, end, MATRIX_IS);
         if (b < 0x20 || b == 0x7f)
             return gpc_fail(GPC_EINPUT, "%s:%zu: a control character (byte 0x%02x) at column "
                             "%zu; numbers are separated by blanks or tabs", name, lineno, b, col);
@@ -420,7 +432,8 @@ static int read_csv(const char *buf, size_t len, const char *name, gsl_matrix **
         if (skipped_line(p, eol)) {
             if (first && !src->header)
                 src->header = header_line(p, eol);
-        } else if ((st = csv_split(&f, name, lineno, p, eol)) == GPC_OK) {
+        } else if ((st = gpc_text_refuse_nul(name, lineno, p, eol, MATRIX_IS)) == GPC_OK &&
+                   (st = csv_split(&f, name, lineno, p, eol)) == GPC_OK) {
             if (first && is_header(&f)) {
                 st = take_names(&f, name, lineno, &src->colnames);
                 t.cols = f.n;

@@ -59,6 +59,14 @@ void gpc_input_close(FILE *f);
  * anything is allocated for it. */
 int gpc_input_read_all(const char *path, char **text, size_t *len, const char **name);
 
+/* Text readers refuse a NUL byte rather than stop at it, which would cut a
+ * field or a line short without a word.  For the first NUL in [line, end),
+ * line being the start of line lineno of the file name: GPC_EINPUT with
+ * "name:lineno: a NUL byte at column C; the file looks binary (what)",
+ * what saying what the file should be; GPC_OK if there is none. */
+int gpc_text_refuse_nul(const char *name, size_t lineno, const char *line, const char *end,
+                        const char *what);
+
 /* Parse "text" or "npy" (also "txt"); GPC_EUSAGE on anything else. */
 int gpc_format_parse(const char *s, gpc_format *fmt);
 

@@ -33,6 +33,44 @@ setup() {
     assert_dir_empty out
 }
 
+@test "inputs: a NUL byte in a CSV field or header is named, not taken as the field's end" {
+    printf 'a,b,c\n1,2\0xyz,3\n' > field.csv
+    run gpc-kernel -o out/K.txt field.csv
+    assert_failure 3
+    assert_output "gpc-kernel: field.csv:2: a NUL byte at column 4; the file looks binary (a matrix is text or .npy)"
+    printf '1,2\0xyz\n3,4\n' > bare.csv
+    run gpc-kernel -o out/K.txt bare.csv
+    assert_failure 3
+    assert_output --partial "bare.csv:1: a NUL byte at column 4"
+    printf 'a\0q,b\n1,2\n3,4\n' > header.csv
+    run gpc-kernel -o out/K.txt header.csv
+    assert_failure 3
+    assert_output --partial "header.csv:1: a NUL byte at column 2"
+    printf '1 1:2\0 2:3\n-1 1:1 # \0\n' > nul.svm
+    run gpc-kernel -o out/K.txt nul.svm
+    assert_failure 3
+    assert_output "gpc-kernel: nul.svm:1: a NUL byte at column 6; the file looks binary (a LIBSVM file is text)"
+    assert_dir_empty out
+}
+
+@test "inputs: a NUL byte in a parameter file (-H) is named with its line, a file of NULs at once" {
+    printf 'log_v0 1\nlog_w1 -3\0 junk\n' > p.txt
+    run gpc-fit -q -O none -k ard+bias -H p.txt -m out/m.txt Xz.txt y.txt
+    assert_failure 3
+    assert_output "gpc-fit: p.txt:2: a NUL byte at column 10; the file looks binary (a parameter file is text, 'name value' lines)"
+    # 64 MB of NULs, one endless line: refused at its first byte, not read whole
+    head -c 67108864 /dev/zero > zeros.txt
+    run timeout 20 gpc-fit -q -O none -k ard+bias -H zeros.txt -m out/m.txt Xz.txt y.txt
+    assert_failure 3
+    assert_output --partial "zeros.txt:1: a NUL byte at column 1"
+    assert_dir_empty out
+    # in a comment, as in a matrix, any byte goes
+    printf 'log_v0 1 # \0\n' > c.txt
+    run gpc-kernel -k ard+bias -H c.txt -L Xz.txt
+    assert_success
+    assert_line --index 0 "log_v0 1"
+}
+
 @test "inputs: a binary file that is not .npy reads as text with a NUL named" {
     printf '\x7fELF\x02\x01\x01\0\0\0' > bin.txt
     run gpc-kernel -o out/K.txt bin.txt
