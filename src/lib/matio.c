@@ -51,9 +51,25 @@ static void *grow(void *p, size_t *cap, size_t need, size_t size)
 
 /* ---- reading the stream -------------------------------------------------- */
 
+/* Lone carriage returns, the line ends of old Mac files, as newlines, so that
+ * every text reader (matrices, CSV, LIBSVM, labels, models) counts the lines
+ * a user's editor shows, instead of reading one long line.  A CR before a
+ * newline (CRLF) stays, for the readers take it as a blank; .npy bytes are
+ * not text and stay as they are. */
+static void lone_cr_to_newline(char *buf, size_t len)
+{
+    if (gpc_npy_is(buf, len))
+        return;
+    char *end = buf + len;
+    for (char *p = memchr(buf, '\r', len); p; p = memchr(p + 1, '\r', (size_t)(end - p - 1)))
+        if (p + 1 == end || p[1] != '\n')
+            *p = '\n';
+}
+
 /* The whole stream in memory, NUL-terminated so strtod cannot run past the
- * last token.  Reading everything first is what lets pipes work in one pass:
- * the format is decided from the first bytes without putting them back. */
+ * last token, a text's lone CRs as newlines.  Reading everything first is
+ * what lets pipes work in one pass: the format is decided from the first
+ * bytes without putting them back. */
 static int slurp(FILE *f, const char *name, char **out, size_t *len)
 {
     char *buf = NULL;
@@ -76,6 +92,7 @@ static int slurp(FILE *f, const char *name, char **out, size_t *len)
         return gpc_fail(GPC_EINPUT, "%s: read error: %s", name, strerror(err ? err : EIO));
     }
     buf[n] = '\0';
+    lone_cr_to_newline(buf, n);
     *out = buf;
     *len = n;
     return GPC_OK;

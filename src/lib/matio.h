@@ -5,8 +5,8 @@
  * name and, for text, the line number.  The name "-" (or NULL) is standard
  * input / output and is reported as "<stdin>" / "<stdout>".
  *
- * Text: one row per line, numbers separated by blanks or tabs, '#' starts a
- * comment, blank lines are skipped; written with %.17g in the C locale, so a
+ * Text: one row per line (lines end in LF, CRLF or a lone CR), numbers
+ * separated by blanks or tabs, '#' starts a comment, blank lines are skipped; written with %.17g in the C locale, so a
  * round trip is exact.  Binary: .npy, written as version 1.0, little-endian
  * float64 ('<f8'), C order; read in versions 1.0, 2.0 and 3.0, 1-D (as one
  * column) or 2-D, in C or Fortran order, of floats ('f8' 'f4' 'f2'), integers
@@ -54,7 +54,8 @@ gpc_header_mode gpc_matio_header(void);
 int gpc_input_open(const char *path, FILE **f, const char **name);
 void gpc_input_close(FILE *f);
 /* The whole of path (as gpc_input_open opens it) in memory, NUL-terminated:
- * *len bytes in *text (free it).  Readers of keyed files parse this, so that
+ * *len bytes in *text (free it); unless it is .npy, a lone CR (the line end
+ * of old Mac files) comes as a newline, so that lines end in LF or CRLF.  Readers of keyed files parse this, so that
  * every count a file states can be checked against what it holds before
  * anything is allocated for it. */
 int gpc_input_read_all(const char *path, char **text, size_t *len, const char **name);

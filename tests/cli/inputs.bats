@@ -93,6 +93,36 @@ setup() {
     assert_files_equal out/K1.txt out/K2.txt
 }
 
+@test "inputs: lone CRs (old Mac line ends) end lines in matrices, CSV, LIBSVM, labels and -H" {
+    tr '\n' '\r' < Xz.txt > Xmac.txt
+    tr '\n' '\r' < y.txt > ymac.txt
+    gpc-fit -q -O none -k ard+bias -m lf.model Xz.txt y.txt
+    run gpc-fit -q -O none -k ard+bias -m mac.model Xmac.txt ymac.txt
+    assert_success
+    assert_files_equal mac.model lf.model
+    printf 'a,b\r1,2\r3,4\r' > mac.csv
+    printf 'a,b\n1,2\n3,4\n' > lf.csv
+    printf '1 1:1\r-1 2:1 # two\r1 1:3\r' > mac.svm
+    printf '1 1:1\n-1 2:1\n1 1:3\n' > lf.svm
+    for f in csv svm; do
+        run gpc-kernel -o K-mac.txt "mac.$f"
+        assert_success
+        gpc-kernel -o K-lf.txt "lf.$f"
+        assert_files_equal K-mac.txt K-lf.txt
+    done
+    # line numbers count the CRs, CRLF still ends a line once
+    printf '0 0\r1 0\r\n0 x\r' > bad.txt
+    run gpc-kernel -o out/K.txt bad.txt
+    assert_failure 3
+    assert_output "gpc-kernel: bad.txt:3: 'x' is not a number"
+    printf 'log_v0 1\rlog_w1 -3 # a comment\r\nlog_w2 -4\r' > p.txt
+    run gpc-kernel -k ard+bias -H p.txt -L Xz.txt
+    assert_success
+    assert_line --index 0 "log_v0 1"
+    assert_line --index 1 "log_w1 -3"
+    assert_line --index 2 "log_w2 -4"
+}
+
 @test "inputs: a kernel spec too long to keep whole is a usage error" {
     # 1205 characters, more than a model file keeps
     local spec=ard@1 i

@@ -234,6 +234,15 @@ static void test_read_text_layout(void)
         gsl_matrix_free(m);
         gpc_source_free(&src);
     }
+    /* old Mac files end lines with a lone CR; CRLF still ends one line */
+    put_text("mac.txt", "1 2 3\r4 5 6\r\n\r7 8e0 -9.5\r");
+    st = gpc_matrix_read(P("mac.txt"), &m, &src);
+    TEST_OK(st == GPC_OK && matrix_is(m, 3, 3, want) && src.line[1] == 2 && src.line[2] == 4,
+            "lone CRs end lines, rows on lines 1, 2, 4 (%s)", st ? gpc_errmsg() : "ok");
+    if (st == GPC_OK) {
+        gsl_matrix_free(m);
+        gpc_source_free(&src);
+    }
 }
 
 static void test_read_npy(void)
