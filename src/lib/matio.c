@@ -198,6 +198,14 @@ static int invisible_byte(const char *name, size_t lineno, const char *line, con
     return GPC_OK;
 }
 
+/* A row wider than any matrix may be, refused at its line. */
+static int too_wide(const char *name, size_t lineno)
+{
+    return gpc_fail(GPC_EINPUT, "%s:%zu: more than %u columns, the most a matrix may have; "
+                    "keep the columns to be used (e.g. with cut)", name, lineno,
+                    GPC_MATRIX_MAX_COLS);
+}
+
 /* One line [p, eol): its numbers become a row, unless it has none. */
 static int text_line(text_rows *t, const char *p, const char *eol, size_t lineno)
 {
@@ -211,6 +219,8 @@ static int text_line(text_rows *t, const char *p, const char *eol, size_t lineno
         const char *tok = p;
         while (p < eol && !is_blank(*p) && *p != '#')
             p++;
+        if (found == GPC_MATRIX_MAX_COLS)
+            return too_wide(t->name, lineno);
         double x;
         int st = text_number(t->name, lineno, tok, p, &x);
         if (st != GPC_OK && invisible_byte(t->name, lineno, line, tok, p) != GPC_OK)
@@ -329,6 +339,8 @@ static int csv_split(csv_fields *f, const char *name, size_t lineno, const char 
             return out_of_memory(name);
         f->off = o;
         f->off[f->n++] = used;
+        if (f->n > GPC_MATRIX_MAX_COLS)
+            return too_wide(name, lineno);
         while (p < eol && is_blank(*p))
             p++;
         if (p < eol && *p == '"') {

@@ -24,6 +24,12 @@
 
 typedef enum { GPC_FMT_TEXT = 0, GPC_FMT_NPY = 1 } gpc_format;
 
+/* The most columns a matrix may have, in every format: 2^20, the most a
+ * kernel takes (kernel.h), so that a matrix that reads can be used.  A wider
+ * one is refused (GPC_EINPUT) where its width shows: the first row's line, a
+ * LIBSVM index, a .npy shape; before anything is allocated for it. */
+#define GPC_MATRIX_MAX_COLS 1048576u
+
 /* Where each row of a matrix came from, for messages about a row. */
 typedef struct {
     char name[256];  /* file name as given, or "<stdin>" */

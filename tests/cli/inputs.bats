@@ -123,6 +123,23 @@ setup() {
     assert_line --index 2 "log_w2 -4"
 }
 
+@test "inputs: a matrix wider than 2^20 columns is status 3 where its width shows" {
+    printf '1\n-1\n' > y2.txt
+    awk 'BEGIN { for (i = 0; i < 2; i++) { for (j = 0; j <= 1048576; j++) printf "0 "; print "" } }' > wide.txt
+    run gpc-fit -q -O none -k se -m out/m.txt wide.txt y2.txt
+    assert_failure 3
+    assert_output "gpc-fit: wide.txt:1: more than 1048576 columns, the most a matrix may have; keep the columns to be used (e.g. with cut)"
+    tr ' ' ',' < wide.txt | sed 's/,$//' > wide.csv
+    run gpc-fit -q -O none -k se -m out/m.txt wide.csv y2.txt
+    assert_failure 3
+    assert_output --partial "wide.csv:1: more than 1048576 columns"
+    npy_header '<f8' '(2, 1048577)' > wide.npy
+    run gpc-fit -q -O none -k se -m out/m.txt wide.npy y2.txt
+    assert_failure 3
+    assert_output "gpc-fit: wide.npy: 1048577 columns, more than the 1048576 a matrix may have; keep the columns to be used"
+    assert_dir_empty out
+}
+
 @test "inputs: a kernel spec too long to keep whole is a usage error" {
     # 1205 characters, more than a model file keeps
     local spec=ard@1 i
