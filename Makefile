@@ -180,8 +180,11 @@ build/fuzz/lib/%.o: src/lib/%.c | build/fuzz/lib
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -DGPC_VERSION='"$(VERSION)"' -MMD -MP -c -o $@ $<
 build/fuzz/libgpc.a: $(FUZZ_OBJ)
 	rm -f $@ && ar rcs $@ $^
+# clang builds the library without OpenMP (its pragmas are ignored: the
+# readers run on one thread), so the omp_* calls of parallel.c come from
+# libgomp, which OpenBLAS's OpenMP build loads anyway.
 build/fuzz/fuzz_%: fuzz/fuzz_%.c fuzz/tmpfile.h build/fuzz/libgpc.a
-	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer $(LDFLAGS) -o $@ $< build/fuzz/libgpc.a $(LDLIBS)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer $(LDFLAGS) -o $@ $< build/fuzz/libgpc.a $(LDLIBS) -lgomp
 build/fuzz/lib:
 	mkdir -p $@
 
