@@ -651,12 +651,15 @@ static void write_text(FILE *f, const gsl_matrix *m)
     }
 }
 
-/* A CSV field: quoted when a reader would otherwise split or trim it. */
-static void write_csv_field(FILE *f, const char *s)
+/* A CSV field: quoted when a reader would otherwise split, trim or skip it
+ * (a byte-order mark at the start of the file is dropped), or when always
+ * is set. */
+static void write_csv_field(FILE *f, const char *s, int always)
 {
     size_t n = strlen(s);
-    int quote = n == 0 || strpbrk(s, ",\"\r\n") || is_blank(s[0]) || is_blank(s[n - 1]) ||
-                s[0] == '#';
+    int quote = always || n == 0 || strpbrk(s, ",\"\r\n") || is_blank(s[0]) ||
+                is_blank(s[n - 1]) || s[0] == '#' ||
+                (n >= sizeof UTF8_BOM && memcmp(s, UTF8_BOM, sizeof UTF8_BOM) == 0);
     if (!quote) {
         fputs(s, f);
         return;
@@ -672,10 +675,12 @@ static void write_csv_field(FILE *f, const char *s)
 
 static void write_csv(FILE *f, const gsl_matrix *m, char *const *names)
 {
+    /* a header line without a comma or a quote would not be read as CSV,
+     * so a single name is quoted */
     for (size_t j = 0; j < m->size2; j++) {
         if (j)
             fputc(',', f);
-        write_csv_field(f, names[j]);
+        write_csv_field(f, names[j], m->size2 == 1);
     }
     fputc('\n', f);
     for (size_t i = 0; i < m->size1 && !ferror(f); i++) {

@@ -190,6 +190,16 @@ wide_csv() {
     assert_dir_empty out
 }
 
+@test "csv: a single named column is written so that it reads back as CSV" {
+    printf '"w"\n1\n2\n4\n' > one.csv
+    run --separate-stderr gpc-scale -o one-z.csv one.csv
+    assert_success
+    [ "$(head -n 1 one-z.csv)" = '"w"' ] || fail "header line: $(head -n 1 one-z.csv)"
+    run --separate-stderr gpc-scale -o one-zz.csv one-z.csv
+    assert_success
+    [ "$(head -n 1 one-zz.csv)" = '"w"' ] || fail "header line: $(head -n 1 one-zz.csv)"
+}
+
 @test "csv: gpc-scale keeps the names, so the pipeline after it still matches them" {
     write_frames
     printf 'a,"b, ""c""",d\n1,2,4\n3,6,5\n' > q.csv
