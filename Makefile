@@ -153,10 +153,11 @@ $(BUILD)/bench-%: bench/bench-%.c bench/bench-data.h $(LIB) | $(BUILD)/lib
 
 # libFuzzer harnesses for the readers and the kernel-spec parser, built with
 # clang under ASan and UBSan in build/fuzz (never part of make check):
-# `make fuzz FUZZ_SECONDS=600` runs each for that long, one after the other.
+# `make fuzz FUZZ_SECONDS=600` runs each for that long, one after the other;
+# FUZZ_TARGETS="csv_header params" runs only those.
 FUZZ_CC      ?= clang
 FUZZ_SECONDS ?= 60
-FUZZ_TARGETS  = matrix labels kernel_spec model chain
+FUZZ_TARGETS  = matrix labels kernel_spec model chain csv_header params
 FUZZ_SAN      = -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
 FUZZ_CFLAGS   = -std=c11 -D_POSIX_C_SOURCE=200809L -Wall -Wextra -Wno-unknown-pragmas -g -O1 \
                 -DHAVE_INLINE -Isrc/lib $(GSL_CFLAGS) $(FUZZ_SAN)
