@@ -17,12 +17,13 @@ shift 2
 [ -x bin/gpc-fit ] || { echo "fuzz: build the tools first (make all)" >&2; exit 3; }
 seed="$build/seed"
 rm -rf "$seed"
-mkdir -p "$seed/matrix" "$seed/labels" "$seed/kernel_spec" "$seed/model" "$seed/chain" || exit 3
+harnesses="matrix labels kernel_spec model chain csv_header params"
+for h in $harnesses; do mkdir -p "$seed/$h" || exit 3; done
 
 # Matrices and labels: the committed seeds, the heads of the bundled data sets
 # (whole files would only slow every run), the same as .npy, and the
 # reference fixtures of the tests.
-for h in matrix labels kernel_spec model chain; do
+for h in $harnesses; do
     if [ -d "fuzz/seeds/$h" ]; then cp fuzz/seeds/"$h"/* "$seed/$h/" || exit 3; fi
 done
 for d in data/*/; do
@@ -30,6 +31,11 @@ for d in data/*/; do
     for f in "$d"X*.txt; do
         [ -f "$f" ] || continue
         head -n 12 "$f" > "$seed/matrix/$n-$(basename "$f")" || exit 3
+        # the same rows as CSV under a header c1,c2,...
+        head -n 12 "$f" | awk '!/^[ \t]*(#|$)/ { if (!done) { for (j = 1; j <= NF; j++)
+                                      printf "%sc%d", (j > 1 ? "," : ""), j; print ""; done = 1 }
+                                  $1 = $1; gsub(/ /, ","); print }' \
+            > "$seed/csv_header/$n-$(basename "$f" .txt).csv" || exit 3
         cols=$(awk 'NF { print NF; exit }' "$f")
         awk -v c="$cols" 'BEGIN { for (j = 1; j <= c; j++) printf "0 "; print ""
                                   for (j = 1; j <= c; j++) printf "1 "; print "" }' > "$seed/id.txt"
@@ -55,7 +61,15 @@ done
 bin/gpc-fit -q -O none -k 'se@1-3+linear@4:discrete=2' -m "$seed/model/discrete.txt" \
     "$seed/Xz.txt" "$seed/y.txt" || exit 3
 bin/gpc-hmc -q -n 3 -L 3 -k ard+bias -o "$seed/chain/chain.txt" "$seed/Xz.txt" "$seed/y.txt" || exit 3
-rm -f "$seed/X.txt" "$seed/y.txt" "$seed/Xz.txt" "$seed/st.txt"
+# Hyperparameter files as gpc-kernel --list writes them, for the kernels of
+# fuzz_params (the first byte picks one): ard+bias on 3 columns, ard+bias
+# per class on 2.
+cut -d' ' -f1-3 "$seed/Xz.txt" > "$seed/X3.txt" && cut -d' ' -f1-2 "$seed/Xz.txt" > "$seed/X2.txt" &&
+    { printf '\000'; bin/gpc-kernel -k ard+bias -p log_w2=0.5 -L "$seed/X3.txt"; } \
+        > "$seed/params/listed-ard-bias" &&
+    { printf '\003'; bin/gpc-kernel -k ard+bias:per-class=3 -L "$seed/X2.txt"; } \
+        > "$seed/params/listed-per-class" || exit 3
+rm -f "$seed/X.txt" "$seed/y.txt" "$seed/Xz.txt" "$seed/st.txt" "$seed/X3.txt" "$seed/X2.txt"
 
 found=0
 for h in "$@"; do

@@ -201,7 +201,7 @@ static void calibration_cases(const gsl_matrix *P, size_t first, int binary,
         for (size_t c = 0; c < C; c++) {
             double p = gsl_matrix_get(P, i, first + c);
             if (!(p >= 0.0 && p <= 1.0))
-                gpc_die(GPC_EINPUT, "%s: row %zu: %g is not a probability", pname, i + 1, p);
+                gpc_die(GPC_EINPUT, "%s: row %zu: %.17g is not a probability", pname, i + 1, p);
             probs[i * C + c] = p;
         }
     gpc_score_top_label(probs, n, C, l->cls, pred, hit);

@@ -12,6 +12,10 @@
 #include "err.h"
 #include "matio.h"
 
+/* Constant columns named one by one; the rest are counted, for a wide
+ * sparse file has one for every index its rows leave out. */
+#define CONSTANT_NAMED 5
+
 static void usage(void)
 {
     printf("Usage: %s [OPTION]... [X]\n"
@@ -134,11 +138,12 @@ int main(int argc, char **argv)
     } else {
         stats = column_stats(X, gpc_cli_name(xpath));
     }
+    size_t constant = 0;
     for (size_t l = 0; l < X->size2; l++) {
         double mean = gsl_matrix_get(stats, 0, l), sd = gsl_matrix_get(stats, 1, l);
         /* a constant column's computed sd is rounding noise, not a scale */
         if (!(sd > 1e-12 * fabs(mean))) {
-            if (!restore)
+            if (!restore && ++constant <= CONSTANT_NAMED)
                 gpc_info(1, "column %zu is constant: centred, not scaled", l + 1);
             sd = 1.0;
         }
@@ -151,6 +156,9 @@ int main(int argc, char **argv)
             gsl_matrix_set(X, i, l, z);
         }
     }
+    if (constant > CONSTANT_NAMED)
+        gpc_info(1, "and %zu more columns are constant: centred, not scaled",
+                 constant - CONSTANT_NAMED);
     /* both written before either is committed, so a failure leaves neither */
     if (save_out)
         gpc_cli_check(gpc_matrix_write(gpc_output_file(save_out), gpc_output_name(save_out),

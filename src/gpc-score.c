@@ -89,7 +89,7 @@ static void class_probabilities(const gsl_matrix *P, size_t i, size_t col, int b
         if (!binary)
             p[c] = gsl_matrix_get(P, i, col + c);
         if (!(p[c] >= 0.0 && p[c] <= 1.0))
-            gpc_die(GPC_EINPUT, "%s: row %zu: %g is not a probability", name, i + 1,
+            gpc_die(GPC_EINPUT, "%s: row %zu: %.17g is not a probability", name, i + 1,
                     gsl_matrix_get(P, i, col + (binary ? 0 : c)));
     }
     if (!binary && gpc_score_check_sum(p, C, col + 1) != GPC_OK)

@@ -169,35 +169,103 @@ void gpc_cli_params(gpc_kernel *k, const char *arg)
     free(theta);
 }
 
-void gpc_cli_params_file(gpc_kernel *k, const char *path)
+/* One line of a parameter file, without its end and its comment. */
+typedef struct {
+    char *s;
+    size_t len, cap;
+} params_line;
+
+static void params_line_push(params_line *b, char c)
+{
+    if (b->len + 2 > b->cap) {
+        b->cap = b->cap ? 2 * b->cap : 128;
+        b->s = gpc_realloc(b->s, b->cap);
+    }
+    b->s[b->len++] = c;
+    b->s[b->len] = '\0';
+}
+
+/* Line lineno of f into b, up to a newline, CRLF or a lone CR (old Mac
+ * files), without the '#' comment; *end set when f had nothing more.
+ * Read a byte at a time, so that a NUL is refused where it is met: a
+ * binary file is not read whole first. */
+static int params_line_read(FILE *f, const char *name, size_t lineno, params_line *b, int *end)
+{
+    int c, comment = 0;
+    size_t got = 0;
+    if (!b->s) {
+        b->cap = 128;
+        b->s = gpc_malloc(b->cap);
+    }
+    b->len = 0;
+    b->s[0] = '\0';
+    while ((c = getc(f)) != EOF && c != '\n') {
+        got++;
+        if (c == '\r') {
+            int next = getc(f);
+            if (next != '\n' && next != EOF)
+                ungetc(next, f);
+            break;
+        }
+        comment |= c == '#';
+        if (comment)
+            continue;
+        params_line_push(b, (char)c);
+        if (c == '\0')
+            return gpc_text_refuse_nul(name, lineno, b->s, b->s + b->len,
+                                       "a parameter file is text, 'name value' lines");
+    }
+    *end = c == EOF && got == 0;
+    return GPC_OK;
+}
+
+/* "name value" in s, its value into theta. */
+static int params_line_parse(gpc_kernel *k, const char *s, const char *name, size_t lineno,
+                             double *theta)
+{
+    char pname[256], rest[2];
+    double x;
+    if (sscanf(s, "%255s %lf %1s", pname, &x, rest) != 2 || !isfinite(x))
+        return gpc_fail(GPC_EINPUT, "%s:%zu: expected 'name value'", name, lineno);
+    long j = gpc_kernel_param_index(k, pname);
+    if (j < 0)
+        return gpc_fail(GPC_EINPUT, "%s:%zu: kernel '%s' has no hyperparameter '%s'", name,
+                        lineno, gpc_kernel_spec(k), pname);
+    theta[j] = x;
+    return GPC_OK;
+}
+
+int gpc_cli_params_file_read(gpc_kernel *k, const char *path)
 {
     FILE *f;
-    gpc_cli_check(gpc_input_open(path, &f, &path));
-    size_t p = gpc_kernel_nparams(k), line = 0;
-    double *theta = gpc_malloc(p * sizeof *theta);
+    const char *name;
+    int st = gpc_input_open(path, &f, &name), end = 0;
+    if (st != GPC_OK)
+        return st;
+    size_t p = gpc_kernel_nparams(k);
+    double *theta = gpc_malloc((p ? p : 1) * sizeof *theta);
     memcpy(theta, gpc_kernel_params(k), p * sizeof *theta);
-    char *buf = NULL, name[256], rest[2];
-    size_t cap = 0;
-    double x;
-    while (getline(&buf, &cap, f) >= 0) {
-        line++;
-        buf[strcspn(buf, "#\r\n")] = '\0';
-        if (buf[strspn(buf, " \t")] == '\0')
-            continue;
-        if (sscanf(buf, "%255s %lf %1s", name, &x, rest) != 2 || !isfinite(x))
-            gpc_die(GPC_EINPUT, "%s:%zu: expected 'name value'", path, line);
-        long j = gpc_kernel_param_index(k, name);
-        if (j < 0)
-            gpc_die(GPC_EINPUT, "%s:%zu: kernel '%s' has no hyperparameter '%s'", path, line,
-                    gpc_kernel_spec(k), name);
-        theta[j] = x;
+    params_line b = {NULL, 0, 0};
+    for (size_t line = 1; st == GPC_OK; line++) {
+        st = params_line_read(f, name, line, &b, &end);
+        if (st != GPC_OK || end)
+            break;
+        if (b.s[strspn(b.s, " \t")] != '\0')
+            st = params_line_parse(k, b.s, name, line, theta);
     }
-    if (ferror(f))
-        gpc_die(GPC_EINPUT, "%s: read error: %s", path, strerror(errno ? errno : EIO));
+    if (st == GPC_OK && ferror(f))
+        st = gpc_fail(GPC_EINPUT, "%s: read error: %s", name, strerror(errno ? errno : EIO));
     gpc_input_close(f);
-    free(buf);
-    gpc_kernel_set_params(k, theta);
+    if (st == GPC_OK)
+        gpc_kernel_set_params(k, theta);
+    free(b.s);
     free(theta);
+    return st;
+}
+
+void gpc_cli_params_file(gpc_kernel *k, const char *path)
+{
+    gpc_cli_check(gpc_cli_params_file_read(k, path));
 }
 
 void gpc_cli_params_write(const gpc_kernel *k, gpc_output *o)

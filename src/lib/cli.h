@@ -68,7 +68,11 @@ void gpc_cli_params(gpc_kernel *k, const char *arg);
  * unknown one.  The caller frees it. */
 unsigned char *gpc_cli_fixed_mask(const gpc_kernel *k, const char *list);
 /* Set hyperparameters from a file of "name value" lines ('#' comments), as
- * gpc-fit --params-out writes them. */
+ * gpc-fit --params-out writes them; lines end in a newline, CRLF or a lone
+ * CR.  An error (GPC_EINPUT: "file:line: ..." for a line that is not 'name
+ * value', an unknown name, a NUL byte) leaves k as it was. */
+int gpc_cli_params_file_read(gpc_kernel *k, const char *path);
+/* The same, exiting with the message on an error. */
 void gpc_cli_params_file(gpc_kernel *k, const char *path);
 /* Open an output (see output.h) or die: tools open every output before
  * their work starts, so that a path they cannot write stops them at once

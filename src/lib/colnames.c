@@ -1,6 +1,7 @@
 #include "colnames.h"
 
 #include <ctype.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,6 +34,68 @@ void gpc_colnames_free(char **names)
     for (size_t j = 0; names && names[j]; j++)
         free(names[j]);
     free(names);
+}
+
+/* ---- names sorted ---------------------------------------------------------- */
+
+/* A name and its place in its list. */
+typedef struct {
+    const char *name;
+    size_t at;
+} placed;
+
+static int by_name_then_place(const void *a, const void *b)
+{
+    const placed *x = a, *y = b;
+    int c = strcmp(x->name, y->name);
+    return c ? c : (x->at > y->at) - (x->at < y->at);
+}
+
+/* names[0..n) with their places, sorted by name and then by place: equal
+ * names stand together, each name's earliest place first.  Comparing every
+ * pair instead takes minutes on a header of 10^5 names. */
+static placed *sorted(char *const *names, size_t n)
+{
+    placed *s = gpc_mallocarray(n ? n : 1, sizeof *s);
+    for (size_t j = 0; j < n; j++)
+        s[j] = (placed){names[j], j};
+    qsort(s, n, sizeof *s, by_name_then_place);
+    return s;
+}
+
+/* The first of the n sorted entries whose name is not below name. */
+static size_t lower_bound(const placed *s, size_t n, const char *name)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (strcmp(s[mid].name, name) < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+int gpc_colnames_repeated(char *const *names, size_t n, size_t *first, size_t *second)
+{
+    placed *s = sorted(names, n);
+    size_t best = SIZE_MAX, start = 0;
+    for (size_t k = 1; k < n; k++) {
+        if (strcmp(s[k - 1].name, s[k].name) != 0) {
+            start = k; /* a new name's run */
+            continue;
+        }
+        if (s[k].at < best) {
+            best = s[k].at;
+            *first = s[start].at;
+        }
+    }
+    free(s);
+    if (best == SIZE_MAX)
+        return 0;
+    *second = best;
+    return 1;
 }
 
 /* ---- names in kernel specs ------------------------------------------------- */
@@ -152,21 +215,22 @@ int gpc_colnames_resolve(const char *spec, char *const *names, const char *xname
 int gpc_colnames_match(char *const *model, char *const *input, const char *xname,
                        size_t **index)
 {
-    size_t n = gpc_colnames_count(model);
+    size_t n = gpc_colnames_count(model), m = gpc_colnames_count(input);
     size_t *ix = gpc_mallocarray(n ? n : 1, sizeof *ix);
+    placed *s = sorted(input, m);
     for (size_t j = 0; j < n; j++) {
-        size_t i = 0;
-        while (input[i] && strcmp(input[i], model[j]) != 0)
-            i++;
-        if (!input[i]) {
+        size_t k = lower_bound(s, m, model[j]);
+        if (k == m || strcmp(s[k].name, model[j]) != 0) {
             char known[512];
             list_names(input, known, sizeof known);
+            free(s);
             free(ix);
             return gpc_fail(GPC_EINPUT, "%s has no column named '%s', which the model was "
                             "trained on (its columns: %s)", xname, model[j], known);
         }
-        ix[j] = i;
+        ix[j] = s[k].at;
     }
+    free(s);
     *index = ix;
     return GPC_OK;
 }

@@ -19,6 +19,12 @@ size_t gpc_colnames_count(char *const *names);
 char **gpc_colnames_copy(char *const *names);
 void gpc_colnames_free(char **names);
 
+/* Whether two of the n strings names[0..n) are equal, found in O(n log n)
+ * (a header may name hundreds of thousands of columns).  If so, *first and
+ * *second are the places of the pair that reading left to right meets first:
+ * *second as small as it can be, *first the earliest place of that name. */
+int gpc_colnames_repeated(char *const *names, size_t n, size_t *first, size_t *second);
+
 /* spec with every column name replaced by its 1-based number, in a new
  * string *out (a spec without names comes back unchanged).  A name that is
  * not a column, or names without a header (names NULL), is GPC_EUSAGE with
@@ -27,7 +33,8 @@ void gpc_colnames_free(char **names);
 int gpc_colnames_resolve(const char *spec, char *const *names, const char *xname, char **out);
 
 /* For each of the model's columns, the index of the input column of the
- * same name: a new array in *index.  A model column the input lacks is
+ * same name (the first, if the input names one twice), found by sorting:
+ * a new array in *index.  A model column the input lacks is
  * GPC_EINPUT naming it; input columns the model does not use are ignored. */
 int gpc_colnames_match(char *const *model, char *const *input, const char *xname,
                        size_t **index);

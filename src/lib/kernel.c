@@ -431,7 +431,7 @@ int gpc_kernel_parse(const char *spec, size_t dim, gpc_kernel **out)
      * "out of memory" without saying why; no data set comes near this one. */
     if (dim > GPC_KERNEL_MAX_DIM)
         return gpc_fail(GPC_EINPUT, "kernel for %zu input columns: more than gpc handles "
-                        "(at most %d)", dim, GPC_KERNEL_MAX_DIM);
+                        "(at most %u)", dim, GPC_KERNEL_MAX_DIM);
     gpc_kernel *k = gpc_calloc(1, sizeof *k);
     k->dim = dim;
     k->copies = 1;

@@ -62,10 +62,13 @@
 #include <gsl/gsl_matrix.h>
 #include <gsl/gsl_vector.h>
 
+#include "matio.h"
+
 #define GPC_KERNEL_MAX_TERMS 16
 #define GPC_NAME_MAX 48
-/* The most input columns a kernel takes (gpc_kernel_parse refuses more). */
-#define GPC_KERNEL_MAX_DIM 1048576
+/* The most input columns a kernel takes (gpc_kernel_parse refuses more):
+ * as many as a matrix may have. */
+#define GPC_KERNEL_MAX_DIM GPC_MATRIX_MAX_COLS
 /* The most classes a per-class kernel has. */
 #define GPC_KERNEL_MAX_CLASSES 1000
 

@@ -92,7 +92,7 @@ static int check_label(const parser *ps, size_t lineno, const char *tok, const c
     return GPC_OK;
 }
 
-/* The index before the colon of [tok, end): 1 .. GPC_LIBSVM_MAX_COLS. */
+/* The index before the colon of [tok, end): 1 .. GPC_MATRIX_MAX_COLS. */
 static int parse_index(const parser *ps, size_t lineno, const char *tok, const char *colon,
                        const char *end, size_t *idx)
 {
@@ -111,12 +111,12 @@ static int parse_index(const parser *ps, size_t lineno, const char *tok, const c
                             "features are index:value with index 1, 2, 3, ...", ps->name,
                             lineno, n, tok);
         v = v * 10 + (size_t)(*q - '0');
-        if (v > GPC_LIBSVM_MAX_COLS)
+        if (v > GPC_MATRIX_MAX_COLS)
             return gpc_fail(GPC_EINPUT, "%s:%zu: index %.*s is beyond the %u columns gpc can "
                             "hold (inputs are held densely, a column for every index up to "
                             "the largest); renumber the features that occur as 1, 2, 3, ...",
                             ps->name, lineno, (int)(colon - tok > 40 ? 40 : colon - tok), tok,
-                            GPC_LIBSVM_MAX_COLS);
+                            GPC_MATRIX_MAX_COLS);
     }
     if (colon == tok)
         return gpc_fail(GPC_EINPUT, "%s:%zu: '%.*s' has no index before ':'; features are "
@@ -232,8 +232,13 @@ static int parse_all(parser *ps, const char *buf, size_t len)
 {
     const char *p = buf, *end = buf + len;
     for (size_t lineno = 1; p < end; lineno++) {
-        const char *eol = end_of_line(p, end);
-        int st = parse_line(ps, p, eol, lineno);
+        const char *eol = end_of_line(p, end), *hash = memchr(p, '#', (size_t)(eol - p));
+        /* a NUL would end a token early, and the message would quote the
+         * token cut short; in a comment any byte goes */
+        int st = gpc_text_refuse_nul(ps->name, lineno, p, hash ? hash : eol,
+                                     "a LIBSVM file is text");
+        if (st == GPC_OK)
+            st = parse_line(ps, p, eol, lineno);
         if (st != GPC_OK)
             return st;
         p = eol < end ? eol + 1 : end;

@@ -20,10 +20,6 @@
 
 #include "matio.h"
 
-/* The most columns (the largest index) a file may have: 10^7 columns are
- * 80 MB per row held densely. */
-#define GPC_LIBSVM_MAX_COLS 10000000u
-
 /* Whether the len bytes at buf are LIBSVM text (see above). */
 int gpc_libsvm_is(const char *buf, size_t len);
 

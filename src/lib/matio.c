@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "alloc.h"
+#include "colnames.h"
 #include "err.h"
 #include "libsvm.h"
 #include "npy.h"
@@ -50,9 +51,25 @@ static void *grow(void *p, size_t *cap, size_t need, size_t size)
 
 /* ---- reading the stream -------------------------------------------------- */
 
+/* Lone carriage returns, the line ends of old Mac files, as newlines, so that
+ * every text reader (matrices, CSV, LIBSVM, labels, models) counts the lines
+ * a user's editor shows, instead of reading one long line.  A CR before a
+ * newline (CRLF) stays, for the readers take it as a blank; .npy bytes are
+ * not text and stay as they are. */
+static void lone_cr_to_newline(char *buf, size_t len)
+{
+    if (gpc_npy_is(buf, len))
+        return;
+    char *end = buf + len;
+    for (char *p = memchr(buf, '\r', len); p; p = memchr(p + 1, '\r', (size_t)(end - p - 1)))
+        if (p + 1 == end || p[1] != '\n')
+            *p = '\n';
+}
+
 /* The whole stream in memory, NUL-terminated so strtod cannot run past the
- * last token.  Reading everything first is what lets pipes work in one pass:
- * the format is decided from the first bytes without putting them back. */
+ * last token, a text's lone CRs as newlines.  Reading everything first is
+ * what lets pipes work in one pass: the format is decided from the first
+ * bytes without putting them back. */
 static int slurp(FILE *f, const char *name, char **out, size_t *len)
 {
     char *buf = NULL;
@@ -75,6 +92,7 @@ static int slurp(FILE *f, const char *name, char **out, size_t *len)
         return gpc_fail(GPC_EINPUT, "%s: read error: %s", name, strerror(err ? err : EIO));
     }
     buf[n] = '\0';
+    lone_cr_to_newline(buf, n);
     *out = buf;
     *len = n;
     return GPC_OK;
@@ -137,6 +155,19 @@ static int text_number(const char *name, size_t lineno, const char *tok, const c
 
 static const char UTF8_BOM[3] = "\xef\xbb\xbf";
 
+/* What a matrix file is, for messages about bytes it should not hold. */
+static const char MATRIX_IS[] = "a matrix is text or .npy";
+
+int gpc_text_refuse_nul(const char *name, size_t lineno, const char *line, const char *end,
+                        const char *what)
+{
+    const char *nul = memchr(line, '\0', (size_t)(end - line));
+    if (!nul)
+        return GPC_OK;
+    return gpc_fail(GPC_EINPUT, "%s:%zu: a NUL byte at column %zu; the file looks binary (%s)",
+                    name, lineno, (size_t)(nul - line) + 1, what);
+}
+
 /* A token that is not a number because of a byte the user cannot see in the
  * message (a byte-order mark, a NUL, a control or non-ASCII character) gets a
  * message that names that byte and its column (counted in bytes from 1); other
@@ -154,9 +185,8 @@ static int invisible_byte(const char *name, size_t lineno, const char *line, con
             return gpc_fail(GPC_EINPUT, "%s:%zu: a UTF-8 byte-order mark at column %zu (were "
                             "files joined?); remove it", name, lineno, col);
         }
-        if (b == 0)
-            return gpc_fail(GPC_EINPUT, "%s:%zu: a NUL byte at column %zu; the file looks "
-                            "binary (a matrix is text or .npy)", name, lineno, col);
+        if (b == 0) /* the line's first: tokens before this one were numbers */
+            return gpc_text_refuse_nul(name, lineno, line, end, MATRIX_IS);
         if (b < 0x20 || b == 0x7f)
             return gpc_fail(GPC_EINPUT, "%s:%zu: a control character (byte 0x%02x) at column "
                             "%zu; numbers are separated by blanks or tabs", name, lineno, b, col);
@@ -166,6 +196,14 @@ static int invisible_byte(const char *name, size_t lineno, const char *line, con
                             b, col);
     }
     return GPC_OK;
+}
+
+/* A row wider than any matrix may be, refused at its line. */
+static int too_wide(const char *name, size_t lineno)
+{
+    return gpc_fail(GPC_EINPUT, "%s:%zu: more than %u columns, the most a matrix may have; "
+                    "keep the columns to be used (e.g. with cut)", name, lineno,
+                    GPC_MATRIX_MAX_COLS);
 }
 
 /* One line [p, eol): its numbers become a row, unless it has none. */
@@ -181,6 +219,8 @@ static int text_line(text_rows *t, const char *p, const char *eol, size_t lineno
         const char *tok = p;
         while (p < eol && !is_blank(*p) && *p != '#')
             p++;
+        if (found == GPC_MATRIX_MAX_COLS)
+            return too_wide(t->name, lineno);
         double x;
         int st = text_number(t->name, lineno, tok, p, &x);
         if (st != GPC_OK && invisible_byte(t->name, lineno, line, tok, p) != GPC_OK)
@@ -299,6 +339,8 @@ static int csv_split(csv_fields *f, const char *name, size_t lineno, const char 
             return out_of_memory(name);
         f->off = o;
         f->off[f->n++] = used;
+        if (f->n > GPC_MATRIX_MAX_COLS)
+            return too_wide(name, lineno);
         while (p < eol && is_blank(*p))
             p++;
         if (p < eol && *p == '"') {
@@ -358,20 +400,22 @@ static int is_header(const csv_fields *f)
 /* The names of a header line, checked: every column named, no name twice. */
 static int take_names(const csv_fields *f, const char *name, size_t lineno, char ***out)
 {
-    for (size_t j = 0; j < f->n; j++) {
+    for (size_t j = 0; j < f->n; j++)
         if (!*field(f, j))
             return gpc_fail(GPC_EINPUT, "%s:%zu: column %zu has no name%s", name, lineno, j + 1,
                             j == 0 ? " (pandas writes its index so: save with index=False, or "
                                      "name the column)" : "; name every column");
-        for (size_t i = 0; i < j; i++)
-            if (strcmp(field(f, i), field(f, j)) == 0)
-                return gpc_fail(GPC_EINPUT, "%s:%zu: columns %zu and %zu are both named '%s'; "
-                                "names must differ", name, lineno, i + 1, j + 1, field(f, j));
-    }
     char **names = gpc_mallocarray(f->n + 1, sizeof *names);
     for (size_t j = 0; j < f->n; j++)
         names[j] = gpc_strdup(field(f, j));
     names[f->n] = NULL;
+    size_t i, j;
+    if (gpc_colnames_repeated(names, f->n, &i, &j)) {
+        int st = gpc_fail(GPC_EINPUT, "%s:%zu: columns %zu and %zu are both named '%s'; names "
+                          "must differ", name, lineno, i + 1, j + 1, names[j]);
+        gpc_colnames_free(names);
+        return st;
+    }
     *out = names;
     return GPC_OK;
 }
@@ -417,7 +461,8 @@ static int read_csv(const char *buf, size_t len, const char *name, gsl_matrix **
         if (skipped_line(p, eol)) {
             if (first && !src->header)
                 src->header = header_line(p, eol);
-        } else if ((st = csv_split(&f, name, lineno, p, eol)) == GPC_OK) {
+        } else if ((st = gpc_text_refuse_nul(name, lineno, p, eol, MATRIX_IS)) == GPC_OK &&
+                   (st = csv_split(&f, name, lineno, p, eol)) == GPC_OK) {
             if (first && is_header(&f)) {
                 st = take_names(&f, name, lineno, &src->colnames);
                 t.cols = f.n;
@@ -606,12 +651,15 @@ static void write_text(FILE *f, const gsl_matrix *m)
     }
 }
 
-/* A CSV field: quoted when a reader would otherwise split or trim it. */
-static void write_csv_field(FILE *f, const char *s)
+/* A CSV field: quoted when a reader would otherwise split, trim or skip it
+ * (a byte-order mark at the start of the file is dropped), or when always
+ * is set. */
+static void write_csv_field(FILE *f, const char *s, int always)
 {
     size_t n = strlen(s);
-    int quote = n == 0 || strpbrk(s, ",\"\r\n") || is_blank(s[0]) || is_blank(s[n - 1]) ||
-                s[0] == '#';
+    int quote = always || n == 0 || strpbrk(s, ",\"\r\n") || is_blank(s[0]) ||
+                is_blank(s[n - 1]) || s[0] == '#' ||
+                (n >= sizeof UTF8_BOM && memcmp(s, UTF8_BOM, sizeof UTF8_BOM) == 0);
     if (!quote) {
         fputs(s, f);
         return;
@@ -627,10 +675,12 @@ static void write_csv_field(FILE *f, const char *s)
 
 static void write_csv(FILE *f, const gsl_matrix *m, char *const *names)
 {
+    /* a header line without a comma or a quote would not be read as CSV,
+     * so a single name is quoted */
     for (size_t j = 0; j < m->size2; j++) {
         if (j)
             fputc(',', f);
-        write_csv_field(f, names[j]);
+        write_csv_field(f, names[j], m->size2 == 1);
     }
     fputc('\n', f);
     for (size_t i = 0; i < m->size1 && !ferror(f); i++) {

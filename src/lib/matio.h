@@ -5,8 +5,8 @@
  * name and, for text, the line number.  The name "-" (or NULL) is standard
  * input / output and is reported as "<stdin>" / "<stdout>".
  *
- * Text: one row per line, numbers separated by blanks or tabs, '#' starts a
- * comment, blank lines are skipped; written with %.17g in the C locale, so a
+ * Text: one row per line (lines end in LF, CRLF or a lone CR), numbers
+ * separated by blanks or tabs, '#' starts a comment, blank lines are skipped; written with %.17g in the C locale, so a
  * round trip is exact.  Binary: .npy, written as version 1.0, little-endian
  * float64 ('<f8'), C order; read in versions 1.0, 2.0 and 3.0, 1-D (as one
  * column) or 2-D, in C or Fortran order, of floats ('f8' 'f4' 'f2'), integers
@@ -23,6 +23,12 @@
 #include "output.h"  /* gpc_output: how every tool writes its files */
 
 typedef enum { GPC_FMT_TEXT = 0, GPC_FMT_NPY = 1 } gpc_format;
+
+/* The most columns a matrix may have, in every format: 2^20, the most a
+ * kernel takes (kernel.h), so that a matrix that reads can be used.  A wider
+ * one is refused (GPC_EINPUT) where its width shows: the first row's line, a
+ * LIBSVM index, a .npy shape; before anything is allocated for it. */
+#define GPC_MATRIX_MAX_COLS 1048576u
 
 /* Where each row of a matrix came from, for messages about a row. */
 typedef struct {
@@ -54,10 +60,19 @@ gpc_header_mode gpc_matio_header(void);
 int gpc_input_open(const char *path, FILE **f, const char **name);
 void gpc_input_close(FILE *f);
 /* The whole of path (as gpc_input_open opens it) in memory, NUL-terminated:
- * *len bytes in *text (free it).  Readers of keyed files parse this, so that
+ * *len bytes in *text (free it); unless it is .npy, a lone CR (the line end
+ * of old Mac files) comes as a newline, so that lines end in LF or CRLF.  Readers of keyed files parse this, so that
  * every count a file states can be checked against what it holds before
  * anything is allocated for it. */
 int gpc_input_read_all(const char *path, char **text, size_t *len, const char **name);
+
+/* Text readers refuse a NUL byte rather than stop at it, which would cut a
+ * field or a line short without a word.  For the first NUL in [line, end),
+ * line being the start of line lineno of the file name: GPC_EINPUT with
+ * "name:lineno: a NUL byte at column C; the file looks binary (what)",
+ * what saying what the file should be; GPC_OK if there is none. */
+int gpc_text_refuse_nul(const char *name, size_t lineno, const char *line, const char *end,
+                        const char *what);
 
 /* Parse "text" or "npy" (also "txt"); GPC_EUSAGE on anything else. */
 int gpc_format_parse(const char *s, gpc_format *fmt);

@@ -215,14 +215,13 @@ static int read_classes(reader *r, gpc_model *m)
     size_t cap = strlen(v) / 2 + 1; /* tokens are at least one byte and a blank apart */
     m->class_store = gpc_mallocarray(cap, sizeof *m->class_store);
     m->nclasses = 0;
-    for (char *t = strtok_r(v, " \t", &save); t; t = strtok_r(NULL, " \t", &save)) {
-        for (size_t c = 0; c < m->nclasses; c++)
-            if (strcmp(m->class_store[c], t) == 0)
-                return gpc_fail(GPC_EINPUT, "%s:%zu: class '%s' is named twice", r->name,
-                                r->line, t);
+    for (char *t = strtok_r(v, " \t", &save); t; t = strtok_r(NULL, " \t", &save))
         m->class_store[m->nclasses++] = gpc_strdup(t);
-    }
     m->classes = m->class_store;
+    size_t first, twice;
+    if (gpc_colnames_repeated(m->class_store, m->nclasses, &first, &twice))
+        return gpc_fail(GPC_EINPUT, "%s:%zu: class '%s' is named twice", r->name, r->line,
+                        m->class_store[twice]);
     int binary = gpc_model_method(m)->latent != 0;
     if (binary ? m->nclasses != 2 : m->nclasses < 2)
         return gpc_fail(GPC_EINPUT, "%s:%zu: expected 'classes %s', %s different class names",
@@ -247,14 +246,14 @@ static int read_colnames(reader *r, gpc_model *m, size_t dim)
                             n < dim ? "a column name with a bad %-escape" :
                                       "more column names than dim");
         m->colnames[n++] = name;
-        for (size_t j = 0; j + 1 < n; j++)
-            if (strcmp(m->colnames[j], name) == 0)
-                return gpc_fail(GPC_EINPUT, "%s:%zu: column '%s' is named twice", r->name,
-                                r->line, name);
     }
     if (n != dim)
         return gpc_fail(GPC_EINPUT, "%s:%zu: %zu column names for dim %zu", r->name, r->line,
                         n, dim);
+    size_t first, twice;
+    if (gpc_colnames_repeated(m->colnames, n, &first, &twice))
+        return gpc_fail(GPC_EINPUT, "%s:%zu: column '%s' is named twice", r->name, r->line,
+                        m->colnames[twice]);
     return GPC_OK;
 }
 

@@ -223,6 +223,10 @@ static int npy_check_shape(const npy_header *h, const char *name)
         return gpc_fail(GPC_EINPUT, "%s: empty input, no rows", name);
     if (h->ndim == 2 && h->dims[1] == 0)
         return gpc_fail(GPC_EINPUT, "%s: empty input, no columns", name);
+    if (h->ndim == 2 && h->dims[1] > GPC_MATRIX_MAX_COLS)
+        return gpc_fail(GPC_EINPUT, "%s: %zu columns, more than the %u a matrix may have; "
+                        "keep the columns to be used", name, h->dims[1],
+                        GPC_MATRIX_MAX_COLS);
     return GPC_OK;
 }
 

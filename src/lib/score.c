@@ -123,7 +123,7 @@ int gpc_score_reliability(const double *pred, const int *hit, size_t n, size_t n
         return gpc_fail(GPC_EUSAGE, "a reliability diagram needs at least one bin");
     for (size_t i = 0; i < n; i++)
         if (!(pred[i] >= 0.0 && pred[i] <= 1.0))
-            return gpc_fail(GPC_EINPUT, "case %zu: %g is not a probability", i + 1, pred[i]);
+            return gpc_fail(GPC_EINPUT, "case %zu: %.17g is not a probability", i + 1, pred[i]);
     /* sums first, in mean_pred and observed, then divided */
     for (size_t b = 0; b < nbins; b++)
         bins[b] = (gpc_score_bin){(double)b / (double)nbins, (double)(b + 1) / (double)nbins,

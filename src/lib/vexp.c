@@ -5,9 +5,11 @@
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
 
-/* glibc's libmvec, by the x86-64 vector function ABI's names */
-__m256d _ZGVdN4v_exp(__m256d x);
-__m512d _ZGVeN8v_exp(__m512d x);
+/* glibc's libmvec, by the x86-64 vector function ABI's names; declared for
+ * the instruction sets they take their vectors in, which clang needs to
+ * pass a vector register to them */
+__attribute__((target("avx2,fma"))) __m256d _ZGVdN4v_exp(__m256d x);
+__attribute__((target("avx512f"))) __m512d _ZGVeN8v_exp(__m512d x);
 
 __attribute__((target("avx2,fma"))) static size_t exp_avx2(double *x, size_t n)
 {

@@ -155,6 +155,51 @@ log_bias -3"
     assert_dir_empty out
 }
 
+# A CSV file of 2 rows under a header of 200 000 names c1, c2, ...; the
+# name of column SAME (if given) is that of column 7.
+wide_csv() {
+    awk -v n=200000 -v same="${1:-0}" 'BEGIN {
+        for (j = 1; j <= n; j++) printf "%sc%d", (j > 1 ? "," : ""), (j == same ? 7 : j); print ""
+        for (i = 1; i <= 2; i++) { for (j = 1; j <= n; j++) printf "%s%d", (j > 1 ? "," : ""), (i * j) % 7; print "" } }'
+}
+
+@test "csv: a header of 200 000 names is checked in seconds, a name given twice still named" {
+    wide_csv > wide.csv
+    run --separate-stderr timeout 20 gpc-scale -q wide.csv
+    assert_success
+    [ "${lines[0]}" = "$(head -n 1 wide.csv)" ] || fail "the header did not come through"
+    wide_csv 150000 > twice.csv
+    run timeout 20 gpc-scale -q -o out/z.csv twice.csv
+    assert_failure 3
+    assert_output "gpc-scale: twice.csv:1: columns 7 and 150000 are both named 'c7'; names must differ"
+    assert_dir_empty out
+}
+
+@test "csv: a model of 200 000 named columns is read and matched in seconds" {
+    wide_csv > wide.csv
+    printf '1\n-1\n' > y2.txt
+    run timeout 20 gpc-fit -q -O none -k se -m wide.model wide.csv y2.txt
+    assert_success
+    run --separate-stderr timeout 20 gpc-predict -m wide.model wide.csv
+    assert_success
+    [ "${#lines[@]}" -eq 2 ] || fail "expected 2 predictions: $output"
+    sed 's/^columns c1 c2 /columns c2 c2 /' wide.model > twice.model
+    run timeout 20 gpc-predict -m twice.model -o out/p.txt wide.csv
+    assert_failure 3
+    assert_output --regexp "twice\.model:[0-9]+: column 'c2' is named twice"
+    assert_dir_empty out
+}
+
+@test "csv: a single named column is written so that it reads back as CSV" {
+    printf '"w"\n1\n2\n4\n' > one.csv
+    run --separate-stderr gpc-scale -o one-z.csv one.csv
+    assert_success
+    [ "$(head -n 1 one-z.csv)" = '"w"' ] || fail "header line: $(head -n 1 one-z.csv)"
+    run --separate-stderr gpc-scale -o one-zz.csv one-z.csv
+    assert_success
+    [ "$(head -n 1 one-zz.csv)" = '"w"' ] || fail "header line: $(head -n 1 one-zz.csv)"
+}
+
 @test "csv: gpc-scale keeps the names, so the pipeline after it still matches them" {
     write_frames
     printf 'a,"b, ""c""",d\n1,2,4\n3,6,5\n' > q.csv

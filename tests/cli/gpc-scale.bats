@@ -80,6 +80,17 @@ col_stats() {
     [ -z "$stderr" ] || fail "-q still wrote: $stderr"
 }
 
+@test "gpc-scale: constant columns are named up to five, then counted" {
+    printf '1 1:1 2000:3\n-1 2:1 2000:4\n' > wide.svm
+    run --separate-stderr gpc-scale -o out/z.txt wide.svm
+    assert_success
+    [ "$(printf '%s\n' "$stderr" | wc -l)" -eq 6 ] || fail "expected 6 lines: $stderr"
+    [[ "$stderr" == *"gpc-scale: column 7 is constant: centred, not scaled"* ]] || fail "$stderr"
+    [[ "$stderr" == *"gpc-scale: and 1992 more columns are constant: centred, not scaled" ]] || fail "$stderr"
+    run --separate-stderr gpc-scale -q -o out/z.txt wide.svm
+    [ -z "$stderr" ] || fail "-q still wrote: $stderr"
+}
+
 @test "gpc-scale: a single row is centred to zeros" {
     printf '3 4 5\n' > one.txt
     run gpc-scale -q one.txt

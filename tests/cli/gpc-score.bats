@@ -186,6 +186,13 @@ setup() {
     assert_output --regexp 'Q\.txt(:3|: row 3)'
 }
 
+@test "gpc-score: a probability just above 1 is shown to the last digit, so the message says why" {
+    printf '0.9\n1.0000001\n0.6\n0.5\n' > P.txt
+    run gpc-score P.txt lab.txt
+    assert_failure 3
+    assert_output "gpc-score: P.txt: row 2: 1.0000001000000001 is not a probability"
+}
+
 @test "gpc-score: an out-of-range probability after a comment names its line" {
     printf '# predictions\n0.9\n1.5\n0.6\n0.5\n' > P.txt
     run gpc-score P.txt lab.txt

@@ -105,6 +105,23 @@ make_svm() {
     assert_dir_empty out
 }
 
+@test "libsvm: an index past 2^20, the most columns a matrix has, is status 3 with file:line" {
+    printf '1 1:1 1048577:3\n-1 2:1\n' > w.svm
+    run gpc-fit -q -O none -m out/m.txt w.svm
+    assert_failure 3
+    assert_output "gpc-fit: w.svm:1: index 1048577 is beyond the 1048576 columns gpc can hold (inputs are held densely, a column for every index up to the largest); renumber the features that occur as 1, 2, 3, ..."
+    run gpc-scale -o out/z.txt w.svm
+    assert_failure 3
+    assert_output --partial "w.svm:1: index 1048577 is beyond the 1048576 columns"
+    assert_dir_empty out
+    # the limit itself is read, and is the one gpc-formats(5) states
+    printf '1 1:1 1048576:3\n-1 2:1\n' > edge.svm
+    run gpc-scale -q -o out/z.txt edge.svm
+    assert_success
+    grep -qF '2\(ha20 = 1\|048\|576 columns' "$REPO/man/gpc-formats.5" ||
+        fail "gpc-formats(5) does not state the limit"
+}
+
 @test "libsvm: a bad line stops gpc-fit with file:line and no model" {
     make_svm
     sed '5s/ 2:/ 0:/' train.svm > zero.svm

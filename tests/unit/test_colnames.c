@@ -94,10 +94,51 @@ static void test_encode(void)
     }
 }
 
+/* The pair a left-to-right reading meets first, as the readers name it. */
+static void expect_repeated(char *const *names, int want, size_t first, size_t second)
+{
+    size_t i = 99, j = 99;
+    int got = gpc_colnames_repeated(names, gpc_colnames_count(names), &i, &j);
+    TEST_OK(got == want && (!want || (i == first && j == second)),
+            "'%s'...: %s (got %d, %zu and %zu)", names[0] ? names[0] : "", want ? "repeated" :
+            "distinct", got, i, j);
+}
+
+static void test_repeated(void)
+{
+    expect_repeated((char *const[]){NULL}, 0, 0, 0);
+    expect_repeated((char *const[]){"a", NULL}, 0, 0, 0);
+    expect_repeated((char *const[]){"b", "a", "c", NULL}, 0, 0, 0);
+    expect_repeated((char *const[]){"a", "b", "a", NULL}, 1, 0, 2);
+    /* 'z' is met again first, at place 3, though 'a' sorts before it */
+    expect_repeated((char *const[]){"z", "a", "b", "z", "a", "a", NULL}, 1, 0, 3);
+    expect_repeated((char *const[]){"q", "a", "a", "a", NULL}, 1, 1, 2);
+
+    /* 200 000 names, the last two alike: sorting finds them at once */
+    size_t n = 200000;
+    char **many = malloc((n + 1) * sizeof *many);
+    for (size_t j = 0; j < n; j++) {
+        many[j] = malloc(16);
+        snprintf(many[j], 16, "c%zu", j + 1);
+    }
+    many[n] = NULL;
+    expect_repeated(many, 0, 0, 0);
+    snprintf(many[n - 1], 16, "c7");
+    expect_repeated(many, 1, 6, n - 1);
+    /* and a model's columns are found among as many inputs */
+    char *const wanted[] = {"c199999", "c1", NULL};
+    size_t *ix = NULL;
+    TEST_OK(gpc_colnames_match(wanted, many, "wide.csv", &ix) == GPC_OK && ix[0] == n - 2 &&
+                ix[1] == 0, "two names found among 200 000");
+    free(ix);
+    gpc_colnames_free(many);
+}
+
 int main(void)
 {
     test_resolve();
     test_match();
     test_encode();
+    test_repeated();
     return tap_done();
 }

@@ -258,12 +258,12 @@ static void test_errors(void)
     expect_error("a plain token after pairs", "1 1:2 7\n",
                  "s.svm:1: '7' is not index:value; after the label every token is a "
                  "feature's index:value");
-    expect_error("an index past 10^7", "1 1:2\n1 10000001:1\n",
-                 "s.svm:2: index 10000001 is beyond the 10000000 columns gpc can hold (inputs "
+    expect_error("an index past 2^20", "1 1:2\n1 1048577:1\n",
+                 "s.svm:2: index 1048577 is beyond the 1048576 columns gpc can hold (inputs "
                  "are held densely, a column for every index up to the largest); renumber the "
                  "features that occur as 1, 2, 3, ...");
     expect_error("an index past any integer", "1 123456789012345678901234567890:1\n",
-                 "s.svm:1: index 123456789012345678901234567890 is beyond the 10000000 columns "
+                 "s.svm:1: index 123456789012345678901234567890 is beyond the 1048576 columns "
                  "gpc can hold (inputs are held densely, a column for every index up to the "
                  "largest); renumber the features that occur as 1, 2, 3, ...");
     expect_error("a byte-order mark", "\xef\xbb\xbf" "1 1:2\n",
@@ -278,12 +278,12 @@ static void test_errors(void)
     expect_error("comments only", "# nothing\n\n", "s.svm: empty input, no rows");
 }
 
-/* 10^4 rows whose largest index is 10^7: 8e11 bytes held densely, refused
+/* 10^5 rows whose largest index is 2^20: 8.4e11 bytes held densely, refused
  * from the sizes before anything that size is allocated. */
 static void test_too_big(void)
 {
-    const char *line = "1 10000000:1\n";
-    size_t n = 10000, ll = strlen(line);
+    const char *line = "1 1048576:1\n";
+    size_t n = 100000, ll = strlen(line);
     char *text = malloc(n * ll + 1);
     for (size_t i = 0; i < n; i++)
         memcpy(text + i * ll, line, ll);
@@ -291,8 +291,8 @@ static void test_too_big(void)
     gpc_source src;
     gsl_matrix *x = NULL;
     int st = parse(text, &src, &x, NULL);
-    const char *head = "s.svm: 10000 rows x 10000000 columns (the largest index) would take "
-                       "800 GB held densely, more than this machine's ";
+    const char *head = "s.svm: 100000 rows x 1048576 columns (the largest index) would take "
+                       "839 GB held densely, more than this machine's ";
     const char *tail = " GB of memory; renumber the features that occur as 1, 2, 3, ..., or "
                        "use fewer rows";
     const char *msg = gpc_errmsg();

@@ -234,6 +234,15 @@ static void test_read_text_layout(void)
         gsl_matrix_free(m);
         gpc_source_free(&src);
     }
+    /* old Mac files end lines with a lone CR; CRLF still ends one line */
+    put_text("mac.txt", "1 2 3\r4 5 6\r\n\r7 8e0 -9.5\r");
+    st = gpc_matrix_read(P("mac.txt"), &m, &src);
+    TEST_OK(st == GPC_OK && matrix_is(m, 3, 3, want) && src.line[1] == 2 && src.line[2] == 4,
+            "lone CRs end lines, rows on lines 1, 2, 4 (%s)", st ? gpc_errmsg() : "ok");
+    if (st == GPC_OK) {
+        gsl_matrix_free(m);
+        gpc_source_free(&src);
+    }
 }
 
 static void test_read_npy(void)
@@ -702,6 +711,40 @@ static void test_csv(void)
                          "write the file as CSV, or make the line a comment with '#')");
 }
 
+/* Names written under a CSV header come back as they were: quoted where a
+ * reader would split, trim or skip them, or not see CSV at all. */
+static void named_round_trip(const char *what, size_t cols, char *const *names)
+{
+    gsl_matrix *m = gsl_matrix_alloc(2, cols), *back = NULL;
+    for (size_t k = 0; k < 2 * cols; k++)
+        m->data[k] = (double)k / 3;
+    FILE *f = fopen(P("named.csv"), "w");
+    int st = gpc_matrix_write_named(f, "named.csv", m, GPC_FMT_TEXT, names);
+    fclose(f);
+    gpc_source src;
+    if (st == GPC_OK)
+        st = gpc_matrix_read(P("named.csv"), &back, &src);
+    int same = st == GPC_OK && matrix_is(back, 2, cols, m->data) && src.colnames;
+    for (size_t j = 0; same && j < cols; j++)
+        same = src.colnames[j] && !strcmp(src.colnames[j], names[j]);
+    TEST_OK(same, "CSV names written and read back: %s (%s)", what, st ? gpc_errmsg() : "ok");
+    if (st == GPC_OK) {
+        gsl_matrix_free(back);
+        gpc_source_free(&src);
+    }
+    gsl_matrix_free(m);
+}
+
+static void test_csv_written(void)
+{
+    named_round_trip("plain", 2, (char *const[]){"age", "bmi", NULL});
+    named_round_trip("one column", 1, (char *const[]){"w", NULL});
+    named_round_trip("commas, quotes, blanks, '#'", 3,
+                     (char *const[]){"a, b", " say \"hi\"", "#c", NULL});
+    named_round_trip("a byte-order mark in the first name", 2,
+                     (char *const[]){"\xef\xbb\xbfx", "y", NULL});
+}
+
 static void remove_dir(void)
 {
     DIR *d = opendir(dir);
@@ -732,6 +775,7 @@ int main(void)
     test_pipes();
     test_header();
     test_csv();
+    test_csv_written();
     test_text_errors();
     test_invisible_bytes();
     test_npy_errors();

@@ -165,6 +165,10 @@ static void test_edges(void)
     TEST_OK(gpc_score_reliability(bad, ones, 2, 2, ten) == GPC_EINPUT &&
                 strstr(gpc_errmsg(), "case 2: 1.5 is not a probability"),
             "1.5 is not a probability (%s)", gpc_errmsg());
+    const double above[] = {0.5, 1.0000001};
+    TEST_OK(gpc_score_reliability(above, ones, 2, 2, ten) == GPC_EINPUT &&
+                strstr(gpc_errmsg(), "case 2: 1.0000001000000001 is not a probability"),
+            "1.0000001 shown to the digit that makes it no probability (%s)", gpc_errmsg());
     TEST_OK(gpc_score_reliability(nan_p, ones, 2, 2, ten) == GPC_EINPUT &&
                 strstr(gpc_errmsg(), "case 1"),
             "NaN is not a probability (%s)", gpc_errmsg());
