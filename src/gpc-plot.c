@@ -204,6 +204,9 @@ static void calibration_cases(const gsl_matrix *P, size_t first, int binary,
                 gpc_die(GPC_EINPUT, "%s: row %zu: %.17g is not a probability", pname, i + 1, p);
             probs[i * C + c] = p;
         }
+    for (size_t i = 0; i < n; i++)
+        if (gpc_score_check_sum(probs + i * C, C, first + 1) != GPC_OK)
+            gpc_die(GPC_EINPUT, "%s: row %zu: %s", pname, i + 1, gpc_errmsg());
     gpc_score_top_label(probs, n, C, l->cls, pred, hit);
     free(probs);
 }

@@ -179,6 +179,16 @@ surface_model() {
     [ "$(svg_texts out/m.svg 'accuracy of the top class')" -eq 1 ]
 }
 
+@test "gpc-plot reliability: multiclass rows that do not sum to one are refused as gpc-score refuses them" {
+    printf '# p.a p.b p.c label\n0.6 0.3 0.1 1\n0.2 0.6 0.1 2\n' > mp.txt
+    printf 'a\nb\n' > my.txt
+    run --separate-stderr gpc-plot reliability -o out/m.svg mp.txt my.txt
+    [ "$status" -eq 3 ] || fail "status $status"
+    [[ "$stderr" == *"mp.txt: row 2: the 3 class probabilities from column 1 sum to 0.9, not 1"* ]] ||
+        fail "$stderr"
+    assert_dir_empty out
+}
+
 @test "gpc-plot reliability: --title, standard output, png by default, same bytes twice" {
     gpc-plot reliability --title "it's calibrated" pred.txt lab.txt > a.png
     run head -c 4 a.png
