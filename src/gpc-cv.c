@@ -187,7 +187,10 @@ static void plan_index(fold_plan *p)
 static void plan_folds(const options *o, fold_plan *p)
 {
     gpc_labels *l;
-    gpc_cli_check(gpc_labels_read_present(o->ypath ? o->ypath : o->xpath, &l));
+    const char *ypath = o->ypath ? o->ypath : o->xpath;
+    gpc_cli_check(gpc_labels_read_present(ypath, &l));
+    /* refused here, not by each fold's gpc-fit, and before any fold runs */
+    gpc_cli_check(gpc_labels_check_training(l, gpc_cli_name(ypath)));
     p->n = l->n;
     p->fold = gpc_mallocarray(p->n, sizeof *p->fold);
     if (o->fold_file) {

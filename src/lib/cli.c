@@ -294,6 +294,7 @@ static void read_libsvm_training(const char *path, gsl_matrix **X, gpc_labels **
     *labels = two_classes(gpc_labels_of_tokens(tok, src.rows), name);
     gpc_libsvm_labels_free(tok, src.rows);
     gpc_source_free(&src);
+    gpc_cli_check(gpc_labels_check_training(*labels, name));
 }
 
 void gpc_cli_read_training(int argc, char **argv, gsl_matrix **X, char ***names,
@@ -321,6 +322,7 @@ void gpc_cli_read_training(int argc, char **argv, gsl_matrix **X, char ***names,
     if ((*labels)->n != (*X)->size1)
         gpc_die(GPC_EINPUT, "%s has %zu labels but %s has %zu rows; they must match",
                 gpc_cli_name(ypath), (*labels)->n, gpc_cli_name(xpath), (*X)->size1);
+    gpc_cli_check(gpc_labels_check_training(*labels, gpc_cli_name(ypath)));
 }
 
 /* --multiclass=softmax: the joint model, which is Laplace's. */

@@ -96,8 +96,9 @@ const char *gpc_cli_name(const char *path);
 gpc_labels *gpc_cli_read_labels(const char *path);
 
 /* The training set named by the two remaining arguments, inputs X and
- * labels Y: checks their number, that they are not both standard input, and
- * that their row counts match; dies otherwise.  One argument is a LIBSVM
+ * labels Y: checks their number, that they are not both standard input,
+ * that their row counts match and that most classes have more than one
+ * case (gpc_labels_check_training); dies otherwise.  One argument is a LIBSVM
  * file that holds both, read once (a usage error for another file).  With
  * names not NULL, *names gets the inputs' column names (NULL if they have
  * none; free with gpc_colnames_free). */
