@@ -400,6 +400,13 @@ void gpc_cli_method(const char *method_name, const char *lik_name, gpc_method *m
         gpc_cli_usage("%s", gpc_errmsg());
 }
 
+gpc_evidence *gpc_cli_evidence(const gpc_kernel *k, const gsl_matrix *X, const gsl_vector *y,
+                               size_t C, gpc_lik lik, gpc_method method, int gradient)
+{
+    gpc_cli_check(gpc_method_check_memory(gpc_method_get(method), X->size1, C, k, gradient));
+    return gpc_evidence_alloc(k, X, y, C, lik, method);
+}
+
 void gpc_cli_damping(gpc_evidence *ev, double damping)
 {
     if (gpc_evidence_set_damping(ev, damping) != GPC_OK)

@@ -123,6 +123,14 @@ gpc_lik gpc_cli_lik(const char *name);
 void gpc_cli_method(const char *method_name, const char *lik_name, gpc_method *method,
                     gpc_lik *lik);
 
+/* The evidence of method for the training set (gpc_evidence_alloc), after
+ * checking that the method's workspace fits in memory, with the gradient's
+ * scratch when gradient says gradients will be asked (dies with status 3
+ * and the sizes if not): so that a problem too large for the machine is
+ * refused before anything of that size is allocated. */
+gpc_evidence *gpc_cli_evidence(const gpc_kernel *k, const gsl_matrix *X, const gsl_vector *y,
+                               size_t C, gpc_lik lik, gpc_method method, int gradient);
+
 /* Set EP's damping (usage error outside (0, 1], or other than 1 without EP). */
 void gpc_cli_damping(gpc_evidence *ev, double damping);
 /* Set EP's label-flip probability (usage error outside [0, 1/2) or without EP). */
