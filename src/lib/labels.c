@@ -319,12 +319,15 @@ size_t gpc_labels_single(const gpc_labels *l)
 int gpc_labels_check_training(const gpc_labels *l, const char *name)
 {
     size_t single = gpc_labels_single(l);
-    if (l->nclasses < 3 || 2 * single <= l->nclasses)
+    /* cases, not classes, are counted, so that a toy set of four cases in
+     * three classes, two of them seen once, still trains */
+    if (l->nclasses < 3 || 2 * single <= l->n)
         return GPC_OK;
-    return gpc_fail(GPC_EINPUT, "%s: %zu classes for %zu cases, and %zu of the classes have a "
-                    "single case: is this a column of IDs or of measurements? give the column "
-                    "of class labels (more than half of three or more classes with one case "
-                    "each is refused)", name, l->nclasses, l->n, single);
+    return gpc_fail(GPC_EINPUT, "%s: %zu classes for %zu cases, and %zu of the cases are the "
+                    "only one of their class: is this a column of IDs or of measurements? give "
+                    "the column of class labels (three or more classes with more than half of "
+                    "the cases alone in their class are refused)", name, l->nclasses, l->n,
+                    single);
 }
 
 void gpc_labels_list(char *const *names, size_t nclasses, char *buf, size_t size)

@@ -46,7 +46,7 @@ assert_quick() {
         t0=$EPOCHREALTIME
         run -3 --separate-stderr capped $tool X1500.txt id.txt
         assert_quick "$t0" 1
-        [[ "$stderr" == *"${tool%% *}: id.txt: 1500 classes for 1500 cases, and 1500 of the classes have a single case"*"give the column of class labels"* ]] ||
+        [[ "$stderr" == *"${tool%% *}: id.txt: 1500 classes for 1500 cases, and 1500 of the cases are the only one of their class"*"give the column of class labels"* ]] ||
             fail "$tool: $stderr"
     done
     # a LIBSVM file's labels too
@@ -57,21 +57,21 @@ assert_quick() {
     assert_no_tmp_files
 }
 
-@test "labels: more than half of three or more classes with one case is refused, half is not" {
-    inputs 6 > X6.txt
-    # 3 classes, 2 with one case: refused
-    printf 'a\na\na\nb\nc\n' > y5.txt
-    head -n 5 X6.txt > X5.txt
+@test "labels: more than half of the cases alone in three or more classes is refused, half is not" {
+    inputs 5 > X5.txt
+    # 4 classes of 5 cases, 3 of them alone in their class: refused
+    printf 'a\na\nb\nc\nd\n' > y5.txt
     run -3 --separate-stderr capped gpc-fit -q -O none -m out/m.txt X5.txt y5.txt
-    assert_equal "$stderr" "gpc-fit: y5.txt: 3 classes for 5 cases, and 2 of the classes have a single case: is this a column of IDs or of measurements? give the column of class labels (more than half of three or more classes with one case each is refused)"
+    assert_equal "$stderr" "gpc-fit: y5.txt: 4 classes for 5 cases, and 3 of the cases are the only one of their class: is this a column of IDs or of measurements? give the column of class labels (three or more classes with more than half of the cases alone in their class are refused)"
     assert_dir_empty out
-    # 4 classes, 2 with one case: fitted
-    printf 'a\na\nd\nb\nc\nd\n' > y6.txt
-    capped gpc-fit -q -O none -m out/m.txt X6.txt y6.txt
-    assert_equal "$(grep '^classes' out/m.txt)" "classes a b c d"
+    # 3 classes of 4 cases, 2 of them alone: fitted
+    printf 'yes\nno\nmaybe\nyes\n' > y4.txt
+    head -n 4 X5.txt > X4.txt
+    capped gpc-fit -q -O none -m out/m.txt X4.txt y4.txt
+    assert_equal "$(grep '^classes' out/m.txt)" "classes maybe no yes"
     # two classes of one case each: a binary problem, fitted
     printf -- '-1\n1\n' > y2.txt
-    head -n 2 X6.txt > X2.txt
+    head -n 2 X5.txt > X2.txt
     capped gpc-fit -q -O none -m out/m2.txt X2.txt y2.txt
 }
 

@@ -177,8 +177,8 @@ static void test_present(void)
 }
 
 /* Labels where most classes have one case (three or more classes, more than
- * half of them with one case each) cannot train a classifier: an ID column
- * given in place of the classes. */
+ * half of the cases alone in their class) cannot train a classifier: an ID
+ * column given in place of the classes. */
 static void expect_training(const char *what, const char *text, size_t single, int ok)
 {
     gpc_labels *l;
@@ -194,17 +194,18 @@ static void expect_training(const char *what, const char *text, size_t single, i
 static void test_training(void)
 {
     expect_training("an ID column", "1\n2\n3\n4\n5\n6\n7\n8\n9\n10\n", 10, 0);
-    TEST_OK(strcmp(gpc_errmsg(), "y.txt: 10 classes for 10 cases, and 10 of the classes have a "
-                   "single case: is this a column of IDs or of measurements? give the column "
-                   "of class labels (more than half of three or more classes with one case "
-                   "each is refused)") == 0,
+    TEST_OK(strcmp(gpc_errmsg(), "y.txt: 10 classes for 10 cases, and 10 of the cases are the "
+                   "only one of their class: is this a column of IDs or of measurements? give "
+                   "the column of class labels (three or more classes with more than half of "
+                   "the cases alone in their class are refused)") == 0,
             "the message says what is wrong and what to give (%s)", gpc_errmsg());
     expect_training("three classes, one case each", "a\nb\nc\n", 3, 0);
-    expect_training("two of three classes with one case", "a\na\na\nb\nc\n", 2, 0);
-    expect_training("three of five", "a\na\nb\nb\nc\nd\ne\n", 3, 0);
-    expect_training("one of three", "a\na\nb\nb\nc\n", 1, 1);
-    expect_training("two of four: half is not most", "a\na\nd\nb\nc\nd\n", 2, 1);
-    expect_training("two of five", "a\na\nb\nb\nc\nc\nd\ne\n", 2, 1);
+    expect_training("3 of 5 cases alone in their class", "a\na\nb\nc\nd\n", 3, 0);
+    expect_training("IDs, some of them twice, are refused too",
+                    "1\n1\n2\n2\n3\n4\n5\n6\n7\n8\n", 6, 0);
+    expect_training("2 of 4 cases: half is not most", "yes\nno\nmaybe\nyes\n", 2, 1);
+    expect_training("2 of 5", "a\na\na\nb\nc\n", 2, 1);
+    expect_training("one of three classes", "a\na\nb\nb\nc\n", 1, 1);
     expect_training("two classes of one case each: binary", "-1\n1\n", 2, 1);
     expect_training("iris-like", "s\ns\nv\nv\ng\ng\n", 0, 1);
 }
