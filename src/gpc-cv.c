@@ -250,6 +250,8 @@ static void plan_index(fold_plan *p)
 static void plan_folds(const options *o, const inputs *in, fold_plan *p)
 {
     const gpc_labels *l = in->labels;
+    /* refused here, not by each fold's gpc-fit, and before any fold runs */
+    gpc_cli_check(gpc_labels_check_training(l, in->yname));
     p->n = l->n;
     p->fold = gpc_mallocarray(p->n, sizeof *p->fold);
     if (o->fold_file) {

@@ -136,7 +136,7 @@ int main(int argc, char **argv)
         memcpy(grid->data, gpc_kernel_params(k), p * sizeof(double));
     }
 
-    gpc_evidence *ev = gpc_evidence_alloc(k, X, y, labels->nclasses, lik, method);
+    gpc_evidence *ev = gpc_cli_evidence(k, X, y, labels->nclasses, lik, method, !no_grad);
     gpc_cli_damping(ev, damping);
     gpc_cli_label_noise(ev, label_noise);
     if (tol_set && gpc_evidence_set_tol(ev, tol) != GPC_OK)

@@ -225,7 +225,8 @@ int main(int argc, char **argv)
     unsigned char *fixed = gpc_cli_fixed_mask(k, o.fix);
     o.robust.opt.fixed = fixed;
     o.robust.opt.kernel = k;
-    gpc_evidence *ev = gpc_evidence_alloc(k, X, y, labels->nclasses, lik, method);
+    gpc_evidence *ev = gpc_cli_evidence(k, X, y, labels->nclasses, lik, method,
+                                        o.robust.optimize);
     gpc_cli_damping(ev, o.damping);
     gpc_cli_label_noise(ev, o.robust.eps);
     if (o.tol_set && gpc_evidence_set_tol(ev, o.tol) != GPC_OK)

@@ -488,8 +488,8 @@ static void finish_run(gpc_chain_out *out, const char *name, const run_state *rs
 /* Up to o->iterations HMC iterations on the Laplace evidence. */
 static void run_hmc(const options *o, run_state *rs, const gpc_chain_settings *set)
 {
-    gpc_evidence *ev = gpc_evidence_alloc(rs->kernel, rs->X, rs->y, rs->labels->nclasses,
-                                          set->lik, rs->method);
+    gpc_evidence *ev = gpc_cli_evidence(rs->kernel, rs->X, rs->y, rs->labels->nclasses,
+                                        set->lik, rs->method, 1);
     gpc_posterior post = {ev, set->prior_mean, set->prior_sd};
     gpc_potential U = {gpc_posterior_eval, gpc_posterior_restart, &post};
     const char *name;
@@ -523,6 +523,9 @@ static int after_gibbs_row(progress *pr, long iteration, double log_p_y, unsigne
 static gpc_gibbs *gibbs_start(run_state *rs, const gpc_chain_settings *set, gpc_kernel **k,
                               size_t nK, const size_t *cls)
 {
+    size_t n = rs->X->size1;
+    gpc_cli_check(gpc_method_check_bytes(gpc_gibbs_workspace(n, set->classes, nK),
+                                         "the Gibbs sampler", n, set->classes));
     gpc_gibbs *g = gpc_gibbs_alloc(rs->X, set->classes, k, nK);
     g->prior_mean = set->prior_mean;
     g->prior_sd = set->prior_sd;

@@ -6,6 +6,13 @@
 #include "alloc.h"
 #include "err.h"
 
+size_t gpc_class_kernels_nparams(const gpc_kernel *k, int *per_class)
+{
+    size_t copies = gpc_kernel_copies(k);
+    *per_class = copies > 1;
+    return gpc_kernel_nparams(k) / copies;
+}
+
 gpc_class_kernels *gpc_class_kernels_alloc(const gpc_kernel *k, size_t C)
 {
     gpc_class_kernels *ck = gpc_calloc(1, sizeof *ck);

@@ -26,6 +26,9 @@ typedef struct {
 /* The base kernels of k (its per-class copies, or one shared) for C
  * classes, at k's hyperparameters. */
 gpc_class_kernels *gpc_class_kernels_alloc(const gpc_kernel *k, size_t C);
+/* Their shape, without them: the hyperparameters of each base kernel, and
+ * in *per_class whether there is one per class (for workspace sizes). */
+size_t gpc_class_kernels_nparams(const gpc_kernel *k, int *per_class);
 void gpc_class_kernels_free(gpc_class_kernels *ck);
 
 /* Class c's base kernel. */

@@ -371,6 +371,7 @@ static void read_libsvm_training(const char *path, gsl_matrix **X, gpc_labels **
     *labels = two_classes(gpc_labels_of_tokens(tok, src.rows), name);
     gpc_libsvm_labels_free(tok, src.rows);
     gpc_source_free(&src);
+    gpc_cli_check(gpc_labels_check_training(*labels, name));
 }
 
 void gpc_cli_read_training(int argc, char **argv, gsl_matrix **X, char ***names,
@@ -398,6 +399,7 @@ void gpc_cli_read_training(int argc, char **argv, gsl_matrix **X, char ***names,
     if ((*labels)->n != (*X)->size1)
         gpc_die(GPC_EINPUT, "%s has %zu labels but %s has %zu rows; they must match",
                 gpc_cli_name(ypath), (*labels)->n, gpc_cli_name(xpath), (*X)->size1);
+    gpc_cli_check(gpc_labels_check_training(*labels, gpc_cli_name(ypath)));
 }
 
 /* --multiclass=softmax: the joint model, which is Laplace's. */
@@ -473,6 +475,13 @@ void gpc_cli_method(const char *method_name, const char *lik_name, gpc_method *m
     *lik = gpc_cli_lik(lik_name ? lik_name : ops ? ops->default_lik : "probit");
     if (gpc_method_parse(method_name, *lik, method) != GPC_OK)
         gpc_cli_usage("%s", gpc_errmsg());
+}
+
+gpc_evidence *gpc_cli_evidence(const gpc_kernel *k, const gsl_matrix *X, const gsl_vector *y,
+                               size_t C, gpc_lik lik, gpc_method method, int gradient)
+{
+    gpc_cli_check(gpc_method_check_memory(gpc_method_get(method), X->size1, C, k, gradient));
+    return gpc_evidence_alloc(k, X, y, C, lik, method);
 }
 
 void gpc_cli_damping(gpc_evidence *ev, double damping)

@@ -106,8 +106,9 @@ const char *gpc_cli_name(const char *path);
 gpc_labels *gpc_cli_read_labels(const char *path);
 
 /* The training set named by the two remaining arguments, inputs X and
- * labels Y: checks their number, that they are not both standard input, and
- * that their row counts match; dies otherwise.  One argument is a LIBSVM
+ * labels Y: checks their number, that they are not both standard input,
+ * that their row counts match and that most classes have more than one
+ * case (gpc_labels_check_training); dies otherwise.  One argument is a LIBSVM
  * file that holds both, read once (a usage error for another file).  With
  * names not NULL, *names gets the inputs' column names (NULL if they have
  * none; free with gpc_colnames_free). */
@@ -131,6 +132,14 @@ gpc_lik gpc_cli_lik(const char *name);
  * probit for the others); usage errors as they arise. */
 void gpc_cli_method(const char *method_name, const char *lik_name, gpc_method *method,
                     gpc_lik *lik);
+
+/* The evidence of method for the training set (gpc_evidence_alloc), after
+ * checking that the method's workspace fits in memory, with the gradient's
+ * scratch when gradient says gradients will be asked (dies with status 3
+ * and the sizes if not): so that a problem too large for the machine is
+ * refused before anything of that size is allocated. */
+gpc_evidence *gpc_cli_evidence(const gpc_kernel *k, const gsl_matrix *X, const gsl_vector *y,
+                               size_t C, gpc_lik lik, gpc_method method, int gradient);
 
 /* Set EP's damping (usage error outside (0, 1], or other than 1 without EP). */
 void gpc_cli_damping(gpc_evidence *ev, double damping);

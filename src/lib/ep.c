@@ -21,6 +21,16 @@
 /* site changes below this many tol: the evidence is followed sweep by sweep */
 #define EVIDENCE_FROM 1e4
 
+/* Kept beside gpc_ep_alloc, whose allocations it counts. */
+size_t gpc_ep_workspace(size_t n, size_t nparams)
+{
+    /* K, Sigma and L; seven vectors, U and W, c and Bg */
+    size_t cols = 7 + 2 * UPDATE_BLOCK + (nparams > 0 ? nparams : 1);
+    size_t bytes = gpc_size_mul(3, gpc_doubles_bytes(n, n));
+    bytes = gpc_size_add(bytes, gpc_doubles_bytes(n, cols));
+    return gpc_size_add(bytes, gpc_doubles_bytes(UPDATE_BLOCK > n ? UPDATE_BLOCK : n, 1));
+}
+
 gpc_ep *gpc_ep_alloc(size_t n, size_t nparams)
 {
     gpc_ep *e = gpc_calloc(1, sizeof *e);

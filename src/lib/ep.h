@@ -79,6 +79,10 @@ typedef struct {
 } gpc_ep;
 
 gpc_ep *gpc_ep_alloc(size_t n, size_t nparams);
+/* The bytes that workspace takes: three n x n matrices, the blocks of the
+ * updates and vectors (not the pivots of an improper posterior, allocated
+ * when one arises).  Saturates at SIZE_MAX. */
+size_t gpc_ep_workspace(size_t n, size_t nparams);
 void gpc_ep_free(gpc_ep *e);
 
 /* Moments of the tilted distribution Phi(y f) N(f | m, v): log of its mass,

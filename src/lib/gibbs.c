@@ -24,6 +24,21 @@ void dsyevd_(const char *jobz, const char *uplo, const int *n, double *a, const 
 
 static size_t kidx(const gpc_gibbs *w, size_t c) { return w->nK > 1 ? c : 0; }
 
+/* Kept beside gpc_gibbs_alloc, whose allocations it counts, so that a
+ * change to one is seen in the other. */
+size_t gpc_gibbs_workspace(size_t n, size_t C, size_t nK)
+{
+    /* V, Lc and Lp per kernel, A, and dsyevd's 1 + 6 n + 2 n^2 doubles and
+     * 3 + 5 n ints (its documented minimum, which it asks for) */
+    size_t squares = gpc_size_add(gpc_size_mul(3, nK), 3);
+    size_t bytes = gpc_size_mul(squares, gpc_doubles_bytes(n, n));
+    /* lam per kernel; y, uc and f of length Cn; u, z and dsyevd's 6 n + 1 */
+    bytes = gpc_size_add(bytes, gpc_doubles_bytes(n, gpc_size_add(nK, 8)));
+    bytes = gpc_size_add(bytes, gpc_doubles_bytes(gpc_size_mul(C, n), 3));
+    bytes = gpc_size_add(bytes, sizeof(double));
+    return gpc_size_add(bytes, gpc_size_mul(gpc_size_add(gpc_size_mul(5, n), 3), sizeof(int)));
+}
+
 gpc_gibbs *gpc_gibbs_alloc(const gsl_matrix *X, size_t C, gpc_kernel **kernels, size_t nK)
 {
     gpc_gibbs *w = gpc_calloc(1, sizeof *w);

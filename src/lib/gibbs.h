@@ -64,6 +64,10 @@ typedef struct {
 /* A sampler for n cases of C classes with nK = 1 (shared) or C base
  * kernels on inputs X (both borrowed). */
 gpc_gibbs *gpc_gibbs_alloc(const gsl_matrix *X, size_t C, gpc_kernel **kernels, size_t nK);
+/* The bytes that sampler takes for n cases: (3 nK + 3) n x n matrices (with
+ * the eigensolver's workspace) and vectors of length n and Cn.  Saturates
+ * at SIZE_MAX. */
+size_t gpc_gibbs_workspace(size_t n, size_t C, size_t nK);
 void gpc_gibbs_free(gpc_gibbs *w);
 
 /* Start at theta (nK * nparams values) with f = 0 and y drawn for labels

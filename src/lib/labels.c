@@ -328,6 +328,31 @@ gpc_labels *gpc_labels_of_tokens(char *const *tok, size_t n)
     return classes_of(&t);
 }
 
+size_t gpc_labels_single(const gpc_labels *l)
+{
+    size_t *count = gpc_calloc(l->nclasses ? l->nclasses : 1, sizeof *count), single = 0;
+    for (size_t i = 0; i < l->n; i++)
+        count[l->cls[i]]++;
+    for (size_t c = 0; c < l->nclasses; c++)
+        single += count[c] == 1;
+    free(count);
+    return single;
+}
+
+int gpc_labels_check_training(const gpc_labels *l, const char *name)
+{
+    size_t single = gpc_labels_single(l);
+    /* cases, not classes, are counted, so that a toy set of four cases in
+     * three classes, two of them seen once, still trains */
+    if (l->nclasses < 3 || 2 * single <= l->n)
+        return GPC_OK;
+    return gpc_fail(GPC_EINPUT, "%s: %zu classes for %zu cases, and %zu of the cases are the "
+                    "only one of their class: is this a column of IDs or of measurements? give "
+                    "the column of class labels (three or more classes with more than half of "
+                    "the cases alone in their class are refused)", name, l->nclasses, l->n,
+                    single);
+}
+
 void gpc_labels_list(char *const *names, size_t nclasses, char *buf, size_t size)
 {
     buf[0] = '\0';

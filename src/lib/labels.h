@@ -60,6 +60,23 @@ long gpc_labels_find(char *const *names, size_t nclasses, int numeric, const cha
  * are words): 1 and its value in *x, else 0. */
 int gpc_labels_number(const char *s, double *x);
 
+/* The number of classes that have a single case (and so of the cases that
+ * are alone in their class). */
+size_t gpc_labels_single(const gpc_labels *l);
+
+/* GPC_OK if the labels can train a classifier; GPC_EINPUT (message set,
+ * naming the file as name) when most classes have a single case, which
+ * means: three or more classes, and more than half of the cases alone in
+ * their class (which makes more than half of the classes single too).
+ * Such labels are nearly always a column of IDs or of measurements given
+ * in place of the classes (seq 1 1500 for 1500 cases), from which nothing
+ * can be learnt, and their multiclass model would take memory and time
+ * that grow with the number of classes (C n^2 and C n^3).  Two classes
+ * pass whatever their counts (a one-case problem is a real test case), and
+ * so do a few rare classes among common ones, and a toy set such as
+ * "yes no maybe yes". */
+int gpc_labels_check_training(const gpc_labels *l, const char *name);
+
 /* The class names as "a b c" in buf (cut to size), for messages. */
 void gpc_labels_list(char *const *names, size_t nclasses, char *buf, size_t size);
 

@@ -33,6 +33,16 @@
  * overflow. */
 #define W_FLOOR 1e-300
 
+/* Kept beside gpc_laplace_alloc, whose allocations it counts. */
+size_t gpc_laplace_workspace(size_t n, size_t nparams)
+{
+    size_t p = nparams > 0 ? nparams : 1;
+    /* K and L; eleven vectors; Bg, slope, scratch and slope_prev; two of p */
+    size_t bytes = gpc_size_mul(2, gpc_doubles_bytes(n, n));
+    bytes = gpc_size_add(bytes, gpc_doubles_bytes(n, gpc_size_add(11, gpc_size_mul(4, p))));
+    return gpc_size_add(bytes, gpc_doubles_bytes(2, p));
+}
+
 gpc_laplace *gpc_laplace_alloc(size_t n, size_t nparams, gpc_lik lik)
 {
     gpc_laplace *w = gpc_calloc(1, sizeof *w);

@@ -77,6 +77,9 @@ typedef struct {
 } gpc_laplace;
 
 gpc_laplace *gpc_laplace_alloc(size_t n, size_t nparams, gpc_lik lik);
+/* The bytes that workspace takes: two n x n matrices, four n x nparams and
+ * vectors.  Saturates at SIZE_MAX. */
+size_t gpc_laplace_workspace(size_t n, size_t nparams);
 void gpc_laplace_free(gpc_laplace *w);
 
 /* Find the mode for kernel matrix w->K (filled by the caller) and labels y in

@@ -2,9 +2,9 @@
 
 #include <math.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "alloc.h"
 #include "err.h"
@@ -248,7 +248,7 @@ static int parse_all(parser *ps, const char *buf, size_t len)
 
 /* The size of the dense matrix comes from the file, so it is checked before
  * anything is allocated for it: against overflow, and against the memory
- * the machine has. */
+ * the process may take (gpc_alloc_check). */
 static int check_size(const parser *ps)
 {
     if (ps->rows == 0)
@@ -260,15 +260,11 @@ static int check_size(const parser *ps)
         return gpc_fail(GPC_EINPUT, "%s: %zu rows x %zu columns (the largest index) are too "
                         "many to hold densely; renumber the features that occur as 1, 2, 3, "
                         "..., or use fewer rows", ps->name, ps->rows, ps->cols);
-    double bytes = (double)ps->rows * (double)ps->cols * sizeof(double);
-    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
-    double memory = pages > 0 && page > 0 ? (double)pages * (double)page : INFINITY;
-    if (bytes > memory)
-        return gpc_fail(GPC_EINPUT, "%s: %zu rows x %zu columns (the largest index) would "
-                        "take %.3g GB held densely, more than this machine's %.3g GB of "
-                        "memory; renumber the features that occur as 1, 2, 3, ..., or use "
-                        "fewer rows", ps->name, ps->rows, ps->cols, bytes / 1e9, memory / 1e9);
-    return GPC_OK;
+    char what[256];
+    snprintf(what, sizeof what, "%s: %zu rows x %zu columns (the largest index) held densely",
+             ps->name, ps->rows, ps->cols);
+    return gpc_alloc_check(gpc_doubles_bytes(ps->rows, ps->cols), what,
+                           "renumber the features that occur as 1, 2, 3, ..., or use fewer rows");
 }
 
 void gpc_libsvm_labels_free(char **labels, size_t n)

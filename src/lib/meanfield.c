@@ -54,6 +54,14 @@ static void newton_free(struct gpc_mf_newton *nw)
     free(nw);
 }
 
+/* Kept beside newton_alloc and gpc_meanfield_alloc, whose allocations it
+ * counts. */
+size_t gpc_meanfield_workspace(size_t n)
+{
+    /* K and Newton's B; x, h, the cavities' two and Newton's ten vectors */
+    return gpc_size_add(gpc_size_mul(2, gpc_doubles_bytes(n, n)), gpc_doubles_bytes(n, 14));
+}
+
 gpc_meanfield *gpc_meanfield_alloc(size_t n)
 {
     gpc_meanfield *m = gpc_calloc(1, sizeof *m);

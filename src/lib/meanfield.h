@@ -89,6 +89,10 @@ typedef struct {
 } gpc_meanfield;
 
 gpc_meanfield *gpc_meanfield_alloc(size_t n);
+/* The bytes that workspace takes with Newton's, allocated by the first
+ * fit: two n x n matrices and vectors (not the leave-one-out's scratch).
+ * Saturates at SIZE_MAX. */
+size_t gpc_meanfield_workspace(size_t n);
 void gpc_meanfield_free(gpc_meanfield *m);
 
 /* Solve the naive mean-field equations on m->K and labels y (-1/+1) from

@@ -20,6 +20,12 @@ static void *ep_alloc(size_t n, size_t C, const gpc_kernel *k, int gradient, gpc
     return e;
 }
 
+static size_t ep_workspace(size_t n, size_t C, const gpc_kernel *k, int gradient)
+{
+    (void)C;
+    return gpc_ep_workspace(n, gradient ? gpc_kernel_nparams(k) : 0);
+}
+
 static void ep_free(void *ws) { gpc_ep_free(ws); }
 
 static int ep_set(void *ws, gpc_method_setting key, double value)
@@ -101,6 +107,7 @@ const gpc_method_ops gpc_method_ep_ops = {
     .default_lik = "probit",
     .check_lik = ep_check_lik,
     .alloc = ep_alloc,
+    .workspace = ep_workspace,
     .free = ep_free,
     .set = ep_set,
     .evidence = ep_evidence,

@@ -25,6 +25,12 @@ static void *laplace_alloc(size_t n, size_t C, const gpc_kernel *k, int gradient
     return gpc_laplace_alloc(n, gradient ? gpc_kernel_nparams(k) : 0, lik);
 }
 
+static size_t laplace_workspace(size_t n, size_t C, const gpc_kernel *k, int gradient)
+{
+    (void)C;
+    return gpc_laplace_workspace(n, gradient ? gpc_kernel_nparams(k) : 0);
+}
+
 static void laplace_free(void *ws) { gpc_laplace_free(ws); }
 
 /* Newton's method has no damping, tolerance or label noise to set. */
@@ -107,6 +113,7 @@ const gpc_method_ops gpc_method_laplace_ops = {
     .default_lik = "logistic",
     .check_lik = laplace_check_lik,
     .alloc = laplace_alloc,
+    .workspace = laplace_workspace,
     .free = laplace_free,
     .set = laplace_set,
     .evidence = laplace_evidence,

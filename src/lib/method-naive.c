@@ -38,6 +38,14 @@ static void *naive_alloc(size_t n, size_t C, const gpc_kernel *k, int gradient, 
     return w;
 }
 
+static size_t naive_workspace(size_t n, size_t C, const gpc_kernel *k, int gradient)
+{
+    (void)C;
+    (void)k;
+    (void)gradient; /* no evidence, so no gradient */
+    return gpc_meanfield_workspace(n);
+}
+
 static void naive_free(void *ws)
 {
     naive_ws *w = ws;
@@ -141,6 +149,7 @@ const gpc_method_ops gpc_method_naive_ops = {
     .default_lik = "probit",
     .check_lik = naive_check_lik,
     .alloc = naive_alloc,
+    .workspace = naive_workspace,
     .free = naive_free,
     .set = naive_set,
     .evidence = naive_evidence,

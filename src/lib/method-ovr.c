@@ -49,6 +49,18 @@ static void *ovr_alloc(const gpc_method_ops *bin, size_t n, size_t C, const gpc_
     return w;
 }
 
+/* C binary workspaces for the base kernel (k's copy for one class), and
+ * the label vectors, state and indices beside them. */
+static size_t ovr_workspace(const gpc_method_ops *bin, size_t n, size_t C, const gpc_kernel *k,
+                            int gradient)
+{
+    gpc_kernel *base = gpc_kernel_base(k);
+    size_t bytes = gpc_size_mul(C, bin->workspace(n, 2, base, gradient));
+    gpc_kernel_free(base);
+    bytes = gpc_size_add(bytes, gpc_doubles_bytes(n, gpc_size_add(C, bin->state_width)));
+    return gpc_size_add(bytes, gpc_size_mul(n, sizeof(size_t)));
+}
+
 static void ovr_free(void *ws)
 {
     ovr_ws *w = ws;
@@ -252,6 +264,10 @@ static void ovr_report(const void *ws, double log_evidence)
     {                                                                                        \
         return ovr_alloc(&gpc_method_##BIN##_ops, n, C, k, gradient, lik);                   \
     }                                                                                        \
+    static size_t ovr_workspace_##BIN(size_t n, size_t C, const gpc_kernel *k, int gradient) \
+    {                                                                                        \
+        return ovr_workspace(&gpc_method_##BIN##_ops, n, C, k, gradient);                    \
+    }                                                                                        \
     static int ovr_check_lik_##BIN(gpc_lik lik)                                              \
     {                                                                                        \
         return gpc_method_##BIN##_ops.check_lik(lik);                                        \
@@ -267,6 +283,7 @@ static void ovr_report(const void *ws, double log_evidence)
         .default_lik = LIK,                                                                  \
         .check_lik = ovr_check_lik_##BIN,                                                    \
         .alloc = ovr_alloc_##BIN,                                                            \
+        .workspace = ovr_workspace_##BIN,                                                    \
         .free = ovr_free,                                                                    \
         .set = ovr_set,                                                                      \
         .evidence = ovr_evidence,                                                            \

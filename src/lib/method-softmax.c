@@ -38,6 +38,15 @@ static void *softmax_alloc(size_t n, size_t C, const gpc_kernel *k, int gradient
     return w;
 }
 
+static size_t softmax_workspace(size_t n, size_t C, const gpc_kernel *k, int gradient)
+{
+    int per_class;
+    size_t p = gpc_class_kernels_nparams(k, &per_class);
+    /* the labels as indices beside the Laplace workspace */
+    return gpc_size_add(gpc_softmax_workspace(n, C, p, per_class, gradient),
+                        gpc_size_mul(n, sizeof(size_t)));
+}
+
 static void softmax_free(void *ws)
 {
     softmax_ws *w = ws;
@@ -167,6 +176,7 @@ const gpc_method_ops gpc_method_softmax_ops = {
     .default_lik = "softmax",
     .check_lik = softmax_check_lik,
     .alloc = softmax_alloc,
+    .workspace = softmax_workspace,
     .free = softmax_free,
     .set = softmax_set,
     .evidence = softmax_evidence,

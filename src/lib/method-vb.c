@@ -39,6 +39,15 @@ static void *vb_alloc(size_t n, size_t C, const gpc_kernel *k, int gradient, gpc
     return w;
 }
 
+static size_t vb_workspace(size_t n, size_t C, const gpc_kernel *k, int gradient)
+{
+    int per_class;
+    size_t p = gpc_class_kernels_nparams(k, &per_class);
+    /* the labels as indices beside the variational workspace */
+    return gpc_size_add(gpc_vb_workspace(n, C, p, per_class, gradient),
+                        gpc_size_mul(n, sizeof(size_t)));
+}
+
 static void vb_free(void *ws)
 {
     vb_ws *w = ws;
@@ -177,6 +186,7 @@ const gpc_method_ops gpc_method_vb_ops = {
     .default_lik = "mprobit",
     .check_lik = vb_check_lik,
     .alloc = vb_alloc,
+    .workspace = vb_workspace,
     .free = vb_free,
     .set = vb_set,
     .evidence = vb_evidence,

@@ -1,6 +1,7 @@
 #include "method.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -55,6 +56,28 @@ int gpc_method_known(const char *name)
         if (strcmp(methods[i]->name, name) == 0)
             return 1;
     return 0;
+}
+
+int gpc_method_check_bytes(size_t bytes, const char *title, size_t n, size_t C)
+{
+    char what[256];
+    if (C > 2)
+        snprintf(what, sizeof what, "the workspace of %s for %zu cases of %zu classes", title, n,
+                 C);
+    else
+        snprintf(what, sizeof what, "the workspace of %s for %zu cases", title, n);
+    /* it grows as n^2 (as C n^2 with C classes), so fewer cases gain most */
+    return gpc_alloc_check(bytes, what,
+                           C > 2 ? "use fewer cases (a random subset of them), fewer classes, or "
+                                   "a machine with more memory"
+                                 : "use fewer cases (a random subset of them) or a machine with "
+                                   "more memory");
+}
+
+int gpc_method_check_memory(const gpc_method_ops *ops, size_t n, size_t C, const gpc_kernel *k,
+                            int gradient)
+{
+    return gpc_method_check_bytes(ops->workspace(n, C, k, gradient), ops->title, n, C);
 }
 
 int gpc_method_ovr(gpc_method bin, gpc_method *ovr)

@@ -84,6 +84,12 @@ typedef struct {
      * under kernel k (its shape: hyperparameters, kernels per class);
      * gradient says whether gradients will be asked. */
     void *(*alloc)(size_t n, size_t C, const gpc_kernel *k, int gradient, gpc_lik lik);
+    /* The bytes that workspace takes, with what its fits allocate later and,
+     * when gradient is set, what the first gradient adds: its n x n
+     * matrices and its vectors, all but a few kilobytes.  Computed with the
+     * saturating sizes of alloc.h (SIZE_MAX when they overflow), so that it
+     * can be checked before alloc (gpc_method_check_memory). */
+    size_t (*workspace)(size_t n, size_t C, const gpc_kernel *k, int gradient);
     void (*free)(void *ws);
     int (*set)(void *ws, gpc_method_setting key, double value);
 
@@ -143,6 +149,19 @@ const gpc_method_ops *gpc_method_lookup(const char *name);
  * set) otherwise, or for a likelihood the method does not take. */
 int gpc_method_parse(const char *name, gpc_lik lik, gpc_method *method);
 const char *gpc_method_name(gpc_method method);
+
+/* GPC_OK if the workspace of ops for n cases of C classes (2 for a binary
+ * method) under kernel k, with the gradient's scratch when gradient is
+ * set, fits in the memory the process may take (gpc_alloc_check); else
+ * GPC_EINPUT with the sizes and what to try.  Called before ops->alloc, so
+ * that a problem too large for the machine is a message and not a process
+ * killed for want of memory. */
+int gpc_method_check_memory(const gpc_method_ops *ops, size_t n, size_t C, const gpc_kernel *k,
+                            int gradient);
+
+/* The same for a workspace of bytes that title (a method or a sampler) would
+ * take for n cases of C classes. */
+int gpc_method_check_bytes(size_t bytes, const char *title, size_t n, size_t C);
 
 /* The one-vs-rest method over binary method bin; GPC_EUSAGE (message set)
  * if bin is not binary. */

@@ -512,6 +512,10 @@ int gpc_model_read(const char *path, gpc_model **out)
 static int model_workspace(const gpc_model *m, const gpc_method_ops **ops, void **ws)
 {
     *ops = gpc_model_method(m);
+    *ws = NULL;
+    int st = gpc_method_check_memory(*ops, m->X->size1, m->nclasses, m->kernel, 0);
+    if (st != GPC_OK)
+        return st;
     *ws = (*ops)->alloc(m->X->size1, m->nclasses, m->kernel, 0, m->lik);
     if (m->label_noise > 0.0)
         return (*ops)->set(*ws, GPC_SET_LABEL_NOISE, m->label_noise);

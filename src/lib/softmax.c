@@ -62,6 +62,27 @@ static gsl_matrix *kern(const gpc_softmax *w, size_t c)
     return w->K[w->per_class ? c : 0];
 }
 
+/* Kept beside gpc_softmax_alloc and ensure_scratch, whose allocations it
+ * counts, so that a change to one is seen in the other. */
+size_t gpc_softmax_workspace(size_t n, size_t C, size_t nparams, int per_class, int gradient)
+{
+    size_t Cn = gpc_size_mul(C, n);
+    /* the kernels, the C factors (then inverses) of B_c and M; the
+     * gradient's M^-1, N and C matrices T_c */
+    size_t squares = gpc_size_add(gpc_size_add(per_class ? C : 1, C), 1);
+    if (gradient)
+        squares = gpc_size_add(squares, gpc_size_add(C, 2));
+    size_t bytes = gpc_size_mul(squares, gpc_doubles_bytes(n, n));
+    /* f, a, nine scratch vectors and each class's own two, of length Cn;
+     * u3, zero and six for the conjugate gradients, of length n; Bg */
+    bytes = gpc_size_add(bytes, gpc_doubles_bytes(Cn, 13));
+    bytes = gpc_size_add(bytes, gpc_doubles_bytes(n, 8));
+    bytes = gpc_size_add(bytes, gpc_doubles_bytes(Cn, nparams > 0 ? nparams : 1));
+    if (gradient) /* ref and cols */
+        bytes = gpc_size_add(bytes, gpc_size_mul(gpc_size_add(n, Cn), sizeof(size_t)));
+    return bytes;
+}
+
 gpc_softmax *gpc_softmax_alloc(size_t n, size_t C, size_t nparams, int per_class)
 {
     gpc_softmax *w = gpc_calloc(1, sizeof *w);

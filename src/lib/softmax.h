@@ -123,6 +123,10 @@ typedef struct {
 /* A workspace for n cases and C >= 2 classes; nparams hyperparameters per
  * kernel; per_class selects one kernel per class. */
 gpc_softmax *gpc_softmax_alloc(size_t n, size_t C, size_t nparams, int per_class);
+/* The bytes that workspace takes, with the scratch of the first gradient
+ * when gradient is set: (nK + C + 1) n x n matrices, (C + 2) more for the
+ * gradient, and vectors of length n and Cn.  Saturates at SIZE_MAX. */
+size_t gpc_softmax_workspace(size_t n, size_t C, size_t nparams, int per_class, int gradient);
 void gpc_softmax_free(gpc_softmax *w);
 
 /* Find the mode for the kernel matrices w->K (filled by the caller) and

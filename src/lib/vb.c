@@ -65,6 +65,26 @@ static void newton_free(struct gpc_vb_newton *nw, int nthreads)
     free(nw);
 }
 
+/* Kept beside newton_alloc and gpc_vb_alloc, whose allocations it counts
+ * (with the gradient's R), so that a change to one is seen in the other. */
+size_t gpc_vb_workspace(size_t n, size_t C, size_t nparams, int per_class, int gradient)
+{
+    size_t Cn = gpc_size_mul(C, n);
+    /* K and P per kernel; Newton's L (shared kernel); the gradient's R */
+    size_t squares = gpc_size_mul(2, per_class ? C : 1);
+    squares = gpc_size_add(squares, (per_class ? 0 : 1) + (gradient ? 1 : 0));
+    size_t bytes = gpc_size_mul(squares, gpc_doubles_bytes(n, n));
+    /* m, v, ybar_from, ybar and five for the extrapolation, of length Cn;
+     * log_p, u and Bg */
+    bytes = gpc_size_add(bytes, gpc_doubles_bytes(Cn, 9));
+    bytes = gpc_size_add(bytes, gpc_doubles_bytes(n, 2 + (nparams > 0 ? nparams : 1)));
+    if (!per_class) { /* Newton's curvatures F (n C x C), sq and eleven of length Cn */
+        bytes = gpc_size_add(bytes, gpc_doubles_bytes(n, gpc_size_add(gpc_size_mul(C, C), 1)));
+        bytes = gpc_size_add(bytes, gpc_doubles_bytes(Cn, 11));
+    }
+    return bytes;
+}
+
 gpc_vb *gpc_vb_alloc(size_t n, size_t C, size_t nparams, int per_class)
 {
     gpc_vb *w = gpc_calloc(1, sizeof *w);

@@ -91,6 +91,11 @@ typedef struct {
 /* A workspace for n cases and C >= 2 classes, nparams hyperparameters per
  * kernel, one kernel per class if per_class. */
 gpc_vb *gpc_vb_alloc(size_t n, size_t C, size_t nparams, int per_class);
+/* The bytes that workspace takes with what the fits add (Newton's, with a
+ * shared kernel) and, when gradient is set, the gradient's: 2 nK n x n
+ * matrices, one more for Newton and one for the gradient, and vectors of
+ * length n and Cn.  Saturates at SIZE_MAX. */
+size_t gpc_vb_workspace(size_t n, size_t C, size_t nparams, int per_class, int gradient);
 void gpc_vb_free(gpc_vb *w);
 
 /* Fit at the kernel matrices w->K for labels cls[i] in 0..C-1: the updates,

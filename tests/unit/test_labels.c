@@ -204,6 +204,40 @@ static void test_parse(void)
             "an error names the name given: %s", gpc_errmsg());
 }
 
+/* Labels where most classes have one case (three or more classes, more than
+ * half of the cases alone in their class) cannot train a classifier: an ID
+ * column given in place of the classes. */
+static void expect_training(const char *what, const char *text, size_t single, int ok)
+{
+    gpc_labels *l;
+    if (!TEST_OK(gpc_labels_read(put_text("l.txt", text), &l) == GPC_OK, "%s: read", what))
+        return;
+    int st = gpc_labels_check_training(l, "y.txt");
+    TEST_OK(gpc_labels_single(l) == single && st == (ok ? GPC_OK : GPC_EINPUT),
+            "%s: %zu single (want %zu), %s (%s)", what, gpc_labels_single(l), single,
+            ok ? "accepted" : "refused", st ? gpc_errmsg() : "ok");
+    gpc_labels_free(l);
+}
+
+static void test_training(void)
+{
+    expect_training("an ID column", "1\n2\n3\n4\n5\n6\n7\n8\n9\n10\n", 10, 0);
+    TEST_OK(strcmp(gpc_errmsg(), "y.txt: 10 classes for 10 cases, and 10 of the cases are the "
+                   "only one of their class: is this a column of IDs or of measurements? give "
+                   "the column of class labels (three or more classes with more than half of "
+                   "the cases alone in their class are refused)") == 0,
+            "the message says what is wrong and what to give (%s)", gpc_errmsg());
+    expect_training("three classes, one case each", "a\nb\nc\n", 3, 0);
+    expect_training("3 of 5 cases alone in their class", "a\na\nb\nc\nd\n", 3, 0);
+    expect_training("IDs, some of them twice, are refused too",
+                    "1\n1\n2\n2\n3\n4\n5\n6\n7\n8\n", 6, 0);
+    expect_training("2 of 4 cases: half is not most", "yes\nno\nmaybe\nyes\n", 2, 1);
+    expect_training("2 of 5", "a\na\na\nb\nc\n", 2, 1);
+    expect_training("one of three classes", "a\na\nb\nb\nc\n", 1, 1);
+    expect_training("two classes of one case each: binary", "-1\n1\n", 2, 1);
+    expect_training("iris-like", "s\ns\nv\nv\ng\ng\n", 0, 1);
+}
+
 int main(void)
 {
     if (!mkdtemp(dir)) {
@@ -218,6 +252,7 @@ int main(void)
     test_model_classes();
     test_present();
     test_parse();
+    test_training();
     const char *files[] = {"l.txt", "b.txt", "bad.txt", "l.npy", "t.txt"};
     for (size_t i = 0; i < sizeof files / sizeof *files; i++)
         unlink(P(files[i]));

@@ -291,10 +291,10 @@ static void test_too_big(void)
     gpc_source src;
     gsl_matrix *x = NULL;
     int st = parse(text, &src, &x, NULL);
-    const char *head = "s.svm: 100000 rows x 1048576 columns (the largest index) would take "
-                       "839 GB held densely, more than this machine's ";
-    const char *tail = " GB of memory; renumber the features that occur as 1, 2, 3, ..., or "
-                       "use fewer rows";
+    const char *head = "s.svm: 100000 rows x 1048576 columns (the largest index) held densely "
+                       "would take 839 GB, more than this machine's ";
+    const char *tail = " of memory; renumber the features that occur as 1, 2, 3, ..., or use "
+                       "fewer rows";
     const char *msg = gpc_errmsg();
     TEST_OK(st == GPC_EINPUT && x == NULL && !strncmp(msg, head, strlen(head)) &&
                 strlen(msg) > strlen(tail) && !strcmp(msg + strlen(msg) - strlen(tail), tail),

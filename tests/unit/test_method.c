@@ -1,13 +1,16 @@
 /* The method table: lookup by name, the likelihoods each method takes, its
  * settings, and its fitted state, which must predict exactly as the fit did
  * once handed back to a fresh workspace (that is all a model file keeps). */
+#include <malloc.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <gsl/gsl_rng.h>
 
+#include "alloc.h"
 #include "err.h"
 #include "method.h"
 #include "tap.h"
@@ -205,6 +208,97 @@ static void test_ovr_properties(void)
             "one-vs-rest over a multiclass method is a usage error");
 }
 
+/* Bytes the heap holds now (glibc's count; 0 where another allocator, such
+ * as AddressSanitizer's, keeps its own). */
+static size_t heap_in_use(void)
+{
+    struct mallinfo2 mi = mallinfo2();
+    return mi.uordblks + mi.hblkhd;
+}
+
+/* A method's stated workspace against what its alloc and a fit with a
+ * gradient take from the heap: never less but for the 64 kB of small
+ * objects it leaves out (structures, kernels, quadrature rules, the
+ * allocator's headers), since it is what is checked against the memory
+ * before anything is allocated; and not much more (what its fits may add
+ * later, such as Newton's factor for variational Bayes). */
+static void test_workspace_measured(const gpc_method_ops *ops, gpc_lik lik, const char *spec,
+                                    size_t C, gsl_rng *r)
+{
+    size_t n = 300;
+    gsl_matrix *X;
+    gsl_vector *y;
+    linear_problem(r, n, &X, &y);
+    class_labels(ops, X, C, y);
+    gpc_kernel *k;
+    gpc_kernel_parse(spec, 2, &k);
+    double *g = calloc(gpc_kernel_nparams(k), sizeof *g), z;
+    int grad = ops->has_evidence;
+    size_t before = heap_in_use();
+    void *ws = ops->alloc(n, C, k, grad, lik);
+    int st = ops->evidence(ws, k, X, y, &z, grad ? g : NULL);
+    size_t used = heap_in_use() - before, stated = ops->workspace(n, C, k, grad);
+    ops->free(ws);
+    if (before == 0)
+        TEST_OK(1, "# skip: %s: the heap's use is not known here", ops->title);
+    else
+        TEST_OK(st == GPC_OK && stated + 65536 >= used && stated <= used + used / 2,
+                "%s (%s, %zu classes): states %zu bytes, takes %zu", ops->title, spec, C, stated,
+                used);
+    free(g);
+    gpc_kernel_free(k);
+    gsl_matrix_free(X);
+    gsl_vector_free(y);
+}
+
+/* The sizes themselves: exact for a small softmax problem, saturated where
+ * n * n * C does not fit in size_t, and refused before allocating. */
+static void test_workspace_sizes(void)
+{
+    gpc_kernel *k, *pc;
+    gpc_kernel_parse("se", 2, &k);
+    gpc_kernel_parse("se:per-class=3", 2, &pc);
+    /* (1 + 3 + 1) 10 x 10 matrices, 13 vectors of 30, 8 of 10, Bg 10 x 3 x 2,
+     * the labels' 10 indices; the gradient: (3 + 2) matrices, 40 indices */
+    TEST_OK(gpc_method_softmax_ops.workspace(10, 3, k, 0) == 8320,
+            "multiclass Laplace, 10 cases of 3 classes: 8320 bytes (%zu)",
+            gpc_method_softmax_ops.workspace(10, 3, k, 0));
+    TEST_OK(gpc_method_softmax_ops.workspace(10, 3, k, 1) == 8320 + 4000 + 320,
+            "and 12640 with the gradient's (%zu)", gpc_method_softmax_ops.workspace(10, 3, k, 1));
+    TEST_OK(gpc_method_softmax_ops.workspace(10, 3, pc, 0) == 8320 + 1600,
+            "per-class kernels: two more matrices (%zu)",
+            gpc_method_softmax_ops.workspace(10, 3, pc, 0));
+    const gpc_method_ops *all[] = {&gpc_method_laplace_ops, &gpc_method_ep_ops,
+                                   &gpc_method_naive_ops, &gpc_method_softmax_ops,
+                                   &gpc_method_laplace_ovr_ops, &gpc_method_ep_ovr_ops,
+                                   &gpc_method_naive_ovr_ops, &gpc_method_vb_ops};
+    size_t n32 = SIZE_MAX >> 63 ? (size_t)1 << 32 : (size_t)1 << 16;
+    for (size_t i = 0; i < sizeof all / sizeof *all; i++) {
+        size_t C = all[i]->latent ? 2 : 3;
+        TEST_OK(all[i]->workspace(n32, C, k, 1) == SIZE_MAX &&
+                    all[i]->workspace(n32 / 2, 1000, pc, 1) == SIZE_MAX,
+                "%s: a size past size_t saturates, never wraps", all[i]->title);
+        TEST_OK(gpc_method_check_memory(all[i], 30, C, k, 1) == GPC_OK,
+                "%s: 30 cases fit in memory", all[i]->title);
+    }
+    int st = gpc_method_check_memory(&gpc_method_softmax_ops, 1000000, 3, k, 1);
+    const char *head = "the workspace of multiclass Laplace for 1000000 cases of 3 classes would "
+                       "take 80 TB, more than ";
+    const char *tail = "; use fewer cases (a random subset of them), fewer classes, or a machine "
+                       "with more memory";
+    const char *msg = gpc_errmsg();
+    TEST_OK(st == GPC_EINPUT && !strncmp(msg, head, strlen(head)) && strlen(msg) > strlen(tail) &&
+                !strcmp(msg + strlen(msg) - strlen(tail), tail),
+            "a million cases of 3 classes are refused with the sizes (%s)", msg);
+    st = gpc_method_check_memory(&gpc_method_ep_ops, 10000000, 2, k, 0);
+    TEST_OK(st == GPC_EINPUT && strstr(gpc_errmsg(), "the workspace of EP for 10000000 cases "
+                                       "would take 2400 TB") &&
+                strstr(gpc_errmsg(), "; use fewer cases (a random subset of them) or a machine"),
+            "a binary method's too (%s)", gpc_errmsg());
+    gpc_kernel_free(k);
+    gpc_kernel_free(pc);
+}
+
 int main(void)
 {
     gpc_gsl_quiet();
@@ -221,6 +315,17 @@ int main(void)
     test_state_round_trip(&gpc_method_laplace_ovr_ops, GPC_LIK_LOGISTIC, 3, r);
     test_state_round_trip(&gpc_method_ep_ovr_ops, GPC_LIK_PROBIT, 3, r);
     test_ovr_properties();
+    test_workspace_sizes();
+    test_workspace_measured(&gpc_method_laplace_ops, GPC_LIK_LOGISTIC, "se", 2, r);
+    test_workspace_measured(&gpc_method_ep_ops, GPC_LIK_PROBIT, "se", 2, r);
+    test_workspace_measured(&gpc_method_naive_ops, GPC_LIK_STEP, "se", 2, r);
+    test_workspace_measured(&gpc_method_softmax_ops, GPC_LIK_SOFTMAX, "se", 3, r);
+    test_workspace_measured(&gpc_method_softmax_ops, GPC_LIK_SOFTMAX, "se:per-class=3", 3, r);
+    test_workspace_measured(&gpc_method_vb_ops, GPC_LIK_MPROBIT, "se", 3, r);
+    test_workspace_measured(&gpc_method_vb_ops, GPC_LIK_MPROBIT, "se:per-class=3", 3, r);
+    test_workspace_measured(&gpc_method_laplace_ovr_ops, GPC_LIK_LOGISTIC, "se", 3, r);
+    test_workspace_measured(&gpc_method_ep_ovr_ops, GPC_LIK_PROBIT, "se", 3, r);
+    test_workspace_measured(&gpc_method_naive_ovr_ops, GPC_LIK_STEP, "se", 3, r);
     gsl_rng_free(r);
     return tap_done();
 }
