@@ -60,8 +60,11 @@ static void check_round_trip(const gsl_matrix *m, const gpc_source *src)
         abort();
     gsl_matrix *back;
     gpc_source again;
-    if (read_bytes(text, len, &back, &again) != GPC_OK)
+    if (read_bytes(text, len, &back, &again) != GPC_OK) {
+        fprintf(stderr, "written:\n%.*s\nread back: %s\n", (int)(len < 2000 ? len : 2000), text,
+                gpc_errmsg());
         abort(); /* the reader refuses what the writer wrote */
+    }
     if (back->size1 != m->size1 || back->size2 != m->size2 ||
         memcmp(back->data, m->data, m->size1 * m->size2 * sizeof *m->data) != 0)
         abort();

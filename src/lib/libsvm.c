@@ -34,6 +34,15 @@ static const char *colon_in(const char *tok, const char *end)
     return memchr(tok, ':', (size_t)(end - tok));
 }
 
+/* Whether any of the bytes of set occurs in [p, end). */
+static int strpbrk_in(const char *p, const char *end, const char *set)
+{
+    for (; p < end; p++)
+        if (strchr(set, *p))
+            return 1;
+    return 0;
+}
+
 /* How much of a token a message shows. */
 static int shown(const char *tok, const char *end)
 {
@@ -51,8 +60,10 @@ int gpc_libsvm_is(const char *buf, size_t len)
     const char *p = buf, *end = buf + len;
     while (p < end) {
         const char *eol = end_of_line(p, end), *q = p, *t1, *e1, *t2, *e2;
+        /* a comma or a quote in the label or the first pair is CSV's (a
+         * header whose names hold blanks and a ':'), never LIBSVM's */
         if (next_token(&q, eol, &t1, &e1) && next_token(&q, eol, &t2, &e2))
-            return colon_in(t2, e2) && !memchr(t2, ',', (size_t)(e2 - t2));
+            return colon_in(t2, e2) && !strpbrk_in(t1, e2, ",\"");
         p = eol < end ? eol + 1 : end;
     }
     return 0;

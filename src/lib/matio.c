@@ -652,14 +652,15 @@ static void write_text(FILE *f, const gsl_matrix *m)
 }
 
 /* A CSV field: quoted when a reader would otherwise split, trim or skip it
- * (a byte-order mark at the start of the file is dropped), or when always
- * is set. */
+ * (a byte-order mark at the start of the file is dropped) or take the file
+ * for another format (.npy's magic string), or when always is set. */
 static void write_csv_field(FILE *f, const char *s, int always)
 {
     size_t n = strlen(s);
     int quote = always || n == 0 || strpbrk(s, ",\"\r\n") || is_blank(s[0]) ||
                 is_blank(s[n - 1]) || s[0] == '#' ||
-                (n >= sizeof UTF8_BOM && memcmp(s, UTF8_BOM, sizeof UTF8_BOM) == 0);
+                (n >= sizeof UTF8_BOM && memcmp(s, UTF8_BOM, sizeof UTF8_BOM) == 0) ||
+                !strncmp(s, "\x93NUMPY", 6); /* a file that starts so is read as .npy */
     if (!quote) {
         fputs(s, f);
         return;

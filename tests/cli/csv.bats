@@ -200,6 +200,20 @@ wide_csv() {
     [ "$(head -n 1 one-zz.csv)" = '"w"' ] || fail "header line: $(head -n 1 one-zz.csv)"
 }
 
+@test "csv: names that hold blanks and a ':', or start as .npy does, are written so that they read back" {
+    # read back, such a header line looked like LIBSVM's "label index:value"
+    # or like a .npy file's magic string
+    printf '"x y",b:c\n1,2\n3,5\n' > colon.csv
+    printf '"\223NUMPY",b\n1,2\n3,5\n' > magic.csv
+    for f in colon magic; do
+        run --separate-stderr gpc-scale -o "$f-z.csv" "$f.csv"
+        assert_success
+        run --separate-stderr gpc-scale -o "$f-zz.csv" "$f-z.csv"
+        [ "$status" -eq 0 ] || fail "$f-z.csv does not read back: $stderr"
+        [ "$(head -n 1 "$f-zz.csv")" = "$(head -n 1 "$f-z.csv")" ] || fail "the names changed"
+    done
+}
+
 @test "csv: gpc-scale keeps the names, so the pipeline after it still matches them" {
     write_frames
     printf 'a,"b, ""c""",d\n1,2,4\n3,6,5\n' > q.csv
