@@ -34,11 +34,12 @@ static const char *colon_in(const char *tok, const char *end)
     return memchr(tok, ':', (size_t)(end - tok));
 }
 
-/* Whether any of the bytes of set occurs in [p, end). */
+/* Whether any of the bytes of set occurs in [p, end) (a NUL is not one of
+ * them, though strchr finds it as the set's end). */
 static int strpbrk_in(const char *p, const char *end, const char *set)
 {
     for (; p < end; p++)
-        if (strchr(set, *p))
+        if (*p && strchr(set, *p))
             return 1;
     return 0;
 }
