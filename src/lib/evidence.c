@@ -81,18 +81,6 @@ void gpc_evidence_free(gpc_evidence *e)
 
 void gpc_evidence_forget(gpc_evidence *e) { e->ops->forget(e->ws); }
 
-double gpc_log_prior_normal(size_t p, const double *theta, double mean, double sd, double *grad)
-{
-    double s = 0.0, var = sd * sd;
-    for (size_t j = 0; j < p; j++) {
-        double d = theta[j] - mean;
-        s += -0.5 * d * d / var - log(sd) - 0.5 * log(2.0 * M_PI);
-        if (grad)
-            grad[j] -= d / var;
-    }
-    return s;
-}
-
 int gpc_posterior_eval(void *ctx, const double *theta, double *U, double *grad, double *aux)
 {
     gpc_posterior *post = ctx;

@@ -59,10 +59,6 @@ int gpc_evidence_eval(void *ctx, const double *theta, double *value, double *gra
 /* Forget the previous mode, so the next evaluation starts from f = 0. */
 void gpc_evidence_forget(gpc_evidence *e);
 
-/* sum_j log N(theta_j | mean, sd^2); adds its gradient to grad if not NULL.
- * The hyperprior of Barber & Williams (1997) has mean -3, sd 3. */
-double gpc_log_prior_normal(size_t p, const double *theta, double mean, double sd, double *grad);
-
 /* The posterior over log hyperparameters as a potential energy for HMC:
  * U = -(log q(y | theta) + log prior), with the log evidence as the value
  * reported beside it.  ctx is a gpc_posterior. */

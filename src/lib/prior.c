@@ -7,8 +7,6 @@
 #include <gsl/gsl_randist.h>
 #include <gsl/gsl_sf_psi.h>
 
-#include "evidence.h"
-
 /* The integrand over v = log alpha, h(v) = e^v (u - r) - lgamma(e^v) + s v,
  * less its maximum; power 1 multiplies by alpha (for E[alpha | u]). */
 typedef struct {
@@ -101,6 +99,18 @@ void gpc_prior_draw_weights(gsl_rng *r, size_t J, double shape, double rate, dou
         sum += exp(u[t] - mx);
     for (size_t t = 0; t < J; t++)
         u[t] -= mx + log(sum);
+}
+
+double gpc_log_prior_normal(size_t p, const double *theta, double mean, double sd, double *grad)
+{
+    double s = 0.0, var = sd * sd;
+    for (size_t j = 0; j < p; j++) {
+        double d = theta[j] - mean;
+        s += -0.5 * d * d / var - log(sd) - 0.5 * log(2.0 * M_PI);
+        if (grad)
+            grad[j] -= d / var;
+    }
+    return s;
 }
 
 double gpc_log_prior(const gpc_kernel *k, size_t p, const double *theta, double mean, double sd,

@@ -28,6 +28,10 @@ double gpc_prior_weight(double u, double shape, double rate, double *dlp);
  * weights exp(u_t) sum to one. */
 void gpc_prior_draw_weights(gsl_rng *r, size_t J, double shape, double rate, double *u);
 
+/* sum_j log N(theta_j | mean, sd^2); adds its gradient to grad if not NULL.
+ * The hyperprior of Barber & Williams (1997) has mean -3, sd 3. */
+double gpc_log_prior_normal(size_t p, const double *theta, double mean, double sd, double *grad);
+
 /* The log prior of the first p of k's log hyperparameters theta (p may
  * exceed k's count: the rest are other parameters, e.g. a label-noise
  * level): the weights' as above, N(mean, sd^2) for every other; adds the
