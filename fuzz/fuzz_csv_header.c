@@ -10,6 +10,7 @@
 
 #include "colnames.h"
 #include "err.h"
+#include "libsvm.h"
 #include "matio.h"
 
 /* A read of the bytes as a file named "fuzz"; 0 when it succeeded. */
@@ -76,8 +77,26 @@ static void check_round_trip(const gsl_matrix *m, const gpc_source *src)
     free(text);
 }
 
+/* Whether the reader will take the bytes for LIBSVM, whose lines may also
+ * end in a lone CR. */
+static int is_libsvm(const uint8_t *data, size_t size)
+{
+    char *text = malloc(size ? size : 1);
+    if (!text)
+        abort();
+    for (size_t i = 0; i < size; i++)
+        text[i] = data[i] == '\r' ? '\n' : (char)data[i];
+    int yes = gpc_libsvm_is(text, size);
+    free(text);
+    return yes;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
+    /* LIBSVM text is fuzz_matrix's: a few lines may rightly ask for a dense
+     * matrix of 2^20 columns, past the fuzzer's allocation limit */
+    if (is_libsvm(data, size))
+        return 0;
     gpc_matio_set_header(GPC_HEADER_YES);
     gsl_matrix *m;
     gpc_source src;

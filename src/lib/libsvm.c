@@ -61,10 +61,12 @@ int gpc_libsvm_is(const char *buf, size_t len)
     const char *p = buf, *end = buf + len;
     while (p < end) {
         const char *eol = end_of_line(p, end), *q = p, *t1, *e1, *t2, *e2;
-        /* a comma or a quote in the label or the first pair is CSV's (a
-         * header whose names hold blanks and a ':'), never LIBSVM's */
-        if (next_token(&q, eol, &t1, &e1) && next_token(&q, eol, &t2, &e2))
-            return colon_in(t2, e2) && !strpbrk_in(t1, e2, ",\"");
+        /* a comma or a quote before the comment is CSV's (a header whose
+         * names hold blanks and a ':'), never LIBSVM's */
+        if (next_token(&q, eol, &t1, &e1) && next_token(&q, eol, &t2, &e2)) {
+            const char *hash = memchr(p, '#', (size_t)(eol - p));
+            return colon_in(t2, e2) && !strpbrk_in(p, hash ? hash : eol, ",\"");
+        }
         p = eol < end ? eol + 1 : end;
     }
     return 0;

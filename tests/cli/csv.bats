@@ -205,7 +205,8 @@ wide_csv() {
     # or like a .npy file's magic string
     printf '"x y",b:c\n1,2\n3,5\n' > colon.csv
     printf '"\223NUMPY",b\n1,2\n3,5\n' > magic.csv
-    for f in colon magic; do
+    printf 'x 4:9 w,b\n1,2\n3,5\n' > inner.csv
+    for f in colon magic inner; do
         run --separate-stderr gpc-scale -o "$f-z.csv" "$f.csv"
         assert_success
         run --separate-stderr gpc-scale -o "$f-zz.csv" "$f-z.csv"
