@@ -14,7 +14,7 @@ CFLAGS  ?= -O2 -g
 GSL_CFLAGS := $(shell pkg-config --cflags gsl 2>/dev/null)
 GSL_LIBDIR := $(shell pkg-config --libs-only-L gsl 2>/dev/null)
 # OpenBLAS's OpenMP build (Debian's libopenblas-openmp-dev), so that its
-# threads are the OpenMP threads of gpc's own loops (see src/lib/parallel.h);
+# threads are the OpenMP threads of gpc's own loops (see src/lib/base/parallel.h);
 # the run-time path names it, since the system's libopenblas.so.0 may be
 # another build.  Elsewhere, whatever pkg-config finds.
 comma := ,
@@ -25,7 +25,7 @@ BLAS_LIBS  := $(if $(wildcard $(OPENBLAS_OMP)/libopenblas.so),\
 # HAVE_INLINE lets GSL inline its element accessors; OpenMP spreads the
 # O(n^2 p) kernel loops over the cores (results do not depend on their number).
 ALL_CFLAGS  = -std=c11 -D_POSIX_C_SOURCE=200809L -Wall -Wextra -Wshadow -fopenmp \
-              -DHAVE_INLINE -Isrc/lib $(GSL_CFLAGS) $(CFLAGS)
+              -DHAVE_INLINE -Isrc/lib $(LIB_DIRS:%=-Isrc/lib/%) $(GSL_CFLAGS) $(CFLAGS)
 LDLIBS      = $(GSL_LIBDIR) -lgsl $(BLAS_LIBS) -lmvec -lm
 LDFLAGS    ?=
 
@@ -52,7 +52,9 @@ FLAVOUR_STAMP := $(shell mkdir -p bin && { [ "$$(cat bin/.flavour 2>/dev/null)" 
 VERSION := $(shell cat VERSION)
 
 TOOLS   = gpc-kernel gpc-fit gpc-predict gpc-evidence gpc-hmc gpc-scale gpc-score gpc-combine gpc-plot gpc-folds gpc-cv
-LIB_SRC = $(wildcard src/lib/*.c)
+# The library, one folder per concern (gpc(7), LIBRARY LAYOUT).
+LIB_DIRS = base linalg io kernels liks methods hyper sampling report cli
+LIB_SRC = $(foreach d,$(LIB_DIRS),$(wildcard src/lib/$(d)/*.c))
 LIB_OBJ = $(LIB_SRC:src/lib/%.c=$(BUILD)/lib/%.o)
 LIB     = $(BUILD)/libgpc.a
 BINS    = $(TOOLS:%=bin/%)
@@ -63,6 +65,7 @@ UNIT_BIN = $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 all: $(BINS)
 
 $(BUILD)/lib/%.o: src/lib/%.c | $(BUILD)/lib
+	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -DGPC_VERSION='"$(VERSION)"' -MMD -MP -c -o $@ $<
 $(BUILD)/%.o: src/%.c | $(BUILD)/lib
 	$(CC) $(ALL_CFLAGS) -MMD -MP -c -o $@ $<
@@ -160,7 +163,7 @@ FUZZ_SECONDS ?= 60
 FUZZ_TARGETS  = matrix labels kernel_spec model chain csv_header params
 FUZZ_SAN      = -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
 FUZZ_CFLAGS   = -std=c11 -D_POSIX_C_SOURCE=200809L -Wall -Wextra -Wno-unknown-pragmas -g -O1 \
-                -DHAVE_INLINE -Isrc/lib $(GSL_CFLAGS) $(FUZZ_SAN)
+                -DHAVE_INLINE -Isrc/lib $(LIB_DIRS:%=-Isrc/lib/%) $(GSL_CFLAGS) $(FUZZ_SAN)
 FUZZ_OBJ      = $(LIB_SRC:src/lib/%.c=build/fuzz/lib/%.o)
 FUZZ_BIN      = $(FUZZ_TARGETS:%=build/fuzz/fuzz_%)
 
@@ -178,6 +181,7 @@ fuzz: all
 	@sh fuzz/run.sh build/fuzz $(FUZZ_SECONDS) $(FUZZ_TARGETS)
 
 build/fuzz/lib/%.o: src/lib/%.c | build/fuzz/lib
+	@mkdir -p $(@D)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -DGPC_VERSION='"$(VERSION)"' -MMD -MP -c -o $@ $<
 build/fuzz/libgpc.a: $(FUZZ_OBJ)
 	rm -f $@ && ar rcs $@ $^
@@ -205,4 +209,4 @@ uninstall:
 clean:
 	rm -rf build bin demo-out bench/out repro/out
 
--include $(LIB_OBJ:.o=.d) $(TOOLS:%=$(BUILD)/%.d) $(wildcard build/fuzz/lib/*.d)
+-include $(LIB_OBJ:.o=.d) $(TOOLS:%=$(BUILD)/%.d) $(wildcard build/fuzz/lib/*/*.d)

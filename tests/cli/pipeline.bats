@@ -131,7 +131,7 @@ run_pipeline() {
 # one-thread BLAS call.
 @test "pipeline: every parallel region of the library names its thread count" {
     local regions unnamed
-    regions="$(grep -h '#pragma omp parallel' "$REPO"/src/lib/*.c)"
+    regions="$(grep -h '#pragma omp parallel' "$REPO"/src/lib/*/*.c)"
     [ "$(printf '%s\n' "$regions" | wc -l)" -ge 10 ] || fail "too few parallel regions found"
     unnamed="$(printf '%s\n' "$regions" | grep -v 'num_threads(' || true)"
     [ -z "$unnamed" ] || fail "regions without num_threads: $unnamed"
@@ -139,8 +139,8 @@ run_pipeline() {
 
 @test "pipeline: results do not depend on the number of OpenMP threads" {
     local n=450 min t f P
-    min="$(sed -n 's/^#define GPC_PARALLEL_MIN_ROWS \([0-9][0-9]*\).*/\1/p' "$REPO/src/lib/parallel.h")"
-    [ -n "$min" ] || fail "no GPC_PARALLEL_MIN_ROWS in src/lib/parallel.h"
+    min="$(sed -n 's/^#define GPC_PARALLEL_MIN_ROWS \([0-9][0-9]*\).*/\1/p' "$REPO/src/lib/base/parallel.h")"
+    [ -n "$min" ] || fail "no GPC_PARALLEL_MIN_ROWS in src/lib/base/parallel.h"
     [ "$n" -ge "$min" ] || fail "$n rows is below the parallel threshold $min"
     export OPENBLAS_NUM_THREADS=2
     # n training and 30 test rows of 3 inputs, labels from a noisy boundary
