@@ -25,7 +25,7 @@ BLAS_LIBS  := $(if $(wildcard $(OPENBLAS_OMP)/libopenblas.so),\
 # HAVE_INLINE lets GSL inline its element accessors; OpenMP spreads the
 # O(n^2 p) kernel loops over the cores (results do not depend on their number).
 ALL_CFLAGS  = -std=c11 -D_POSIX_C_SOURCE=200809L -Wall -Wextra -Wshadow -fopenmp \
-              -DHAVE_INLINE -Isrc/lib $(LIB_DIRS:%=-Isrc/lib/%) $(GSL_CFLAGS) $(CFLAGS)
+              -DHAVE_INLINE -Isrc/lib $(GSL_CFLAGS) $(CFLAGS)
 LDLIBS      = $(GSL_LIBDIR) -lgsl $(BLAS_LIBS) -lmvec -lm
 LDFLAGS    ?=
 
@@ -52,7 +52,8 @@ FLAVOUR_STAMP := $(shell mkdir -p bin && { [ "$$(cat bin/.flavour 2>/dev/null)" 
 VERSION := $(shell cat VERSION)
 
 TOOLS   = gpc-kernel gpc-fit gpc-predict gpc-evidence gpc-hmc gpc-scale gpc-score gpc-combine gpc-plot gpc-folds gpc-cv
-# The library, one folder per concern (gpc(7), LIBRARY LAYOUT).
+# The library, one folder per concern (gpc(7), LIBRARY LAYOUT); a file
+# includes another by its folder, "kernels/kernel.h".
 LIB_DIRS = base linalg io kernels liks methods hyper sampling report cli
 LIB_SRC = $(foreach d,$(LIB_DIRS),$(wildcard src/lib/$(d)/*.c))
 LIB_OBJ = $(LIB_SRC:src/lib/%.c=$(BUILD)/lib/%.o)
@@ -163,7 +164,7 @@ FUZZ_SECONDS ?= 60
 FUZZ_TARGETS  = matrix labels kernel_spec model chain csv_header params
 FUZZ_SAN      = -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
 FUZZ_CFLAGS   = -std=c11 -D_POSIX_C_SOURCE=200809L -Wall -Wextra -Wno-unknown-pragmas -g -O1 \
-                -DHAVE_INLINE -Isrc/lib $(LIB_DIRS:%=-Isrc/lib/%) $(GSL_CFLAGS) $(FUZZ_SAN)
+                -DHAVE_INLINE -Isrc/lib $(GSL_CFLAGS) $(FUZZ_SAN)
 FUZZ_OBJ      = $(LIB_SRC:src/lib/%.c=build/fuzz/lib/%.o)
 FUZZ_BIN      = $(FUZZ_TARGETS:%=build/fuzz/fuzz_%)
 

@@ -1,4 +1,4 @@
-#include "cli.h"
+#include "cli/cli.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -9,13 +9,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "alloc.h"
-#include "blas.h"
-#include "colnames.h"
-#include "err.h"
-#include "labels.h"
-#include "model.h"
-#include "libsvm.h"
+#include "base/alloc.h"
+#include "base/err.h"
+#include "io/colnames.h"
+#include "io/labels.h"
+#include "io/libsvm.h"
+#include "linalg/blas.h"
+#include "methods/model.h"
 
 #ifndef GPC_VERSION
 #define GPC_VERSION "unknown"

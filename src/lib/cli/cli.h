@@ -8,11 +8,11 @@
 
 #include <gsl/gsl_matrix.h>
 
-#include "evidence.h"
-#include "kernel.h"
-#include "labels.h"
-#include "lik.h"
-#include "matio.h"
+#include "hyper/evidence.h"
+#include "io/labels.h"
+#include "io/matio.h"
+#include "kernels/kernel.h"
+#include "liks/lik.h"
 
 /* The options every tool has, to end its getopt_long table with: --header
  * and --no-header (long only; values no tool's own options use) say how to

@@ -1,4 +1,4 @@
-#include "evidence.h"
+#include "hyper/evidence.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -6,9 +6,9 @@
 
 #include <gsl/gsl_math.h>
 
-#include "alloc.h"
-#include "err.h"
-#include "prior.h"
+#include "base/alloc.h"
+#include "base/err.h"
+#include "hyper/prior.h"
 
 gpc_evidence *gpc_evidence_alloc(const gpc_kernel *k, const gsl_matrix *X, const gsl_vector *y,
                                  size_t C, gpc_lik lik, gpc_method method)

@@ -1,4 +1,4 @@
-#include "importance.h"
+#include "hyper/importance.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -6,13 +6,13 @@
 #include <gsl/gsl_blas.h>
 #include <gsl/gsl_randist.h>
 
-#include "alloc.h"
-#include "bmatrix.h"
-#include "class-kernels.h"
-#include "err.h"
-#include "evidence.h"
-#include "prior.h"
-#include "progress.h"
+#include "base/alloc.h"
+#include "base/err.h"
+#include "base/progress.h"
+#include "hyper/evidence.h"
+#include "hyper/prior.h"
+#include "kernels/class-kernels.h"
+#include "linalg/bmatrix.h"
 
 /* log prod_c N(ybar_c | 0, I + K) without the 2 pi terms (the same for
  * every draw); -inf if I + K is not positive definite. */

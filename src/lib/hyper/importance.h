@@ -31,8 +31,8 @@
 #include <gsl/gsl_rng.h>
 #include <gsl/gsl_vector.h>
 
-#include "evidence.h"
-#include "kernel.h"
+#include "hyper/evidence.h"
+#include "kernels/kernel.h"
 
 /* E[phi] under Q(phi) for kernel k (its hyperparameters are changed), the
  * nc vectors ybar_c of length n (the classes using k, one after another in

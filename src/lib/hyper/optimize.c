@@ -1,4 +1,4 @@
-#include "optimize.h"
+#include "hyper/optimize.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -8,10 +8,10 @@
 #include <gsl/gsl_randist.h>
 #include <gsl/gsl_rng.h>
 
-#include "alloc.h"
-#include "err.h"
-#include "evidence.h"
-#include "prior.h"
+#include "base/alloc.h"
+#include "base/err.h"
+#include "hyper/evidence.h"
+#include "hyper/prior.h"
 
 void gpc_optimize_defaults(gpc_optimize_opts *o)
 {

@@ -10,7 +10,7 @@
 
 #include <stddef.h>
 
-#include "kernel.h"
+#include "kernels/kernel.h"
 
 /* The objective: log evidence at theta and its gradient (both written);
  * returns GPC_OK or an error status (message set).  */

@@ -1,4 +1,4 @@
-#include "prior.h"
+#include "hyper/prior.h"
 
 #include <math.h>
 

@@ -19,7 +19,7 @@
 
 #include <gsl/gsl_rng.h>
 
-#include "kernel.h"
+#include "kernels/kernel.h"
 
 /* log p(u) above; if dlp is not NULL, *dlp = d log p / du = E[alpha | u] - e^u. */
 double gpc_prior_weight(double u, double shape, double rate, double *dlp);

@@ -1,4 +1,4 @@
-#include "robust.h"
+#include "hyper/robust.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -7,8 +7,8 @@
 #include <gsl/gsl_cdf.h>
 #include <gsl/gsl_math.h>
 
-#include "alloc.h"
-#include "err.h"
+#include "base/alloc.h"
+#include "base/err.h"
 
 /* Learning the label noise is built on EP: its derivative in eps and its
  * posterior marginals. */

@@ -21,9 +21,9 @@
 #ifndef GPC_ROBUST_H
 #define GPC_ROBUST_H
 
-#include "ep.h"
-#include "evidence.h"
-#include "optimize.h"
+#include "hyper/evidence.h"
+#include "hyper/optimize.h"
+#include "methods/ep.h"
 
 typedef enum {
     GPC_ROBUST_FIXED = 0, /* eps as given */

@@ -1,4 +1,4 @@
-#include "colnames.h"
+#include "io/colnames.h"
 
 #include <ctype.h>
 #include <stdint.h>
@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "alloc.h"
-#include "err.h"
+#include "base/alloc.h"
+#include "base/err.h"
 
 size_t gpc_colnames_count(char *const *names)
 {

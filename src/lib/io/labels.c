@@ -1,4 +1,4 @@
-#include "labels.h"
+#include "io/labels.h"
 
 #include <errno.h>
 #include <math.h>
@@ -6,11 +6,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "alloc.h"
-#include "err.h"
-#include "libsvm.h"
-#include "matio.h"
-#include "npy.h"
+#include "base/alloc.h"
+#include "base/err.h"
+#include "io/libsvm.h"
+#include "io/matio.h"
+#include "io/npy.h"
 
 static const char NPY_MAGIC[] = "\x93NUMPY";
 

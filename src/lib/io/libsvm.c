@@ -1,4 +1,4 @@
-#include "libsvm.h"
+#include "io/libsvm.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "alloc.h"
-#include "err.h"
+#include "base/alloc.h"
+#include "base/err.h"
 
 /* '\r' counts as a blank so CRLF files read like LF files. */
 static int is_blank(char c) { return c == ' ' || c == '\t' || c == '\r'; }

@@ -18,7 +18,7 @@
 
 #include <gsl/gsl_matrix.h>
 
-#include "matio.h"
+#include "io/matio.h"
 
 /* Whether the len bytes at buf are LIBSVM text (see above). */
 int gpc_libsvm_is(const char *buf, size_t len);

@@ -1,4 +1,4 @@
-#include "matio.h"
+#include "io/matio.h"
 
 #include <errno.h>
 #include <math.h>
@@ -8,11 +8,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "alloc.h"
-#include "colnames.h"
-#include "err.h"
-#include "libsvm.h"
-#include "npy.h"
+#include "base/alloc.h"
+#include "base/err.h"
+#include "io/colnames.h"
+#include "io/libsvm.h"
+#include "io/npy.h"
 
 /* ---- names and small helpers ------------------------------------------- */
 

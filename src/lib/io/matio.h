@@ -20,7 +20,7 @@
 #include <gsl/gsl_matrix.h>
 #include <gsl/gsl_vector.h>
 
-#include "output.h"  /* gpc_output: how every tool writes its files */
+#include "io/output.h"  /* gpc_output: how every tool writes its files */
 
 typedef enum { GPC_FMT_TEXT = 0, GPC_FMT_NPY = 1 } gpc_format;
 

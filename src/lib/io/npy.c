@@ -1,4 +1,4 @@
-#include "npy.h"
+#include "io/npy.h"
 
 #include <ctype.h>
 #include <math.h>
@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "alloc.h"
-#include "err.h"
+#include "base/alloc.h"
+#include "base/err.h"
 
 /* Little-endian integers of nbytes bytes, whatever the host order. */
 static uint64_t get_le(const unsigned char *p, int nbytes)

@@ -20,7 +20,7 @@
 #include <stdio.h>
 #include <gsl/gsl_matrix.h>
 
-#include "matio.h"
+#include "io/matio.h"
 
 /* Whether buf starts with the .npy magic string. */
 int gpc_npy_is(const char *buf, size_t len);

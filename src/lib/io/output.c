@@ -1,4 +1,4 @@
-#include "output.h"
+#include "io/output.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -10,8 +10,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "alloc.h"
-#include "err.h"
+#include "base/alloc.h"
+#include "base/err.h"
 
 struct gpc_output {
     FILE *f;

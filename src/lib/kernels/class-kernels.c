@@ -1,10 +1,10 @@
-#include "class-kernels.h"
+#include "kernels/class-kernels.h"
 
 #include <math.h>
 #include <stdlib.h>
 
-#include "alloc.h"
-#include "err.h"
+#include "base/alloc.h"
+#include "base/err.h"
 
 size_t gpc_class_kernels_nparams(const gpc_kernel *k, int *per_class)
 {

@@ -14,7 +14,7 @@
 #include <gsl/gsl_matrix.h>
 #include <gsl/gsl_vector.h>
 
-#include "kernel.h"
+#include "kernels/kernel.h"
 
 typedef struct {
     size_t C;        /* classes */

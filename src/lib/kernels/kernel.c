@@ -1,4 +1,4 @@
-#include "kernel.h"
+#include "kernels/kernel.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -10,10 +10,10 @@
 #include <gsl/gsl_blas.h>
 #include <gsl/gsl_math.h>
 
-#include "alloc.h"
-#include "err.h"
-#include "parallel.h"
-#include "vexp.h"
+#include "base/alloc.h"
+#include "base/err.h"
+#include "base/parallel.h"
+#include "linalg/vexp.h"
 
 typedef enum { T_ARD, T_SE, T_LINEAR, T_NN, T_BIAS, T_JITTER, T_GRAM } term_type;
 

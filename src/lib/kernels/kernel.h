@@ -62,7 +62,7 @@
 #include <gsl/gsl_matrix.h>
 #include <gsl/gsl_vector.h>
 
-#include "matio.h"
+#include "io/matio.h"
 
 #define GPC_KERNEL_MAX_TERMS 16
 #define GPC_NAME_MAX 48

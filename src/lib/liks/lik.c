@@ -11,7 +11,7 @@
  * cost fixed (2 x SERIES_N special-function calls) and the error uniformly
  * small for every mean and variance, where Gauss–Hermite rules break down
  * once the latent spread is large compared with the width of the sigmoid. */
-#include "lik.h"
+#include "liks/lik.h"
 
 #include <math.h>
 #include <string.h>
@@ -20,7 +20,7 @@
 #include <gsl/gsl_math.h>
 #include <gsl/gsl_sf_erf.h>
 
-#include "err.h"
+#include "base/err.h"
 
 /* Terms of the accelerated series.  The acceleration's relative error is at
  * most 4 / cosh(n acosh 3) ~ 8 (3 + sqrt 8)^-n: 4e-15 for n = 20. */

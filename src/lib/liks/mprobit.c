@@ -1,4 +1,4 @@
-#include "mprobit.h"
+#include "liks/mprobit.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -6,8 +6,8 @@
 #include <gsl/gsl_integration.h>
 #include <gsl/gsl_sf_erf.h>
 
-#include "alloc.h"
-#include "err.h"
+#include "base/alloc.h"
+#include "base/err.h"
 
 /* Gauss-Hermite nodes (weight exp(-t^2)) for the training cases, whose
  * factors all have slope 1: the integrand divided by the Gaussian fitted at

@@ -1,4 +1,4 @@
-#include "blas.h"
+#include "linalg/blas.h"
 
 #include <stdlib.h>
 #include <strings.h>

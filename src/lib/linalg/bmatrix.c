@@ -1,11 +1,11 @@
-#include "bmatrix.h"
+#include "linalg/bmatrix.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "alloc.h"
-#include "parallel.h"
+#include "base/alloc.h"
+#include "base/parallel.h"
 
 /* LAPACK through OpenBLAS.  Row-major lower is column-major upper, hence "U". */
 void dpotrf_(const char *uplo, const int *n, double *a, const int *lda, int *info,

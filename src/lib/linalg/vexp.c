@@ -1,4 +1,4 @@
-#include "vexp.h"
+#include "linalg/vexp.h"
 
 #include <math.h>
 

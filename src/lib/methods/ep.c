@@ -1,4 +1,4 @@
-#include "ep.h"
+#include "methods/ep.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -7,10 +7,10 @@
 #include <gsl/gsl_math.h>
 #include <gsl/gsl_sf_erf.h>
 
-#include "alloc.h"
-#include "bmatrix.h"
-#include "err.h"
-#include "parallel.h"
+#include "base/alloc.h"
+#include "base/err.h"
+#include "base/parallel.h"
+#include "linalg/bmatrix.h"
 
 /* Rank-one updates held back and applied to Sigma together, as one matrix
  * product: each site update needs only its own column of Sigma, which is the

@@ -30,9 +30,9 @@
 #include <gsl/gsl_matrix.h>
 #include <gsl/gsl_vector.h>
 
-#include "bmatrix.h"
-#include "kernel.h"
-#include "lik.h"
+#include "kernels/kernel.h"
+#include "liks/lik.h"
+#include "linalg/bmatrix.h"
 
 /* Moments of a site's tilted distribution p(y | f) N(f | m, v): log of its
  * mass, its mean and its variance.  ctx carries the likelihood's parameters. */

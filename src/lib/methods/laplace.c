@@ -1,4 +1,4 @@
-#include "laplace.h"
+#include "methods/laplace.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -8,10 +8,10 @@
 #include <gsl/gsl_errno.h>
 #include <gsl/gsl_linalg.h>
 
-#include "alloc.h"
-#include "bmatrix.h"
-#include "err.h"
-#include "parallel.h"
+#include "base/alloc.h"
+#include "base/err.h"
+#include "base/parallel.h"
+#include "linalg/bmatrix.h"
 
 #define MAX_NEWTON 200
 #define MAX_HALVINGS 40

@@ -40,8 +40,8 @@
 #include <gsl/gsl_matrix.h>
 #include <gsl/gsl_vector.h>
 
-#include "kernel.h"
-#include "lik.h"
+#include "kernels/kernel.h"
+#include "liks/lik.h"
 
 typedef struct {
     size_t n;

@@ -1,14 +1,14 @@
-#include "meanfield.h"
+#include "methods/meanfield.h"
 
 #include <math.h>
 #include <stdlib.h>
 
 #include <gsl/gsl_blas.h>
 
-#include "alloc.h"
-#include "bmatrix.h"
-#include "err.h"
-#include "parallel.h"
+#include "base/alloc.h"
+#include "base/err.h"
+#include "base/parallel.h"
+#include "linalg/bmatrix.h"
 
 #define X_RTOL 1e-10
 /* Armijo's sufficient decrease of the merit |F|^2 / 2 along a Newton step */

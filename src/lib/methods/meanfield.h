@@ -64,7 +64,7 @@
 #include <gsl/gsl_matrix.h>
 #include <gsl/gsl_vector.h>
 
-#include "ep.h"
+#include "methods/ep.h"
 
 typedef enum { GPC_MF_NEWTON, GPC_MF_SWEEPS } gpc_meanfield_solver;
 

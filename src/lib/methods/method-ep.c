@@ -1,8 +1,8 @@
 /* Expectation propagation's operations for the method table. */
-#include "method.h"
+#include "methods/method.h"
 
-#include "err.h"
-#include "ep.h"
+#include "base/err.h"
+#include "methods/ep.h"
 
 static int ep_check_lik(gpc_lik lik)
 {

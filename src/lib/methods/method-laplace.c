@@ -1,11 +1,11 @@
 /* The Laplace approximation's operations for the method table. */
-#include "method.h"
+#include "methods/method.h"
 
 #include <stdlib.h>
 
-#include "alloc.h"
-#include "err.h"
-#include "laplace.h"
+#include "base/alloc.h"
+#include "base/err.h"
+#include "methods/laplace.h"
 
 static int laplace_check_lik(gpc_lik lik)
 {

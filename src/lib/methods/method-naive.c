@@ -1,15 +1,15 @@
 /* Naive mean field's operations for the method table.  Its likelihood is
  * the label-noise family, held beside the solver's workspace. */
-#include "method.h"
+#include "methods/method.h"
 
 #include <stdlib.h>
 
 #include <gsl/gsl_math.h>
 
-#include "alloc.h"
-#include "err.h"
-#include "ep.h"
-#include "meanfield.h"
+#include "base/alloc.h"
+#include "base/err.h"
+#include "methods/ep.h"
+#include "methods/meanfield.h"
 
 typedef struct {
     gpc_meanfield *mf;

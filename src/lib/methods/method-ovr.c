@@ -10,13 +10,13 @@
  * maximising it with per-class hyperparameters fits each classifier as if
  * alone.  The state is the binary method's, class by class; the latent
  * covariance of a case is diagonal (the functions are independent). */
-#include "method.h"
+#include "methods/method.h"
 
 #include <stdlib.h>
 
-#include "alloc.h"
-#include "class-kernels.h"
-#include "err.h"
+#include "base/alloc.h"
+#include "base/err.h"
+#include "kernels/class-kernels.h"
 
 typedef struct {
     const gpc_method_ops *bin; /* the binary method */

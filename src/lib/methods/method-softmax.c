@@ -3,15 +3,15 @@
  * the mode, one column f_c per class.  The latent functions share the
  * kernel, or with a per-class kernel (":per-class=C") each class has its own
  * hyperparameters, evaluated through one base kernel per class. */
-#include "method.h"
+#include "methods/method.h"
 
 #include <math.h>
 #include <stdlib.h>
 
-#include "alloc.h"
-#include "class-kernels.h"
-#include "err.h"
-#include "softmax.h"
+#include "base/alloc.h"
+#include "base/err.h"
+#include "kernels/class-kernels.h"
+#include "methods/softmax.h"
 
 typedef struct {
     gpc_softmax *sm;

@@ -3,16 +3,16 @@
  * vector the means were computed from, one column ybar_c per class.  The
  * "evidence" is the variational lower bound on log p(labels |
  * hyperparameters).  Shared or per-class kernels as in method-softmax.c. */
-#include "method.h"
+#include "methods/method.h"
 
 #include <math.h>
 #include <omp.h>
 #include <stdlib.h>
 
-#include "alloc.h"
-#include "class-kernels.h"
-#include "err.h"
-#include "vb.h"
+#include "base/alloc.h"
+#include "base/err.h"
+#include "kernels/class-kernels.h"
+#include "methods/vb.h"
 
 typedef struct {
     gpc_vb *vb;

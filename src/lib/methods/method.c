@@ -1,12 +1,12 @@
-#include "method.h"
+#include "methods/method.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "alloc.h"
-#include "err.h"
+#include "base/alloc.h"
+#include "base/err.h"
 
 /* Indexed by gpc_method: a new method adds its operations here. */
 static const gpc_method_ops *const methods[] = {

@@ -39,8 +39,8 @@
 #include <gsl/gsl_matrix.h>
 #include <gsl/gsl_vector.h>
 
-#include "kernel.h"
-#include "lik.h"
+#include "kernels/kernel.h"
+#include "liks/lik.h"
 
 /* Index into the method table. */
 typedef enum {

@@ -1,4 +1,4 @@
-#include "model.h"
+#include "methods/model.h"
 
 #include <errno.h>
 #include <math.h>
@@ -7,12 +7,12 @@
 
 #include <gsl/gsl_math.h>
 
-#include "alloc.h"
-#include "colnames.h"
-#include "err.h"
-#include "matio.h"
-#include "method.h"
-#include "progress.h"
+#include "base/alloc.h"
+#include "base/err.h"
+#include "base/progress.h"
+#include "io/colnames.h"
+#include "io/matio.h"
+#include "methods/method.h"
 
 void gpc_model_free(gpc_model *m)
 {

@@ -43,9 +43,9 @@
 #include <gsl/gsl_matrix.h>
 #include <gsl/gsl_vector.h>
 
-#include "kernel.h"
-#include "lik.h"
-#include "method.h"
+#include "kernels/kernel.h"
+#include "liks/lik.h"
+#include "methods/method.h"
 
 #define GPC_MODEL_VERSION 1
 

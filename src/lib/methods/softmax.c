@@ -1,4 +1,4 @@
-#include "softmax.h"
+#include "methods/softmax.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -8,11 +8,11 @@
 #include <gsl/gsl_eigen.h>
 #include <gsl/gsl_qrng.h>
 
-#include "alloc.h"
-#include "bmatrix.h"
-#include "err.h"
-#include "lik.h"
-#include "parallel.h"
+#include "base/alloc.h"
+#include "base/err.h"
+#include "base/parallel.h"
+#include "liks/lik.h"
+#include "linalg/bmatrix.h"
 
 #define MAX_NEWTON 200
 #define MAX_HALVINGS 40

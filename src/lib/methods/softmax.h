@@ -82,7 +82,7 @@
 #include <gsl/gsl_matrix.h>
 #include <gsl/gsl_vector.h>
 
-#include "kernel.h"
+#include "kernels/kernel.h"
 
 typedef struct {
     size_t n, C, nparams; /* nparams per kernel */

@@ -1,4 +1,4 @@
-#include "vb.h"
+#include "methods/vb.h"
 
 #include <math.h>
 #include <omp.h>
@@ -7,10 +7,10 @@
 #include <gsl/gsl_blas.h>
 #include <gsl/gsl_eigen.h>
 
-#include "alloc.h"
-#include "bmatrix.h"
-#include "err.h"
-#include "parallel.h"
+#include "base/alloc.h"
+#include "base/err.h"
+#include "base/parallel.h"
+#include "linalg/bmatrix.h"
 
 #define VB_TOL 1e-9
 #define VB_MAX_SWEEPS 10000

@@ -44,8 +44,8 @@
 #include <gsl/gsl_matrix.h>
 #include <gsl/gsl_vector.h>
 
-#include "kernel.h"
-#include "mprobit.h"
+#include "kernels/kernel.h"
+#include "liks/mprobit.h"
 
 typedef struct {
     size_t n, C, nparams; /* nparams per kernel */

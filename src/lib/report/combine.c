@@ -1,9 +1,9 @@
-#include "combine.h"
+#include "report/combine.h"
 
 #include <math.h>
 #include <string.h>
 
-#include "err.h"
+#include "base/err.h"
 
 int gpc_combine_parse(const char *name, gpc_combine_rule *rule)
 {

@@ -1,6 +1,6 @@
 /* folds — k-fold cross-validation assignments and the cutting of files by
  * them (see folds.h). */
-#include "folds.h"
+#include "report/folds.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -8,9 +8,9 @@
 
 #include <gsl/gsl_randist.h>
 
-#include "alloc.h"
-#include "err.h"
-#include "labels.h"
+#include "base/alloc.h"
+#include "base/err.h"
+#include "io/labels.h"
 
 /* The cases sorted by class (stable, so that the shuffle alone decides the
  * order within a class), each class's run shuffled by r. */

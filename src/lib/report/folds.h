@@ -17,7 +17,7 @@
 #include <gsl/gsl_matrix.h>
 #include <gsl/gsl_rng.h>
 
-#include "matio.h"
+#include "io/matio.h"
 
 /* Fold fold[i] in 0 .. K-1 for each of n cases of classes cls[i] (NULL:
  * plain k-fold), drawing from r.  GPC_EUSAGE (message set) unless

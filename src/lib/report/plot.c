@@ -1,4 +1,4 @@
-#include "plot.h"
+#include "report/plot.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -14,8 +14,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "alloc.h"
-#include "err.h"
+#include "base/alloc.h"
+#include "base/err.h"
 
 extern char **environ;
 

@@ -22,8 +22,8 @@
 #include <gsl/gsl_matrix.h>
 #include <gsl/gsl_vector.h>
 
-#include "chain.h"
-#include "score.h"
+#include "report/score.h"
+#include "sampling/chain.h"
 
 typedef enum { GPC_PLOT_PNG, GPC_PLOT_SVG } gpc_plot_format;
 

@@ -1,12 +1,12 @@
 /* score — log predictive probability, Brier score, AUC and calibration bins. */
-#include "score.h"
+#include "report/score.h"
 
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "alloc.h"
-#include "err.h"
+#include "base/alloc.h"
+#include "base/err.h"
 
 size_t gpc_score_argmax(const double *p, size_t C)
 {

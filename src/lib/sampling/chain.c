@@ -1,4 +1,4 @@
-#include "chain.h"
+#include "sampling/chain.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -10,10 +10,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "alloc.h"
-#include "err.h"
-#include "output.h"
-#include "matio.h"
+#include "base/alloc.h"
+#include "base/err.h"
+#include "io/matio.h"
+#include "io/output.h"
 
 unsigned long long gpc_chain_data_hash(const gsl_matrix *X, const gsl_vector *y)
 {

@@ -48,9 +48,9 @@
 #include <gsl/gsl_matrix.h>
 #include <gsl/gsl_vector.h>
 
-#include "hmc.h"
-#include "kernel.h"
-#include "lik.h"
+#include "kernels/kernel.h"
+#include "liks/lik.h"
+#include "sampling/hmc.h"
 
 #define GPC_CHAIN_VERSION 1
 

@@ -1,6 +1,6 @@
-#include "diagnose.h"
+#include "sampling/diagnose.h"
 
-#include "alloc.h"
+#include "base/alloc.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -1,4 +1,4 @@
-#include "gibbs.h"
+#include "sampling/gibbs.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -8,12 +8,12 @@
 #include <gsl/gsl_math.h>
 #include <gsl/gsl_randist.h>
 
-#include "alloc.h"
-#include "bmatrix.h"
-#include "err.h"
-#include "evidence.h"
-#include "parallel.h"
-#include "prior.h"
+#include "base/alloc.h"
+#include "base/err.h"
+#include "base/parallel.h"
+#include "hyper/evidence.h"
+#include "hyper/prior.h"
+#include "linalg/bmatrix.h"
 
 /* LAPACK through OpenBLAS: eigenvalues and eigenvectors of a symmetric
  * matrix.  Row-major storage of a symmetric matrix is its own transpose;

@@ -36,7 +36,7 @@
 #include <gsl/gsl_rng.h>
 #include <gsl/gsl_vector.h>
 
-#include "kernel.h"
+#include "kernels/kernel.h"
 
 typedef struct {
     size_t n, C, nparams, nK; /* nparams per kernel; nK kernels: C or 1 */

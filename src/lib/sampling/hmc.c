@@ -1,4 +1,4 @@
-#include "hmc.h"
+#include "sampling/hmc.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -8,8 +8,8 @@
 #include <gsl/gsl_randist.h>
 #include <gsl/gsl_rng.h>
 
-#include "alloc.h"
-#include "err.h"
+#include "base/alloc.h"
+#include "base/err.h"
 
 gpc_hmc *gpc_hmc_alloc(size_t p)
 {
