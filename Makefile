@@ -14,7 +14,7 @@ CFLAGS  ?= -O2 -g
 GSL_CFLAGS := $(shell pkg-config --cflags gsl 2>/dev/null)
 GSL_LIBDIR := $(shell pkg-config --libs-only-L gsl 2>/dev/null)
 # OpenBLAS's OpenMP build (Debian's libopenblas-openmp-dev), so that its
-# threads are the OpenMP threads of gpc's own loops (see src/lib/parallel.h);
+# threads are the OpenMP threads of gpc's own loops (see src/lib/base/parallel.h);
 # the run-time path names it, since the system's libopenblas.so.0 may be
 # another build.  Elsewhere, whatever pkg-config finds.
 comma := ,
@@ -52,7 +52,10 @@ FLAVOUR_STAMP := $(shell mkdir -p bin && { [ "$$(cat bin/.flavour 2>/dev/null)" 
 VERSION := $(shell cat VERSION)
 
 TOOLS   = gpc-kernel gpc-fit gpc-predict gpc-evidence gpc-hmc gpc-scale gpc-score gpc-combine gpc-plot gpc-folds gpc-cv
-LIB_SRC = $(wildcard src/lib/*.c)
+# The library, one folder per concern (gpc(7), LIBRARY LAYOUT); a file
+# includes another by its folder, "kernels/kernel.h".
+LIB_DIRS = base linalg io kernels liks methods hyper sampling report cli
+LIB_SRC = $(foreach d,$(LIB_DIRS),$(wildcard src/lib/$(d)/*.c))
 LIB_OBJ = $(LIB_SRC:src/lib/%.c=$(BUILD)/lib/%.o)
 LIB     = $(BUILD)/libgpc.a
 BINS    = $(TOOLS:%=bin/%)
@@ -63,6 +66,7 @@ UNIT_BIN = $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 all: $(BINS)
 
 $(BUILD)/lib/%.o: src/lib/%.c | $(BUILD)/lib
+	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -DGPC_VERSION='"$(VERSION)"' -MMD -MP -c -o $@ $<
 $(BUILD)/%.o: src/%.c | $(BUILD)/lib
 	$(CC) $(ALL_CFLAGS) -MMD -MP -c -o $@ $<
@@ -178,6 +182,7 @@ fuzz: all
 	@sh fuzz/run.sh build/fuzz $(FUZZ_SECONDS) $(FUZZ_TARGETS)
 
 build/fuzz/lib/%.o: src/lib/%.c | build/fuzz/lib
+	@mkdir -p $(@D)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -DGPC_VERSION='"$(VERSION)"' -MMD -MP -c -o $@ $<
 build/fuzz/libgpc.a: $(FUZZ_OBJ)
 	rm -f $@ && ar rcs $@ $^
@@ -205,4 +210,4 @@ uninstall:
 clean:
 	rm -rf build bin demo-out bench/out repro/out
 
--include $(LIB_OBJ:.o=.d) $(TOOLS:%=$(BUILD)/%.d) $(wildcard build/fuzz/lib/*.d)
+-include $(LIB_OBJ:.o=.d) $(TOOLS:%=$(BUILD)/%.d) $(wildcard build/fuzz/lib/*/*.d)

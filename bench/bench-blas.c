@@ -13,8 +13,8 @@
 #include <gsl/gsl_cblas.h>
 #include <gsl/gsl_matrix.h>
 
-#include "bmatrix.h"
-#include "blas.h"
+#include "linalg/blas.h"
+#include "linalg/bmatrix.h"
 
 void dpotrf_(const char *uplo, const int *n, double *a, const int *lda, int *info, size_t len);
 void dpotri_(const char *uplo, const int *n, double *a, const int *lda, int *info, size_t len);

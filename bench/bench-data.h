@@ -13,7 +13,7 @@
 #include <gsl/gsl_randist.h>
 #include <gsl/gsl_rng.h>
 
-#include "kernel.h"
+#include "kernels/kernel.h"
 
 static inline double now(void)
 {

@@ -13,10 +13,10 @@
 #include <gsl/gsl_randist.h>
 #include <gsl/gsl_rng.h>
 
-#include "ep.h"
-#include "blas.h"
-#include "err.h"
-#include "kernel.h"
+#include "base/err.h"
+#include "kernels/kernel.h"
+#include "linalg/blas.h"
+#include "methods/ep.h"
 
 static double now(void)
 {

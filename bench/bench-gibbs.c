@@ -13,13 +13,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "err.h"
-#include "gibbs.h"
-#include "kernel.h"
-#include "parallel.h"
+#include "base/err.h"
+#include "base/parallel.h"
+#include "kernels/kernel.h"
+#include "sampling/gibbs.h"
 
 #include "bench-data.h"
-#include "blas.h"
+#include "linalg/blas.h"
 
 
 int main(int argc, char **argv)

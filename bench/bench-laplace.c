@@ -18,10 +18,10 @@
 #include <gsl/gsl_randist.h>
 #include <gsl/gsl_rng.h>
 
-#include "blas.h"
-#include "err.h"
-#include "kernel.h"
-#include "laplace.h"
+#include "base/err.h"
+#include "kernels/kernel.h"
+#include "linalg/blas.h"
+#include "methods/laplace.h"
 
 static double now(void)
 {

@@ -27,13 +27,13 @@
 #include <gsl/gsl_randist.h>
 #include <gsl/gsl_rng.h>
 
-#include "err.h"
-#include "kernel.h"
-#include "parallel.h"
-#include "softmax.h"
+#include "base/err.h"
+#include "base/parallel.h"
+#include "kernels/kernel.h"
+#include "methods/softmax.h"
 
 #include "bench-data.h"
-#include "blas.h"
+#include "linalg/blas.h"
 
 
 static int fail(const char *what)

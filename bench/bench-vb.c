@@ -16,14 +16,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "err.h"
-#include "kernel.h"
-#include "parallel.h"
-#include "mprobit.h"
-#include "vb.h"
+#include "base/err.h"
+#include "base/parallel.h"
+#include "kernels/kernel.h"
+#include "liks/mprobit.h"
+#include "methods/vb.h"
 
 #include "bench-data.h"
-#include "blas.h"
+#include "linalg/blas.h"
 
 
 int main(int argc, char **argv)

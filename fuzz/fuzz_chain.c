@@ -2,8 +2,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "chain.h"
-#include "err.h"
+#include "base/err.h"
+#include "sampling/chain.h"
 #include "tmpfile.h"
 
 /* Once as --summary reads (dimension unknown), once as -x and gpc-predict

@@ -8,10 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "colnames.h"
-#include "err.h"
-#include "libsvm.h"
-#include "matio.h"
+#include "base/err.h"
+#include "io/colnames.h"
+#include "io/libsvm.h"
+#include "io/matio.h"
 
 /* A read of the bytes as a file named "fuzz"; 0 when it succeeded. */
 static int read_bytes(const void *data, size_t size, gsl_matrix **m, gpc_source *src)

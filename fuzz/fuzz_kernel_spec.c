@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "err.h"
-#include "kernel.h"
+#include "base/err.h"
+#include "kernels/kernel.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

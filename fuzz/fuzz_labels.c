@@ -5,8 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "err.h"
-#include "labels.h"
+#include "base/err.h"
+#include "io/labels.h"
 #include "tmpfile.h"
 
 static void check(const gpc_labels *l)

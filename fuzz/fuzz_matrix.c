@@ -5,8 +5,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "err.h"
-#include "matio.h"
+#include "base/err.h"
+#include "io/matio.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

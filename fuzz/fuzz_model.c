@@ -2,8 +2,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "err.h"
-#include "model.h"
+#include "base/err.h"
+#include "methods/model.h"
 #include "tmpfile.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -6,9 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
-#include "err.h"
-#include "kernel.h"
+#include "base/err.h"
+#include "cli/cli.h"
+#include "kernels/kernel.h"
 #include "tmpfile.h"
 
 static const struct {

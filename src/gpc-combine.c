@@ -6,13 +6,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "alloc.h"
-#include "cli.h"
-#include "combine.h"
-#include "err.h"
-#include "labels.h"
-#include "matio.h"
-#include "score.h"
+#include "base/alloc.h"
+#include "base/err.h"
+#include "cli/cli.h"
+#include "io/labels.h"
+#include "io/matio.h"
+#include "report/combine.h"
+#include "report/score.h"
 
 static void usage(void)
 {

@@ -24,15 +24,15 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "alloc.h"
-#include "cli.h"
-#include "colnames.h"
-#include "err.h"
-#include "folds.h"
-#include "labels.h"
-#include "libsvm.h"
-#include "matio.h"
-#include "progress.h"
+#include "base/alloc.h"
+#include "base/err.h"
+#include "base/progress.h"
+#include "cli/cli.h"
+#include "io/colnames.h"
+#include "io/labels.h"
+#include "io/libsvm.h"
+#include "io/matio.h"
+#include "report/folds.h"
 
 _Noreturn static void usage(void)
 {

@@ -6,13 +6,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "alloc.h"
-#include "cli.h"
-#include "colnames.h"
-#include "err.h"
-#include "evidence.h"
-#include "matio.h"
-#include "progress.h"
+#include "base/alloc.h"
+#include "base/err.h"
+#include "base/progress.h"
+#include "cli/cli.h"
+#include "hyper/evidence.h"
+#include "io/colnames.h"
+#include "io/matio.h"
 
 static void usage(void)
 {

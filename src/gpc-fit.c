@@ -9,16 +9,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "alloc.h"
-#include "cli.h"
-#include "colnames.h"
-#include "err.h"
-#include "evidence.h"
-#include "importance.h"
-#include "matio.h"
-#include "model.h"
-#include "optimize.h"
-#include "robust.h"
+#include "base/alloc.h"
+#include "base/err.h"
+#include "cli/cli.h"
+#include "hyper/evidence.h"
+#include "hyper/importance.h"
+#include "hyper/optimize.h"
+#include "hyper/robust.h"
+#include "io/colnames.h"
+#include "io/matio.h"
+#include "methods/model.h"
 
 static void usage(void)
 {

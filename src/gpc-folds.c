@@ -6,12 +6,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "alloc.h"
-#include "cli.h"
-#include "err.h"
-#include "folds.h"
-#include "labels.h"
-#include "matio.h"
+#include "base/alloc.h"
+#include "base/err.h"
+#include "cli/cli.h"
+#include "io/labels.h"
+#include "io/matio.h"
+#include "report/folds.h"
 
 _Noreturn static void usage(void)
 {

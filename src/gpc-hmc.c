@@ -11,18 +11,18 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "alloc.h"
-#include "chain.h"
-#include "cli.h"
-#include "colnames.h"
-#include "diagnose.h"
-#include "err.h"
-#include "class-kernels.h"
-#include "evidence.h"
-#include "gibbs.h"
-#include "hmc.h"
-#include "matio.h"
-#include "progress.h"
+#include "base/alloc.h"
+#include "base/err.h"
+#include "base/progress.h"
+#include "cli/cli.h"
+#include "hyper/evidence.h"
+#include "io/colnames.h"
+#include "io/matio.h"
+#include "kernels/class-kernels.h"
+#include "sampling/chain.h"
+#include "sampling/diagnose.h"
+#include "sampling/gibbs.h"
+#include "sampling/hmc.h"
 
 static void usage(void)
 {

@@ -9,12 +9,12 @@
 #include <gsl/gsl_errno.h>
 #include <gsl/gsl_linalg.h>
 
-#include "alloc.h"
-#include "cli.h"
-#include "colnames.h"
-#include "err.h"
-#include "kernel.h"
-#include "matio.h"
+#include "base/alloc.h"
+#include "base/err.h"
+#include "cli/cli.h"
+#include "io/colnames.h"
+#include "io/matio.h"
+#include "kernels/kernel.h"
 
 static void usage(void)
 {

@@ -8,16 +8,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "alloc.h"
-#include "chain.h"
-#include "cli.h"
-#include "err.h"
-#include "labels.h"
-#include "matio.h"
-#include "model.h"
-#include "output.h"
-#include "plot.h"
-#include "score.h"
+#include "base/alloc.h"
+#include "base/err.h"
+#include "cli/cli.h"
+#include "io/labels.h"
+#include "io/matio.h"
+#include "io/output.h"
+#include "methods/model.h"
+#include "report/plot.h"
+#include "report/score.h"
+#include "sampling/chain.h"
 
 static void usage(void)
 {

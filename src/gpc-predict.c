@@ -6,15 +6,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "alloc.h"
-#include "chain.h"
-#include "cli.h"
-#include "err.h"
-#include "labels.h"
-#include "matio.h"
-#include "progress.h"
-#include "method.h"
-#include "model.h"
+#include "base/alloc.h"
+#include "base/err.h"
+#include "base/progress.h"
+#include "cli/cli.h"
+#include "io/labels.h"
+#include "io/matio.h"
+#include "methods/method.h"
+#include "methods/model.h"
+#include "sampling/chain.h"
 
 static void usage(void)
 {

@@ -6,11 +6,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "alloc.h"
-#include "cli.h"
-#include "colnames.h"
-#include "err.h"
-#include "matio.h"
+#include "base/alloc.h"
+#include "base/err.h"
+#include "cli/cli.h"
+#include "io/colnames.h"
+#include "io/matio.h"
 
 /* Constant columns named one by one; the rest are counted, for a wide
  * sparse file has one for every index its rows leave out. */

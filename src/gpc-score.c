@@ -8,11 +8,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "alloc.h"
-#include "cli.h"
-#include "err.h"
-#include "matio.h"
-#include "score.h"
+#include "base/alloc.h"
+#include "base/err.h"
+#include "cli/cli.h"
+#include "io/matio.h"
+#include "report/score.h"
 
 static void usage(void)
 {

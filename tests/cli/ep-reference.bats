@@ -1,7 +1,7 @@
 #!/usr/bin/env bats
 # gpc-evidence -M ep against an independent reference: tests/ref/ep_reference.py,
 # binary EP with the probit likelihood written from Rasmussen & Williams
-# (Alg. 3.5, eq. 3.65) in plain numpy, sharing no code with src/lib/ep.c.
+# (Alg. 3.5, eq. 3.65) in plain numpy, sharing no code with src/lib/methods/ep.c.
 # It runs under Debian's /usr/bin/python3 with python3-numpy (installed by
 # scripts/deps.sh); the tests are skipped only if those are missing.
 

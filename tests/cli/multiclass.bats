@@ -796,13 +796,13 @@ normalise_rows() {
 # not depend on the number of OpenMP threads, nor, from GPC_PARALLEL_MIN_ROWS
 # up (where the loops over pairs of cases are spread too), on OpenBLAS's.
 # The problems are sized from the source so that the test cannot go vacuous.
-threshold() { sed -n "s/^#define $1 \([0-9][0-9]*\).*/\1/p" "$REPO/src/lib/parallel.h"; }
+threshold() { sed -n "s/^#define $1 \([0-9][0-9]*\).*/\1/p" "$REPO/src/lib/base/parallel.h"; }
 
 @test "multiclass: softmax results do not depend on the number of OpenMP threads" {
     local min rows n t f
     min="$(threshold GPC_PARALLEL_MIN_CLASS_ROWS)"
     rows="$(threshold GPC_PARALLEL_MIN_ROWS)"
-    [ -n "$min" ] && [ -n "$rows" ] || fail "no class thresholds in src/lib/parallel.h"
+    [ -n "$min" ] && [ -n "$rows" ] || fail "no class thresholds in src/lib/base/parallel.h"
     n=$(( (min + rows) / 2 ))
     angle_data "$n" 11
     export OPENBLAS_NUM_THREADS=1
@@ -823,7 +823,7 @@ threshold() { sed -n "s/^#define $1 \([0-9][0-9]*\).*/\1/p" "$REPO/src/lib/paral
     local rows max n t f
     rows="$(threshold GPC_PARALLEL_MIN_ROWS)"
     max="$(threshold GPC_PARALLEL_MAX_CLASS_ROWS)"
-    [ -n "$rows" ] && [ -n "$max" ] || fail "no thresholds in src/lib/parallel.h"
+    [ -n "$rows" ] && [ -n "$max" ] || fail "no thresholds in src/lib/base/parallel.h"
     n=$(( rows + 50 ))
     [ "$n" -lt "$max" ] || fail "no room between the thresholds"
     angle_data "$n" 11

@@ -131,16 +131,40 @@ run_pipeline() {
 # one-thread BLAS call.
 @test "pipeline: every parallel region of the library names its thread count" {
     local regions unnamed
-    regions="$(grep -h '#pragma omp parallel' "$REPO"/src/lib/*.c)"
+    regions="$(grep -h '#pragma omp parallel' "$REPO"/src/lib/*/*.c)"
     [ "$(printf '%s\n' "$regions" | wc -l)" -ge 10 ] || fail "too few parallel regions found"
     unnamed="$(printf '%s\n' "$regions" | grep -v 'num_threads(' || true)"
     [ -z "$unnamed" ] || fail "regions without num_threads: $unnamed"
 }
 
+# The library's folders are layers, in the order of LIB_DIRS in the
+# Makefile: a file includes headers of its own folder and of the folders
+# before it, never after, so that no two folders include each other.
+@test "pipeline: the library's folders include only their own and earlier folders" {
+    local order dirs f d t upward="" n=0
+    order="$(sed -n 's/^LIB_DIRS *= *//p' "$REPO/Makefile")"
+    [ "$(echo "$order" | wc -w)" -ge 8 ] || fail "no LIB_DIRS in the Makefile: '$order'"
+    rank() { local i=0 x; for x in $order; do i=$((i + 1)); [ "$x" = "$1" ] && { echo $i; return; }; done; echo 0; }
+    for f in "$REPO"/src/lib/*/*.[ch]; do
+        d=$(basename "$(dirname "$f")")
+        [ "$(rank "$d")" -gt 0 ] || fail "src/lib/$d is not in LIB_DIRS"
+        for t in $(sed -n 's|^#include "\([a-z]*\)/.*|\1|p' "$f"); do
+            n=$((n + 1))
+            [ "$(rank "$t")" -gt 0 ] || fail "$f includes from '$t', which is not in LIB_DIRS"
+            [ "$(rank "$t")" -le "$(rank "$d")" ] || upward="$upward $f->$t"
+        done
+    done
+    [ "$n" -ge 100 ] || fail "only $n folder includes found"
+    [ -z "$upward" ] || fail "includes from a later folder:$upward"
+    # and no file includes a library header by its bare name
+    run grep -ln '#include "[a-z-]*\.h"' "$REPO"/src/lib/*/*.[ch]
+    [ -z "$output" ] || fail "bare includes in: $output"
+}
+
 @test "pipeline: results do not depend on the number of OpenMP threads" {
     local n=450 min t f P
-    min="$(sed -n 's/^#define GPC_PARALLEL_MIN_ROWS \([0-9][0-9]*\).*/\1/p' "$REPO/src/lib/parallel.h")"
-    [ -n "$min" ] || fail "no GPC_PARALLEL_MIN_ROWS in src/lib/parallel.h"
+    min="$(sed -n 's/^#define GPC_PARALLEL_MIN_ROWS \([0-9][0-9]*\).*/\1/p' "$REPO/src/lib/base/parallel.h")"
+    [ -n "$min" ] || fail "no GPC_PARALLEL_MIN_ROWS in src/lib/base/parallel.h"
     [ "$n" -ge "$min" ] || fail "$n rows is below the parallel threshold $min"
     export OPENBLAS_NUM_THREADS=2
     # n training and 30 test rows of 3 inputs, labels from a noisy boundary

@@ -177,14 +177,14 @@ check_help() {
 }
 
 # Every long option in the tool's getopt_long table (read from its source,
-# with the options every tool shares from src/lib/cli.h) is in --help and in
+# with the options every tool shares from src/lib/cli/cli.h) is in --help and in
 # its man page, so neither can silently fall behind.
 check_help_covers_source() {
     local tool="$1" src="$REPO/src/$1.c" man="$REPO/man/$1.1" opt help page
     [ -f "$src" ] || fail "no source $src"
     help="$("$tool" --help)"
     page="$(sed 's/\\-/-/g' "$man")"
-    for opt in $(cat "$src" "$REPO/src/lib/cli.h" |
+    for opt in $(cat "$src" "$REPO/src/lib/cli/cli.h" |
                  grep -o '{"[a-z][a-z-]*", *[a-z_]*argument' | sed 's/{"\([^"]*\)".*/\1/'); do
         case "$help" in *"--$opt"*) ;; *) fail "--help does not mention --$opt" ;; esac
         case "$page" in *"--$opt"*) ;; *) fail "$man does not mention --$opt" ;; esac

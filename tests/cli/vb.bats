@@ -158,14 +158,14 @@ assert_probs() {
 }
 
 # The cases' integrals, in the sweeps and in the predictions, run on OpenMP
-# threads from VB_PARALLEL_MIN_WORK = n C (src/lib/vb.h), each case by one
+# threads from VB_PARALLEL_MIN_WORK = n C (src/lib/methods/vb.h), each case by one
 # thread and the logs summed in case order, so the results do not depend on
 # the number of threads.  The problem is sized from the source so that the
 # test cannot go vacuous (and predicted in one block of at most 512 rows).
 @test "vb: results do not depend on the number of OpenMP threads" {
     local work n t f
-    work="$(sed -n 's/^#define VB_PARALLEL_MIN_WORK \([0-9][0-9]*\).*/\1/p' "$REPO/src/lib/vb.h")"
-    [ -n "$work" ] || fail "no VB_PARALLEL_MIN_WORK in src/lib/vb.h"
+    work="$(sed -n 's/^#define VB_PARALLEL_MIN_WORK \([0-9][0-9]*\).*/\1/p' "$REPO/src/lib/methods/vb.h")"
+    [ -n "$work" ] || fail "no VB_PARALLEL_MIN_WORK in src/lib/methods/vb.h"
     n=$(( work / 3 + 10 ))
     [ "$n" -le 512 ] || fail "n = $n exceeds gpc-predict's block of 512 rows"
     angle_data "$n" 7

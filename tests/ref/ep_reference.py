@@ -10,7 +10,7 @@ second line, for a self-check of the numerically stable form.
 
 Written from the mathematics only (Rasmussen & Williams 2006, section 3.6,
 Alg. 3.5, eqs. 3.56-3.65), with plain dense numpy linear algebra, so that it is
-independent of the C implementation in src/lib/ep.c it is used to test.
+independent of the C implementation in src/lib/methods/ep.c it is used to test.
 
 Model: f ~ GP(0, k), p(y_i | f_i) = Phi(y_i f_i), y_i in {-1, +1}, and the
 ARD squared-exponential covariance of gpc's kernel 'ard':

@@ -12,9 +12,9 @@
 #include <gsl/gsl_rng.h>
 #include <gsl/gsl_vector.h>
 
-#include "err.h"
-#include "kernel.h"
-#include "labels.h"
+#include "base/err.h"
+#include "io/labels.h"
+#include "kernels/kernel.h"
 
 /* n inputs uniform on [-1, 1]^d, labelled by the sign of their coordinate sum
  * plus U(-0.15, 0.15) noise. */

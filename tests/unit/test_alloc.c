@@ -7,8 +7,8 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
-#include "alloc.h"
-#include "err.h"
+#include "base/alloc.h"
+#include "base/err.h"
 #include "tap.h"
 
 static void test_arithmetic(void)

@@ -10,7 +10,7 @@
 #include <gsl/gsl_blas.h>
 #include <gsl/gsl_linalg.h>
 
-#include "blas.h"
+#include "linalg/blas.h"
 #include "tap.h"
 
 void openblas_set_num_threads(int n);

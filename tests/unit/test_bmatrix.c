@@ -11,8 +11,8 @@
 #include <gsl/gsl_blas.h>
 #include <gsl/gsl_linalg.h>
 
-#include "blas.h"
-#include "bmatrix.h"
+#include "linalg/blas.h"
+#include "linalg/bmatrix.h"
 #include "tap.h"
 
 void openblas_set_num_threads(int n);

@@ -3,9 +3,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "colnames.h"
-#include "err.h"
-#include "kernel.h"
+#include "base/err.h"
+#include "io/colnames.h"
+#include "kernels/kernel.h"
 #include "tap.h"
 
 static char *const NAMES[] = {"age", "bmi", "dose_mg", "x.1", "blood pressure", NULL};

@@ -6,8 +6,8 @@
 
 #include <gsl/gsl_matrix.h>
 
-#include "combine.h"
-#include "err.h"
+#include "base/err.h"
+#include "report/combine.h"
 #include "tap.h"
 
 static void test_rules(void)

@@ -6,7 +6,7 @@
 #include <gsl/gsl_randist.h>
 #include <gsl/gsl_rng.h>
 
-#include "diagnose.h"
+#include "sampling/diagnose.h"
 #include "tap.h"
 
 int main(void)

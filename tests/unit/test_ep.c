@@ -13,10 +13,10 @@
 #include <gsl/gsl_linalg.h>
 #include <gsl/gsl_rng.h>
 
-#include "ep.h"
-#include "err.h"
-#include "matio.h"
+#include "base/err.h"
 #include "gaussian_lik.h"
+#include "io/matio.h"
+#include "methods/ep.h"
 #include "problems.h"
 #include "tap.h"
 

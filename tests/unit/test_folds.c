@@ -6,9 +6,9 @@
 
 #include <gsl/gsl_rng.h>
 
-#include "err.h"
-#include "folds.h"
-#include "matio.h"
+#include "base/err.h"
+#include "io/matio.h"
+#include "report/folds.h"
 #include "tap.h"
 
 /* Whether counts[0 .. m-1] differ by at most one. */

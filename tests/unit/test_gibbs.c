@@ -13,14 +13,14 @@
 #include <gsl/gsl_randist.h>
 #include <gsl/gsl_rng.h>
 
-#include "err.h"
-#include "gibbs.h"
-#include "kernel.h"
-#include "matio.h"
-#include "mprobit.h"
+#include "base/err.h"
+#include "io/matio.h"
+#include "kernels/kernel.h"
+#include "liks/mprobit.h"
+#include "methods/vb.h"
 #include "problems.h"
+#include "sampling/gibbs.h"
 #include "tap.h"
-#include "vb.h"
 
 /* Mean and standard error of x[0..m) by batch means (batches of b). */
 static void batch_mean(const double *x, size_t m, size_t b, double *mean, double *se)

@@ -12,10 +12,10 @@
 
 #include <gsl/gsl_rng.h>
 
-#include "chain.h"
-#include "err.h"
-#include "evidence.h"
-#include "hmc.h"
+#include "base/err.h"
+#include "hyper/evidence.h"
+#include "sampling/chain.h"
+#include "sampling/hmc.h"
 #include "tap.h"
 
 /* U = sum_j theta_j^2 / (2 s_j^2) + c theta_0^4 / 4 (c = 0: Gaussian). */

@@ -12,10 +12,10 @@
 #include <gsl/gsl_randist.h>
 #include <gsl/gsl_rng.h>
 
-#include "err.h"
-#include "importance.h"
-#include "kernel.h"
-#include "prior.h"
+#include "base/err.h"
+#include "hyper/importance.h"
+#include "hyper/prior.h"
+#include "kernels/kernel.h"
 #include "problems.h"
 #include "tap.h"
 

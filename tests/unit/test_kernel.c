@@ -15,8 +15,8 @@
 #include <gsl/gsl_randist.h>
 #include <gsl/gsl_rng.h>
 
-#include "err.h"
-#include "kernel.h"
+#include "base/err.h"
+#include "kernels/kernel.h"
 #include "tap.h"
 
 static double max_abs_diff(const gsl_matrix *a, const gsl_matrix *b)

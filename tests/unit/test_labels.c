@@ -5,9 +5,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "err.h"
-#include "labels.h"
-#include "matio.h"
+#include "base/err.h"
+#include "io/labels.h"
+#include "io/matio.h"
 #include "tap.h"
 
 static char dir[] = "/tmp/gpc_test_labels_XXXXXX";

@@ -9,11 +9,11 @@
 #include <gsl/gsl_permutation.h>
 #include <gsl/gsl_rng.h>
 
-#include "err.h"
-#include "kernel.h"
-#include "laplace.h"
-#include "lik.h"
-#include "matio.h"
+#include "base/err.h"
+#include "io/matio.h"
+#include "kernels/kernel.h"
+#include "liks/lik.h"
+#include "methods/laplace.h"
 #include "problems.h"
 #include "tap.h"
 

@@ -6,10 +6,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "err.h"
-#include "labels.h"
-#include "libsvm.h"
-#include "matio.h"
+#include "base/err.h"
+#include "io/labels.h"
+#include "io/libsvm.h"
+#include "io/matio.h"
 #include "tap.h"
 
 /* Parse text as the file "s.svm"; labels too when want_labels. */

@@ -16,8 +16,8 @@
 #include <gsl/gsl_math.h>
 #include <gsl/gsl_sf_erf.h>
 
-#include "err.h"
-#include "lik.h"
+#include "base/err.h"
+#include "liks/lik.h"
 #include "tap.h"
 
 static const gpc_lik LIKS[] = {GPC_LIK_LOGISTIC, GPC_LIK_PROBIT};

@@ -12,9 +12,9 @@
 #include <gsl/gsl_linalg.h>
 #include <gsl/gsl_rng.h>
 
-#include "ep.h"
-#include "err.h"
-#include "model.h"
+#include "base/err.h"
+#include "methods/ep.h"
+#include "methods/model.h"
 #include "tap.h"
 
 /* n cases in 2-D, labels from a smooth rule with a few flipped, and one more

@@ -17,8 +17,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "err.h"
-#include "matio.h"
+#include "base/err.h"
+#include "io/matio.h"
 #include "tap.h"
 
 static char dir[] = "/tmp/gpc_test_matio_XXXXXX";

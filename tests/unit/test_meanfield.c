@@ -14,10 +14,10 @@
 #include <gsl/gsl_randist.h>
 #include <gsl/gsl_rng.h>
 
-#include "err.h"
-#include "kernel.h"
-#include "meanfield.h"
+#include "base/err.h"
 #include "gaussian_lik.h"
+#include "kernels/kernel.h"
+#include "methods/meanfield.h"
 #include "problems.h"
 #include "tap.h"
 

@@ -10,9 +10,9 @@
 
 #include <gsl/gsl_rng.h>
 
-#include "alloc.h"
-#include "err.h"
-#include "method.h"
+#include "base/alloc.h"
+#include "base/err.h"
+#include "methods/method.h"
 #include "tap.h"
 
 /* n inputs uniform on [-1, 1]^2, labelled by the sign of their sum. */

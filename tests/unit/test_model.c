@@ -9,9 +9,9 @@
 
 #include <gsl/gsl_rng.h>
 
-#include "err.h"
-#include "evidence.h"
-#include "model.h"
+#include "base/err.h"
+#include "hyper/evidence.h"
+#include "methods/model.h"
 #include "tap.h"
 
 static char dir[] = "/tmp/gpc-test-model-XXXXXX";

@@ -17,8 +17,8 @@
 #include <gsl/gsl_rng.h>
 #include <gsl/gsl_sf_erf.h>
 
-#include "err.h"
-#include "mprobit.h"
+#include "base/err.h"
+#include "liks/mprobit.h"
 #include "tap.h"
 
 static double log_Phi(double x) { return gsl_sf_log_erfc(-x / M_SQRT2) - M_LN2; }

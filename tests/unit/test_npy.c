@@ -11,9 +11,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "err.h"
-#include "labels.h"
-#include "npy.h"
+#include "base/err.h"
+#include "io/labels.h"
+#include "io/npy.h"
 #include "tap.h"
 
 /* ---- building files -------------------------------------------------------- */

@@ -9,10 +9,10 @@
 
 #include <gsl/gsl_math.h>
 
-#include "err.h"
-#include "optimize.h"
-#include "prior.h"
-#include "kernel.h"
+#include "base/err.h"
+#include "hyper/optimize.h"
+#include "hyper/prior.h"
+#include "kernels/kernel.h"
 #include "tap.h"
 
 /* -sum_j c_j (theta_j - m_j)^2 / 2 with maximum at m. */

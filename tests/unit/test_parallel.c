@@ -10,7 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "parallel.h"
+#include "base/parallel.h"
 #include "tap.h"
 
 int openblas_get_parallel(void);

@@ -12,9 +12,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "err.h"
-#include "output.h"
-#include "plot.h"
+#include "base/err.h"
+#include "io/output.h"
+#include "report/plot.h"
 #include "tap.h"
 
 /* ---- malloc, watched -------------------------------------------------------- */

@@ -11,10 +11,10 @@
 #include <gsl/gsl_rng.h>
 #include <gsl/gsl_sort.h>
 
-#include "err.h"
-#include "evidence.h"
-#include "kernel.h"
-#include "prior.h"
+#include "base/err.h"
+#include "hyper/evidence.h"
+#include "hyper/prior.h"
+#include "kernels/kernel.h"
 #include "tap.h"
 
 static const double hyper[][2] = {{1.0, 1.0}, {2.0, 0.5}, {0.5, 2.0}};

@@ -5,7 +5,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "progress.h"
+#include "base/progress.h"
 #include "tap.h"
 
 static void text_is(const char *got, const char *want, const char *name)

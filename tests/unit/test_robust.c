@@ -11,9 +11,9 @@
 #include <gsl/gsl_randist.h>
 #include <gsl/gsl_rng.h>
 
-#include "err.h"
-#include "evidence.h"
-#include "robust.h"
+#include "base/err.h"
+#include "hyper/evidence.h"
+#include "hyper/robust.h"
 #include "tap.h"
 
 static gpc_ep *ep_of(const gpc_evidence *ev)

@@ -9,8 +9,8 @@
 
 #include <gsl/gsl_rng.h>
 
-#include "err.h"
-#include "score.h"
+#include "base/err.h"
+#include "report/score.h"
 #include "tap.h"
 
 #define N_OF(a) (sizeof(a) / sizeof *(a))

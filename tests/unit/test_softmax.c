@@ -16,11 +16,11 @@
 #include <gsl/gsl_randist.h>
 #include <gsl/gsl_rng.h>
 
-#include "err.h"
-#include "kernel.h"
-#include "laplace.h"
-#include "lik.h"
-#include "softmax.h"
+#include "base/err.h"
+#include "kernels/kernel.h"
+#include "liks/lik.h"
+#include "methods/laplace.h"
+#include "methods/softmax.h"
 #include "problems.h"
 #include "tap.h"
 

@@ -15,13 +15,13 @@
 #include <gsl/gsl_linalg.h>
 #include <gsl/gsl_rng.h>
 
-#include "err.h"
-#include "kernel.h"
-#include "laplace.h"
-#include "lik.h"
+#include "base/err.h"
+#include "kernels/kernel.h"
+#include "liks/lik.h"
+#include "methods/laplace.h"
+#include "methods/vb.h"
 #include "problems.h"
 #include "tap.h"
-#include "vb.h"
 
 static void make_problem(gsl_rng *r, size_t n, size_t d, size_t C, gsl_matrix **X,
                          size_t **cls)

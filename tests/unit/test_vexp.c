@@ -6,8 +6,8 @@
 #include <math.h>
 #include <stdlib.h>
 
+#include "linalg/vexp.h"
 #include "tap.h"
-#include "vexp.h"
 
 /* |a - b| in units of the last place of b */
 static double ulps(double a, double b)

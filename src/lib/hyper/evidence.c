@@ -1,0 +1,105 @@
+#include "hyper/evidence.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <gsl/gsl_math.h>
+
+#include "base/alloc.h"
+#include "base/err.h"
+#include "hyper/prior.h"
+
+gpc_evidence *gpc_evidence_alloc(const gpc_kernel *k, const gsl_matrix *X, const gsl_vector *y,
+                                 size_t C, gpc_lik lik, gpc_method method)
+{
+    gpc_evidence *e = gpc_calloc(1, sizeof *e);
+    e->kernel = gpc_kernel_clone(k);
+    e->X = X;
+    e->y = y;
+    e->method = method;
+    e->lik = lik;
+    e->ops = gpc_method_get(method);
+    e->ws = e->ops->alloc(X->size1, C, k, 1, lik);
+    return e;
+}
+
+int gpc_evidence_set_label_noise(gpc_evidence *e, double eps)
+{
+    int st = e->ops->set(e->ws, GPC_SET_LABEL_NOISE, eps);
+    if (st != GPC_METHOD_NO_SETTING)
+        return st;
+    return eps == 0.0 ? GPC_OK
+                      : gpc_fail(GPC_EUSAGE, "label noise needs -M ep, tap or naive with "
+                                 "-l probit or -l step");
+}
+
+int gpc_evidence_set_tol(gpc_evidence *e, double tol)
+{
+    if (!(tol > 0.0 && tol < 1.0))
+        return gpc_fail(GPC_EUSAGE, "--tol must be in (0, 1), e.g. 1e-9");
+    int st = e->ops->set(e->ws, GPC_SET_TOL, tol);
+    if (st == GPC_METHOD_NO_SETTING)
+        return gpc_fail(GPC_EUSAGE, "--tol applies to -M ep, tap or vb");
+    return st;
+}
+
+int gpc_evidence_set_damping(gpc_evidence *e, double damping)
+{
+    if (!(damping > 0.0 && damping <= 1.0))
+        return gpc_fail(GPC_EUSAGE, "--damping must be in (0, 1]");
+    int st = e->ops->set(e->ws, GPC_SET_DAMPING, damping);
+    if (st != GPC_METHOD_NO_SETTING)
+        return st;
+    return damping == 1.0 ? GPC_OK
+                          : gpc_fail(GPC_EUSAGE, "--damping applies to -M ep, tap or naive");
+}
+
+void *gpc_evidence_workspace(const gpc_evidence *e, const gpc_method_ops *ops)
+{
+    return e->ops == ops ? e->ws : NULL;
+}
+
+void gpc_evidence_state(const gpc_evidence *e, gsl_matrix *state)
+{
+    e->ops->state_get(e->ws, state);
+}
+
+void gpc_evidence_report(const gpc_evidence *e, double log_evidence)
+{
+    e->ops->report(e->ws, log_evidence);
+}
+
+void gpc_evidence_free(gpc_evidence *e)
+{
+    if (!e)
+        return;
+    gpc_kernel_free(e->kernel);
+    e->ops->free(e->ws);
+    free(e);
+}
+
+void gpc_evidence_forget(gpc_evidence *e) { e->ops->forget(e->ws); }
+
+int gpc_posterior_eval(void *ctx, const double *theta, double *U, double *grad, double *aux)
+{
+    gpc_posterior *post = ctx;
+    size_t p = gpc_kernel_nparams(post->evidence->kernel);
+    int st = gpc_evidence_eval(post->evidence, theta, aux, grad);
+    if (st != GPC_OK)
+        return st;
+    *U = -(*aux + gpc_log_prior(post->evidence->kernel, p, theta, post->prior_mean,
+                                post->prior_sd, grad));
+    for (size_t j = 0; j < p; j++)
+        grad[j] = -grad[j];
+    return GPC_OK;
+}
+
+void gpc_posterior_restart(void *ctx) { gpc_evidence_forget(((gpc_posterior *)ctx)->evidence); }
+
+int gpc_evidence_eval(void *ctx, const double *theta, double *value, double *grad)
+{
+    gpc_evidence *e = ctx;
+    gpc_kernel_set_params(e->kernel, theta);
+    return e->ops->evidence(e->ws, e->kernel, e->X, e->y, value, grad);
+}

@@ -1,0 +1,99 @@
+/* matio — matrices in and out, text or NumPy .npy, and the opening of inputs.
+ *
+ * Readers detect the format from the first bytes ("\x93NUMPY" is .npy, anything
+ * else is text), work on pipes in one pass, and report errors with the file
+ * name and, for text, the line number.  The name "-" (or NULL) is standard
+ * input / output and is reported as "<stdin>" / "<stdout>".
+ *
+ * Text: one row per line (lines end in LF, CRLF or a lone CR), numbers
+ * separated by blanks or tabs, '#' starts a comment, blank lines are skipped; written with %.17g in the C locale, so a
+ * round trip is exact.  Binary: .npy, written as version 1.0, little-endian
+ * float64 ('<f8'), C order; read in versions 1.0, 2.0 and 3.0, 1-D (as one
+ * column) or 2-D, in C or Fortran order, of floats ('f8' 'f4' 'f2'), integers
+ * of 1 to 8 bytes and bools, either byte order, each converted to a double;
+ * integers beyond 2^53, non-finite values and other dtypes are refused (see
+ * npy.h). */
+#ifndef GPC_MATIO_H
+#define GPC_MATIO_H
+
+#include <stdio.h>
+#include <gsl/gsl_matrix.h>
+#include <gsl/gsl_vector.h>
+
+#include "io/output.h"  /* gpc_output: how every tool writes its files */
+
+typedef enum { GPC_FMT_TEXT = 0, GPC_FMT_NPY = 1 } gpc_format;
+
+/* The most columns a matrix may have, in every format: 2^20, the most a
+ * kernel takes (kernel.h), so that a matrix that reads can be used.  A wider
+ * one is refused (GPC_EINPUT) where its width shows: the first row's line, a
+ * LIBSVM index, a .npy shape; before anything is allocated for it. */
+#define GPC_MATRIX_MAX_COLS 1048576u
+
+/* Where each row of a matrix came from, for messages about a row. */
+typedef struct {
+    char name[256];  /* file name as given, or "<stdin>" */
+    size_t *line;    /* line[i]: 1-based source line of row i; NULL for .npy */
+    size_t rows;
+    char *header;    /* the first comment line before the first row, without its
+                      * '#' and the blanks after it (column names, as gpc-predict
+                      * writes them); NULL if none */
+    char **colnames; /* the columns' names from a CSV header line, one per column,
+                      * NULL-terminated; NULL if none */
+    int sparse;      /* read from a sparse (LIBSVM) file, whose columns past its
+                      * largest index are 0: a caller expecting more columns
+                      * may pad with zeros */
+} gpc_source;
+
+/* Whether the first line of a CSV file or a labels file names the columns:
+ * AUTO takes a CSV line with a field that is not a number as a header (and
+ * a labels file's word above numbers, see labels.h), YES always takes the
+ * first line, NO never.  Whitespace-separated text has no header line.  One
+ * setting for the whole process: the tools' --header and --no-header. */
+typedef enum { GPC_HEADER_AUTO = 0, GPC_HEADER_YES, GPC_HEADER_NO } gpc_header_mode;
+void gpc_matio_set_header(gpc_header_mode mode);
+gpc_header_mode gpc_matio_header(void);
+
+/* Open path for reading ("-" or NULL: standard input, named "<stdin>" in
+ * *name).  A directory, or a path that cannot be opened, is GPC_EINPUT with a
+ * message naming it.  Close with gpc_input_close, which leaves stdin open. */
+int gpc_input_open(const char *path, FILE **f, const char **name);
+void gpc_input_close(FILE *f);
+/* The whole of path (as gpc_input_open opens it) in memory, NUL-terminated:
+ * *len bytes in *text (free it); unless it is .npy, a lone CR (the line end
+ * of old Mac files) comes as a newline, so that lines end in LF or CRLF.  Readers of keyed files parse this, so that
+ * every count a file states can be checked against what it holds before
+ * anything is allocated for it. */
+int gpc_input_read_all(const char *path, char **text, size_t *len, const char **name);
+
+/* Text readers refuse a NUL byte rather than stop at it, which would cut a
+ * field or a line short without a word.  For the first NUL in [line, end),
+ * line being the start of line lineno of the file name: GPC_EINPUT with
+ * "name:lineno: a NUL byte at column C; the file looks binary (what)",
+ * what saying what the file should be; GPC_OK if there is none. */
+int gpc_text_refuse_nul(const char *name, size_t lineno, const char *line, const char *end,
+                        const char *what);
+
+/* Parse "text" or "npy" (also "txt"); GPC_EUSAGE on anything else. */
+int gpc_format_parse(const char *s, gpc_format *fmt);
+
+/* Read a whole matrix.  Errors (GPC_EINPUT, message set): missing or unreadable
+ * file, empty input, ragged rows, non-numeric tokens, NaN or Inf, truncated or
+ * unsupported .npy.  On success *out is a new matrix; if src is not NULL it is
+ * filled (free with gpc_source_free). */
+int gpc_matrix_read(const char *path, gsl_matrix **out, gpc_source *src);
+int gpc_matrix_read_stream(FILE *f, const char *name, gsl_matrix **out, gpc_source *src);
+void gpc_source_free(gpc_source *src);
+/* "train.txt:17" or "train.npy: row 17" (1-based), for messages about row i. */
+const char *gpc_source_where(const gpc_source *src, size_t i, char *buf, size_t size);
+
+/* Labels are read by labels.h. */
+
+/* Write m to f; returns GPC_EINPUT with a message on a write error. */
+int gpc_matrix_write(FILE *f, const char *name, const gsl_matrix *m, gpc_format fmt);
+/* The same, but text with column names (NULL: none; one per column) is
+ * CSV under a header line, so that the names reach the next tool. */
+int gpc_matrix_write_named(FILE *f, const char *name, const gsl_matrix *m, gpc_format fmt,
+                           char *const *names);
+
+#endif

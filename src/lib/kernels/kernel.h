@@ -1,0 +1,165 @@
+/* kernel — covariance functions named by spec strings, with hyperparameters in
+ * log space and analytic gradients.
+ *
+ * A spec is a sum of terms joined by '+', each optionally restricted to a
+ * subset of input columns with '@' (1-based, commas and ranges):
+ *
+ *   ard            v0 exp(-1/2 sum_l w_l (x_l - x'_l)^2)   log_v0, log_w<l>...
+ *   se             v0 exp(-1/2 w |x - x'|^2)               log_v0, log_w
+ *   linear         v x.x'                                  log_v
+ *   nn             v0 (2/pi) asin(2 u(x,x') /
+ *                    sqrt((1 + 2 u(x,x)) (1 + 2 u(x',x'))))
+ *                  with u(x,x') = s0 + s x.x'              log_v0, log_s0, log_s
+ *                  (the infinite-network kernel of Williams 1998)
+ *   bias           b (a constant)                          log_bias
+ *   jitter         j delta(x, x') (same training case)     log_jitter
+ *   gram           v G(x, x'), a precomputed Gram matrix   log_v
+ *                  read from the inputs themselves
+ *
+ * e.g. "ard+bias+jitter" or "ard@1-3+se@4,5".  Names get a "t<k>." prefix
+ * (k = term number) only where two terms would share a name.  theta holds the
+ * log hyperparameters, so every one of them is unconstrained.
+ *
+ * The terms may be followed by one clause ":discrete=COLS" (same column-list
+ * syntax) marking input columns as discrete, after Kim & Ghahramani (2008,
+ * eq. 11-12): in the ard and se terms the distance in a discrete column is
+ * 0 if the two values are equal and 1 if not, instead of (x_l - x'_l)^2, so
+ * "ard+bias+jitter:discrete=3,5" is their
+ *     v0 exp(-1/2 sum_l w_l d_l(x_l, x'_l)) + b + j delta(x, x').
+ * linear and nn read the raw values.  Every discrete column must be read by
+ * some ard or se term.  The canonical spec keeps the clause, with the columns
+ * in increasing order (runs of three or more as ranges).
+ *
+ * A clause ":per-class=C" gives each of C classes its own copy of the
+ * hyperparameters (multiclass methods, one latent function per class):
+ * theta holds the C copies class by class, named with the class number
+ * appended ("log_v0.c2").  The evaluation functions below use the first
+ * copy; a multiclass method evaluates class c with a base kernel
+ * (gpc_kernel_base) given the c-th copy.  Clauses may come in any order;
+ * the canonical spec puts discrete first and per-class last.
+ *
+ * A clause ":simplex" weights the terms on the simplex, the composite
+ * covariance of Girolami & Zhong (2007) for integrating feature sets:
+ *     K = sum_t beta_t^2 C_t + jitter,   sum_t beta_t^2 = 1,
+ * where C_t is term t with its amplitude taken out; each term but jitter has
+ * a weight, whose log takes the place of the amplitude's ("log_weight").
+ * Setting the hyperparameters normalises the weights (adds a constant to
+ * their logs), so the stored values are the logs of beta_t^2.  Their prior
+ * (gpc_log_prior) is Dirichlet with parameters alpha_t, each with a
+ * Gamma(SHAPE, RATE) hyperprior: ":simplex=SHAPE,RATE" (default 1,1).
+ *
+ * A gram term reads a precomputed similarity from the inputs: its columns
+ * (1 + n of them, for n training cases) hold a case's similarity to itself
+ * and then to each training case in order.  Training inputs so carry the
+ * n x n training Gram matrix (with its diagonal repeated in front, and it
+ * must be symmetric: gpc_kernel_check_train) and test inputs the test x
+ * training matrix; other terms may read other columns, as
+ * "gram@1-201+se@202-210:simplex" does. */
+#ifndef GPC_KERNEL_H
+#define GPC_KERNEL_H
+
+#include <stddef.h>
+#include <gsl/gsl_matrix.h>
+#include <gsl/gsl_vector.h>
+
+#include "io/matio.h"
+
+#define GPC_KERNEL_MAX_TERMS 16
+#define GPC_NAME_MAX 48
+/* The most input columns a kernel takes (gpc_kernel_parse refuses more):
+ * as many as a matrix may have. */
+#define GPC_KERNEL_MAX_DIM GPC_MATRIX_MAX_COLS
+/* The most classes a per-class kernel has. */
+#define GPC_KERNEL_MAX_CLASSES 1000
+
+typedef struct gpc_kernel gpc_kernel;
+
+/* Parse spec for inputs of dimension dim.  Errors (GPC_EUSAGE, message set):
+ * unknown term, bad or out-of-range column list, empty or overlong spec,
+ * unknown clause after ':', a discrete column listed twice or read by no ard
+ * or se term; GPC_EINPUT for dim above GPC_KERNEL_MAX_DIM. */
+int gpc_kernel_parse(const char *spec, size_t dim, gpc_kernel **out);
+void gpc_kernel_free(gpc_kernel *k);
+gpc_kernel *gpc_kernel_clone(const gpc_kernel *k);
+
+/* The canonical spec string (as it would be parsed back). */
+const char *gpc_kernel_spec(const gpc_kernel *k);
+size_t gpc_kernel_dim(const gpc_kernel *k);
+/* All hyperparameters, every per-class copy included. */
+size_t gpc_kernel_nparams(const gpc_kernel *k);
+/* The number of per-class copies: C, or 1 without the per-class clause. */
+size_t gpc_kernel_copies(const gpc_kernel *k);
+/* The kernel without the per-class clause, with the first copy's
+ * hyperparameters (a copy of k when it has none). */
+gpc_kernel *gpc_kernel_base(const gpc_kernel *k);
+const char *gpc_kernel_param_name(const gpc_kernel *k, size_t j);
+/* The input column (0-based) that hyperparameter j weighs alone (an ard
+ * length scale), or -1. */
+long gpc_kernel_param_column(const gpc_kernel *k, size_t j);
+/* Index of a parameter by name, or -1. */
+long gpc_kernel_param_index(const gpc_kernel *k, const char *name);
+
+/* Current log hyperparameters (length nparams). */
+const double *gpc_kernel_params(const gpc_kernel *k);
+void gpc_kernel_set_params(gpc_kernel *k, const double *theta);
+/* The simplex clause: 1 if the terms are weighted on the simplex (and the
+ * Gamma hyperprior of the weights' Dirichlet parameters), else 0. */
+int gpc_kernel_simplex(const gpc_kernel *k, double *shape, double *rate);
+/* Whether theta_j is the log of a weight on the simplex. */
+int gpc_kernel_is_weight(const gpc_kernel *k, size_t j);
+/* The weights beta_t^2 of one copy (per-class clause) into w and their
+ * parameters' indices into index (either may be NULL); returns how many
+ * (0 without the simplex clause). */
+size_t gpc_kernel_weights(const gpc_kernel *k, size_t copy, double *w, size_t *index);
+/* The t-th weighted term as the spec writes it ("se@1-76"), or NULL. */
+const char *gpc_kernel_weight_term(const gpc_kernel *k, size_t t);
+
+/* Gram terms need 1 + n columns for n training cases.  Training inputs X:
+ * also the similarity to itself twice equal and the Gram matrix symmetric
+ * (to 1e-10 of its largest diagonal value); test inputs: the model's number
+ * of training cases.  GPC_EINPUT with a message if not; GPC_OK for a kernel
+ * without gram terms. */
+int gpc_kernel_check_train(const gpc_kernel *k, const gsl_matrix *X);
+int gpc_kernel_check_test(const gpc_kernel *k, size_t ntrain);
+/* Whether k has a gram term (its training cases cannot be subset). */
+int gpc_kernel_has_gram(const gpc_kernel *k);
+
+/* Starting values: log v0 = 0, log w = -2 (Barber & Williams' initial state),
+ * log v = 0, log s0 = log s = 0, log bias = -3, log jitter = -6; on the
+ * simplex equal weights. */
+void gpc_kernel_default_params(const gpc_kernel *k, double *theta);
+
+/* K(X, X) (n x n, jitter on the diagonal), K(X, Xs) (n x m, no jitter), and
+ * the diagonal k(x, x) for each row of Xs (with jitter: the latent variance of
+ * a new case). */
+void gpc_kernel_matrix(const gpc_kernel *k, const gsl_matrix *X, gsl_matrix *K);
+void gpc_kernel_cross(const gpc_kernel *k, const gsl_matrix *X, const gsl_matrix *Xs,
+                      gsl_matrix *Ks);
+void gpc_kernel_diag(const gpc_kernel *k, const gsl_matrix *Xs, gsl_vector *d);
+
+/* dK(X, X) / d theta_j as an explicit n x n matrix (for tests and gpc-kernel). */
+void gpc_kernel_grad_matrix(const gpc_kernel *k, const gsl_matrix *X, size_t j,
+                            gsl_matrix *dK);
+
+/* Gradient contractions for all hyperparameters in one pass over the pairs,
+ * without forming any dK_j: for every j,
+ *     s[j]       = sum_{i,k} dK_j[i,k] (alpha u_i u_k + beta R[i,k])
+ *     col j of B = dK_j v                           (B is n x nparams)
+ * R is symmetric and only its lower triangle is read.  This is what the
+ * evidence gradients need (1/2 u'dK u - 1/2 tr(R dK) and dK v), at
+ * O(n^2 nparams) time and no extra n x n storage.
+ *
+ * K is optional (NULL): the kernel's own matrix K(X, X), full (both
+ * triangles), as gpc_kernel_matrix gives it for k and X.  Where k is one ard
+ * or se term without discrete columns, alone or plus jitter (no per-class or
+ * simplex clause), and X has at most GPC_KERNEL_CONTRACT_PRODUCT_ROWS rows,
+ * the contraction then reuses K's values instead of computing them again and
+ * runs as two matrix products, about 7 times as fast at 200 rows and twice as
+ * fast at 1000, with two n x n scratch matrices; the results agree with the
+ * pass over the pairs to rounding.  Otherwise K is not read. */
+#define GPC_KERNEL_CONTRACT_PRODUCT_ROWS 1400
+void gpc_kernel_grad_contract(const gpc_kernel *k, const gsl_matrix *X, const gsl_matrix *K,
+                              const gsl_vector *u, double alpha, const gsl_matrix *R,
+                              double beta, const gsl_vector *v, double *s, gsl_matrix *B);
+
+#endif

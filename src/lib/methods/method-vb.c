@@ -1,0 +1,200 @@
+/* Variational Bayes multinomial probit (vb.h): its operations for the method
+ * table.  Labels are class indices 0..C-1 (C >= 2) in y; the state is the
+ * vector the means were computed from, one column ybar_c per class.  The
+ * "evidence" is the variational lower bound on log p(labels |
+ * hyperparameters).  Shared or per-class kernels as in method-softmax.c. */
+#include "methods/method.h"
+
+#include <math.h>
+#include <omp.h>
+#include <stdlib.h>
+
+#include "base/alloc.h"
+#include "base/err.h"
+#include "kernels/class-kernels.h"
+#include "methods/vb.h"
+
+typedef struct {
+    gpc_vb *vb;
+    gpc_class_kernels *kernels;
+    size_t *cls;            /* the labels as indices */
+} vb_ws;
+
+static int vb_check_lik(gpc_lik lik)
+{
+    if (lik != GPC_LIK_MPROBIT)
+        return gpc_fail(GPC_EUSAGE, "variational Bayes takes the multinomial probit "
+                        "likelihood (-l mprobit)");
+    return GPC_OK;
+}
+
+static void *vb_alloc(size_t n, size_t C, const gpc_kernel *k, int gradient, gpc_lik lik)
+{
+    vb_ws *w = gpc_calloc(1, sizeof *w);
+    (void)lik;
+    (void)gradient;
+    w->kernels = gpc_class_kernels_alloc(k, C);
+    w->vb = gpc_vb_alloc(n, C, w->kernels->nparams, w->kernels->nK > 1);
+    w->cls = gpc_mallocarray(n ? n : 1, sizeof *w->cls);
+    return w;
+}
+
+static size_t vb_workspace(size_t n, size_t C, const gpc_kernel *k, int gradient)
+{
+    int per_class;
+    size_t p = gpc_class_kernels_nparams(k, &per_class);
+    /* the labels as indices beside the variational workspace */
+    return gpc_size_add(gpc_vb_workspace(n, C, p, per_class, gradient),
+                        gpc_size_mul(n, sizeof(size_t)));
+}
+
+static void vb_free(void *ws)
+{
+    vb_ws *w = ws;
+    if (!w)
+        return;
+    gpc_class_kernels_free(w->kernels);
+    gpc_vb_free(w->vb);
+    free(w->cls);
+    free(w);
+}
+
+static int vb_set(void *ws, gpc_method_setting key, double value)
+{
+    vb_ws *w = ws;
+    if (key != GPC_SET_TOL)
+        return GPC_METHOD_NO_SETTING;
+    w->vb->tol = value;
+    return GPC_OK;
+}
+
+/* The labels as indices and the base kernels at k's hyperparameters. */
+static int take(vb_ws *w, const gsl_vector *y, const gpc_kernel *k)
+{
+    int st = gpc_class_indices(y, w->vb->C, w->cls);
+    return st == GPC_OK ? gpc_class_kernels_set(w->kernels, k, gpc_method_vb_ops.title) : st;
+}
+
+static int vb_evidence(void *ws, const gpc_kernel *k, const gsl_matrix *X, const gsl_vector *y,
+                       double *log_evidence, double *grad)
+{
+    vb_ws *w = ws;
+    int st = take(w, y, k);
+    if (st != GPC_OK)
+        return st;
+    return gpc_vb_evidence(w->vb, w->kernels->k, X, w->cls, log_evidence, grad);
+}
+
+static void vb_forget(void *ws) { ((vb_ws *)ws)->vb->has_fit = 0; }
+
+static void vb_state_get(const void *ws, gsl_matrix *state)
+{
+    const gpc_vb *vb = ((const vb_ws *)ws)->vb;
+    for (size_t c = 0; c < vb->C; c++)
+        for (size_t i = 0; i < vb->n; i++)
+            gsl_matrix_set(state, i, c, gsl_vector_get(vb->ybar_from, c * vb->n + i));
+}
+
+static int vb_state_set(void *ws, const gpc_kernel *k, const gsl_matrix *X, const gsl_vector *y,
+                        const gsl_matrix *state)
+{
+    vb_ws *w = ws;
+    gpc_vb *vb = w->vb;
+    int st = take(w, y, k);
+    if (st != GPC_OK)
+        return st;
+    for (size_t c = 0; c < vb->nK; c++)
+        gpc_kernel_matrix(w->kernels->k[c], X, vb->K[c]);
+    gsl_vector *z = gpc_vector_alloc(vb->C * vb->n);
+    for (size_t c = 0; c < vb->C; c++)
+        for (size_t i = 0; i < vb->n; i++)
+            gsl_vector_set(z, c * vb->n + i, gsl_matrix_get(state, i, c));
+    st = gpc_vb_set_state(vb, w->cls, z);
+    gsl_vector_free(z);
+    return st;
+}
+
+static int vb_predict(const void *ws, const gpc_kernel *k, const gsl_matrix *X,
+                      const gsl_matrix *Xs, gsl_matrix *mean, gsl_matrix *cov)
+{
+    const vb_ws *w = ws;
+    (void)k; /* the fit's (or state_set's) base kernels hold k's hyperparameters */
+    gpc_class_cross *cc = gpc_class_cross_alloc(w->kernels, X, Xs);
+    gpc_vb_predict(w->vb, (const gsl_matrix *const *)cc->Ks, (const gsl_vector *const *)cc->kss,
+                   mean, cov);
+    gpc_class_cross_free(cc);
+    return GPC_OK;
+}
+
+static int vb_loo(const void *ws, const gsl_vector *y, gsl_matrix *mean, gsl_matrix *cov)
+{
+    (void)ws;
+    (void)y;
+    (void)mean;
+    (void)cov;
+    return gpc_fail(GPC_EUSAGE, "variational Bayes has no leave-one-out estimate from "
+                    "cavities; use --loo=exact (one refit per training case)");
+}
+
+/* P(argmax(f + e) = k) with f ~ N(mean, diag(cov)) and e ~ N(0, I): the
+ * latent variances add to the unit ones; plug-in takes f at its mean. */
+static int vb_prob(void *ws, gpc_lik lik, double eps, const gsl_matrix *mean,
+                   const gsl_matrix *cov, int plugin, gsl_matrix *p)
+{
+    gpc_vb *vb = ((vb_ws *)ws)->vb;
+    size_t C = mean->size2, m = mean->size1;
+    (void)lik;
+    (void)eps;
+    /* each case by one thread, with that thread's rule and scratch */
+    int threads = m * C >= VB_PARALLEL_MIN_WORK ? vb->nthreads : 1;
+#pragma omp parallel num_threads(threads) if (threads > 1)
+    {
+        int t = omp_get_thread_num();
+        double *nu2 = vb->thread_scratch + (size_t)t * 2 * C;
+#pragma omp for schedule(dynamic, 8)
+        for (size_t i = 0; i < m; i++) {
+            for (size_t c = 0; c < C; c++)
+                nu2[c] = 1.0 + (plugin ? 0.0 : gsl_matrix_get(cov, i, c * C + c));
+            gpc_mprobit_probs(vb->thread_rule[t], gsl_matrix_const_ptr(mean, i, 0), nu2,
+                              gsl_matrix_ptr(p, i, 0));
+        }
+    }
+    return GPC_OK;
+}
+
+static void vb_report(const void *ws, double log_evidence)
+{
+    const gpc_vb *vb = ((const vb_ws *)ws)->vb;
+    if (vb->newton_steps > 0)
+        gpc_info(1, "variational bound %.10g, %d Newton step%s (%d conjugate-gradient "
+                 "iterations), %d sweep%s (%zu classes)", log_evidence, vb->newton_steps,
+                 vb->newton_steps == 1 ? "" : "s", vb->cg_iterations, vb->sweeps,
+                 vb->sweeps == 1 ? "" : "s", vb->C);
+    else
+        gpc_info(1, "variational bound %.10g, %d sweep%s (%zu classes)", log_evidence,
+                 vb->sweeps, vb->sweeps == 1 ? "" : "s", vb->C);
+}
+
+const gpc_method_ops gpc_method_vb_ops = {
+    .name = "vb",
+    .title = "variational Bayes (multinomial probit)",
+    .state_columns = "ybar",
+    .state_width = 1,
+    .latent = 0,
+    .has_evidence = 1,
+    .label_noise = 0,
+    .default_lik = "mprobit",
+    .check_lik = vb_check_lik,
+    .alloc = vb_alloc,
+    .workspace = vb_workspace,
+    .free = vb_free,
+    .set = vb_set,
+    .evidence = vb_evidence,
+    .forget = vb_forget,
+    .state_get = vb_state_get,
+    .state_set = vb_state_set,
+    .predict = vb_predict,
+    .loo = vb_loo,
+    .prob = vb_prob,
+    .report = vb_report,
+};
