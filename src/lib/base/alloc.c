@@ -1,4 +1,4 @@
-#include "alloc.h"
+#include "base/alloc.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -7,7 +7,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
-#include "err.h"
+#include "base/err.h"
 
 void gpc_out_of_memory(size_t size)
 {
