@@ -202,7 +202,8 @@ check_version() {
     assert_success
     assert_line --index 0 "$tool (gpc) $VERSION"
     assert_line --index 1 --regexp '^BLAS: OpenBLAS [0-9]'
-    [ "${#lines[@]}" -eq 2 ]
+    assert_line --index 2 --regexp '^Threads: [0-9]+ now, at most [0-9]+ '
+    [ "${#lines[@]}" -eq 3 ]
     run "$tool" -V
     assert_success
     assert_line --index 0 "$tool (gpc) $VERSION"
