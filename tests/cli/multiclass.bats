@@ -806,6 +806,7 @@ threshold() { sed -n "s/^#define $1 \([0-9][0-9]*\).*/\1/p" "$REPO/src/lib/base/
     n=$(( (min + rows) / 2 ))
     angle_data "$n" 11
     export OPENBLAS_NUM_THREADS=1
+    fixed_threads
     for t in 1 2; do
         mkdir "t$t"
         export OMP_NUM_THREADS=$t
@@ -827,6 +828,7 @@ threshold() { sed -n "s/^#define $1 \([0-9][0-9]*\).*/\1/p" "$REPO/src/lib/base/
     n=$(( rows + 50 ))
     [ "$n" -lt "$max" ] || fail "no room between the thresholds"
     angle_data "$n" 11
+    fixed_threads
     for t in 1 2; do
         mkdir "t$t"
         export OMP_NUM_THREADS=$t OPENBLAS_NUM_THREADS=$t

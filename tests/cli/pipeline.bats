@@ -176,6 +176,7 @@ run_pipeline() {
             else print row > "Xtn.txt" } }'
     assert_shape Xn.txt "$n" 3
     P="log_v0=0.5,log_w1=0,log_w2=-0.5,log_w3=-1,log_bias=-2"
+    fixed_threads
     for t in 1 2 3; do
         mkdir "t$t"
         export OMP_NUM_THREADS=$t

@@ -170,6 +170,7 @@ assert_probs() {
     [ "$n" -le 512 ] || fail "n = $n exceeds gpc-predict's block of 512 rows"
     angle_data "$n" 7
     export OPENBLAS_NUM_THREADS=1
+    fixed_threads
     for t in 1 2; do
         mkdir "t$t"
         export OMP_NUM_THREADS=$t

@@ -11,6 +11,7 @@
 
 #include "base/alloc.h"
 #include "base/err.h"
+#include "base/parallel.h"
 #include "io/colnames.h"
 #include "io/labels.h"
 #include "io/libsvm.h"
@@ -39,6 +40,11 @@ void gpc_cli_version(void)
         printf(" (chosen by gpc: OpenBLAS did not recognise this CPU and chose %s)",
                gpc_blas_detected_core());
     printf("\n");
+    if (gpc_parallel_adaptive())
+        printf("Threads: %d now, at most %d (fewer while other processes keep the cores busy)\n",
+               gpc_parallel_threads(), gpc_parallel_max_threads());
+    else
+        printf("Threads: %d (GPC_THREAD_POLICY=fixed)\n", gpc_parallel_max_threads());
     gpc_cli_exit_written();
 }
 

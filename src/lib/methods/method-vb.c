@@ -146,7 +146,7 @@ static int vb_prob(void *ws, gpc_lik lik, double eps, const gsl_matrix *mean,
     (void)lik;
     (void)eps;
     /* each case by one thread, with that thread's rule and scratch */
-    int threads = m * C >= VB_PARALLEL_MIN_WORK ? vb->nthreads : 1;
+    int threads = m * C >= VB_PARALLEL_MIN_WORK ? gpc_vb_threads(vb) : 1;
 #pragma omp parallel num_threads(threads) if (threads > 1)
     {
         int t = omp_get_thread_num();

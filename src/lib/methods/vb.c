@@ -113,7 +113,7 @@ gpc_vb *gpc_vb_alloc(size_t n, size_t C, size_t nparams, int per_class)
     w->u = gpc_vector_alloc(n);
     w->Bg = gpc_matrix_alloc(n, nparams > 0 ? nparams : 1);
     w->rule = gpc_mprobit_rule_alloc(C);
-    w->scratch_threads = w->nthreads = gpc_parallel_threads();
+    w->scratch_threads = w->nthreads = gpc_parallel_max_threads();
     w->thread_rule = gpc_calloc((size_t)w->scratch_threads, sizeof *w->thread_rule);
     w->thread_scratch =
         gpc_mallocarray((size_t)w->scratch_threads * 2 * C, sizeof *w->thread_scratch);
@@ -262,12 +262,18 @@ static void case_expectations(gpc_vb *w, const size_t *cls, size_t i, int t)
  * eigendecomposition of its curvature) run on one thread, also when the
  * cases run one after another: OpenBLAS would otherwise spread those on its
  * threads and sum them in another order. */
+int gpc_vb_threads(const gpc_vb *w)
+{
+    int now = gpc_parallel_threads();
+    return now < w->nthreads ? now : w->nthreads;
+}
+
 /* ybar and log P at m, and the bound there. */
 static double expectations(gpc_vb *w, const size_t *cls)
 {
     size_t n = w->n, C = w->C;
     double sum = 0.0, quad;
-    int threads = n * C >= VB_PARALLEL_MIN_WORK ? w->nthreads : 1;
+    int threads = n * C >= VB_PARALLEL_MIN_WORK ? gpc_vb_threads(w) : 1;
     gpc_parallel_blas(0);
 #pragma omp parallel num_threads(threads) if (threads > 1)
     {

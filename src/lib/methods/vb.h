@@ -118,6 +118,10 @@ double gpc_vb_sweep(gpc_vb *w, const size_t *cls);
 
 /* Factor I + K and set m = 0 (or the warm start): what gpc_vb_fit does
  * before its sweeps. */
+/* The threads the cases' integrals run on now: nthreads, or fewer while the
+ * machine is busy (gpc_parallel_threads). */
+int gpc_vb_threads(const gpc_vb *w);
+
 int gpc_vb_start(gpc_vb *w, const size_t *cls);
 
 /* The bound and, if grad is not NULL, its gradient in the log
