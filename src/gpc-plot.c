@@ -416,11 +416,14 @@ static void held_values(const options *o, const gpc_model *m, const char *mname,
                         const gpc_surface *s, double *at, unsigned char *given)
 {
     gpc_surface_means(s, m->X, at);
-    for (size_t k = 0; k < o->nat; k++)
+    for (size_t k = 0; k < o->nat; k++) {
+        if (!*o->at[k])
+            gpc_cli_usage("option --at: expected NAME=VALUE[,NAME=VALUE]..., not nothing");
         for (const char *item = o->at[k], *end; *item; item = *end ? end + 1 : end) {
             end = item + strcspn(item, ",");
             held_value(m, mname, s->axis, item, (size_t)(end - item), at, given);
         }
+    }
 }
 
 /* --scale=FILE: gpc-scale's statistics of the model's inputs. */

@@ -496,6 +496,9 @@ iris_csv() {
     assert_output --partial "option --at: expected NAME=VALUE, not 'c'"
     run gpc-plot surface --at=c=x -o out/s.svg mn.model
     assert_failure 2
+    run gpc-plot surface --at= -o out/s.svg mn.model
+    assert_failure 2
+    assert_output --partial "option --at: expected NAME=VALUE[,NAME=VALUE]..., not nothing"
     run gpc-plot surface --at=zz=1 -o out/s.svg mn.model
     assert_failure 2
     assert_output --partial "'zz' is not an input column of mn.model"
