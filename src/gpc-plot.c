@@ -516,6 +516,60 @@ static void surface_title(const options *o, const gpc_model *m, const char *path
              gpc_lik_name(m->lik), gpc_kernel_spec(m->kernel));
 }
 
+/* The plane a surface is drawn on, and the storage its pointers use. */
+typedef struct {
+    gpc_surface s;
+    double *mean, *sd, *at;
+    unsigned char *given; /* per input, whether --at gave its value */
+} plane;
+
+/* The plane of the options through model m (called name). */
+static void plane_of(const options *o, const gpc_model *m, const char *name, plane *pl)
+{
+    size_t dim = m->X->size2;
+    pl->s = (gpc_surface){.dim = dim, .grid = (size_t)o->grid};
+    choose_axes(o, m, name, pl->s.axis);
+    pl->mean = pl->sd = NULL;
+    if (o->scale)
+        read_scaling(o->scale, dim, &pl->mean, &pl->sd);
+    pl->s.mean = pl->mean;
+    pl->s.sd = pl->sd;
+    pl->at = gpc_mallocarray(dim, sizeof *pl->at);
+    pl->given = gpc_calloc(dim, 1);
+    held_values(o, m, name, &pl->s, pl->at, pl->given);
+    pl->s.at = pl->at;
+    gpc_surface_extent(&pl->s, m->X, o->margin);
+}
+
+static void plane_free(plane *pl)
+{
+    free(pl->mean);
+    free(pl->sd);
+    free(pl->at);
+    free(pl->given);
+}
+
+/* The model's predictions on the plane's grid; the probability drawn at
+ * each point into prob (p(y=+1), or the most probable class's) and, for a
+ * multiclass model, that class into a new *top (else NULL). */
+static gpc_prediction *predict_grid(const gpc_model *m, const gpc_surface *s, double *prob,
+                                    size_t **top)
+{
+    size_t n = s->grid * s->grid;
+    gsl_matrix *G = gpc_surface_inputs(s);
+    gpc_prediction *pr = gpc_prediction_alloc(m, n);
+    gpc_cli_check(gpc_model_predict(m, G, pr));
+    gsl_matrix_free(G);
+    *top = NULL;
+    if (pr->prob->size2 > 1) {
+        *top = gpc_mallocarray(n, sizeof **top);
+        gpc_surface_top(pr->prob, *top, prob);
+    } else
+        for (size_t i = 0; i < n; i++)
+            prob[i] = gsl_matrix_get(pr->prob, i, 0);
+    return pr;
+}
+
 static void draw_surface(gpc_plot *p, const options *o, int nargs, char **args,
                          gpc_output **table)
 {
@@ -529,57 +583,38 @@ static void draw_surface(gpc_plot *p, const options *o, int nargs, char **args,
     *table = o->table ? gpc_cli_output(o->table) : NULL;
     gpc_model *m;
     gpc_cli_check(gpc_model_read(path, &m));
-    size_t dim = m->X->size2, N = (size_t)o->grid, C = gpc_model_prob_columns(m);
-    if (dim < 2)
+    if (m->X->size2 < 2)
         gpc_die(GPC_EINPUT, "%s: the model has 1 input column; a surface needs two", name);
-    gpc_surface s = {.dim = dim, .grid = N};
-    choose_axes(o, m, name, s.axis);
-    double *mean = NULL, *sd = NULL, *at = gpc_mallocarray(dim, sizeof *at);
-    if (o->scale)
-        read_scaling(o->scale, dim, &mean, &sd);
-    s.mean = mean;
-    s.sd = sd;
-    unsigned char *given = gpc_calloc(dim, 1);
-    held_values(o, m, name, &s, at, given);
-    s.at = at;
-    gpc_surface_extent(&s, m->X, o->margin);
-    gsl_matrix *G = gpc_surface_inputs(&s), *points = gpc_surface_points(&s, m->X);
-    gpc_prediction *pr = gpc_prediction_alloc(m, N * N);
-    gpc_cli_check(gpc_model_predict(m, G, pr));
+    plane pl;
+    plane_of(o, m, name, &pl);
+    size_t N = pl.s.grid, *top;
     double *prob = gpc_mallocarray(N * N, sizeof *prob);
-    size_t *top = C > 1 ? gpc_mallocarray(N * N, sizeof *top) : NULL;
-    if (C > 1)
-        gpc_surface_top(pr->prob, top, prob);
-    else
-        for (size_t i = 0; i < N * N; i++)
-            prob[i] = gsl_matrix_get(pr->prob, i, 0);
+    gpc_prediction *pr = predict_grid(m, &pl.s, prob, &top);
     if (*table)
-        write_table(*table, m, &s, pr->prob, top);
-    size_t ncls = C > 1 ? C : 2, *pcls = point_classes(m, C == 1);
-    char **classes = gpc_mallocarray(ncls, sizeof *classes), note[400], title[1024];
+        write_table(*table, m, &pl.s, pr->prob, top);
+    int binary = top == NULL;
+    size_t ncls = binary ? 2 : pr->prob->size2, *pcls = point_classes(m, binary);
+    char **classes = gpc_mallocarray(ncls, sizeof *classes), note[400], title[1024], ax[2][64];
     for (size_t c = 0; c < ncls; c++)
         classes[c] = (char *)gpc_model_class(m, c);
-    char ax[2][64];
-    slice_note(m, &s, given, note, sizeof note);
-    surface_title(o, m, path, C == 1, title, sizeof title);
+    slice_note(m, &pl.s, pl.given, note, sizeof note);
+    surface_title(o, m, path, binary, title, sizeof title);
+    gsl_matrix *points = gpc_surface_points(&pl.s, m->X);
     gpc_plot_surface_data d = {
-        .grid = N, .lo = {s.lo[0], s.lo[1]}, .hi = {s.hi[0], s.hi[1]}, .nclasses = ncls,
-        .prob = prob, .cls = top, .points = points, .point_class = pcls, .classes = classes,
-        .axes = {input_name(m, s.axis[0], ax[0], sizeof ax[0]),
-                 input_name(m, s.axis[1], ax[1], sizeof ax[1])},
+        .grid = N, .lo = {pl.s.lo[0], pl.s.lo[1]}, .hi = {pl.s.hi[0], pl.s.hi[1]},
+        .nclasses = ncls, .prob = prob, .cls = top, .points = points, .point_class = pcls,
+        .classes = classes,
+        .axes = {input_name(m, pl.s.axis[0], ax[0], sizeof ax[0]),
+                 input_name(m, pl.s.axis[1], ax[1], sizeof ax[1])},
         .title = title, .note = note};
     gpc_cli_check(gpc_plot_surface(p, &d));
+    gsl_matrix_free(points);
     free(classes);
     free(pcls);
     free(top);
     free(prob);
-    free(given);
-    free(at);
-    free(mean);
-    free(sd);
     gpc_prediction_free(pr);
-    gsl_matrix_free(points);
-    gsl_matrix_free(G);
+    plane_free(&pl);
     gpc_model_free(m);
 }
 
