@@ -112,7 +112,7 @@ surface_model() {
 
 @test "gpc-plot --help lists every option and exits 0" {
     check_help gpc-plot output format title width height bins model column burn grid margin \
-        quiet verbose help version
+        axes at scale table quiet verbose help version
     check_help_covers_source gpc-plot
 }
 
@@ -364,14 +364,240 @@ surface_model() {
     assert_success
 }
 
-@test "gpc-plot surface: a model of 3 input columns is refused clearly" {
-    cut -d' ' -f1-3 Xz.txt > X3.txt
-    gpc-fit -q -k se -O none -m m3.model X3.txt y.txt
-    run gpc-plot surface -o out/s.png m3.model
+# The table's first D columns (the grid's inputs, without its header) as
+# gpc-predict's inputs, and its columns D+1.. D+P as the probabilities
+# gpc-predict must give there.
+table_inputs() {
+    awk -v d="$2" 'NR > 1 { s = $1; for (j = 2; j <= d; j++) s = s " " $j; print s }' "$1"
+}
+table_probs() {
+    awk -v d="$2" -v p="$3" 'NR > 1 { s = $(d + 1); for (j = 2; j <= p; j++) s = s " " $(d + j)
+        print s }' "$1"
+}
+
+# iris with a header and word labels: 30 training rows, 10 of each species.
+iris_csv() {
+    iris_fixtures
+    { echo "sepal_length,sepal_width,petal_length,petal_width"; tr ' ' , < X3.txt; } > iris.csv
+    run gpc-fit -q -k se -O none -p log_v0=1,log_w=0 -m iris.model iris.csv y3.txt
+    assert_success
+}
+
+@test "gpc-plot surface: a slice of a 7-input model gives gpc-predict's probabilities, the others at their means" {
+    run gpc-fit -q -k se -O none -p log_v0=0,log_w=1 -m m7.model Xz.txt y.txt
+    assert_success
+    run --separate-stderr gpc-plot surface --axes=3,2 --grid=6 --table=t.txt -o out/s.svg m7.model
+    assert_success
+    assert_shape t.txt 36 8
+    head -n 1 t.txt | grep -qx '# x1 x2 x3 x4 x5 x6 x7 p' || fail "header: $(head -n 1 t.txt)"
+    table_inputs t.txt 7 > G.txt
+    gpc-predict -m m7.model -c p G.txt > p.txt
+    table_probs t.txt 7 1 > tp.txt
+    assert_matrices_close tp.txt p.txt 1e-12
+    # column 3 runs across (slowest), column 2 up; the held ones are the means
+    # of the training inputs, the same on every row
+    [ "$(cut -d' ' -f3 G.txt | sort -u | wc -l)" -eq 6 ]
+    [ "$(cut -d' ' -f2 G.txt | sort -u | wc -l)" -eq 6 ]
+    [ "$(sed -n 1p G.txt | cut -d' ' -f3)" = "$(sed -n 6p G.txt | cut -d' ' -f3)" ]
+    run awk 'NR == FNR { for (j = 1; j <= NF; j++) s[j] += $j; n++; next }
+        { for (j = 1; j <= NF; j++) if (j != 2 && j != 3) {
+            d = $j - s[j] / n; if (d > 1e-12 || d < -1e-12) { print FNR, j, $j, s[j] / n; exit 1 } } }' \
+        Xz.txt G.txt
+    assert_success
+    # the title says where the plane lies
+    [ "$(svg_texts out/s.svg 'the other inputs: all 5 at their training means')" -eq 1 ]
+    [ "$(svg_texts out/s.svg 'x3')" -eq 1 ]
+    [ "$(svg_texts out/s.svg 'x2')" -eq 1 ]
+    # every training point, projected on the plane
+    neg=$(grep -c -- '^-1' y.txt)
+    [ "$(svg_points out/s.svg 11 42 107)" -eq $((neg + 1)) ]
+    [ "$(svg_points out/s.svg 122 10 10)" -eq $((40 - neg + 1)) ]
+    assert_no_plot_dirs
+}
+
+@test "gpc-plot surface: --at the means is the default slice; --at moves it" {
+    run gpc-fit -q -k se -O none -p log_v0=0,log_w=1 -m m7.model Xz.txt y.txt
+    assert_success
+    gpc-plot surface --axes=1,7 --grid=5 --table=t.txt -o out/s.png m7.model
+    # the held values as the table writes them (%.17g: the same doubles)
+    at=$(sed -n 2p t.txt | awk '{ printf "2=%s,3=%s,4=%s", $2, $3, $4 }')
+    at2=$(sed -n 2p t.txt | awk '{ printf "5=%s,6=%s", $5, $6 }')
+    gpc-plot surface --axes=1,7 --grid=5 --table=t2.txt --at="$at" --at "$at2" -o out/s2.png m7.model
+    assert_files_equal t.txt t2.txt
+    # another value moves the plane, and gpc-predict agrees there too
+    gpc-plot surface --axes=1,7 --grid=5 --table=t3.txt --at=4=2.5,5=-1 -o out/s3.svg m7.model
+    [ "$(tail -n +2 t3.txt | cut -d' ' -f4 | sort -u)" = "2.5" ]
+    [ "$(tail -n +2 t3.txt | cut -d' ' -f5 | sort -u)" = "-1" ]
+    table_inputs t3.txt 7 > G.txt
+    gpc-predict -m m7.model -c p G.txt > p.txt
+    table_probs t3.txt 7 1 > tp.txt
+    assert_matrices_close tp.txt p.txt 1e-12
+    [ "$(svg_texts out/s3.svg 'at x4 = 2.5, x5 = -1; the other 3 at their training means')" -eq 1 ]
+}
+
+@test "gpc-plot surface: --scale draws in the original units what the model sees standardised" {
+    gpc-scale -s st.txt -o Xs.txt X.txt
+    run gpc-fit -q -k se -O none -p log_v0=0,log_w=1 -m ms.model Xs.txt y.txt
+    assert_success
+    gpc-plot surface --scale=st.txt --axes=2,6 --grid=7 --table=orig.txt -o out/o.svg ms.model
+    gpc-plot surface --axes=2,6 --grid=7 --table=std.txt -o out/z.svg ms.model
+    # the original-unit grid spans the raw inputs (plasma glucose, 2nd column)
+    run awk 'NR > 1 && ($2 < 40 || $2 > 250) { print; exit 1 }' orig.txt
+    assert_success
+    # standardised as gpc-scale -r would, the grid gives gpc-predict's numbers
+    table_inputs orig.txt 7 > G.txt
+    gpc-scale -r st.txt G.txt | gpc-predict -m ms.model -c p > p.txt
+    table_probs orig.txt 7 1 > tp.txt
+    assert_matrices_close tp.txt p.txt 1e-12
+    # and its points are those of the plot in standardised units, with the
+    # same probabilities
+    gpc-scale -r st.txt G.txt > Gz.txt
+    table_inputs std.txt 7 > Gs.txt
+    assert_matrices_close Gz.txt Gs.txt 1e-9
+    table_probs std.txt 7 1 > sp.txt
+    assert_matrices_close tp.txt sp.txt 1e-9
+    # the training points, in original units, lie within the axes
+    [ "$(svg_points out/o.svg 11 42 107)" -eq "$(svg_points out/z.svg 11 42 107)" ]
+    # held values in original units
+    gpc-plot surface --scale=st.txt --axes=2,6 --grid=3 --at=1=4 --table=at.txt -o out/a.png ms.model
+    [ "$(tail -n +2 at.txt | cut -d' ' -f1 | sort -u)" = "4" ]
+}
+
+@test "gpc-plot surface: columns by name; wrong names, axes and statistics are refused" {
+    { echo "a,b,c,d,e,f,g"; tr ' ' , < Xz.txt; } > Xn.csv
+    run gpc-fit -q -k se -O none -m mn.model Xn.csv y.txt
+    assert_success
+    run gpc-plot surface --axes=c,a --at=b=0.5 --grid=4 --table=t.txt -o out/s.svg mn.model
+    assert_success
+    head -n 1 t.txt | grep -qx '# a b c d e f g p' || fail "header: $(head -n 1 t.txt)"
+    [ "$(svg_texts out/s.svg c)" -eq 1 ]
+    [ "$(tail -n +2 t.txt | cut -d' ' -f2 | sort -u)" = "0.5" ]
+    rm -f out/* t.txt
+    run gpc-plot surface --axes=c,nosuch -o out/s.svg mn.model
+    assert_failure 2
+    assert_output --partial "option --axes: 'nosuch' is not an input column of mn.model; its columns are a, b, ..."
+    run gpc-plot surface --axes=c,3 -o out/s.svg mn.model
+    assert_failure 2
+    assert_output --partial "option --axes: 'c,3' names column 3 twice"
+    run gpc-plot surface --axes=a -o out/s.svg mn.model
+    assert_failure 2
+    assert_output --partial "option --axes: expected two columns A,B, not 'a'"
+    run gpc-plot surface --axes=1,8 -o out/s.svg mn.model
+    assert_failure 2
+    assert_output --partial "option --axes: column 8: mn.model has input columns 1 to 7"
+    run gpc-plot surface --axes=a,b --at=b=1 -o out/s.svg mn.model
+    assert_failure 2
+    assert_output --partial "option --at: b is an axis of the picture; hold only the other inputs"
+    run gpc-plot surface --at=c=1 --at=3=2 -o out/s.svg mn.model
+    assert_failure 2
+    assert_output --partial "option --at: c is given twice"
+    run gpc-plot surface --at=c -o out/s.svg mn.model
+    assert_failure 2
+    assert_output --partial "option --at: expected NAME=VALUE, not 'c'"
+    run gpc-plot surface --at=c=x -o out/s.svg mn.model
+    assert_failure 2
+    run gpc-plot surface --at= -o out/s.svg mn.model
+    assert_failure 2
+    assert_output --partial "option --at: expected NAME=VALUE[,NAME=VALUE]..., not nothing"
+    run gpc-plot surface --at=zz=1 -o out/s.svg mn.model
+    assert_failure 2
+    assert_output --partial "'zz' is not an input column of mn.model"
+    # a model without names takes numbers only
+    run gpc-fit -q -k se -O none -m m7.model Xz.txt y.txt
+    run gpc-plot surface --axes=x1,x2 -o out/s.svg m7.model
+    assert_failure 2
+    assert_output --partial "'x1': m7.model has no column names (it was fitted without a header line); give its columns by number, 1 to 7"
+    # statistics of the wrong width, or not statistics
+    run gpc-plot surface --scale=id2.txt --table=t.txt -o out/s.svg mn.model
+    assert_failure 3
+    assert_output --partial "id2.txt: expected 2 rows of 7 statistics (means, standard deviations, as gpc-scale --save writes them for the model's training inputs), found 2 x 2"
+    printf '0 0 0 0 0 0 0\n1 1 -1 1 1 1 1\n' > neg.txt
+    run gpc-plot surface --scale=neg.txt -o out/s.svg mn.model
+    assert_failure 3
+    assert_output --partial "neg.txt: column 3: mean 0 and standard deviation -1"
+    run gpc-plot surface --scale=nosuch.txt -o out/s.svg mn.model
+    assert_failure 3
+    assert_output --partial "nosuch.txt"
+    # surface options with another picture
+    run gpc-plot reliability --axes=a,b -o out/r.png pred.txt lab.txt
+    assert_failure 2
+    assert_output --partial "--axes is an option of 'surface', not of 'reliability'"
+    run gpc-plot trace --scale=st.txt -o out/t.png pred.txt
+    assert_failure 2
+    assert_output --partial "--scale is an option of 'surface', not of 'trace'"
+    run gpc-plot surface --table=- mn.model
+    assert_failure 2
+    assert_output --partial "--table - needs the picture elsewhere (-o FILE)"
+    assert_dir_empty out
+    [ ! -e t.txt ] || fail "a table was left behind"
+    assert_no_plot_dirs
+}
+
+@test "gpc-plot surface: a model of one input column is refused clearly" {
+    cut -d' ' -f1 Xz.txt > X1.txt
+    gpc-fit -q -k se -O none -m m1.model X1.txt y.txt
+    run gpc-plot surface -o out/s.png m1.model
     [ "$status" -eq 3 ]
-    assert_output --partial "m3.model: the model has 3 input columns; a surface is drawn for a model of 2"
+    assert_output --partial "m1.model: the model has 1 input column; a surface needs two"
     assert_dir_empty out
     assert_no_plot_dirs
+}
+
+@test "gpc-plot surface: multiclass, the most probable class and its probability as gpc-predict's" {
+    iris_csv
+    run --separate-stderr gpc-plot surface --axes=petal_length,petal_width --grid=8 \
+        --table=t.txt -o out/i.svg iris.model
+    assert_success
+    head -n 1 t.txt | grep -qx '# sepal_length sepal_width petal_length petal_width p.setosa p.versicolor p.virginica top p.top' ||
+        fail "header: $(head -n 1 t.txt)"
+    table_inputs t.txt 4 > G.txt
+    gpc-predict -m iris.model -c p G.txt > p.txt
+    table_probs t.txt 4 3 > tp.txt
+    assert_matrices_close tp.txt p.txt 1e-12
+    # the top class and its probability: gpc-predict's largest, each p in [0, 1]
+    run awk 'NR == FNR { if (FNR == 1) for (c = 2; c <= NF; c++) name[c - 1] = substr($c, 3); next }
+        FNR == 1 { next }
+        { best = 1; for (c = 1; c <= 3; c++) { if ($c < 0 || $c > 1) { print "p", $c; exit 1 }
+                                               if ($c > $best) best = c }
+          getline row < "t.txt"; if (!hdr++) getline row < "t.txt"
+          split(row, t, " ")
+          if (t[8] != name[best] || t[9] + 0 != $best + 0) { print FNR, t[8], name[best], t[9], $best; exit 1 }
+          s = $1 + $2 + $3; if (s < 1 - 1e-9 || s > 1 + 1e-9) { print "sum", s; exit 1 } }' p.txt p.txt
+    assert_success
+    # more than one class wins somewhere on this plane
+    [ "$(tail -n +2 t.txt | cut -d' ' -f8 | sort -u | wc -l)" -ge 2 ]
+    # the colour box and the key name the classes by the user's labels;
+    # every training point is drawn in its class's colour
+    for c in setosa versicolor virginica; do
+        [ "$(svg_texts out/i.svg "$c")" -eq 1 ] || fail "$c in the colour box"
+        [ "$(svg_texts out/i.svg "class $c (10)")" -eq 1 ] || fail "$c in the key"
+    done
+    [ "$(svg_points out/i.svg 17 65 99)" -eq 11 ]
+    [ "$(svg_points out/i.svg 140 70 8)" -eq 11 ]
+    [ "$(svg_points out/i.svg 24 88 24)" -eq 11 ]
+    [ "$(svg_texts out/i.svg 'most probable class of iris.model (laplace, softmax, kernel se)')" -eq 1 ]
+    grep -q '<image ' out/i.svg || fail "no heat map"
+    tail -c 8 out/i.svg | grep -q '</svg>' || fail "SVG not whole"
+    # PNG, whole and coloured
+    run gpc-plot surface --axes=3,4 --grid=20 -o out/i.png iris.model
+    assert_success
+    tail -c 8 out/i.png | od -c | grep -q 'I   E   N   D' || fail "PNG without IEND"
+    n=$(png_colours out/i.png)
+    [ "$n" -gt 50 ] || fail "only $n colours"
+    assert_no_plot_dirs
+}
+
+@test "gpc-plot surface: a multiclass model fitted on gpc-scale's output, drawn in original units" {
+    iris_fixtures
+    gpc-scale -s st.txt -o Xs.txt X3.txt
+    run gpc-fit -q -k se -O none -p log_v0=1,log_w=0 -m is.model Xs.txt y3.txt
+    assert_success
+    gpc-plot surface --scale=st.txt --grid=5 --at=4=1.3 --table=t.txt -o out/i.png is.model
+    [ "$(tail -n +2 t.txt | cut -d' ' -f4 | sort -u)" = "1.3" ]
+    table_inputs t.txt 4 > G.txt
+    gpc-scale -r st.txt G.txt | gpc-predict -m is.model -c p > p.txt
+    table_probs t.txt 4 3 > tp.txt
+    assert_matrices_close tp.txt p.txt 1e-12
 }
 
 # fakebin/gnuplot: a gnuplot that starts the picture, tells its process id

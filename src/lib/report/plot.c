@@ -640,35 +640,29 @@ int gpc_plot_trace(gpc_plot *p, gpc_chain *const *chains, char *const *names, si
 
 /* ---- surface --------------------------------------------------------------- */
 
-void gpc_plot_surface_extent(const gsl_matrix *X, double margin, double *lo, double *hi)
+/* The classes' colours on a multiclass surface (Tableau's ten, which stay
+ * apart for most colour vision), repeated past ten classes; the pale end of
+ * each band is the colour mixed with this much white. */
+static const char *const class_colours[] = {"#1f77b4", "#ff7f0e", "#2ca02c", "#d62728",
+                                            "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
+                                            "#bcbd22", "#17becf"};
+#define N_CLASS_COLOURS (sizeof class_colours / sizeof *class_colours)
+#define PALE 0.85
+
+/* Where a most probable class c of probability q falls on the colour scale
+ * of C bands: band c, from its pale start at q = 1/C (a tie of all the
+ * classes) to its full colour at q = 1, short of the next band. */
+static double band_value(size_t c, double q, size_t C)
 {
-    for (size_t d = 0; d < 2; d++) {
-        double a = gsl_matrix_get(X, 0, d), b = a;
-        for (size_t i = 1; i < X->size1; i++) {
-            double x = gsl_matrix_get(X, i, d);
-            a = fmin(a, x);
-            b = fmax(b, x);
-        }
-        double pad = b > a ? margin * (b - a) : (margin > 0 ? margin : 1.0);
-        lo[d] = a - pad;
-        hi[d] = b + pad;
-    }
+    double t = (q - 1.0 / (double)C) / (1.0 - 1.0 / (double)C);
+    t = t < 0.0 ? 0.0 : t > 1.0 ? 1.0 : t;
+    return (double)c + 0.999 * t;
 }
 
-gsl_matrix *gpc_plot_surface_inputs(const double *lo, const double *hi, size_t grid)
-{
-    gsl_matrix *G = gpc_matrix_alloc(grid * grid, 2);
-    double h1 = (hi[0] - lo[0]) / (double)(grid - 1), h2 = (hi[1] - lo[1]) / (double)(grid - 1);
-    for (size_t i = 0; i < grid; i++)
-        for (size_t j = 0; j < grid; j++) {
-            gsl_matrix_set(G, i * grid + j, 0, lo[0] + (double)i * h1);
-            gsl_matrix_set(G, i * grid + j, 1, lo[1] + (double)j * h2);
-        }
-    return G;
-}
-
-/* grid.dat: "x1 x2 p", a blank line after each x1 (gnuplot's grid format,
- * for both the heat map and the contours). */
+/* grid.dat: "x1 x2 v q", a blank line after each x1 (gnuplot's grid
+ * format): v the heat map's value (binary: p(y=+1); multiclass: the band
+ * value of the most probable class), q the probability the contours are of
+ * (p(y=+1), or the most probable class's). */
 static int write_grid(gpc_plot *p, const gpc_plot_surface_data *s)
 {
     FILE *f = gpc_plot_data_open(p, "grid.dat");
@@ -677,104 +671,203 @@ static int write_grid(gpc_plot *p, const gpc_plot_surface_data *s)
     size_t N = s->grid;
     double h1 = (s->hi[0] - s->lo[0]) / (double)(N - 1), h2 = (s->hi[1] - s->lo[1]) / (double)(N - 1);
     for (size_t i = 0; i < N; i++) {
-        for (size_t j = 0; j < N; j++)
-            fprintf(f, "%.17g %.17g %.17g\n", s->lo[0] + (double)i * h1,
-                    s->lo[1] + (double)j * h2, s->prob[i * N + j]);
+        for (size_t j = 0; j < N; j++) {
+            double q = s->prob[i * N + j];
+            double v = s->cls ? band_value(s->cls[i * N + j], q, s->nclasses) : q;
+            fprintf(f, "%.17g %.17g %.17g %.17g\n", s->lo[0] + (double)i * h1,
+                    s->lo[1] + (double)j * h2, v, q);
+        }
         fputc('\n', f);
     }
     return gpc_plot_data_close(p, f);
 }
 
-/* class0.dat, class1.dat: the training points of y = -1 and y = +1; their
- * numbers in counts. */
-static int write_points(gpc_plot *p, const gpc_plot_surface_data *s, size_t *counts)
+static void class_file(size_t c, char *name, size_t size)
 {
-    FILE *f[2] = {gpc_plot_data_open(p, "class0.dat"), NULL};
-    if (!f[0] || !(f[1] = gpc_plot_data_open(p, "class1.dat"))) {
-        if (f[0])
-            fclose(f[0]);
-        return GPC_EINPUT;
-    }
-    counts[0] = counts[1] = 0;
-    for (size_t i = 0; i < s->X->size1; i++) {
-        size_t c = gsl_vector_get(s->y, i) > 0;
-        counts[c]++;
-        fprintf(f[c], "%.17g %.17g\n", gsl_matrix_get(s->X, i, 0), gsl_matrix_get(s->X, i, 1));
-    }
-    int st = gpc_plot_data_close(p, f[0]);
-    int st2 = gpc_plot_data_close(p, f[1]);
-    return st != GPC_OK ? st : st2;
+    snprintf(name, size, "class%zu.dat", c);
 }
 
-/* The contour lines, into tables levels.dat (0.1 .. 0.9 but 0.5) and
- * half.dat (0.5), for the 2-D plot to draw. */
-static void write_contour_tables(gpc_plot *p)
+/* class0.dat ...: the training points of each class (for a binary model 0
+ * is y = -1); their numbers in counts. */
+static int write_points(gpc_plot *p, const gpc_plot_surface_data *s, size_t *counts)
+{
+    size_t C = s->nclasses;
+    FILE **f = gpc_calloc(C, sizeof *f);
+    int st = GPC_OK;
+    for (size_t c = 0; c < C && st == GPC_OK; c++) {
+        char name[64];
+        class_file(c, name, sizeof name);
+        if (!(f[c] = gpc_plot_data_open(p, name)))
+            st = GPC_EINPUT;
+        counts[c] = 0;
+    }
+    for (size_t i = 0; st == GPC_OK && i < s->points->size1; i++) {
+        size_t c = s->point_class[i];
+        counts[c]++;
+        fprintf(f[c], "%.17g %.17g\n", gsl_matrix_get(s->points, i, 0),
+                gsl_matrix_get(s->points, i, 1));
+    }
+    for (size_t c = 0; c < C; c++)
+        if (f[c]) {
+            int st2 = gpc_plot_data_close(p, f[c]);
+            st = st != GPC_OK ? st : st2;
+        }
+    free(f);
+    return st;
+}
+
+/* The contour lines of grid.dat's fourth column, into tables levels.dat
+ * (levels) and, when heavy is given, half.dat (that one level), for the
+ * 2-D plot to draw. */
+static void write_contour_tables(gpc_plot *p, const char *levels, const char *heavy)
 {
     FILE *f = p->script;
-    fputs("set view map\nset contour base\nunset surface\n"
-          "set cntrparam levels discrete 0.1, 0.2, 0.3, 0.4, 0.6, 0.7, 0.8, 0.9\nset table ", f);
+    fprintf(f, "set view map\nset contour base\nunset surface\n"
+            "set cntrparam levels discrete %s\nset table ", levels);
     gpc_plot_put_data(p, "levels.dat");
     fputs("\nsplot ", f);
     gpc_plot_put_data(p, "grid.dat");
-    fputs(" using 1:2:3 with lines notitle\nunset table\n"
-          "set cntrparam levels discrete 0.5\nset table ", f);
-    gpc_plot_put_data(p, "half.dat");
-    fputs("\nsplot ", f);
-    gpc_plot_put_data(p, "grid.dat");
-    fputs(" using 1:2:3 with lines notitle\nunset table\nunset contour\nset surface\n", f);
+    fputs(" using 1:2:4 with lines notitle\nunset table\n", f);
+    if (heavy) {
+        fprintf(f, "set cntrparam levels discrete %s\nset table ", heavy);
+        gpc_plot_put_data(p, "half.dat");
+        fputs("\nsplot ", f);
+        gpc_plot_put_data(p, "grid.dat");
+        fputs(" using 1:2:4 with lines notitle\nunset table\n", f);
+    }
+    fputs("unset contour\nset surface\n", f);
 }
 
-/* The training points of class c (0: y = -1), each on a white halo so that
- * it stands out on either end of the palette. */
-static void points_plot(gpc_plot *p, size_t c, const char *class_name, size_t count)
+/* '#rrggbb' mixed with white (to 255) or black (to 0) in proportion w. */
+static void mix(const char *hex, double w, int to, char *out)
 {
-    static const char *const shape[2] = {"pt 7", "pt 5"};
-    static const char *const colour[2] = {"#0b2a6b", "#7a0a0a"};
-    char title[160];
-    snprintf(title, sizeof title, "class %s (%zu)", class_name, count);
-    gpc_plot_put_data(p, c ? "class1.dat" : "class0.dat");
+    unsigned r, g, b;
+    sscanf(hex + 1, "%2x%2x%2x", &r, &g, &b);
+    sprintf(out, "#%02x%02x%02x", (unsigned)lround(r + w * (to - (int)r)),
+            (unsigned)lround(g + w * (to - (int)g)), (unsigned)lround(b + w * (to - (int)b)));
+}
+
+/* The training points of class c, each on a white halo so that it stands
+ * out on any colour beneath: a binary model's two classes as circles and
+ * squares in dark blue and red, a multiclass model's in the shapes and
+ * colours of their bands. */
+static void points_plot(gpc_plot *p, const gpc_plot_surface_data *s, size_t c,
+                        const size_t *counts)
+{
+    static const char *const binary_colour[2] = {"#0b2a6b", "#7a0a0a"};
+    static const int shapes[] = {7, 5, 9, 11, 13, 15};
+    char title[160], name[64], shape[16], colour[8];
+    /* darker than the class's region, where most of its points lie */
+    if (s->cls)
+        mix(class_colours[c % N_CLASS_COLOURS], 0.45, 0, colour);
+    else
+        snprintf(colour, sizeof colour, "%s", binary_colour[c]);
+    snprintf(title, sizeof title, "class %s (%zu)", s->classes[c], counts[c]);
+    snprintf(shape, sizeof shape, "pt %d", shapes[c % (sizeof shapes / sizeof *shapes)]);
+    class_file(c, name, sizeof name);
+    gpc_plot_put_data(p, name);
     fprintf(p->script, " using 1:2 with points %s ps 1.35 lc rgb 'white' notitle, \\\n     ",
-            shape[c]);
-    gpc_plot_put_data(p, c ? "class1.dat" : "class0.dat");
-    fprintf(p->script, " using 1:2 with points %s ps 0.9 lc rgb '%s' title ", shape[c],
-            colour[c]);
+            shape);
+    gpc_plot_put_data(p, name);
+    fprintf(p->script, " using 1:2 with points %s ps 0.9 lc rgb '%s' title ", shape, colour);
     gpc_plot_put_string(p->script, title);
+}
+
+
+/* Binary: p(y=+1) from blue through white to red. */
+static void binary_scale(FILE *f, const gpc_plot_surface_data *s)
+{
+    char cblabel[160];
+    snprintf(cblabel, sizeof cblabel, "p(y = %s | x)", s->classes[1]);
+    fputs("set cblabel ", f);
+    gpc_plot_put_string(f, cblabel);
+    fputs("\nset cbrange [0:1]\n"
+          "set palette defined (0 '#4a7bd0', 0.5 '#f7f7f7', 1 '#d0584a')\n", f);
+}
+
+/* Multiclass: one band of the colour box per class, pale to full, named
+ * by the class at its middle; repeating a band's end makes the jump to
+ * the next class's colour sharp. */
+static void class_scale(FILE *f, const gpc_plot_surface_data *s)
+{
+    size_t C = s->nclasses;
+    char lo[8];
+    fprintf(f, "set cblabel 'most probable class, paler where its probability is lower "
+            "(1/%zu pale, 1 full)'\nset cbrange [0:%zu]\nset palette defined (", C, C);
+    for (size_t c = 0; c < C; c++) {
+        const char *hex = class_colours[c % N_CLASS_COLOURS];
+        mix(hex, PALE, 255, lo);
+        fprintf(f, "%s%zu '%s', %zu '%s'", c ? ", " : "", c, lo, c + 1, hex);
+    }
+    /* room on the right for the longest class name beside the colour box */
+    size_t longest = 0;
+    for (size_t c = 0; c < C; c++)
+        longest = strlen(s->classes[c]) > longest ? strlen(s->classes[c]) : longest;
+    fprintf(f, ")\nset rmargin %zu\nset cbtics scale 0 (", 10 + (longest > 40 ? 40 : longest));
+    for (size_t c = 0; c < C; c++) {
+        fputs(c ? ", " : "", f);
+        gpc_plot_put_string(f, s->classes[c]);
+        fprintf(f, " %g", (double)c + 0.5);
+    }
+    fputs(")\n", f);
 }
 
 int gpc_plot_surface(gpc_plot *p, const gpc_plot_surface_data *s)
 {
-    size_t counts[2];
+    size_t *counts = gpc_calloc(s->nclasses, sizeof *counts);
     int st = write_grid(p, s);
     if (st == GPC_OK)
         st = write_points(p, s, counts);
-    if (st != GPC_OK)
+    if (st != GPC_OK) {
+        free(counts);
         return st;
+    }
     FILE *f = p->script;
-    write_contour_tables(p);
-    char cblabel[160];
-    snprintf(cblabel, sizeof cblabel, "p(y = %s | x)", s->classes[1]);
+    if (s->cls)
+        write_contour_tables(p, "0.5, 0.7, 0.9", NULL);
+    else
+        write_contour_tables(p, "0.1, 0.2, 0.3, 0.4, 0.6, 0.7, 0.8, 0.9", "0.5");
     fputs("set title ", f);
     gpc_plot_put_string(f, s->title);
+    if (s->note && *s->note) {
+        fputs(" . \"\\n\" . ", f);
+        gpc_plot_put_string(f, s->note);
+    }
     fputs("\nset xlabel ", f);
     gpc_plot_put_string(f, s->axes[0]);
     fputs("\nset ylabel ", f);
     gpc_plot_put_string(f, s->axes[1]);
-    fputs("\nset cblabel ", f);
-    gpc_plot_put_string(f, cblabel);
-    fprintf(f, "\nset xrange [%.17g:%.17g]\nset yrange [%.17g:%.17g]\nset cbrange [0:1]\n"
-            "set palette defined (0 '#4a7bd0', 0.5 '#f7f7f7', 1 '#d0584a')\n"
-            "set bmargin 6\nset key at screen 0.5, screen 0.01 center bottom horizontal "
-            "maxcols 2 font 'sans,9' samplen 2\nplot ", s->lo[0], s->hi[0], s->lo[1], s->hi[1]);
+    fputc('\n', f);
+    (s->cls ? class_scale : binary_scale)(f, s);
+    /* the key under the plot, two entries a row: the contours' and the
+     * classes' (two of the first for a binary model, one for multiclass) */
+    size_t rows = (s->nclasses + (s->cls ? 1 : 2) + 1) / 2;
+    fprintf(f, "set xrange [%.17g:%.17g]\nset yrange [%.17g:%.17g]\n"
+            "set bmargin %zu\nset key at screen 0.5, screen 0.01 center bottom ", s->lo[0],
+            s->hi[0], s->lo[1], s->hi[1], 4 + rows);
+    /* rows fixed, so that gnuplot cannot take one column for a long entry */
+    if (s->cls)
+        fprintf(f, "vertical maxrows %zu", rows);
+    else
+        fputs("horizontal maxcols 2", f);
+    fputs(" font 'sans,9' samplen 2\nplot ", f);
     gpc_plot_put_data(p, "grid.dat");
     fputs(" using 1:2:3 with image notitle, \\\n     ", f);
     gpc_plot_put_data(p, "levels.dat");
-    fputs(" using 1:2 with lines lw 1 lc rgb 'gray35' title 'p = 0.1, 0.2, ..., 0.9', \\\n"
-          "     ", f);
-    gpc_plot_put_data(p, "half.dat");
-    fputs(" using 1:2 with lines lw 3.5 lc rgb 'black' title 'p = 0.5', \\\n     ", f);
-    points_plot(p, 0, s->classes[0], counts[0]);
-    fputs(", \\\n     ", f);
-    points_plot(p, 1, s->classes[1], counts[1]);
+    if (s->cls)
+        fputs(" using 1:2 with lines lw 1 lc rgb 'gray25' title "
+              "'p(most probable class) = 0.5, 0.7, 0.9'", f);
+    else {
+        fputs(" using 1:2 with lines lw 1 lc rgb 'gray35' title 'p = 0.1, 0.2, ..., 0.9', \\\n"
+              "     ", f);
+        gpc_plot_put_data(p, "half.dat");
+        fputs(" using 1:2 with lines lw 3.5 lc rgb 'black' title 'p = 0.5'", f);
+    }
+    for (size_t c = 0; c < s->nclasses; c++) {
+        fputs(", \\\n     ", f);
+        points_plot(p, s, c, counts);
+    }
     fputc('\n', f);
+    free(counts);
     return GPC_OK;
 }

@@ -1,5 +1,6 @@
 /* plot — pictures drawn by gnuplot: a reliability diagram, the traces of
- * hyperparameter chains, and the decision surface of a model on two inputs.
+ * hyperparameter chains, and the decision surface of a model on a plane
+ * through its inputs.
  *
  * A picture is made in a temporary directory of its own: a gnuplot script
  * and its data files are written there, `gnuplot -d SCRIPT` (no init files,
@@ -85,29 +86,32 @@ int gpc_plot_trace(gpc_plot *p, gpc_chain *const *chains, char *const *names, si
  * tall. */
 void gpc_plot_grid_shape(size_t k, size_t *rows, size_t *cols);
 
-/* A decision surface: the probability on a grid x grid lattice over
- * [lo[0], hi[0]] x [lo[1], hi[1]] as a heat map, with contours at 0.1 ..
- * 0.9 and the 0.5 one drawn heavy, and the training points, marked by class
- * (shape and colour) with their class names. */
+/* A decision surface on a grid x grid lattice over [lo[0], hi[0]] x
+ * [lo[1], hi[1]] (surface.h computes it), with the training points marked
+ * by class (shape and colour) and named by class in the key.  Binary: the
+ * probability p(y=+1) as a heat map from blue through white to red, with
+ * contours at 0.1 .. 0.9 and the 0.5 one drawn heavy.  Multiclass: the
+ * most probable class as regions of its colour, paler where its
+ * probability is lower, the colour box naming the classes, and contours of
+ * that probability at 0.5, 0.7 and 0.9. */
 typedef struct {
-    size_t grid;              /* points per side, >= 2 */
-    double lo[2], hi[2];      /* the lattice's corners */
-    const double *prob;       /* grid * grid values: prob[i * grid + j] at
-                               * (x1, x2) = (lo[0] + i h1, lo[1] + j h2) */
-    const gsl_matrix *X;      /* training inputs, n x 2 */
-    const gsl_vector *y;      /* their labels, -1/+1 */
-    const char *classes[2];   /* the names of the classes of -1 and +1 */
-    const char *axes[2];      /* the inputs' names */
+    size_t grid;                /* points per side, >= 2 */
+    double lo[2], hi[2];        /* the lattice's corners */
+    size_t nclasses;            /* C, 2 for a binary model */
+    const double *prob;         /* grid * grid values: prob[i * grid + j] at
+                                 * (x1, x2) = (lo[0] + i h1, lo[1] + j h2);
+                                 * p(y=+1), or the most probable class's */
+    const size_t *cls;          /* multiclass: that class (0..C-1) per point;
+                                 * NULL for a binary model */
+    const gsl_matrix *points;   /* the training points on the plane, n x 2 */
+    const size_t *point_class;  /* their classes, 0..C-1 (binary: 0 is y = -1) */
+    char *const *classes;       /* the C classes' names */
+    const char *axes[2];        /* the inputs' names */
     const char *title;
+    const char *note;           /* a second line under the title (where the
+                                 * plane lies), or "" */
 } gpc_plot_surface_data;
 
 int gpc_plot_surface(gpc_plot *p, const gpc_plot_surface_data *s);
-
-/* The lattice's corners for inputs X (n x 2): each column's range widened
- * by margin times its length on each side (by margin itself when all its
- * values are equal). */
-void gpc_plot_surface_extent(const gsl_matrix *X, double margin, double *lo, double *hi);
-/* The grid * grid lattice points as rows (x1, x2), in prob's order. */
-gsl_matrix *gpc_plot_surface_inputs(const double *lo, const double *hi, size_t grid);
 
 #endif
