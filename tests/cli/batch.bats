@@ -19,7 +19,7 @@ setup() {
 
 @test "batch: grid.sh's table is the grid run serially, point by point" {
     export LOG_V0="-1 0 1" LOG_W="-2 -1"
-    JOBS=2 run --separate-stderr "$EX/grid.sh" Xz.txt y.txt Xtz.txt yt.txt
+    JOBS=2 run --separate-stderr "$EX/grid.sh" --precise Xz.txt y.txt Xtz.txt yt.txt
     assert_success
     printf '%s\n' "$output" > par.txt
     # The same six points serially, in the grid's order (log_v0 slowest):
@@ -32,7 +32,7 @@ setup() {
     while read -r a b; do
         gpc-fit -q -O none -k se -p "log_v0=$a,log_w=$b" -m m.txt Xz.txt y.txt
         gpc-predict -q -m m.txt -c p -o p.txt Xtz.txt
-        printf '%s %s %s\n' "$a" "$b" "$(gpc-score -q -t p.txt yt.txt)"
+        printf '%s %s %s\n' "$a" "$b" "$(gpc-score -q --precise -t p.txt yt.txt)"
     done < grid.txt | paste -d' ' - ev.txt |
         awk '{ print $1, $2, $8, $3, $4, $5, $6, $7 }' >> ser.txt
     assert_shape ser.txt 6 8
@@ -43,6 +43,28 @@ setup() {
     assert_files_equal par-scores.txt ser-scores.txt
     grep -v '^#' par.txt | cut -d' ' -f3 > par-ev.txt
     assert_matrices_close par-ev.txt ev.txt 1e-12
+}
+
+@test "batch: grid.sh prints four decimals for people, --precise every digit" {
+    export LOG_V0="0" LOG_W="-2 -1"
+    JOBS=1 run --separate-stderr "$EX/grid.sh" Xz.txt y.txt Xtz.txt yt.txt
+    assert_success
+    printf '%s\n' "$output" > human.txt
+    JOBS=1 run --separate-stderr "$EX/grid.sh" --precise Xz.txt y.txt Xtz.txt yt.txt
+    assert_success
+    printf '%s\n' "$output" > precise.txt
+    assert_shape human.txt 2 8
+    # every non-integer field has exactly four decimals, and is the precise
+    # table's number rounded
+    grep -v '^#' human.txt | awk '{ for (j = 3; j <= 8; j++)
+        if (j != 4 && j != 5 && $j !~ /^-?[0-9]+\.[0-9][0-9][0-9][0-9]$/) exit 1 }' ||
+        fail "not four decimals: $(cat human.txt)"
+    grep -v '^#' precise.txt | awk '{ printf "%s %s %.4f %s %s %.4f %.4f %.4f\n",
+        $1, $2, $3, $4, $5, $6, $7, $8 }' > rounded.txt
+    grep -v '^#' human.txt > human-rows.txt
+    assert_files_equal human-rows.txt rounded.txt
+    grep -v '^#' precise.txt | awk '{ exit length($3) < 15 }' ||
+        fail "--precise gave a short evidence: $(cat precise.txt)"
 }
 
 @test "batch: grid.sh gives the same table one process at a time and two" {
@@ -84,10 +106,10 @@ setup() {
 @test "batch: grid.sh and grid-point.sh refuse the wrong number of arguments" {
     run --separate-stderr "$EX/grid.sh" Xz.txt y.txt
     [ "$status" -eq 2 ]
-    [[ "$stderr" == "usage: grid.sh X Y XT YT" ]]
+    [[ "$stderr" == "usage: grid.sh [--precise] X Y XT YT" ]]
     run --separate-stderr "$EX/grid-point.sh" 0 0 Xz.txt
     [ "$status" -eq 2 ]
-    [[ "$stderr" == "usage: grid-point.sh LOG_V0 LOG_W X Y XT YT" ]]
+    [[ "$stderr" == "usage: grid-point.sh [--precise] LOG_V0 LOG_W X Y XT YT" ]]
 }
 
 # ---- the make -j table ----------------------------------------------------------
