@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# The batch examples in examples/ (README.md: Batch use and clusters): the
+# The batch examples in examples/ (doc/methods.md: Batch use and clusters): the
 # GNU parallel grid and cross-validation and the make -j table run on small
 # data, and give what the same work gives run serially, one tool at a time,
 # by commands written out here.  The Slurm examples run under `make

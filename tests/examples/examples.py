@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""Extract the runnable examples of README.md and the man pages, run them,
-and compare what they print with what the document shows.
+"""Extract the runnable examples of README.md, doc/methods.md and the man
+pages, run them, and compare what they print with what the document shows.
 
 The convention (README.md says it to readers before its first example, and
 gpc(7) in PIPELINES):
@@ -23,8 +23,9 @@ gpc(7) in PIPELINES):
   data, or hours) has no prompts and is preceded by a marker that names the
   reason: in Markdown the line "<!-- example: not run: REASON -->", in troff
   the comment '.\\" example: not run: REASON'.  The text around it should
-  say so to the reader too.  In README.md and in the EXAMPLES (gpc(7):
-  PIPELINES) sections of the man pages, a block that looks like commands
+  say so to the reader too.  In a Markdown document (README.md,
+  doc/methods.md, repro/README.md, bench/README.md) and in the EXAMPLES
+  (gpc(7): PIPELINES) sections of the man pages, a block that looks like commands
   (its first line starts with a tool or shell keyword) and has neither
   prompts nor the marker is an error, so no example can quietly stop being
   run.
@@ -35,7 +36,7 @@ gpc(7) in PIPELINES):
   scratch directory.  Pipelines run with pipefail, so a failing command
   inside one is caught; a status of 141 (a writer stopped by SIGPIPE after
   its reader, e.g. head, had what it needed) counts as success.
-  README.md's first example moves to a scratch
+  The first example of README.md and of doc/methods.md moves to a scratch
   directory itself; for a man page the runner first does the same
   (`cd "$(mktemp -d)" && ln -s "$OLDPWD/data" data`, as gpc(7) says).
 
