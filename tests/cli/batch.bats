@@ -80,18 +80,19 @@ setup() {
 }
 
 @test "batch: grid.sh runs every tool with one OpenMP and one OpenBLAS thread" {
-    # Stand-ins for the tools that print the thread settings they were given.
+    # Stand-ins for the tools that print the thread settings they were given
+    # (--precise: the table passes them on as they are, not as numbers).
     mkdir stub
     printf '#!/bin/sh\necho "$OMP_NUM_THREADS/$OPENBLAS_NUM_THREADS"\n' > stub/gpc-evidence
     printf '#!/bin/sh\ncat >/dev/null; echo 1 2 3 4 5\n' > stub/gpc-score
     printf '#!/bin/sh\ncat >/dev/null 2>&1; echo x\n' > stub/gpc-predict
     printf '#!/bin/sh\necho x\n' > stub/gpc-fit
     chmod +x stub/*
-    PATH="$PWD/stub:$PATH" LOG_V0=0 LOG_W=0 run --separate-stderr "$EX/grid.sh" a b c d
+    PATH="$PWD/stub:$PATH" LOG_V0=0 LOG_W=0 run --separate-stderr "$EX/grid.sh" --precise a b c d
     assert_success
     assert_line --index 1 "0 0 1/1 1 2 3 4 5"
     # A setting of the caller's own is kept.
-    OMP_NUM_THREADS=2 PATH="$PWD/stub:$PATH" LOG_V0=0 LOG_W=0 run --separate-stderr "$EX/grid.sh" a b c d
+    OMP_NUM_THREADS=2 PATH="$PWD/stub:$PATH" LOG_V0=0 LOG_W=0 run --separate-stderr "$EX/grid.sh" --precise a b c d
     assert_success
     assert_line --index 1 "0 0 2/1 1 2 3 4 5"
 }

@@ -549,7 +549,7 @@ assert_auc_ece() {
 @test "gpc-score -r: multiclass bins of the top-label probability, after the confusion matrix" {
     printf '0.7 0.2 0.1\n0.1 0.3 0.6\n0.2 0.4 0.4\n0.5 0.25 0.25\n' > p3.txt
     printf '3\n7\n7\n5\n' > y3.txt
-    run --separate-stderr gpc-score -c -r --bins=2 p3.txt y3.txt
+    run --separate-stderr gpc-score --precise -c -r --bins=2 p3.txt y3.txt
     assert_success
     [ "${#lines[@]}" -eq 8 ] || fail "expected 8 lines, got ${#lines[@]}: $output"
     assert_line --index 1 '# true\predicted 3 5 7'
