@@ -55,7 +55,7 @@ fit() {
         -O ml -m "$dd/model" "$dd/Xtr" "$dd/ytr" 2>>"$dd/fits.log"; then
         ev=$(awk '$1 == "log_evidence" { print $2 }' "$dd/model")
         eps=$(awk '$1 == "likelihood" { print ($3 == "" ? 0 : $3) }' "$dd/model")
-        err=$(gpc-predict -q -m "$dd/model" -c p "$dd/Xte" | gpc-score -t - "$dd/yte" |
+        err=$(gpc-predict -q -m "$dd/model" -c p "$dd/Xte" | gpc-score --precise -t - "$dd/yte" |
             awk '{ printf "%.4f", 100 * $3 }')
         echo "$ev $eps $err"
     else

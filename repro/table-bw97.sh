@@ -32,7 +32,7 @@ secs() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f\n", b - a }'; }
 # ---- Table 1: binary, one split ------------------------------------------
 
 row() { # DATA METHOD PRED SECONDS PUBLISHED
-    gpc-score -t "$3" "data/$1/y-test.txt" | {
+    gpc-score --precise -t "$3" "data/$1/y-test.txt" | {
         read -r errors cases rate mlpp _brier
         printf '%-6s %-8s %4s of %-4s %9.4f %7s s   %s\n' "$1" "$2" "$errors" "$cases" \
             "$mlpp" "$4" "$5"
@@ -183,7 +183,7 @@ split_prepare() { # DATA: data/DATA's training and test sets, inputs standardise
 }
 
 score_row() { # LABEL MODEL PRED Y SECONDS PUBLISHED
-    gpc-score -t -m "$2" "$3" "$4" | {
+    gpc-score --precise -t -m "$2" "$3" "$4" | {
         read -r errors cases rate mlpp brier
         printf '%-22s %4s of %-4s %6.1f %% %9.4f %7.4f %8s s   %s\n' "$1" "$errors" \
             "$cases" "$(awk -v r="$rate" 'BEGIN { print 100 * r }')" "$mlpp" "$brier" "$5" "$6"

@@ -97,7 +97,7 @@ run_split() { # NAME SEED
     for m in laplace vb gibbs vbmap gibbsmap; do
         ml=-
         case $m in gibbs*) ;; *) ml=$(awk '$1 == "log_evidence" { print $2 }' "$tag-$m.model") ;; esac
-        gpc-score -t "$tag-$m.pred" "$tag-yte.txt" |
+        gpc-score --precise -t "$tag-$m.pred" "$tag-yte.txt" |
             awk -v m="$m" -v ml="$ml" '{ printf "%s %s %.17g %.17g\n", m, ml, 100 * $3, $4 * $2 }'
     done > "$tag.scores"
 }

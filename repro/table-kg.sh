@@ -97,7 +97,7 @@ synth_row() {
         END { n = split(list, f, " "); s = ""
               for (i = 1; i <= n; i++) s = s (i > 1 ? "," : "") f[i] ":" (p[f[i]] == y[f[i]] ? "yes" : "no")
               print s }' "$syn/y-train.txt" "$tag.train-label")
-    gpc-score -t "$tag.pred" "$syn/y-test.txt" | {
+    gpc-score --precise -t "$tag.pred" "$syn/y-test.txt" | {
         read -r errors cases rate mlpp _brier
         printf '%-7s %-20s %9.2f %7.4f %9s %4s/%-4s %7.2f  %-13s %s%s\n' "$2" "$3" \
             "$(logev "$tag.model")" "$(eps "$tag.model")" "$(jitter "$tag.model")" \
@@ -157,7 +157,7 @@ say "Figure 1"
 fig=""
 for m in 0 em; do
     [ "$(cat "$so/flipped-$m.rc")" = 0 ] && command -v gnuplot >/dev/null 2>&1 || continue
-    err=$(gpc-score -t "$so/flipped-$m.pred" "$syn/y-test.txt" | awk '{ printf "%.2f", 100 * $3 }')
+    err=$(gpc-score --precise -t "$so/flipped-$m.pred" "$syn/y-test.txt" | awk '{ printf "%.2f", 100 * $3 }')
     if [ $m = 0 ]; then name=gpc what="(c) GPC (eps = 0)"; else name=robust what="(d) robust GPC (eps by EM)"; fi
     gpc-plot surface -q --grid=101 --margin=0.025 -o "$out/figure1-$name.png" \
         --title "$what on kg-synth, training labels $flips flipped: test error $err %" "$so/flipped-$m.model"
@@ -219,7 +219,7 @@ thyroid_one() {
     rc=$(cat "$1.rc")
     if [ "$rc" = 0 ]; then
         gpc-predict -q -m "$1.model" -c p -o "$1.pred" "$3"
-        err=$(gpc-score -t "$1.pred" "$5" | awk '{ printf "%.4f", 100 * $3 }')
+        err=$(gpc-score --precise -t "$1.pred" "$5" | awk '{ printf "%.4f", 100 * $3 }')
         echo "$7 0 $(logev "$1.model") $(eps "$1.model") $err $(warned "$1.log")"
     else
         echo "$7 $rc nan nan nan $(warned "$1.log")"

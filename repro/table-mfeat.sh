@@ -40,7 +40,7 @@ for v in $VIEWS; do
 done
 
 score() { # NAME PRED: 'NAME error% mean-log-probability'
-    gpc-score -t "$2" "$tag-yte.txt" | awk -v m="$1" '{ printf "%s %.17g %.17g\n", m, 100 * $3, $4 }'
+    gpc-score --precise -t "$2" "$tag-yte.txt" | awk -v m="$1" '{ printf "%s %.17g %.17g\n", m, 100 * $3, $4 }'
 }
 
 run_split() { # SEED

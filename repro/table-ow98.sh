@@ -39,7 +39,7 @@ fit() { # METHOD COV SIGMA2 MODEL [-v]
 steps() { sed -n 's/.*naive mean field solved in \([0-9]*\) Newton step.*/\1/p' "$1"; }
 
 # "errors mlpp" of the leave-one-out estimate of a model
-loo() { gpc-predict -m "$1" --loo"${2:+=$2}" -c p | gpc-score -t - "$d/y-train.txt"; }
+loo() { gpc-predict -m "$1" --loo"${2:+=$2}" -c p | gpc-score --precise -t - "$d/y-train.txt"; }
 
 # sigma^2 from 0.1 to 300, 60 values evenly spaced in log
 grid=$(awk 'BEGIN { for (k = 0; k < 60; k++) printf "%.4g ", 0.1 * 3000 ^ (k / 59) }')
@@ -75,10 +75,10 @@ rate() { awk -v e="$1" -v n="$2" 'BEGIN { printf "%.3f", e / n }'; }
         "published test / loo / exact"
     while read -r method cov s2; do
         m=$out/$method-$cov.model
-        te=$(gpc-predict -m "$m" -c p "$out/X-test.txt" | gpc-score -t - "$d/y-test.txt" |
+        te=$(gpc-predict -m "$m" -c p "$out/X-test.txt" | gpc-score --precise -t - "$d/y-test.txt" |
              cut -d' ' -f1)
         lo=$(loo "$m" | cut -d' ' -f1)
-        ex=$(gpc-predict -q -m "$m" --loo=exact -c p | gpc-score -t - "$d/y-train.txt" |
+        ex=$(gpc-predict -q -m "$m" --loo=exact -c p | gpc-score --precise -t - "$d/y-train.txt" |
              cut -d' ' -f1)
         case "$method $cov" in
             "tap 1") pub="0.183 / 0.260 / 0.260" name="TAP mean field" ;;

@@ -18,7 +18,7 @@ run_case() {
         "$out/$d-X-train.txt" "data/$d/y-train.txt"
     gpc-predict -m "$tag.model" -o "$tag.pred" "$out/$d-X-test.txt"
     end=$(date +%s.%N)
-    printf '%s %s\n' "$(gpc-score -t "$tag.pred" "data/$d/y-test.txt")" \
+    printf '%s %s\n' "$(gpc-score --precise -t "$tag.pred" "data/$d/y-test.txt")" \
         "$(awk -v a="$start" -v b="$end" 'BEGIN { print b - a }')"
 }
 

@@ -59,7 +59,10 @@ _Noreturn static void usage(void)
            "                           runs on one thread unless OMP_NUM_THREADS says\n"
            "      --per-fold=FILE      write each fold's scores here: a line\n"
            "                           '# fold errors cases rate mlpp brier', then one\n"
-           "                           row per fold, as 'gpc-score -t' scores it\n"
+           "                           row per fold, as 'gpc-score -t' scores it (four\n"
+           "                           decimals)\n"
+           "      --precise            the per-fold scores with 17 significant digits\n"
+           "                           ('gpc-score --precise -t')\n"
            "  -o, --output=FILE        write the predictions here (default: standard output)\n"
            GPC_CLI_HEADER_HELP
            "                           (passed on to the tools)\n"
@@ -74,7 +77,7 @@ _Noreturn static void usage(void)
     gpc_cli_exit_written(); /* exit 0, or 3 if the help could not be written */
 }
 
-enum { OPT_NO_STRATIFY = 256, OPT_PER_FOLD };
+enum { OPT_NO_STRATIFY = 256, OPT_PER_FOLD, OPT_PRECISE };
 
 static const struct option long_options[] = {
     {"folds", required_argument, NULL, 'K'},
@@ -86,13 +89,14 @@ static const struct option long_options[] = {
     {"predict-option", required_argument, NULL, 'p'},
     {"jobs", required_argument, NULL, 'j'},
     {"per-fold", required_argument, NULL, OPT_PER_FOLD},
+    {"precise", no_argument, NULL, OPT_PRECISE},
     {"output", required_argument, NULL, 'o'},
     GPC_CLI_COMMON_OPTIONS};
 
 typedef struct {
     long K, column, jobs;
     unsigned long seed;
-    int stratify, scale, assign_opt;
+    int stratify, scale, assign_opt, precise;
     const char *fold_file, *out, *per_fold, *header_opt;
     const char *xpath, *ypath;   /* ypath NULL: X is a LIBSVM file */
     char **fit_args, **predict_args;
@@ -137,6 +141,7 @@ static void parse(int argc, char **argv, options *o)
         case 'p': o->predict_args[o->npredict++] = optarg; break;
         case 'j': o->jobs = gpc_cli_long("--jobs", optarg, 1, 1024); break;
         case OPT_PER_FOLD: o->per_fold = optarg; break;
+        case OPT_PRECISE: o->precise = 1; break;
         case 'o': o->out = optarg; break;
         case 'h': usage();
         }
@@ -558,6 +563,8 @@ _Noreturn static void fold_worker(const options *o, size_t k)
     if (o->per_fold) {
         char *score = fold_path(k, "score");
         tool(&c, "gpc-score", o);
+        if (o->precise)
+            arg(&c, "--precise");
         arg(&c, "-t"), arg(&c, "-m"), arg(&c, model), arg(&c, pred), arg(&c, y_test);
         st = st ? st : run(&c, score);
     }

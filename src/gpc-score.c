@@ -51,9 +51,14 @@ static void usage(void)
            "  -r, --reliability also print the reliability table: a line\n"
            "                    '# lo hi mean_pred observed count', then one row per bin\n"
            "                    (its edges, mean probability, observed frequency and\n"
-           "                    number of cases; nan for the means of an empty bin)\n"
+           "                    number of cases; nan for the means of an empty bin;\n"
+           "                    edges with four significant digits, means with four\n"
+           "                    decimals)\n"
            "  -t, --table       print 'errors cases rate mlpp brier' as numbers instead\n"
-           "                    (with -a also 'auc ece', auc nan where undefined)\n"
+           "                    (with -a also 'auc ece', auc nan where undefined), each\n"
+           "                    with four decimals, as the line above has them\n"
+           "      --precise     print the numbers of -t and -r with 17 significant\n"
+           "                    digits, which read back as the same doubles\n"
            GPC_CLI_HEADER_HELP
            "  -q, --quiet       no messages except errors\n"
            "  -v, --verbose     more messages\n"
@@ -65,7 +70,7 @@ static void usage(void)
     gpc_cli_exit_written(); /* exit 0, or 3 if the help could not be written */
 }
 
-enum { OPT_COLUMN = 256, OPT_BINS };
+enum { OPT_COLUMN = 256, OPT_BINS, OPT_PRECISE };
 
 static const struct option long_options[] = {
     {"model", required_argument, NULL, 'm'},
@@ -73,6 +78,7 @@ static const struct option long_options[] = {
     {"all", no_argument, NULL, 'a'},
     {"bins", required_argument, NULL, OPT_BINS},
     {"table", no_argument, NULL, 't'},
+    {"precise", no_argument, NULL, OPT_PRECISE},
     {"confusion", no_argument, NULL, 'c'},
     {"reliability", no_argument, NULL, 'r'},
     GPC_CLI_COMMON_OPTIONS};
@@ -136,12 +142,16 @@ static void calibration_cases(const double *probs, const gpc_labels *l, int bina
     }
 }
 
-static void print_number(double x)
+/* How -t and -r print a number: for people, FMT (gpc(7), NUMBERS); with
+ * --precise, every digit a double needs to read back the same. */
+static int precise;
+
+static void print_number(const char *fmt, double x)
 {
     if (isnan(x))
         printf("nan");
     else
-        printf("%.17g", x);
+        printf(precise ? "%.17g" : fmt, x);
 }
 
 /* One row per bin: "lo hi mean_pred observed count", nan for the means of
@@ -150,10 +160,13 @@ static void print_reliability(const gpc_score_bin *bins, size_t nbins)
 {
     printf("# lo hi mean_pred observed count\n");
     for (size_t b = 0; b < nbins; b++) {
-        printf("%.17g %.17g ", bins[b].lo, bins[b].hi);
-        print_number(bins[b].mean_pred);
+        print_number("%.4g", bins[b].lo);
         putchar(' ');
-        print_number(bins[b].observed);
+        print_number("%.4g", bins[b].hi);
+        putchar(' ');
+        print_number("%.4f", bins[b].mean_pred);
+        putchar(' ');
+        print_number("%.4f", bins[b].observed);
         printf(" %zu\n", bins[b].count);
     }
 }
@@ -176,12 +189,17 @@ typedef struct {
 static void print_scores(const scores *s, const gpc_labels *l, int binary, int all, int table)
 {
     if (table) {
-        printf("%zu %zu %.17g %.17g %.17g", s->errors, s->n, s->rate, s->mlpp, s->brier);
+        printf("%zu %zu ", s->errors, s->n);
+        print_number("%.4f", s->rate);
+        putchar(' ');
+        print_number("%.4f", s->mlpp);
+        putchar(' ');
+        print_number("%.4f", s->brier);
         if (all) {
             putchar(' ');
-            print_number(s->auc);
+            print_number("%.4f", s->auc);
             putchar(' ');
-            print_number(s->ece);
+            print_number("%.4f", s->ece);
         }
         putchar('\n');
         return;
@@ -255,6 +273,7 @@ int main(int argc, char **argv)
             col_given = 1;
             break;
         case OPT_BINS: nbins = gpc_cli_long("--bins", optarg, 1, 1000000); break;
+        case OPT_PRECISE: precise = 1; break;
         case 'm': model_path = optarg; break;
         case 'a': all = 1; break;
         case 't': table = 1; break;

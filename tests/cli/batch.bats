@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# The batch examples in examples/ (README.md: Batch use and clusters): the
+# The batch examples in examples/ (doc/methods.md: Batch use and clusters): the
 # GNU parallel grid and cross-validation and the make -j table run on small
 # data, and give what the same work gives run serially, one tool at a time,
 # by commands written out here.  The Slurm examples run under `make
@@ -19,7 +19,7 @@ setup() {
 
 @test "batch: grid.sh's table is the grid run serially, point by point" {
     export LOG_V0="-1 0 1" LOG_W="-2 -1"
-    JOBS=2 run --separate-stderr "$EX/grid.sh" Xz.txt y.txt Xtz.txt yt.txt
+    JOBS=2 run --separate-stderr "$EX/grid.sh" --precise Xz.txt y.txt Xtz.txt yt.txt
     assert_success
     printf '%s\n' "$output" > par.txt
     # The same six points serially, in the grid's order (log_v0 slowest):
@@ -32,7 +32,7 @@ setup() {
     while read -r a b; do
         gpc-fit -q -O none -k se -p "log_v0=$a,log_w=$b" -m m.txt Xz.txt y.txt
         gpc-predict -q -m m.txt -c p -o p.txt Xtz.txt
-        printf '%s %s %s\n' "$a" "$b" "$(gpc-score -q -t p.txt yt.txt)"
+        printf '%s %s %s\n' "$a" "$b" "$(gpc-score -q --precise -t p.txt yt.txt)"
     done < grid.txt | paste -d' ' - ev.txt |
         awk '{ print $1, $2, $8, $3, $4, $5, $6, $7 }' >> ser.txt
     assert_shape ser.txt 6 8
@@ -43,6 +43,28 @@ setup() {
     assert_files_equal par-scores.txt ser-scores.txt
     grep -v '^#' par.txt | cut -d' ' -f3 > par-ev.txt
     assert_matrices_close par-ev.txt ev.txt 1e-12
+}
+
+@test "batch: grid.sh prints four decimals for people, --precise every digit" {
+    export LOG_V0="0" LOG_W="-2 -1"
+    JOBS=1 run --separate-stderr "$EX/grid.sh" Xz.txt y.txt Xtz.txt yt.txt
+    assert_success
+    printf '%s\n' "$output" > human.txt
+    JOBS=1 run --separate-stderr "$EX/grid.sh" --precise Xz.txt y.txt Xtz.txt yt.txt
+    assert_success
+    printf '%s\n' "$output" > precise.txt
+    assert_shape human.txt 2 8
+    # every non-integer field has exactly four decimals, and is the precise
+    # table's number rounded
+    grep -v '^#' human.txt | awk '{ for (j = 3; j <= 8; j++)
+        if (j != 4 && j != 5 && $j !~ /^-?[0-9]+\.[0-9][0-9][0-9][0-9]$/) exit 1 }' ||
+        fail "not four decimals: $(cat human.txt)"
+    grep -v '^#' precise.txt | awk '{ printf "%s %s %.4f %s %s %.4f %.4f %.4f\n",
+        $1, $2, $3, $4, $5, $6, $7, $8 }' > rounded.txt
+    grep -v '^#' human.txt > human-rows.txt
+    assert_files_equal human-rows.txt rounded.txt
+    grep -v '^#' precise.txt | awk '{ exit length($3) < 15 }' ||
+        fail "--precise gave a short evidence: $(cat precise.txt)"
 }
 
 @test "batch: grid.sh gives the same table one process at a time and two" {
@@ -58,18 +80,19 @@ setup() {
 }
 
 @test "batch: grid.sh runs every tool with one OpenMP and one OpenBLAS thread" {
-    # Stand-ins for the tools that print the thread settings they were given.
+    # Stand-ins for the tools that print the thread settings they were given
+    # (--precise: the table passes them on as they are, not as numbers).
     mkdir stub
     printf '#!/bin/sh\necho "$OMP_NUM_THREADS/$OPENBLAS_NUM_THREADS"\n' > stub/gpc-evidence
     printf '#!/bin/sh\ncat >/dev/null; echo 1 2 3 4 5\n' > stub/gpc-score
     printf '#!/bin/sh\ncat >/dev/null 2>&1; echo x\n' > stub/gpc-predict
     printf '#!/bin/sh\necho x\n' > stub/gpc-fit
     chmod +x stub/*
-    PATH="$PWD/stub:$PATH" LOG_V0=0 LOG_W=0 run --separate-stderr "$EX/grid.sh" a b c d
+    PATH="$PWD/stub:$PATH" LOG_V0=0 LOG_W=0 run --separate-stderr "$EX/grid.sh" --precise a b c d
     assert_success
     assert_line --index 1 "0 0 1/1 1 2 3 4 5"
     # A setting of the caller's own is kept.
-    OMP_NUM_THREADS=2 PATH="$PWD/stub:$PATH" LOG_V0=0 LOG_W=0 run --separate-stderr "$EX/grid.sh" a b c d
+    OMP_NUM_THREADS=2 PATH="$PWD/stub:$PATH" LOG_V0=0 LOG_W=0 run --separate-stderr "$EX/grid.sh" --precise a b c d
     assert_success
     assert_line --index 1 "0 0 2/1 1 2 3 4 5"
 }
@@ -84,10 +107,10 @@ setup() {
 @test "batch: grid.sh and grid-point.sh refuse the wrong number of arguments" {
     run --separate-stderr "$EX/grid.sh" Xz.txt y.txt
     [ "$status" -eq 2 ]
-    [[ "$stderr" == "usage: grid.sh X Y XT YT" ]]
+    [[ "$stderr" == "usage: grid.sh [--precise] X Y XT YT" ]]
     run --separate-stderr "$EX/grid-point.sh" 0 0 Xz.txt
     [ "$status" -eq 2 ]
-    [[ "$stderr" == "usage: grid-point.sh LOG_V0 LOG_W X Y XT YT" ]]
+    [[ "$stderr" == "usage: grid-point.sh [--precise] LOG_V0 LOG_W X Y XT YT" ]]
 }
 
 # ---- the make -j table ----------------------------------------------------------

@@ -270,7 +270,7 @@ manual_cv() { # FOLDS X Y FIT-OPTION...
 @test "gpc-cv --help lists every option and exits 0" {
     require_tools gpc-cv
     check_help gpc-cv folds seed no-stratify fold-file column scale predict-option jobs \
-        per-fold output
+        per-fold precise output
     check_help_covers_source gpc-cv
 }
 
@@ -304,6 +304,24 @@ manual_cv() { # FOLDS X Y FIT-OPTION...
     assert_success
     assert_files_equal out/cv2.pred want.pred
     assert_dir_empty tmp
+}
+
+@test "gpc-cv --per-fold: four decimals for people, every digit with --precise" {
+    require_tools gpc-cv gpc-score
+    run gpc-cv -q -K 3 -S 2 --per-fold=human.txt -o cv.pred Xz.txt y.txt -- -k se
+    assert_success
+    run gpc-cv -q -K 3 -S 2 --precise --per-fold=precise.txt -o cv.pred Xz.txt y.txt -- -k se
+    assert_success
+    assert_shape human.txt 3 6
+    grep -v '^#' human.txt | awk '{ for (j = 4; j <= 6; j++)
+        if ($j !~ /^-?[0-9]+\.[0-9][0-9][0-9][0-9]$/) exit 1 }' ||
+        fail "not four decimals: $(cat human.txt)"
+    grep -v '^#' precise.txt | awk '{ printf "%s %s %s %.4f %.4f %.4f\n", $1, $2, $3, $4, $5, $6 }' \
+        > rounded.txt
+    grep -v '^#' human.txt > human-rows.txt
+    assert_files_equal human-rows.txt rounded.txt
+    grep -v '^#' precise.txt | awk '{ exit length($5) < 15 }' ||
+        fail "--precise gave a short mlpp: $(cat precise.txt)"
 }
 
 @test "gpc-cv --scale and --fold-file: folds from a file counting from 0, inputs scaled per fold" {

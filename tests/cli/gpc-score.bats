@@ -34,8 +34,8 @@ setup() {
     assert_output "errors 1 of 4 (25.0%), mean log predictive probability -0.4845, Brier score 0.1650"
 }
 
-@test "gpc-score -t prints errors, cases, rate, mlpp and Brier score as numbers" {
-    run --separate-stderr gpc-score -t pred.txt lab.txt
+@test "gpc-score --precise -t prints errors, cases, rate, mlpp and Brier score as numbers" {
+    run --separate-stderr gpc-score --precise -t pred.txt lab.txt
     assert_success
     read -r e n r m b <<< "$output"
     assert_equal "$e $n $r" "1 4 0.25"
@@ -44,36 +44,52 @@ setup() {
     assert_matrices_close got.txt want.txt 1e-15
 }
 
+@test "gpc-score -t: four decimals for people, the same numbers as the line; --precise every digit" {
+    run --separate-stderr gpc-score -t pred.txt lab.txt
+    assert_success
+    assert_output "1 4 0.2500 $(printf '%.4f %.4f' "$MLPP" "$BRIER")"
+    assert_output "1 4 0.2500 -0.4845 0.1650"
+    run --separate-stderr gpc-score -a -t --bins=2 pred.txt lab.txt
+    assert_success
+    assert_output --regexp '^1 4 0\.2500 -0\.4845 0\.1650 [01]\.[0-9]{4} [01]\.[0-9]{4}$'
+    run --separate-stderr gpc-score --precise -t pred.txt lab.txt
+    read -r e n r m b <<< "$output"
+    [ "${#m}" -ge 17 ] || fail "--precise printed $m"
+    run --separate-stderr gpc-score -r --bins=4 pred.txt lab.txt
+    assert_success
+    assert_line --index 2 --regexp '^0 0\.25 (nan|[01]\.[0-9]{4}) (nan|[01]\.[0-9]{4}) [0-9]+$'
+}
+
 @test "gpc-score: labels coded 0/1 give the same result" {
-    gpc-score -t pred.txt lab.txt > a.txt
-    gpc-score -t pred.txt lab01.txt > b.txt
+    gpc-score --precise -t pred.txt lab.txt > a.txt
+    gpc-score --precise -t pred.txt lab01.txt > b.txt
     assert_files_equal a.txt b.txt
 }
 
 @test "gpc-score: all right and all wrong" {
     printf '0.75\n0.25\n' > p.txt
     printf -- '1\n-1\n' > y.txt
-    run gpc-score -t p.txt y.txt
+    run gpc-score --precise -t p.txt y.txt
     assert_success
     assert_output --regexp '^0 2 0 -0\.287682072451780[0-9]* 0\.0625$'
     printf -- '-1\n1\n' > yw.txt
-    run gpc-score -t p.txt yw.txt
+    run gpc-score --precise -t p.txt yw.txt
     assert_output --regexp '^2 2 1 -1\.386294361119890[0-9]* 0\.5625$'
 }
 
 @test "gpc-score --column picks the probability column" {
     awk '{ print 7, $1 }' pred.txt > pred2.txt
-    gpc-score -t pred.txt lab.txt > a.txt
-    gpc-score -t --column 2 pred2.txt lab.txt > b.txt
-    gpc-score -t --column=2 pred2.txt lab.txt > c.txt
+    gpc-score --precise -t pred.txt lab.txt > a.txt
+    gpc-score --precise -t --column 2 pred2.txt lab.txt > b.txt
+    gpc-score --precise -t --column=2 pred2.txt lab.txt > c.txt
     assert_files_equal a.txt b.txt
     assert_files_equal a.txt c.txt
 }
 
 @test "gpc-score: comments and blank lines in the prediction file are skipped" {
     { echo "# p other"; sed -n 1,2p pred.txt; echo; sed -n 3,4p pred.txt; } > pc.txt
-    gpc-score -t pred.txt lab.txt > a.txt
-    gpc-score -t pc.txt lab.txt > b.txt
+    gpc-score --precise -t pred.txt lab.txt > a.txt
+    gpc-score --precise -t pc.txt lab.txt > b.txt
     assert_files_equal a.txt b.txt
 }
 
@@ -94,12 +110,12 @@ setup() {
     { npy_header '<f8' '(3,)'; f8 1 -1 1; } > y.npy
     printf '1\n0\n0.5\n' > p.txt
     printf -- '1\n-1\n1\n' > y.txt
-    run gpc-score -t p.npy y.npy
+    run gpc-score --precise -t p.npy y.npy
     assert_success
     assert_output --regexp '^0 3 0 -0\.231049060186648[0-9]* 0\.083333333333333[0-9]*$'
-    gpc-score -t p.txt y.txt > a.txt
-    gpc-score -t p.npy y.txt > b.txt
-    cat p.npy | gpc-score -t - y.npy > c.txt
+    gpc-score --precise -t p.txt y.txt > a.txt
+    gpc-score --precise -t p.npy y.txt > b.txt
+    cat p.npy | gpc-score --precise -t - y.npy > c.txt
     assert_files_equal a.txt b.txt
     assert_files_equal a.txt c.txt
 }
@@ -107,7 +123,7 @@ setup() {
 @test "gpc-score reads a 2-D .npy prediction file, column by column" {
     { npy_header '<f8' '(3, 2)'; f8 2 1 2 0 2 0.5; } > p.npy
     printf -- '1\n-1\n1\n' > y.txt
-    run gpc-score -t --column=2 p.npy y.txt
+    run gpc-score --precise -t --column=2 p.npy y.txt
     assert_success
     assert_output --regexp '^0 3 0 -0\.231049060186648[0-9]* 0\.083333333333333[0-9]*$'
     run gpc-score p.npy y.txt
@@ -272,7 +288,7 @@ setup() {
     run bash -c "gpc-score pred.txt lab.txt > /dev/full"
     assert_failure 3
     assert_output --partial "write error"
-    run bash -c "gpc-score -t pred.txt lab.txt > /dev/full"
+    run bash -c "gpc-score --precise -t pred.txt lab.txt > /dev/full"
     assert_failure 3
     assert_output --partial "write error"
 }
@@ -284,7 +300,7 @@ setup() {
     # of classes 5 and 7, which goes to the first (5)
     printf '0.7 0.2 0.1\n0.1 0.3 0.6\n0.2 0.4 0.4\n0.5 0.25 0.25\n' > p3.txt
     printf '3\n7\n7\n5\n' > y3.txt
-    run --separate-stderr gpc-score -t p3.txt y3.txt
+    run --separate-stderr gpc-score --precise -t p3.txt y3.txt
     assert_success
     read -r e n r m b <<< "$output"
     assert_equal "$e $n $r" "2 4 0.5"
@@ -308,11 +324,11 @@ setup() {
     # two-class softmax model: the binary score is (p - o)^2, the sum over
     # both classes twice that
     printf '0.9\n0.2\n0.6\n0.45\n' > p1.txt
-    run --separate-stderr gpc-score -t p1.txt lab.txt
+    run --separate-stderr gpc-score --precise -t p1.txt lab.txt
     read -r e n r m b <<< "$output"
     awk '{ print 1 - $1, $1 }' p1.txt > p2.txt
     printf 'gpc-model 1\nmethod laplace\nlikelihood softmax\nclasses -1 1\nkernel bias\ndim 1\nhyperparameters 1\nlog_bias 0\nfit none\nlog_evidence -1\ntraining 2\n1 0 0 0\n2 0 0 1\n' > m2.txt
-    run --separate-stderr gpc-score -t -m m2.txt p2.txt lab.txt
+    run --separate-stderr gpc-score --precise -t -m m2.txt p2.txt lab.txt
     assert_success
     read -r e2 n2 r2 m2 b2 <<< "$output"
     assert_equal "$e2 $n2 $r2" "$e $n $r"
@@ -344,7 +360,7 @@ setup() {
     printf '# mean.a mean.b mean.c p.a p.b p.c\n' > p.txt
     printf '0 0 0 0.8 0.15 0.05\n0 0 0 0.1 0.3 0.6\n0 0 0 0.2 0.5 0.3\n' >> p.txt
     printf 'a\nc\nc\n' > y.txt
-    run --separate-stderr gpc-score -t -c p.txt y.txt
+    run --separate-stderr gpc-score --precise -t -c p.txt y.txt
     assert_success
     read -r e n r m b <<< "${lines[0]}"
     assert_equal "$e $n $r" "1 3 0.33333333333333331"
@@ -412,13 +428,13 @@ assert_auc_ece() {
     assert_success
     assert_output "errors 1 of 4 (25.0%), mean log predictive probability -0.4845, Brier score 0.1650, AUC 0.7500, expected calibration error 0.3500 (10 bins)"
     [ -z "$stderr" ] || fail "stderr: $stderr"
-    run --separate-stderr gpc-score --all -t pred.txt lab.txt
+    run --separate-stderr gpc-score --precise --all -t pred.txt lab.txt
     assert_success
     assert_auc_ece "$output" 0.75 0.35
-    run --separate-stderr gpc-score -a -t --bins=3 pred.txt lab.txt
+    run --separate-stderr gpc-score --precise -a -t --bins=3 pred.txt lab.txt
     assert_success
     assert_auc_ece "$output" 0.75 0.1
-    run --separate-stderr gpc-score -a -t --bins 1 pred.txt lab.txt
+    run --separate-stderr gpc-score --precise -a -t --bins 1 pred.txt lab.txt
     assert_success
     assert_auc_ece "$output" 0.75 0.05
     run --separate-stderr gpc-score -a --bins=1 pred.txt lab.txt
@@ -427,27 +443,27 @@ assert_auc_ece() {
 
 @test "gpc-score -a: a tie counts one half in the AUC; Brier and ECE of case A" {
     make_tie_case
-    run --separate-stderr gpc-score -a -t --bins=2 tie.txt ytie.txt
+    run --separate-stderr gpc-score --precise -a -t --bins=2 tie.txt ytie.txt
     assert_success
     read -r e n r m b auc ece <<< "$output"
     assert_equal "$e $n" "2 5"
     echo "$b $auc $ece" > got.txt
     awk 'BEGIN { printf "%.17g %.17g %.17g\n", 0.298, 3.5 / 6, 0.18 }' > want.txt
     assert_matrices_close got.txt want.txt 1e-14
-    run --separate-stderr gpc-score -a -t --bins=5 tie.txt ytie.txt
+    run --separate-stderr gpc-score --precise -a -t --bins=5 tie.txt ytie.txt
     assert_success
     assert_auc_ece "$output" "$(awk 'BEGIN { printf "%.17g", 3.5 / 6 }')" 0.34
     # reversing the probabilities reverses the ranking: AUC 1 - 7/12
     awk '{ printf "%.17g\n", 1 - $1 }' tie.txt > rev.txt
-    run --separate-stderr gpc-score -a -t rev.txt ytie.txt
+    run --separate-stderr gpc-score --precise -a -t rev.txt ytie.txt
     assert_success
     read -r e n r m b auc ece <<< "$output"
     assert_close "$auc" "$(awk 'BEGIN { printf "%.17g", 2.5 / 6 }')" 1e-14
 }
 
 @test "gpc-score -a and --bins leave the five scores as they were" {
-    gpc-score -t pred.txt lab.txt > five.txt
-    gpc-score -a -t pred.txt lab.txt | cut -d ' ' -f 1-5 > first5.txt
+    gpc-score --precise -t pred.txt lab.txt > five.txt
+    gpc-score --precise -a -t pred.txt lab.txt | cut -d ' ' -f 1-5 > first5.txt
     assert_files_equal five.txt first5.txt
     gpc-score pred.txt lab.txt > plain.txt
     gpc-score --bins=7 pred.txt lab.txt > bins.txt
@@ -465,7 +481,7 @@ assert_auc_ece() {
     assert_success
     assert_output --partial "AUC undefined (no case of class 1),"
     # table: nan in the AUC column, said on stderr, not with -q
-    run --separate-stderr gpc-score -a -t pred.txt pos.txt
+    run --separate-stderr gpc-score --precise -a -t pred.txt pos.txt
     assert_success
     read -r e n r m b auc ece <<< "$output"
     assert_equal "$auc" "nan"
@@ -488,7 +504,7 @@ assert_auc_ece() {
     assert_success
     assert_output --regexp '^errors 2 of 4 \(50\.0%\), .*, Brier score [0-9.]+, expected calibration error 0\.4000 \(10 bins\)$'
     refute_output --partial "AUC"
-    run --separate-stderr gpc-score -a -t --bins=2 p3.txt y3.txt
+    run --separate-stderr gpc-score --precise -a -t --bins=2 p3.txt y3.txt
     assert_success
     read -r e n r m b auc ece <<< "$output"
     assert_equal "$auc" "nan"
@@ -497,7 +513,7 @@ assert_auc_ece() {
 
 @test "gpc-score -r: the reliability table, binary, with an empty bin" {
     make_tie_case
-    run --separate-stderr gpc-score -r --bins=2 tie.txt ytie.txt
+    run --separate-stderr gpc-score --precise -r --bins=2 tie.txt ytie.txt
     assert_success
     [ "${#lines[@]}" -eq 4 ] || fail "expected 4 lines, got ${#lines[@]}: $output"
     assert_line --index 0 --partial "errors 2 of 5"
@@ -505,7 +521,7 @@ assert_auc_ece() {
     sed -n '3,$p' <<< "$output" > got.txt
     awk 'BEGIN { printf "0 0.5 0.2 0.5 2\n0.5 1 %.17g %.17g 3\n", 2.3 / 3, 2 / 3 }' > want.txt
     assert_matrices_close got.txt want.txt 1e-14
-    run --separate-stderr gpc-score --reliability --bins=5 tie.txt ytie.txt
+    run --separate-stderr gpc-score --precise --reliability --bins=5 tie.txt ytie.txt
     assert_success
     [ "${#lines[@]}" -eq 7 ] || fail "expected 7 lines, got ${#lines[@]}: $output"
     # the empty bin [0.4, 0.6): nan means, count 0
@@ -521,7 +537,7 @@ assert_auc_ece() {
 @test "gpc-score -r: probabilities 0 and 1 go in the first and the last bin" {
     printf '0\n1\n1\n0\n0.5\n' > p01.txt
     printf -- '-1\n1\n1\n-1\n1\n' > y01c.txt
-    run --separate-stderr gpc-score -r -t --bins=4 p01.txt y01c.txt
+    run --separate-stderr gpc-score --precise -r -t --bins=4 p01.txt y01c.txt
     assert_success
     assert_line --index 1 "# lo hi mean_pred observed count"
     assert_line --index 2 "0 0.25 0 0 2"
@@ -533,7 +549,7 @@ assert_auc_ece() {
 @test "gpc-score -r: multiclass bins of the top-label probability, after the confusion matrix" {
     printf '0.7 0.2 0.1\n0.1 0.3 0.6\n0.2 0.4 0.4\n0.5 0.25 0.25\n' > p3.txt
     printf '3\n7\n7\n5\n' > y3.txt
-    run --separate-stderr gpc-score -c -r --bins=2 p3.txt y3.txt
+    run --separate-stderr gpc-score --precise -c -r --bins=2 p3.txt y3.txt
     assert_success
     [ "${#lines[@]}" -eq 8 ] || fail "expected 8 lines, got ${#lines[@]}: $output"
     assert_line --index 1 '# true\predicted 3 5 7'
@@ -561,7 +577,7 @@ assert_auc_ece() {
                                         c[b]++; sp[b] += k[i] / 20; so[b] += (y[i] == 1) }
              for (b = 0; b < 10; b++) if (c[b]) { d = sp[b] / c[b] - so[b] / c[b]; ece += c[b] / n * (d < 0 ? -d : d) }
              printf "%.17g %.17g\n", w / pairs, ece }' ky.txt > want.txt
-    run --separate-stderr gpc-score -a -t pr.txt yr.txt
+    run --separate-stderr gpc-score --precise -a -t pr.txt yr.txt
     assert_success
     read -r e n r m b auc ece <<< "$output"
     echo "$auc $ece" > got.txt
@@ -583,7 +599,7 @@ assert_auc_ece() {
 
 @test "gpc-score -a -r: stdout holds only data, messages go to stderr" {
     printf '1\n1\n1\n1\n' > pos.txt
-    run --separate-stderr gpc-score -a -t -r --bins=3 pred.txt pos.txt
+    run --separate-stderr gpc-score --precise -a -t -r --bins=3 pred.txt pos.txt
     assert_success
     [ -n "$stderr" ] || fail "expected the undefined-AUC note on stderr"
     [ "${#lines[@]}" -eq 5 ] || fail "expected 5 lines, got ${#lines[@]}: $output"

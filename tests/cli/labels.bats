@@ -84,19 +84,19 @@ fit_predict_score() {
     printf '1\n1\n' > one.txt
     run gpc-score -t p.txt one.txt
     assert_success
-    assert_output --partial "1 2 0.5 "
+    assert_output --partial "1 2 0.5000 "
     printf '0\n0\n' > zero.txt
     run gpc-score -t p.txt zero.txt
     assert_success
-    assert_output --partial "1 2 0.5 "
+    assert_output --partial "1 2 0.5000 "
     printf -- '-1\n-1\n' > minus.txt
     run gpc-score -t p.txt minus.txt
     assert_success
-    assert_output --partial "1 2 0.5 "
+    assert_output --partial "1 2 0.5000 "
     # read once, so one class works on a pipe too
     run gpc-score -t p.txt - < one.txt
     assert_success
-    assert_output --partial "1 2 0.5 "
+    assert_output --partial "1 2 0.5000 "
     # training labels of one class of words are refused too
     head -n 40 Xz.txt | head -n 2 > X2.txt
     run gpc-fit -q -O none -m out/m.txt X2.txt w1.txt
@@ -189,11 +189,11 @@ fit_predict_score() {
     printf 'yes\nyes\n' > w1.txt
     run gpc-score -t -m out/m.txt p.txt w1.txt
     assert_success
-    assert_output --partial "1 2 0.5 "
+    assert_output --partial "1 2 0.5000 "
     printf 'no\nno\n' > w0.txt
     run gpc-score -t -m out/m.txt p.txt w0.txt
     assert_success
-    assert_output --partial "1 2 0.5 "
+    assert_output --partial "1 2 0.5000 "
     printf 'no\nmaybe\n' > wx.txt
     run gpc-score -m out/m.txt p.txt wx.txt
     assert_failure 3

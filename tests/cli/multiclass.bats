@@ -643,7 +643,7 @@ normalise_rows() {
 @test "multiclass gpc-score: without -m, labels of 3 classes read columns 1..3: errors, mlpp and Brier" {
     gpc-fit -q -k se -O none -p "$HP" -m out/m.txt X3.txt y3.txt
     gpc-predict -m out/m.txt Xt3.txt > p.txt
-    run --separate-stderr gpc-score -t p.txt yt3.txt
+    run --separate-stderr gpc-score --precise -t p.txt yt3.txt
     assert_success
     echo "$output" > got.txt
     data_rows p.txt > rows.txt
@@ -658,7 +658,7 @@ normalise_rows() {
     gpc-fit -q -k se -O none -p "$HP" -m out/m357.txt X3.txt y357.txt
     gpc-predict -m out/m357.txt Xt3.txt > p357.txt
     awk '{ print ($1 == "setosa") ? 3 : ($1 == "versicolor") ? 5 : 7 }' yt3.txt > yt357.txt
-    run --separate-stderr gpc-score -t p357.txt yt357.txt
+    run --separate-stderr gpc-score --precise -t p357.txt yt357.txt
     assert_success
     assert_equal "$output" "$(cat got.txt)"
 }
