@@ -242,7 +242,10 @@ dump_svmlight_file(np.loadtxt("X.txt"), np.loadtxt("y.txt"), "fresh.svm")'
     assert_files_equal out/one0.p dense1.p
     # an option overrides the model: a one-based test file under the
     # zero-based model
-    gpc-predict -m zero.m test.svm > /dev/null 2>&1 && fail "test.svm read zero-based: index 7 is column 8"
+    run gpc-predict -m zero.m -o out/p.txt test.svm
+    assert_failure 3
+    assert_output "gpc-predict: test.svm: its largest index is 7, but the model's inputs has 7 columns; leave out the features past index 6, which the fit never saw (indices read as numbered from 0; --one-based reads them from 1)"
+    [ ! -e out/p.txt ] || fail "out/p.txt written"
     gpc-predict -m zero.m Xt.txt > dense.p
     run gpc-predict -m zero.m --one-based -o out/one.p test.svm
     assert_success
@@ -325,4 +328,15 @@ dump_svmlight_file(np.loadtxt("X.txt"), np.loadtxt("y.txt"), "fresh.svm")'
         assert_output --partial "X [Y]"
         assert_output --partial "LIBSVM"
     done
+}
+
+@test "libsvm: gpc-kernel reads XS numbered as X when X is zero-based" {
+    make_svm
+    copy_sklearn
+    sed 's/ 0:[^ ]*//' test0.svm > no0.svm
+    awk '{ $1 = 0; print }' Xt.txt > Xt0.txt
+    gpc-kernel -k ard -p 0,-5,-5,-5,-5,-5,-5,-5 -o dense.txt X.txt Xt0.txt
+    run gpc-kernel -k ard -p 0,-5,-5,-5,-5,-5,-5,-5 -o out/k.txt train0.svm no0.svm
+    assert_success
+    assert_files_equal out/k.txt dense.txt
 }

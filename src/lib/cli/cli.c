@@ -598,15 +598,20 @@ static gsl_matrix *pad_columns(gsl_matrix *m, size_t cols)
 
 /* m (read from path) made expect_cols wide, or die: a sparse (LIBSVM) file
  * that never reached the last columns has them as zeros. */
-static gsl_matrix *fit_width(gsl_matrix *m, int sparse, const char *path, size_t expect_cols,
-                             const char *what)
+static gsl_matrix *fit_width(gsl_matrix *m, const gpc_source *src, const char *path,
+                             size_t expect_cols, const char *what)
 {
+    int sparse = src->sparse;
     if (sparse && expect_cols && m->size2 < expect_cols)
         m = pad_columns(m, expect_cols);
+    /* indices numbered from 0 are one less than the columns they fill */
+    size_t shift = src->zero_based ? 1 : 0;
     if (sparse && expect_cols && m->size2 > expect_cols)
         gpc_die(GPC_EINPUT, "%s: its largest index is %zu, but %s has %zu columns; leave out "
-                "the features past index %zu, which the fit never saw", gpc_cli_name(path),
-                m->size2, what, expect_cols, expect_cols);
+                "the features past index %zu, which the fit never saw%s", gpc_cli_name(path),
+                m->size2 - shift, what, expect_cols, expect_cols - shift,
+                shift ? " (indices read as numbered from 0; --one-based reads them from 1)"
+                      : "");
     if (expect_cols && m->size2 != expect_cols)
         gpc_die(GPC_EINPUT, "%s: has %zu columns, but %s has %zu", gpc_cli_name(path),
                 m->size2, what, expect_cols);
@@ -678,9 +683,9 @@ gsl_matrix *gpc_cli_read_inputs_for(const char *path, char *const *names, size_t
         free(index);
         return m;
     }
-    int sparse = src.sparse;
+    m = fit_width(m, &src, path, dim, what);
     gpc_source_free(&src);
-    return fit_width(m, sparse, path, dim, what);
+    return m;
 }
 
 gpc_labels *gpc_cli_read_test_labels(const char *ypath, const char *model_path,

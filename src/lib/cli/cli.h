@@ -125,14 +125,15 @@ gpc_labels *gpc_cli_read_labels(const char *path);
  * none; free with gpc_colnames_free). */
 void gpc_cli_read_training(int argc, char **argv, gsl_matrix **X, char ***names,
                            gpc_labels **labels);
-/* Whether the training inputs it read were a LIBSVM file whose indices
- * start at 0 (libsvm.h), for the model to record. */
+/* Whether the training inputs it (or gpc_cli_read_inputs) read last were a
+ * LIBSVM file whose indices start at 0 (libsvm.h), for the model to
+ * record. */
 int gpc_cli_training_zero_based(void);
 
-/* A model fitted on a LIBSVM file numbered from 0 reads LIBSVM inputs as
- * numbered from 0 too, unless --zero-based or --one-based said otherwise: a
- * test file of the same data in which the first feature is never written
- * could not show it. */
+/* A model fitted on a LIBSVM file numbered from 0 (or gpc-kernel's X) reads
+ * LIBSVM inputs as numbered from 0 too, unless --zero-based or --one-based
+ * said otherwise: a test file of the same data in which the first feature
+ * is never written could not show it. */
 void gpc_cli_model_base(int zero_based);
 
 /* The labels as the method takes them: -1/+1 for a binary method, class
