@@ -6,6 +6,11 @@ PREFIX  ?= /usr/local
 DESTDIR ?=
 BINDIR   = $(PREFIX)/bin
 MANDIR   = $(PREFIX)/share/man
+# The batch examples and the data sets examples/Makefile runs by default, laid
+# out as in the source tree (share/gpc/examples beside share/gpc/data), so
+# that the examples' commands and relative paths hold in an installed copy.
+GPCDATADIR = $(PREFIX)/share/gpc
+EXAMPLE_DATA = pima crabs sonar
 
 CC      ?= cc
 CFLAGS  ?= -O2 -g
@@ -201,11 +206,31 @@ install: all
 	install -m 644 man/*.1 $(DESTDIR)$(MANDIR)/man1
 	install -m 644 man/*.5 $(DESTDIR)$(MANDIR)/man5
 	install -m 644 man/*.7 $(DESTDIR)$(MANDIR)/man7
+	install -d $(DESTDIR)$(GPCDATADIR)/examples/slurm \
+	           $(EXAMPLE_DATA:%=$(DESTDIR)$(GPCDATADIR)/data/%)
+	install -m 755 examples/*.sh $(DESTDIR)$(GPCDATADIR)/examples
+	install -m 644 examples/Makefile examples/README.md $(DESTDIR)$(GPCDATADIR)/examples
+	install -m 755 examples/slurm/*.sh examples/slurm/*.sbatch \
+	           $(DESTDIR)$(GPCDATADIR)/examples/slurm
+	install -m 644 data/README.md $(DESTDIR)$(GPCDATADIR)/data
+	for d in $(EXAMPLE_DATA); do \
+	    install -m 644 data/$$d/*.txt $(DESTDIR)$(GPCDATADIR)/data/$$d || exit 1; \
+	done
 
+# Only what install put there: the share directory goes when nothing else is
+# left in it.
 uninstall:
 	rm -f $(TOOLS:%=$(DESTDIR)$(BINDIR)/%)
 	rm -f $(TOOLS:%=$(DESTDIR)$(MANDIR)/man1/%.1)
 	rm -f $(DESTDIR)$(MANDIR)/man5/gpc-formats.5 $(DESTDIR)$(MANDIR)/man7/gpc.7
+	rm -f $(patsubst examples/%,$(DESTDIR)$(GPCDATADIR)/examples/%,$(wildcard \
+	          examples/*.sh examples/Makefile examples/README.md examples/slurm/*.sh \
+	          examples/slurm/*.sbatch))
+	rm -f $(DESTDIR)$(GPCDATADIR)/data/README.md \
+	      $(foreach d,$(EXAMPLE_DATA),$(patsubst data/%,$(DESTDIR)$(GPCDATADIR)/data/%,$(wildcard data/$(d)/*.txt)))
+	-rmdir $(DESTDIR)$(GPCDATADIR)/examples/slurm $(DESTDIR)$(GPCDATADIR)/examples \
+	       $(EXAMPLE_DATA:%=$(DESTDIR)$(GPCDATADIR)/data/%) $(DESTDIR)$(GPCDATADIR)/data \
+	       $(DESTDIR)$(GPCDATADIR) 2>/dev/null
 
 clean:
 	rm -rf build bin demo-out bench/out repro/out

@@ -215,6 +215,7 @@ int main(int argc, char **argv)
     gpc_labels *labels;
     char **names;
     gpc_cli_read_training(argc, argv, &X, &names, &labels);
+    int zero_based = gpc_cli_training_zero_based();
     gsl_vector *y = gpc_cli_class_vector(labels, o.lik != NULL, o.multiclass, &method, &lik);
     gpc_kernel *k = gpc_cli_class_kernel(o.kernel, o.per_class, labels, method, X, names,
                                          argv[optind], o.params_file, o.params);
@@ -257,7 +258,7 @@ int main(int argc, char **argv)
     gpc_model m = {.lik = lik, .label_noise = res.eps, .kernel = k,
                    .log_evidence = res.log_evidence, .X = X, .y = y,
                    .nclasses = labels->nclasses, .classes = labels->names,
-                   .colnames = names};
+                   .colnames = names, .zero_based = zero_based};
     snprintf(m.method, sizeof m.method, "%s", gpc_method_name(method));
     m.state = gpc_matrix_alloc(X->size1, gpc_model_state_columns(&m));
     gpc_evidence_state(ev, m.state);

@@ -135,6 +135,8 @@ int main(int argc, char **argv)
     size_t n = X->size1;
     gsl_matrix *res;
     if (nfiles == 2) {
+        /* XS numbered as X was, as gpc-predict reads a model's inputs */
+        gpc_cli_model_base(gpc_cli_training_zero_based());
         gsl_matrix *Xs = gpc_cli_read_inputs_for(argv[optind + 1], names, X->size2, xpath);
         res = gpc_matrix_alloc(n, Xs->size1);
         gpc_kernel_cross(k, X, Xs, res);

@@ -399,6 +399,7 @@ int main(int argc, char **argv)
 
     gpc_model *m;
     gpc_cli_check(gpc_model_read(model_path, &m));
+    gpc_cli_model_base(m->zero_based);
     column cols[MAX_COLUMNS];
     size_t ncols = parse_columns(columns ? columns
                                          : gpc_model_latent(m) == 1 ? "p,mean,var,label"

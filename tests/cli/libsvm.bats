@@ -17,6 +17,19 @@ to_svm() {
         awk '{ printf "%s", $1; for (i = 2; i <= NF; i++) if ($i != 0) printf " %d:%s", i - 1, $i; printf "\n" }'
 }
 
+# to_svm0 Y X: the same numbered from 0, as scikit-learn's dump_svmlight_file
+# writes by default.
+to_svm0() {
+    paste -d' ' "$1" "$2" |
+        awk '{ printf "%s", $1; for (i = 2; i <= NF; i++) if ($i != 0) printf " %d:%s", i - 2, $i; printf "\n" }'
+}
+
+# The same rows written by scikit-learn (tests/cli/data/pima0.py).
+copy_sklearn() {
+    cp "$REPO/tests/cli/data/pima-train0.svm" train0.svm
+    cp "$REPO/tests/cli/data/pima-test0.svm" test0.svm
+}
+
 # The fixtures' first 40 training and 20 test rows of Pima, raw (npreg is 0
 # for some women, so some lines have no 1:).
 make_svm() {
@@ -125,10 +138,10 @@ make_svm() {
 @test "libsvm: a bad line stops gpc-fit with file:line and no model" {
     make_svm
     sed '5s/ 2:/ 0:/' train.svm > zero.svm
-    run gpc-fit -q -m out/m.txt zero.svm
+    run gpc-fit -q --one-based -m out/m.txt zero.svm
     assert_failure 3
     assert_output --partial "gpc-fit: zero.svm:5: '0:"
-    assert_output --partial "index 0, but LIBSVM indices start at 1"
+    assert_output --partial "index 0 in a file read as numbered from 1 (--one-based); leave the option out, or give --zero-based, to read index 0 as the first column"
     sed '7s/^\([^ ]*\) /\1 qid:2 /' train.svm > qid.svm
     run gpc-fit -q -m out/m.txt -P out/p.txt qid.svm
     assert_failure 3
@@ -159,6 +172,141 @@ make_svm() {
     assert_dir_empty out
 }
 
+@test "libsvm: scikit-learn's zero-based files fit and predict byte for byte as the one-based files" {
+    make_svm
+    copy_sklearn
+    grep -q '^# Column indices are zero-based' train0.svm || fail "not scikit-learn's file"
+    grep -q ' 0:' train0.svm || fail "train0.svm has no index 0"
+    # the fixture holds the numbers of X.txt and y.txt, numbered from 0
+    grep -v '^#' train0.svm > data0.svm
+    to_svm0 y.txt X.txt > hand0.svm
+    assert_files_equal data0.svm hand0.svm
+    # read as the dense matrix, index 0 the first column
+    gpc-scale -r id7.txt -o dense.txt X.txt
+    run gpc-scale -r id7.txt -o out/zero.txt train0.svm
+    assert_success
+    assert_files_equal out/zero.txt dense.txt
+    # fit, predict, score
+    gpc-fit -q -k ard -m one.m train.svm
+    gpc-predict -m one.m test.svm > one.p
+    gpc-score one.p test.svm > one.s
+    run gpc-fit -q -k ard -m out/zero.m train0.svm
+    assert_success
+    run gpc-predict -m out/zero.m -o out/zero.p test0.svm
+    assert_success
+    assert_files_equal out/zero.p one.p
+    run --separate-stderr gpc-score out/zero.p test0.svm
+    assert_success
+    [ "$output" = "$(cat one.s)" ] || fail "score: $output vs $(cat one.s)"
+    # the models differ only in the line that records the numbering
+    run diff one.m out/zero.m
+    assert_failure 1
+    [ "$(grep '^[<>]' <<< "$output")" = "> libsvm zero-based" ] || fail "models differ: $output"
+}
+
+@test "libsvm: a file written now by scikit-learn, if installed, reads as the fixture" {
+    make_svm
+    copy_sklearn
+    # the conversion by hand is always checked; scikit-learn's own writer
+    # too where Debian's python3-sklearn is installed
+    to_svm0 y.txt X.txt > fresh.svm
+    if /usr/bin/python3 -c 'import sklearn' 2> /dev/null; then
+        /usr/bin/python3 -c 'import sys, numpy as np
+from sklearn.datasets import dump_svmlight_file
+dump_svmlight_file(np.loadtxt("X.txt"), np.loadtxt("y.txt"), "fresh.svm")'
+    fi
+    gpc-fit -q -O none -m zero.m train0.svm
+    run gpc-fit -q -O none -m out/fresh.m fresh.svm
+    assert_success
+    assert_files_equal out/fresh.m zero.m
+}
+
+@test "libsvm: a model fitted zero-based reads its test files zero-based, index 0 or not" {
+    make_svm
+    copy_sklearn
+    gpc-fit -q -O none -m zero.m train0.svm
+    gpc-fit -q -O none -m one.m train.svm
+    # npreg (index 0) 0 for every test case: no index 0 is left to show the
+    # numbering, which the model supplies
+    sed 's/ 0:[^ ]*//' test0.svm > no0.svm
+    ! grep -q ' 0:' no0.svm || fail "no0.svm has index 0"
+    awk '{ $1 = 0; print }' Xt.txt > Xt0.txt
+    gpc-predict -m zero.m Xt0.txt > dense.p
+    run gpc-predict -m zero.m -o out/no0.p no0.svm
+    assert_success
+    assert_files_equal out/no0.p dense.p
+    # a model fitted one-based needs to be told
+    run gpc-predict -m one.m --zero-based -o out/one0.p no0.svm
+    assert_success
+    gpc-predict -m one.m Xt0.txt > dense1.p
+    assert_files_equal out/one0.p dense1.p
+    # an option overrides the model: a one-based test file under the
+    # zero-based model
+    run gpc-predict -m zero.m -o out/p.txt test.svm
+    assert_failure 3
+    assert_output "gpc-predict: test.svm: its largest index is 7, but the model's inputs has 7 columns; leave out the features past index 6, which the fit never saw (indices read as numbered from 0; --one-based reads them from 1)"
+    [ ! -e out/p.txt ] || fail "out/p.txt written"
+    gpc-predict -m zero.m Xt.txt > dense.p
+    run gpc-predict -m zero.m --one-based -o out/one.p test.svm
+    assert_success
+    assert_files_equal out/one.p dense.p
+}
+
+@test "libsvm: a one-based file without index 0 reads as before; --zero-based shifts it" {
+    make_svm
+    gpc-scale -r id7.txt -o dense.txt X.txt
+    run gpc-scale -r id7.txt -o out/auto.txt train.svm
+    assert_success
+    assert_files_equal out/auto.txt dense.txt
+    run gpc-scale -r id7.txt -o out/one.txt --one-based train.svm
+    assert_success
+    assert_files_equal out/one.txt dense.txt
+    # numbered from 0, the same file has an empty first column and 8 in all
+    printf '0 0 0 0 0 0 0 0\n1 1 1 1 1 1 1 1\n' > id8.txt
+    awk '{ print 0, $0 }' X.txt > X8.txt
+    gpc-scale -r id8.txt -o dense8.txt X8.txt
+    run gpc-scale -r id8.txt -o out/zero.txt --zero-based train.svm
+    assert_success
+    assert_files_equal out/zero.txt dense8.txt
+}
+
+@test "libsvm: gpc-evidence, gpc-hmc and gpc-cv take the zero-based file as the one-based one" {
+    make_svm
+    copy_sklearn
+    gpc-evidence -q train.svm > one.txt
+    run --separate-stderr gpc-evidence -q train0.svm
+    assert_success
+    [ "$output" = "$(cat one.txt)" ] || fail "evidence: $output vs $(cat one.txt)"
+    gpc-hmc -q -n 3 -L 3 -o one.chain train.svm
+    run gpc-hmc -q -n 3 -L 3 -o out/zero.chain train0.svm
+    assert_success
+    assert_files_equal out/zero.chain one.chain
+    gpc-cv -K 2 -o one.cv train.svm -- -O none
+    run gpc-cv -K 2 -o out/zero.cv train0.svm -- -O none
+    assert_success
+    assert_files_equal out/zero.cv one.cv
+}
+
+@test "libsvm: --one-based refuses index 0, and contradicts --zero-based" {
+    copy_sklearn
+    run gpc-fit -q --one-based -m out/m.txt train0.svm
+    assert_failure 3
+    assert_output "gpc-fit: train0.svm:5: '0:5': index 0 in a file read as numbered from 1 (--one-based); leave the option out, or give --zero-based, to read index 0 as the first column"
+    run gpc-score --one-based train0.svm train0.svm
+    assert_failure 3
+    assert_output --partial "train0.svm:5: '0:5': index 0"
+    local tool
+    for tool in gpc-fit gpc-predict gpc-evidence gpc-hmc gpc-cv gpc-scale gpc-kernel gpc-score gpc-folds; do
+        run "$tool" --zero-based --one-based train0.svm
+        assert_failure 2
+        assert_output --partial "$tool: --zero-based and --one-based contradict each other; give one"
+        run "$tool" --help
+        assert_output --partial "--zero-based"
+        assert_output --partial "--one-based"
+    done
+    assert_dir_empty out
+}
+
 @test "libsvm: X alone must be a LIBSVM file (usage error otherwise)" {
     run gpc-fit -q -m out/m.txt X.txt
     assert_failure 2
@@ -180,4 +328,15 @@ make_svm() {
         assert_output --partial "X [Y]"
         assert_output --partial "LIBSVM"
     done
+}
+
+@test "libsvm: gpc-kernel reads XS numbered as X when X is zero-based" {
+    make_svm
+    copy_sklearn
+    sed 's/ 0:[^ ]*//' test0.svm > no0.svm
+    awk '{ $1 = 0; print }' Xt.txt > Xt0.txt
+    gpc-kernel -k ard -p 0,-5,-5,-5,-5,-5,-5,-5 -o dense.txt X.txt Xt0.txt
+    run gpc-kernel -k ard -p 0,-5,-5,-5,-5,-5,-5,-5 -o out/k.txt train0.svm no0.svm
+    assert_success
+    assert_files_equal out/k.txt dense.txt
 }

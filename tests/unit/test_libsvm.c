@@ -195,6 +195,76 @@ static void test_dispatch(void)
     unlink(path);
 }
 
+/* Read text under a numbering mode: its matrix, or NULL on an error. */
+static gsl_matrix *read_as(gpc_libsvm_base mode, const char *text, gpc_source *src)
+{
+    gsl_matrix *x = NULL;
+    gpc_libsvm_set_base(mode);
+    int st = parse(text, src, &x, NULL);
+    gpc_libsvm_set_base(GPC_LIBSVM_AUTO);
+    if (st != GPC_OK)
+        printf("#   %s\n", gpc_errmsg());
+    return x;
+}
+
+/* Files numbered from 0 (scikit-learn's default): index 0 anywhere makes the
+ * whole file so, index j its column j + 1; a file numbered from 1 without
+ * index 0 reads as it always did; the modes force either. */
+static void test_zero_based(void)
+{
+    /* the same 3x3 matrix numbered from 1 and from 0; index 0 first appears
+     * on line 3, after a line that would read alike either way */
+    const char *one = "a 2:5 3:6\nb 3:7\nc 1:1 2:2\n";
+    const char *zero = "a 1:5 2:6\nb 2:7\nc 0:1 1:2\n";
+    const double want[] = {0, 5, 6, 0, 0, 7, 1, 2, 0};
+    gpc_source src;
+    gsl_matrix *x = read_as(GPC_LIBSVM_AUTO, one, &src);
+    TEST_OK(x && same_entries(x, want, 3, 3) && !src.zero_based,
+            "auto: a file without index 0 is numbered from 1");
+    gsl_matrix_free(x);
+    gpc_source_free(&src);
+    x = read_as(GPC_LIBSVM_AUTO, zero, &src);
+    TEST_OK(x && same_entries(x, want, 3, 3) && src.zero_based && src.sparse,
+            "auto: index 0 on the last line makes every line numbered from 0");
+    gsl_matrix_free(x);
+    gpc_source_free(&src);
+    x = read_as(GPC_LIBSVM_ZERO, zero, &src);
+    TEST_OK(x && same_entries(x, want, 3, 3) && src.zero_based, "zero: the same matrix");
+    gsl_matrix_free(x);
+    gpc_source_free(&src);
+
+    /* numbered from 0 with the first feature never written: only the mode
+     * can say so, and the matrix is as wide as the largest index + 1 */
+    x = read_as(GPC_LIBSVM_ZERO, "a 1:5 2:6\nb 2:7\n", &src);
+    TEST_OK(x && same_entries(x, (double[]){0, 5, 6, 0, 0, 7}, 2, 3) && src.zero_based,
+            "zero: without index 0, index 1 is the second column");
+    gsl_matrix_free(x);
+    gpc_source_free(&src);
+    x = read_as(GPC_LIBSVM_AUTO, "a 1:5 2:6\nb 2:7\n", &src);
+    TEST_OK(x && same_entries(x, (double[]){5, 6, 0, 7}, 2, 2) && !src.zero_based,
+            "auto: the same text numbered from 1");
+    gsl_matrix_free(x);
+    gpc_source_free(&src);
+    x = read_as(GPC_LIBSVM_ONE, one, &src);
+    TEST_OK(x && same_entries(x, want, 3, 3) && !src.zero_based, "one: a file from 1");
+    gsl_matrix_free(x);
+    gpc_source_free(&src);
+
+    /* a single column, index 0 only; a label alone is all zeros */
+    x = read_as(GPC_LIBSVM_AUTO, "1 0:3\n-1\n", &src);
+    TEST_OK(x && same_entries(x, (double[]){3, 0}, 2, 1), "index 0 alone is one column");
+    gsl_matrix_free(x);
+    gpc_source_free(&src);
+
+    /* the largest index numbered from 0 is one column more: 2^20 - 1 is the
+     * last that fits */
+    x = read_as(GPC_LIBSVM_AUTO, "1 0:1 1048575:2\n", &src);
+    TEST_OK(x && x->size2 == 1048576 && gsl_matrix_get(x, 0, 1048575) == 2.0,
+            "zero-based index 2^20 - 1 is column 2^20");
+    gsl_matrix_free(x);
+    gpc_source_free(&src);
+}
+
 static void expect_error(const char *what, const char *text, const char *message)
 {
     gpc_source src;
@@ -209,11 +279,23 @@ static void expect_error(const char *what, const char *text, const char *message
 
 static void test_errors(void)
 {
-    expect_error("index 0", "1 1:2\n-1 0:1 2:3\n",
-                 "s.svm:2: '0:1': index 0, but LIBSVM indices start at 1; for a file numbered "
-                 "from 0, add 1 to every index");
+    gpc_libsvm_set_base(GPC_LIBSVM_ONE);
+    expect_error("index 0 numbered from 1", "1 1:2\n-1 0:1 2:3\n",
+                 "s.svm:2: '0:1': index 0 in a file read as numbered from 1 (--one-based); "
+                 "leave the option out, or give --zero-based, to read index 0 as the first "
+                 "column");
+    gpc_libsvm_set_base(GPC_LIBSVM_AUTO);
+    expect_error("index 2^20 numbered from 0", "1 0:1\n-1 5:1 1048576:3\n",
+                 "s.svm:2: index 1048576 numbered from 0 is column 1048577, beyond the 1048576 "
+                 "columns gpc can hold; renumber the features that occur as 0, 1, 2, ...");
+    expect_error("index 0 twice", "1 0:1 0:2\n",
+                 "s.svm:1: index 0 after index 0; indices must be strictly ascending (sort "
+                 "each line's pairs by index, each index once)");
+    expect_error("index 0 after another", "1 3:1 0:2\n",
+                 "s.svm:1: index 0 after index 3; indices must be strictly ascending (sort "
+                 "each line's pairs by index, each index once)");
     expect_error("a negative index", "1 -3:1\n",
-                 "s.svm:1: '-3:1': index -3 is negative; indices start at 1");
+                 "s.svm:1: '-3:1': index -3 is negative; indices start at 0 or 1");
     expect_error("a fractional index", "1 1.5:2\n",
                  "s.svm:1: '1.5:2' has no whole-number index before ':'; features are "
                  "index:value with index 1, 2, 3, ...");
@@ -308,6 +390,7 @@ int main(void)
     test_hand_written();
     test_round_trip();
     test_dispatch();
+    test_zero_based();
     test_errors();
     test_too_big();
     return tap_done();

@@ -141,6 +141,35 @@ static void test_multiclass_round_trip(gsl_rng *r, gpc_method method, gpc_lik li
     unlink(path(file));
 }
 
+/* A model fitted on a LIBSVM file numbered from 0 says so in one line after
+ * dim, and reads back so; any other value of the line is refused. */
+static void test_zero_based(gpc_model *m)
+{
+    m->zero_based = 1;
+    FILE *f = fopen(path("z.txt"), "w");
+    TEST_OK(gpc_model_write(f, "z.txt", m) == GPC_OK, "zero-based model written");
+    fclose(f);
+    m->zero_based = 0;
+    char text[1 << 16];
+    f = fopen(path("z.txt"), "r");
+    size_t len = fread(text, 1, sizeof text - 1, f);
+    fclose(f);
+    text[len] = '\0';
+    TEST_OK(strstr(text, "\ndim 2\nlibsvm zero-based\nhyperparameters 4\n") != NULL,
+            "'libsvm zero-based' follows dim");
+    gpc_model *b = NULL;
+    int st = gpc_model_read(path("z.txt"), &b);
+    TEST_OK(st == GPC_OK && b->zero_based, "read back numbered from 0 (%s)",
+            st ? gpc_errmsg() : "ok");
+    gpc_model_free(b);
+    char *at = strstr(text, "zero-based");
+    if (at) {
+        memcpy(at, "one-based ", 10);
+        expect_error("z1.txt", text, "z1.txt:7: expected 'libsvm zero-based', not 'libsvm "
+                     "one-based'");
+    }
+}
+
 int main(void)
 {
     gpc_gsl_quiet();
@@ -170,6 +199,8 @@ int main(void)
                 gsl_matrix_equal(b->state, m->state), "training inputs, labels and mode exact");
     TEST_OK(strcmp(gpc_model_class(b, 0), "zero") == 0 && strcmp(gpc_model_class(b, 1), "one") == 0,
             "classes read back in order: %s %s", gpc_model_class(b, 0), gpc_model_class(b, 1));
+    TEST_OK(!b->zero_based, "no 'libsvm' line: not numbered from 0");
+    test_zero_based(m);
 
     /* predictions: blocks of 512 do not change anything, and p is the
      * probit average of the latent Gaussian */

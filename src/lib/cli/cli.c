@@ -67,6 +67,15 @@ void gpc_cli_usage(const char *fmt, ...)
     gpc_exit(GPC_EUSAGE); /* as gpc_die: temporaries removed */
 }
 
+/* --zero-based and --one-based contradict each other. */
+static void set_base(gpc_libsvm_base mode)
+{
+    gpc_libsvm_base now = gpc_libsvm_get_base();
+    if (now != GPC_LIBSVM_AUTO && now != mode)
+        gpc_cli_usage("--zero-based and --one-based contradict each other; give one");
+    gpc_libsvm_set_base(mode);
+}
+
 int gpc_cli_common(int c, const char *arg, gpc_format *fmt)
 {
     switch (c) {
@@ -74,6 +83,8 @@ int gpc_cli_common(int c, const char *arg, gpc_format *fmt)
     case 'q': gpc_verbosity = 0; return 1;
     case GPC_CLI_OPT_HEADER: gpc_matio_set_header(GPC_HEADER_YES); return 1;
     case GPC_CLI_OPT_NO_HEADER: gpc_matio_set_header(GPC_HEADER_NO); return 1;
+    case GPC_CLI_OPT_ZERO_BASED: set_base(GPC_LIBSVM_ZERO); return 1;
+    case GPC_CLI_OPT_ONE_BASED: set_base(GPC_LIBSVM_ONE); return 1;
     case 'V': gpc_cli_version();
     case 'F':
         if (gpc_format_parse(arg, fmt) != GPC_OK)
@@ -356,6 +367,18 @@ gpc_labels *gpc_cli_read_labels(const char *path)
     return two_classes(l, gpc_cli_name(path));
 }
 
+/* Whether the inputs gpc_cli_read_inputs or gpc_cli_read_training read
+ * last were a LIBSVM file numbered from 0. */
+static int training_zero_based;
+
+int gpc_cli_training_zero_based(void) { return training_zero_based; }
+
+void gpc_cli_model_base(int zero_based)
+{
+    if (zero_based && gpc_libsvm_get_base() == GPC_LIBSVM_AUTO)
+        gpc_libsvm_set_base(GPC_LIBSVM_ZERO);
+}
+
 /* A LIBSVM file as the whole training set, its labels the first token of
  * each line: read once, so that it may come from standard input. */
 static void read_libsvm_training(const char *path, gsl_matrix **X, gpc_labels **labels)
@@ -376,6 +399,7 @@ static void read_libsvm_training(const char *path, gsl_matrix **X, gpc_labels **
     gpc_cli_check(st);
     *labels = two_classes(gpc_labels_of_tokens(tok, src.rows), name);
     gpc_libsvm_labels_free(tok, src.rows);
+    training_zero_based = src.zero_based;
     gpc_source_free(&src);
     gpc_cli_check(gpc_labels_check_training(*labels, name));
 }
@@ -580,15 +604,20 @@ static gsl_matrix *pad_columns(gsl_matrix *m, size_t cols)
 
 /* m (read from path) made expect_cols wide, or die: a sparse (LIBSVM) file
  * that never reached the last columns has them as zeros. */
-static gsl_matrix *fit_width(gsl_matrix *m, int sparse, const char *path, size_t expect_cols,
-                             const char *what)
+static gsl_matrix *fit_width(gsl_matrix *m, const gpc_source *src, const char *path,
+                             size_t expect_cols, const char *what)
 {
+    int sparse = src->sparse;
     if (sparse && expect_cols && m->size2 < expect_cols)
         m = pad_columns(m, expect_cols);
+    /* indices numbered from 0 are one less than the columns they fill */
+    size_t shift = src->zero_based ? 1 : 0;
     if (sparse && expect_cols && m->size2 > expect_cols)
         gpc_die(GPC_EINPUT, "%s: its largest index is %zu, but %s has %zu columns; leave out "
-                "the features past index %zu, which the fit never saw", gpc_cli_name(path),
-                m->size2, what, expect_cols, expect_cols);
+                "the features past index %zu, which the fit never saw%s", gpc_cli_name(path),
+                m->size2 - shift, what, expect_cols, expect_cols - shift,
+                shift ? " (indices read as numbered from 0; --one-based reads them from 1)"
+                      : "");
     if (expect_cols && m->size2 != expect_cols)
         gpc_die(GPC_EINPUT, "%s: has %zu columns, but %s has %zu", gpc_cli_name(path),
                 m->size2, what, expect_cols);
@@ -627,6 +656,7 @@ gsl_matrix *gpc_cli_read_inputs(const char *path, char ***names)
     gsl_matrix *m;
     gpc_source src;
     gpc_cli_check(gpc_matrix_read(path, &m, &src));
+    training_zero_based = src.zero_based;
     *names = src.colnames;
     src.colnames = NULL;
     gpc_source_free(&src);
@@ -659,9 +689,9 @@ gsl_matrix *gpc_cli_read_inputs_for(const char *path, char *const *names, size_t
         free(index);
         return m;
     }
-    int sparse = src.sparse;
+    m = fit_width(m, &src, path, dim, what);
     gpc_source_free(&src);
-    return fit_width(m, sparse, path, dim, what);
+    return m;
 }
 
 gpc_labels *gpc_cli_read_test_labels(const char *ypath, const char *model_path,

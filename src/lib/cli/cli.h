@@ -16,19 +16,30 @@
 
 /* The options every tool has, to end its getopt_long table with: --header
  * and --no-header (long only; values no tool's own options use) say how to
- * read the first line of text inputs (matio.h). */
-enum { GPC_CLI_OPT_HEADER = 0x7f00, GPC_CLI_OPT_NO_HEADER };
+ * read the first line of text inputs (matio.h), --zero-based and
+ * --one-based how LIBSVM files number their features (libsvm.h). */
+enum {
+    GPC_CLI_OPT_HEADER = 0x7f00,
+    GPC_CLI_OPT_NO_HEADER,
+    GPC_CLI_OPT_ZERO_BASED,
+    GPC_CLI_OPT_ONE_BASED
+};
 #define GPC_CLI_COMMON_OPTIONS                                                              \
     {"verbose", no_argument, NULL, 'v'}, {"quiet", no_argument, NULL, 'q'},                  \
     {"header", no_argument, NULL, GPC_CLI_OPT_HEADER},                                       \
     {"no-header", no_argument, NULL, GPC_CLI_OPT_NO_HEADER},                                 \
+    {"zero-based", no_argument, NULL, GPC_CLI_OPT_ZERO_BASED},                               \
+    {"one-based", no_argument, NULL, GPC_CLI_OPT_ONE_BASED},                                 \
     {"help", no_argument, NULL, 'h'}, {"version", no_argument, NULL, 'V'}, {NULL, 0, NULL, 0}
 
 /* Their --help lines. */
 #define GPC_CLI_HEADER_HELP                                                                  \
     "      --header             the first line of CSV and labels files is a header\n"     \
     "                           (found without it unless its names are numbers)\n"        \
-    "      --no-header          no input has a header line\n"
+    "      --no-header          no input has a header line\n"                              \
+    "      --zero-based         LIBSVM indices start at 0 (found without it in a file\n"   \
+    "                           with an index 0)\n"                                        \
+    "      --one-based          LIBSVM indices start at 1, and an index 0 is an error\n"
 
 /* The --help lines of the multiclass options, the same in every tool. */
 #define GPC_CLI_MULTICLASS_HELP                                                              \
@@ -51,8 +62,8 @@ _Noreturn void gpc_cli_version(void);
 /* "prog: message" plus "Try 'prog --help'." and exit 2. */
 _Noreturn void gpc_cli_usage(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
-/* Handle -v, -q, -V, -F, --header and --no-header; returns 1 if c was one
- * of them. */
+/* Handle -v, -q, -V, -F, --header, --no-header, --zero-based and
+ * --one-based; returns 1 if c was one of them. */
 int gpc_cli_common(int c, const char *arg, gpc_format *fmt);
 
 /* Whole-argument numbers, or a usage error naming the option. */
@@ -114,6 +125,16 @@ gpc_labels *gpc_cli_read_labels(const char *path);
  * none; free with gpc_colnames_free). */
 void gpc_cli_read_training(int argc, char **argv, gsl_matrix **X, char ***names,
                            gpc_labels **labels);
+/* Whether the training inputs it (or gpc_cli_read_inputs) read last were a
+ * LIBSVM file whose indices start at 0 (libsvm.h), for the model to
+ * record. */
+int gpc_cli_training_zero_based(void);
+
+/* A model fitted on a LIBSVM file numbered from 0 (or gpc-kernel's X) reads
+ * LIBSVM inputs as numbered from 0 too, unless --zero-based or --one-based
+ * said otherwise: a test file of the same data in which the first feature
+ * is never written could not show it. */
+void gpc_cli_model_base(int zero_based);
 
 /* The labels as the method takes them: -1/+1 for a binary method, class
  * indices for a multiclass one, after choosing the multiclass method:

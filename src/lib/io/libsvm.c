@@ -72,15 +72,26 @@ int gpc_libsvm_is(const char *buf, size_t len)
     return 0;
 }
 
+/* ---- numbering ----------------------------------------------------------- */
+
+static gpc_libsvm_base base_mode = GPC_LIBSVM_AUTO;
+
+void gpc_libsvm_set_base(gpc_libsvm_base mode) { base_mode = mode; }
+gpc_libsvm_base gpc_libsvm_get_base(void) { return base_mode; }
+
 /* ---- parsing ------------------------------------------------------------- */
 
 typedef struct {
     const char *name;
+    gpc_libsvm_base mode;
     gsl_matrix *x;      /* NULL on the first pass, which checks and counts */
-    size_t rows, cols;  /* rows so far; the largest index so far */
+    size_t base;        /* second pass: the index of the first column, 0 or 1 */
+    size_t rows, top;   /* rows so far; the largest index so far */
+    size_t top_line;    /* the line of the first occurrence of the largest index */
     size_t *line, cap;  /* first pass: the source line of each row */
     char **label;       /* first pass, if wanted: the label of each row */
     size_t first_pairs; /* the first line with index:value pairs (0: none yet) */
+    size_t zero_line;   /* the first line with index 0 (0: none) */
 } parser;
 
 static const char UTF8_BOM[3] = "\xef\xbb\xbf";
@@ -117,7 +128,7 @@ static int parse_index(const parser *ps, size_t lineno, const char *tok, const c
                         "'s/ qid:[^ ]*//'", ps->name, lineno, n, tok);
     if (*tok == '-' && colon - tok > 1)
         return gpc_fail(GPC_EINPUT, "%s:%zu: '%.*s': index %.*s is negative; indices start at "
-                        "1", ps->name, lineno, n, tok, (int)(colon - tok), tok);
+                        "0 or 1", ps->name, lineno, n, tok, (int)(colon - tok), tok);
     size_t v = 0;
     for (const char *q = tok; q < colon; q++) {
         if (*q < '0' || *q > '9')
@@ -135,10 +146,10 @@ static int parse_index(const parser *ps, size_t lineno, const char *tok, const c
     if (colon == tok)
         return gpc_fail(GPC_EINPUT, "%s:%zu: '%.*s' has no index before ':'; features are "
                         "index:value with index 1, 2, 3, ...", ps->name, lineno, n, tok);
-    if (v == 0)
-        return gpc_fail(GPC_EINPUT, "%s:%zu: '%.*s': index 0, but LIBSVM indices start at 1; "
-                        "for a file numbered from 0, add 1 to every index", ps->name, lineno, n,
-                        tok);
+    if (v == 0 && ps->mode == GPC_LIBSVM_ONE)
+        return gpc_fail(GPC_EINPUT, "%s:%zu: '%.*s': index 0 in a file read as numbered from 1 "
+                        "(--one-based); leave the option out, or give --zero-based, to read "
+                        "index 0 as the first column", ps->name, lineno, n, tok);
     *idx = v;
     return GPC_OK;
 }
@@ -177,9 +188,10 @@ static int not_a_pair(const parser *ps, size_t lineno, const char *tok, const ch
                     "token is a feature's index:value", ps->name, lineno, n, tok);
 }
 
-/* One index:value token, its index after prev; on the second pass its value
- * goes into the current row. */
-static int feature(parser *ps, size_t lineno, const char *tok, const char *end, size_t *prev)
+/* One index:value token, its index after the line's previous one (*after is
+ * that index plus 1, 0 before the first); on the second pass its value goes
+ * into the current row. */
+static int feature(parser *ps, size_t lineno, const char *tok, const char *end, size_t *after)
 {
     const char *colon = colon_in(tok, end);
     size_t idx = 0; /* set when the status is GPC_OK, which the compiler cannot see */
@@ -189,15 +201,21 @@ static int feature(parser *ps, size_t lineno, const char *tok, const char *end, 
         st = parse_value(ps, lineno, tok, colon, end, &x);
     if (st != GPC_OK)
         return st;
-    if (idx <= *prev)
+    if (idx < *after)
         return gpc_fail(GPC_EINPUT, "%s:%zu: index %zu after index %zu; indices must be "
                         "strictly ascending (sort each line's pairs by index, each index "
-                        "once)", ps->name, lineno, idx, *prev);
-    *prev = idx;
-    if (ps->x)
-        gsl_matrix_set(ps->x, ps->rows, idx - 1, x);
-    else if (idx > ps->cols)
-        ps->cols = idx;
+                        "once)", ps->name, lineno, idx, *after - 1);
+    *after = idx + 1;
+    if (ps->x) {
+        gsl_matrix_set(ps->x, ps->rows, idx - ps->base, x);
+        return GPC_OK;
+    }
+    if (idx == 0 && !ps->zero_line)
+        ps->zero_line = lineno;
+    if (idx > ps->top || !ps->top_line) {
+        ps->top = idx;
+        ps->top_line = lineno;
+    }
     return GPC_OK;
 }
 
@@ -226,13 +244,13 @@ static int parse_line(parser *ps, const char *p, const char *eol, size_t lineno)
     if (!next_token(&p, eol, &lab, &lab_end))
         return GPC_OK;
     int st = check_label(ps, lineno, lab, lab_end);
-    size_t prev = 0;
+    size_t after = 0;
     for (int first = 1; st == GPC_OK && next_token(&p, eol, &tok, &end); first = 0) {
         if (!colon_in(tok, end))
             return not_a_pair(ps, lineno, tok, end, first);
         if (!ps->first_pairs)
             ps->first_pairs = lineno;
-        st = feature(ps, lineno, tok, end, &prev);
+        st = feature(ps, lineno, tok, end, &after);
     }
     if (st != GPC_OK)
         return st;
@@ -260,6 +278,19 @@ static int parse_all(parser *ps, const char *buf, size_t len)
     return GPC_OK;
 }
 
+/* The index of the first column: 0 when asked, or, unless 1 was asked (and
+ * then an index 0 has already been refused), when an index 0 occurs anywhere
+ * in the file, as LIBSVM's and scikit-learn's readers decide; else 1. */
+static size_t file_base(const parser *ps)
+{
+    if (ps->mode == GPC_LIBSVM_ZERO)
+        return 0;
+    return ps->zero_line ? 0 : 1;
+}
+
+/* The columns: a column for every index from the base to the largest. */
+static size_t columns(const parser *ps) { return ps->top + 1 - file_base(ps); }
+
 /* The size of the dense matrix comes from the file, so it is checked before
  * anything is allocated for it: against overflow, and against the memory
  * the process may take (gpc_alloc_check). */
@@ -267,17 +298,23 @@ static int check_size(const parser *ps)
 {
     if (ps->rows == 0)
         return gpc_fail(GPC_EINPUT, "%s: empty input, no rows", ps->name);
-    if (ps->cols == 0)
+    if (!ps->first_pairs)
         return gpc_fail(GPC_EINPUT, "%s: no features: every line is a label alone; give the "
                         "features as index:value after each label", ps->name);
-    if (ps->rows > SIZE_MAX / sizeof(double) / ps->cols)
+    size_t cols = columns(ps);
+    if (cols > GPC_MATRIX_MAX_COLS) /* only index 2^20 numbered from 0 gets here */
+        return gpc_fail(GPC_EINPUT, "%s:%zu: index %zu numbered from 0 is column %zu, beyond "
+                        "the %u columns gpc can hold; renumber the features that occur as 0, "
+                        "1, 2, ...", ps->name, ps->top_line, ps->top, cols,
+                        GPC_MATRIX_MAX_COLS);
+    if (ps->rows > SIZE_MAX / sizeof(double) / cols)
         return gpc_fail(GPC_EINPUT, "%s: %zu rows x %zu columns (the largest index) are too "
                         "many to hold densely; renumber the features that occur as 1, 2, 3, "
-                        "..., or use fewer rows", ps->name, ps->rows, ps->cols);
+                        "..., or use fewer rows", ps->name, ps->rows, cols);
     char what[256];
     snprintf(what, sizeof what, "%s: %zu rows x %zu columns (the largest index) held densely",
-             ps->name, ps->rows, ps->cols);
-    return gpc_alloc_check(gpc_doubles_bytes(ps->rows, ps->cols), what,
+             ps->name, ps->rows, cols);
+    return gpc_alloc_check(gpc_doubles_bytes(ps->rows, cols), what,
                            "renumber the features that occur as 1, 2, 3, ..., or use fewer rows");
 }
 
@@ -308,7 +345,7 @@ static int first_pass(parser *ps, const char *buf, size_t len, int want_labels)
 int gpc_libsvm_read(const char *buf, size_t len, gpc_source *src, gsl_matrix **out,
                     char ***labels)
 {
-    parser ps = {.name = src->name};
+    parser ps = {.name = src->name, .mode = base_mode};
     if (out)
         *out = NULL;
     if (labels)
@@ -318,7 +355,8 @@ int gpc_libsvm_read(const char *buf, size_t len, gpc_source *src, gsl_matrix **o
         return st;
     if (out) {
         /* the second pass cannot fail: the first has checked every line */
-        parser fill = {.name = src->name, .x = gpc_matrix_calloc(ps.rows, ps.cols)};
+        parser fill = {.name = src->name, .mode = base_mode, .base = file_base(&ps),
+                       .x = gpc_matrix_calloc(ps.rows, columns(&ps))};
         parse_all(&fill, buf, len);
         *out = fill.x;
     }
@@ -327,5 +365,6 @@ int gpc_libsvm_read(const char *buf, size_t len, gpc_source *src, gsl_matrix **o
     src->line = ps.line;
     src->rows = ps.rows;
     src->sparse = 1;
+    src->zero_based = file_base(&ps) == 0;
     return GPC_OK;
 }

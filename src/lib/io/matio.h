@@ -43,6 +43,7 @@ typedef struct {
     int sparse;      /* read from a sparse (LIBSVM) file, whose columns past its
                       * largest index are 0: a caller expecting more columns
                       * may pad with zeros */
+    int zero_based;  /* a sparse file whose indices were read as numbered from 0 */
 } gpc_source;
 
 /* Whether the first line of a CSV file or a labels file names the columns:

@@ -111,6 +111,8 @@ int gpc_model_write(FILE *out, const char *name, const gpc_model *m)
         fprintf(out, " %s", gpc_model_class(m, c));
     fprintf(out, "\nkernel %s\ndim %zu\n", gpc_kernel_spec(k), d);
     write_colnames(out, m->colnames);
+    if (m->zero_based)
+        fputs("libsvm zero-based\n", out);
     fprintf(out, "hyperparameters %zu\n", p);
     for (size_t j = 0; j < p; j++)
         fprintf(out, "%s %.17g\n", gpc_kernel_param_name(k, j), gpc_kernel_params(k)[j]);
@@ -257,6 +259,22 @@ static int read_colnames(reader *r, gpc_model *m, size_t dim)
     return GPC_OK;
 }
 
+/* "libsvm zero-based": how the training file numbered its features (a
+ * file numbered from 1, or not LIBSVM, has no such line). */
+static int read_libsvm_base(reader *r, gpc_model *m)
+{
+    char *v;
+    int st = expect_key(r, "libsvm", &v);
+    if (st != GPC_OK)
+        return st;
+    v[strcspn(v, " \t\r")] = '\0';
+    if (strcmp(v, "zero-based") != 0)
+        return gpc_fail(GPC_EINPUT, "%s:%zu: expected 'libsvm zero-based', not 'libsvm %s'",
+                        r->name, r->line, v);
+    m->zero_based = 1;
+    return GPC_OK;
+}
+
 static int parse_number(reader *r, const char *s, double *x, char **end)
 {
     char *e;
@@ -364,6 +382,8 @@ static int read_header(reader *r, gpc_model *m)
         return gpc_fail(GPC_EINPUT, "%s:%zu: bad kernel or dimension: %s", r->name, r->line,
                         dim ? gpc_errmsg() : "dim is 0");
     if (next_key_is(r, "columns") && (st = read_colnames(r, m, dim)) != GPC_OK)
+        return st;
+    if (next_key_is(r, "libsvm") && (st = read_libsvm_base(r, m)) != GPC_OK)
         return st;
     if ((st = parse_count(r, "hyperparameters", &p)) != GPC_OK)
         return st;

@@ -12,6 +12,9 @@
  *   columns age bmi ...     (optional: the training inputs' column names, from a
  *                            header line; a blank, '%', '#' or other byte that
  *                            cannot stand in a token is written %XX)
+ *   libsvm zero-based       (optional: the training inputs were a LIBSVM file
+ *                            whose indices start at 0, which the tools then
+ *                            assume for LIBSVM inputs to predict)
  *   hyperparameters 9
  *   log_v0 1.2345
  *   ...                     (one "name value" line per hyperparameter)
@@ -58,6 +61,7 @@ typedef struct {
     double log_evidence;
     gsl_matrix *X;         /* training inputs, n x dim */
     char **colnames;       /* their columns' names, NULL-terminated, or NULL (unnamed) */
+    int zero_based;        /* they were a LIBSVM file with indices from 0 */
     gsl_vector *y;         /* labels -1/+1 (binary method), else class indices 0..C-1 */
     size_t nclasses;       /* C: 2 for a binary model */
     char *const *classes;  /* the user's names of the C classes in order (binary: of
