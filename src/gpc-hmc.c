@@ -52,9 +52,9 @@ static void usage(void)
            "                           with -M gibbs the standard deviation of the\n"
            "                           random-walk proposals (default 0.1)\n"
            "      --adapt=W|none       tune the step by dual averaging over the first W\n"
-           "                           iterations, then keep it fixed (default: a third of\n"
-           "                           N, at least 1); none keeps --step throughout (not\n"
-           "                           gibbs, whose step is always fixed)\n"
+           "                           iterations, then keep it fixed (default 50); none\n"
+           "                           keeps --step throughout (not gibbs, whose step is\n"
+           "                           always fixed)\n"
            "      --target-accept=A    the acceptance rate the adaptation aims at, in\n"
            "                           (0, 1) (default 0.6)\n"
            "  -L, --leapfrog=N         leapfrog steps per iteration (default 20; not gibbs)\n"
@@ -131,8 +131,12 @@ typedef struct {
     gpc_chain_settings set;
 } options;
 
-/* The warm-up of a new HMC chain: --adapt's W, none (0), or by default the
- * first third of the run, the part the default burn-in discards anyway. */
+/* Iterations adapting the step by default: fewer than the third of the
+ * default run that predictions discard anyway, and the same however long
+ * the run, so that a chain extended by -x is the longer run byte for byte. */
+#define DEFAULT_WARMUP 50
+
+/* The warm-up of a new HMC chain: --adapt's W, none (0), or the default. */
 static long warmup(const options *o)
 {
     if (o->adapt && strcmp(o->adapt, "none") == 0) {
@@ -150,7 +154,7 @@ static long warmup(const options *o)
                           "100000000", o->adapt);
         return w;
     }
-    return o->iterations / 3 > 1 ? o->iterations / 3 : 1;
+    return DEFAULT_WARMUP;
 }
 
 static void parse_options(int argc, char **argv, options *o)
@@ -572,6 +576,9 @@ static void run_hmc(const options *o, run_state *rs, gpc_chain_settings *set)
     if (st != GPC_OK)
         fail_run(st, out, name, rs->from ? gpc_cli_name(o->extend) : NULL, rs->hmc, done);
     finish_run(out, name, rs, &pr, done, o->iterations, rs->hmc->n_accepted, set->hmc.step);
+    if (rs->hmc->iteration < set->adapt)
+        gpc_info(1, "the step adapts until iteration %ld, which the samples follow; extend the "
+                 "chain past it (-x) to predict from it, or give --adapt=W", set->adapt);
     gpc_evidence_free(ev);
 }
 
