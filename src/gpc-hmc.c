@@ -263,8 +263,9 @@ static int constant(const double *x, size_t n)
     return 1;
 }
 
-/* The step of the kept rows (from burn on), chain by chain when they
- * differ: the adapted step, frozen after the warm-up, or the fixed one. */
+/* With an adapted step, the step of the kept rows (from burn on, after
+ * the warm-up: frozen), chain by chain when they differ; a fixed step is
+ * the one in the chains' headers, and the line stays as it always was. */
 static void print_steps(gpc_chain *const *c, size_t m, size_t burn)
 {
     int same = 1, adapted = 0;
@@ -272,10 +273,13 @@ static void print_steps(gpc_chain *const *c, size_t m, size_t burn)
         same &= c[i]->step[burn] == c[0]->step[burn];
         adapted |= c[i]->set.adapt > 0;
     }
-    printf(", step%s", same || m == 1 ? "" : "s");
-    for (size_t i = 0; i < (same ? 1 : m); i++)
-        printf("%s %.4g", i ? "," : "", c[i]->step[burn]);
-    printf("%s\n", adapted ? " (adapted)" : "");
+    if (adapted) {
+        printf(", step%s", same || m == 1 ? "" : "s");
+        for (size_t i = 0; i < (same ? 1 : m); i++)
+            printf("%s %.4g", i ? "," : "", c[i]->step[burn]);
+        printf(" (adapted)");
+    }
+    putchar('\n');
 }
 
 static void summarise(int nchains, char **paths, long burn_opt)
