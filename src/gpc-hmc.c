@@ -48,8 +48,15 @@ static void usage(void)
            "                           values (default: log_v0 0, log_w -2, see gpc-kernel)\n"
            "  -H, --params-file=FILE   starting hyperparameters from 'name value' lines\n"
            "  -n, --iterations=N       iterations to run (default 200)\n"
-           "  -e, --step=EPS           leapfrog step size, or with -M gibbs the standard\n"
-           "                           deviation of the random-walk proposals (default 0.1)\n"
+           "  -e, --step=EPS           leapfrog step size (the first one, when adapted), or\n"
+           "                           with -M gibbs the standard deviation of the\n"
+           "                           random-walk proposals (default 0.1)\n"
+           "      --adapt=W|none       tune the step by dual averaging over the first W\n"
+           "                           iterations, then keep it fixed (default 50); none\n"
+           "                           keeps --step throughout (not gibbs, whose step is\n"
+           "                           always fixed)\n"
+           "      --target-accept=A    the acceptance rate the adaptation aims at, in\n"
+           "                           (0, 1) (default 0.6)\n"
            "  -L, --leapfrog=N         leapfrog steps per iteration (default 20; not gibbs)\n"
            "  -a, --persistence=A      momentum persistence in [0, 1): 0 (default) draws\n"
            "                           momenta afresh; A > 0 refreshes them partially\n"
@@ -69,7 +76,8 @@ static void usage(void)
            "                           it from standard input and writes to -o or stdout)\n"
            "  -s, --summary            summarise the chains given as arguments\n"
            "  -b, --burn=B             with --summary: iterations to discard (default: the\n"
-           "                           first third)\n"
+           "                           first third, or the warm-up if longer; at least\n"
+           "                           the warm-up)\n"
            "  -o, --output=FILE        write the chain here (default: standard output)\n"
            "  -v, --verbose            a progress line every iteration\n"
            GPC_CLI_HEADER_HELP
@@ -88,7 +96,7 @@ static void usage(void)
     gpc_cli_exit_written(); /* exit 0, or 3 if the help could not be written */
 }
 
-enum { OPT_PRIOR_MEAN = 256, OPT_PRIOR_SD, OPT_PER_CLASS, OPT_FIX };
+enum { OPT_PRIOR_MEAN = 256, OPT_PRIOR_SD, OPT_PER_CLASS, OPT_FIX, OPT_ADAPT, OPT_TARGET };
 
 static const struct option long_options[] = {
     {"method", required_argument, NULL, 'M'},
@@ -100,6 +108,8 @@ static const struct option long_options[] = {
     {"params-file", required_argument, NULL, 'H'},
     {"iterations", required_argument, NULL, 'n'},
     {"step", required_argument, NULL, 'e'},
+    {"adapt", required_argument, NULL, OPT_ADAPT},
+    {"target-accept", required_argument, NULL, OPT_TARGET},
     {"leapfrog", required_argument, NULL, 'L'},
     {"persistence", required_argument, NULL, 'a'},
     {"prior-mean", required_argument, NULL, OPT_PRIOR_MEAN},
@@ -113,12 +123,39 @@ static const struct option long_options[] = {
     GPC_CLI_COMMON_OPTIONS};
 
 typedef struct {
-    const char *method, *kernel, *lik, *params, *params_file, *extend, *out, *fix;
+    const char *method, *kernel, *lik, *params, *params_file, *extend, *out, *fix, *adapt;
+    int target_given;
     long iterations, burn;
     double time_limit;
     int summary, settings_given, per_class, hmc_only_given;
     gpc_chain_settings set;
 } options;
+
+/* Iterations adapting the step by default: fewer than the third of the
+ * default run that predictions discard anyway, and the same however long
+ * the run, so that a chain extended by -x is the longer run byte for byte. */
+#define DEFAULT_WARMUP 50
+
+/* The warm-up of a new HMC chain: --adapt's W, none (0), or the default. */
+static long warmup(const options *o)
+{
+    if (o->adapt && strcmp(o->adapt, "none") == 0) {
+        if (o->target_given)
+            gpc_cli_usage("--target-accept is for an adapted step; --adapt=none keeps "
+                          "--step");
+        return 0;
+    }
+    if (o->adapt) {
+        char *end;
+        errno = 0;
+        long w = strtol(o->adapt, &end, 10);
+        if (end == o->adapt || *end || errno == ERANGE || w < 1 || w > 100000000)
+            gpc_cli_usage("--adapt: '%s' is not none or a number of iterations from 1 to "
+                          "100000000", o->adapt);
+        return w;
+    }
+    return DEFAULT_WARMUP;
+}
 
 static void parse_options(int argc, char **argv, options *o)
 {
@@ -129,8 +166,9 @@ static void parse_options(int argc, char **argv, options *o)
         if (gpc_cli_common(c, optarg, &unused))
             continue;
         o->settings_given |= strchr("MkleLaS", c) != NULL || c == OPT_PRIOR_MEAN ||
-                             c == OPT_PRIOR_SD || c == OPT_PER_CLASS || c == OPT_FIX;
-        o->hmc_only_given |= c == 'L' || c == 'a';
+                             c == OPT_PRIOR_SD || c == OPT_PER_CLASS || c == OPT_FIX ||
+                             c == OPT_ADAPT || c == OPT_TARGET;
+        o->hmc_only_given |= c == 'L' || c == 'a' || c == OPT_ADAPT || c == OPT_TARGET;
         switch (c) {
         case 'M': o->method = optarg; break;
         case 'k': o->kernel = optarg; break;
@@ -141,6 +179,11 @@ static void parse_options(int argc, char **argv, options *o)
         case 'H': o->params_file = optarg; break;
         case 'n': o->iterations = gpc_cli_long("--iterations", optarg, 0, 100000000); break;
         case 'e': o->set.hmc.step = gpc_cli_double("--step", optarg); break;
+        case OPT_ADAPT: o->adapt = optarg; break;
+        case OPT_TARGET:
+            o->set.target = gpc_cli_double("--target-accept", optarg);
+            o->target_given = 1;
+            break;
         case 'L': o->set.hmc.leapfrog = (int)gpc_cli_long("--leapfrog", optarg, 1, 100000); break;
         case 'a': o->set.hmc.persistence = gpc_cli_double("--persistence", optarg); break;
         case OPT_PRIOR_MEAN: o->set.prior_mean = gpc_cli_double("--prior-mean", optarg); break;
@@ -162,6 +205,8 @@ static void parse_options(int argc, char **argv, options *o)
         gpc_cli_usage("--prior-sd must be positive");
     if (o->time_limit < 0)
         gpc_cli_usage("--time-limit must not be negative");
+    if (!(o->set.target > 0 && o->set.target < 1))
+        gpc_cli_usage("--target-accept must be in (0, 1)");
     if (o->extend && (o->settings_given || o->params || o->params_file))
         gpc_cli_usage("--extend takes its settings and state from the chain; give only -n");
     if (o->summary && o->extend)
@@ -171,8 +216,9 @@ static void parse_options(int argc, char **argv, options *o)
     o->set.gibbs = strcmp(o->method, "gibbs") == 0;
     if (o->set.gibbs) {
         if (o->hmc_only_given)
-            gpc_cli_usage("-M gibbs has no leapfrog steps or momenta: --leapfrog and "
-                          "--persistence are for -M laplace");
+            gpc_cli_usage("-M gibbs has no leapfrog steps or momenta and keeps its step: "
+                          "--leapfrog, --persistence, --adapt and --target-accept are for "
+                          "-M laplace");
         o->set.lik = gpc_cli_lik(o->lik ? o->lik : "mprobit");
         if (o->set.lik != GPC_LIK_MPROBIT)
             gpc_cli_usage("-M gibbs samples the multinomial probit model: -l mprobit, not %s",
@@ -184,6 +230,7 @@ static void parse_options(int argc, char **argv, options *o)
         gpc_cli_usage("--likelihood %s: the sampler uses the Laplace evidence, which takes "
                       "logistic, probit or softmax (gpc-fit -M %s takes %s)", o->lik,
                       o->set.lik == GPC_LIK_STEP ? "ep" : "vb", o->lik);
+    o->set.adapt = warmup(o);
 }
 
 /* Every path argument that may be standard input, so that two of them
@@ -216,6 +263,25 @@ static int constant(const double *x, size_t n)
     return 1;
 }
 
+/* With an adapted step, the step of the kept rows (from burn on, after
+ * the warm-up: frozen), chain by chain when they differ; a fixed step is
+ * the one in the chains' headers, and the line stays as it always was. */
+static void print_steps(gpc_chain *const *c, size_t m, size_t burn)
+{
+    int same = 1, adapted = 0;
+    for (size_t i = 0; i < m; i++) {
+        same &= c[i]->step[burn] == c[0]->step[burn];
+        adapted |= c[i]->set.adapt > 0;
+    }
+    if (adapted) {
+        printf(", step%s", same || m == 1 ? "" : "s");
+        for (size_t i = 0; i < (same ? 1 : m); i++)
+            printf("%s %.4g", i ? "," : "", c[i]->step[burn]);
+        printf(" (adapted)");
+    }
+    putchar('\n');
+}
+
 static void summarise(int nchains, char **paths, long burn_opt)
 {
     gpc_chain **c = gpc_calloc((size_t)nchains, sizeof *c);
@@ -226,12 +292,17 @@ static void summarise(int nchains, char **paths, long burn_opt)
     }
     /* R-hat and the pooled ESS compare the chains as draws of one posterior */
     gpc_cli_check(gpc_chain_check_pool(c, names, (size_t)nchains));
-    free(names);
     size_t p = c[0]->p, n = c[0]->rows;
     for (int i = 1; i < nchains; i++)
         if (c[i]->rows < n)
             n = c[i]->rows; /* compare chains over their common length */
-    size_t burn = burn_opt >= 0 ? (size_t)burn_opt : n / 3;
+    size_t burn = 0;
+    for (int i = 0; i < nchains; i++) { /* past every chain's warm-up */
+        size_t b;
+        gpc_cli_check(gpc_chain_burn(c[i], names[i], burn_opt, n, &b));
+        burn = b > burn ? b : burn;
+    }
+    free(names);
     if (burn + 4 > n)
         gpc_die(GPC_EINPUT, "%s: %zu iterations leave too few after a burn-in of %zu",
                 paths[0], n, burn);
@@ -240,8 +311,9 @@ static void summarise(int nchains, char **paths, long burn_opt)
     for (size_t i = 0; i < m; i++)
         for (size_t r = burn; r < n; r++)
             acc += c[i]->accepted[r];
-    printf("# %zu chain%s, iterations %zu..%zu of each (%zu kept), acceptance rate %.3f\n", m,
+    printf("# %zu chain%s, iterations %zu..%zu of each (%zu kept), acceptance rate %.3f", m,
            m > 1 ? "s" : "", burn + 1, n, keep, (double)acc / (double)(m * keep));
+    print_steps(c, m, burn);
     printf("%-16s %12s %12s %10s %8s\n", "name", "mean", "sd", "ess", "rhat");
     double *x = gpc_malloc(m * keep * sizeof *x);
     for (size_t j = 0; j <= p; j++) {
@@ -277,6 +349,7 @@ typedef struct {
     gpc_kernel *kernel;
     char **names;          /* the inputs' column names (a new run's spec may use them) */
     gpc_hmc *hmc;
+    gpc_step_adapt adapt;  /* the step's adaptation, as of the chain's last row */
     const gpc_chain *from; /* the chain being extended, or NULL */
 } run_state;
 
@@ -313,6 +386,7 @@ static void start_new(const options *o, int argc, char **argv, run_state *rs,
                       "samples the latent values at fixed hyperparameters)");
     rs->hmc = gpc_hmc_alloc(gpc_kernel_nparams(rs->kernel));
     gpc_hmc_set_state(rs->hmc, gpc_kernel_params(rs->kernel), NULL, 0);
+    gpc_step_adapt_init(&rs->adapt, set->hmc.step, set->target);
 }
 
 /* Continue a chain: settings and the state of its last row.  The data come
@@ -344,6 +418,8 @@ static void start_extend(const options *o, int argc, char **argv, run_state *rs,
     size_t last = ch->rows - 1;
     gpc_hmc_set_state(rs->hmc, ch->theta + last * ch->p, ch->mom ? ch->mom + last * ch->p : NULL,
                       ch->iteration[last]);
+    /* the step the next iteration would have had in one longer run */
+    gpc_cli_check(gpc_chain_resume_step(ch, name, &rs->adapt, &set->hmc.step));
     rs->from = ch;
 }
 
@@ -471,22 +547,24 @@ static _Noreturn void end_by_signal(const char *name, const gpc_hmc *h)
 }
 
 /* The run has written its rows: close the chain, end as a signal asked, and
- * say how it went. */
+ * say how it went, with the step the chain goes on with (adapted, once the
+ * warm-up is over). */
 static void finish_run(gpc_chain_out *out, const char *name, const run_state *rs,
-                       const progress *pr, long done, long wanted, unsigned long accepted)
+                       const progress *pr, long done, long wanted, unsigned long accepted,
+                       double step)
 {
     gpc_cli_check(gpc_chain_out_close(out));
     if (stop_signal)
         end_by_signal(name, rs->hmc);
     if (pr->timed_out && done < wanted)
         gpc_info(1, "time limit reached after %ld iterations; extend the chain to go on", done);
-    gpc_info(1, "%ld iterations, acceptance %.2f, %.2f s", done,
-             done ? (double)accepted / (double)done : 0.0,
+    gpc_info(1, "%ld iterations, acceptance %.2f, step %.3g, %.2f s", done,
+             done ? (double)accepted / (double)done : 0.0, step,
              gpc_progress_clock() - pr->clock.start);
 }
 
 /* Up to o->iterations HMC iterations on the Laplace evidence. */
-static void run_hmc(const options *o, run_state *rs, const gpc_chain_settings *set)
+static void run_hmc(const options *o, run_state *rs, gpc_chain_settings *set)
 {
     gpc_evidence *ev = gpc_cli_evidence(rs->kernel, rs->X, rs->y, rs->labels->nclasses,
                                         set->lik, rs->method, 1);
@@ -497,10 +575,14 @@ static void run_hmc(const options *o, run_state *rs, const gpc_chain_settings *s
     gpc_chain_out *out = open_output(o, rs, set, &name);
     progress pr = progress_start(o, rs, set->hmc.leapfrog);
     long done;
-    int st = gpc_chain_run(out, rs->hmc, &U, set, o->iterations, after_row, &pr, &done);
+    int st = gpc_chain_run(out, rs->hmc, &U, set, &rs->adapt, o->iterations, after_row, &pr,
+                           &done);
     if (st != GPC_OK)
         fail_run(st, out, name, rs->from ? gpc_cli_name(o->extend) : NULL, rs->hmc, done);
-    finish_run(out, name, rs, &pr, done, o->iterations, rs->hmc->n_accepted);
+    finish_run(out, name, rs, &pr, done, o->iterations, rs->hmc->n_accepted, set->hmc.step);
+    if (rs->hmc->iteration < set->adapt)
+        gpc_info(1, "the step adapts until iteration %ld, which the samples follow; extend the "
+                 "chain past it (-x) to predict from it, or give --adapt=W", set->adapt);
     gpc_evidence_free(ev);
 }
 
@@ -570,7 +652,7 @@ static void run_gibbs(const options *o, run_state *rs, const gpc_chain_settings 
             double lpy = gpc_gibbs_log_p_y(g);
             gpc_chain_row row = {rs->hmc->iteration + 1, g->theta,
                                  -(lpy + gpc_gibbs_log_prior(g, g->theta)),
-                                 lpy, g->accepted > before, g->y->data};
+                                 lpy, g->accepted > before, g->y->data, 0.0};
             st = gpc_chain_out_values(out, set, P, &row);
             if (st == GPC_OK) {
                 rs->hmc->iteration++;
@@ -582,7 +664,7 @@ static void run_gibbs(const options *o, run_state *rs, const gpc_chain_settings 
         }
         fail_run(st, out, name, rs->from ? gpc_cli_name(o->extend) : NULL, rs->hmc, done);
     }
-    finish_run(out, name, rs, &pr, done, o->iterations, g->accepted);
+    finish_run(out, name, rs, &pr, done, o->iterations, g->accepted, set->hmc.step);
     gpc_gibbs_free(g);
     gpc_class_kernels_free(ck);
     free(cls);
@@ -592,7 +674,8 @@ int main(int argc, char **argv)
 {
     /* Barber & Williams' settings */
     options o = {.method = "laplace", .kernel = "ard", .lik = NULL, .iterations = 200, .burn = -1,
-                 .set = {.prior_mean = -3.0, .prior_sd = 3.0, .hmc = {0.1, 20, 0.0, 1, NULL}}};
+                 .set = {.prior_mean = -3.0, .prior_sd = 3.0, .hmc = {0.1, 20, 0.0, 1, NULL},
+                         .target = 0.6}};
     gpc_cli_init(argc, argv);
     parse_options(argc, argv, &o);
     claim_inputs(&o, argc, argv);

@@ -54,7 +54,8 @@ static void usage(void)
            "                     or where the header line's p.A columns start)\n"
            "trace:\n"
            "  -b, --burn=B       iterations shown as burn-in (default: the first third of\n"
-           "                     the shortest chain, as gpc-hmc --summary)\n"
+           "                     the shortest chain, or the step's warm-up if longer, as\n"
+           "                     gpc-hmc --summary)\n"
            "surface:\n"
            "      --grid=N       N grid points per side (default 100, 2 to 2000)\n"
            "      --margin=F     the grid extends F times each input's range beyond it\n"
@@ -311,6 +312,12 @@ static void draw_trace(gpc_plot *p, const options *o, int nargs, char **args, si
         if (c[i]->rows < n)
             n = c[i]->rows; /* the burn-in of the common length, as --summary */
     size_t burn = o->burn >= 0 ? (size_t)o->burn : n / 3;
+    for (size_t i = 0; o->burn < 0 && i < m; i++) {
+        /* the step's warm-up is burn-in too, as --summary discards it; a
+         * chain still in it is drawn whole, with its last row kept */
+        size_t w = gpc_chain_warmup_rows(c[i]);
+        burn = w >= n ? (n ? n - 1 : 0) : w > burn ? w : burn;
+    }
     if (burn >= n)
         gpc_die(GPC_EINPUT, "%s: a burn-in of %zu leaves none of its %zu iterations", args[0],
                 burn, n);

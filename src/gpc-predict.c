@@ -41,14 +41,18 @@ static void usage(void)
            "                        with a Laplace model of the chain's likelihood, or\n"
            "                        a vb model for a gibbs chain):\n"
            "                        p and plugin are averaged, mean and var are the\n"
-           "                        moments of the latent mixture\n"
+           "                        moments of the latent mixture.  Repeat it to pool\n"
+           "                        chains of one posterior (same data, method,\n"
+           "                        kernel, prior), every kept sample weighing the same\n"
            "      --loo[=HOW]       predict each training case of the model with that case\n"
            "                        left out, instead of new inputs: cavity (default; the\n"
            "                        estimate the fitted approximation gives for free) or\n"
            "                        exact (n refits at the model's hyperparameters)\n"
-           "  -b, --burn=B          with --chain: samples to discard first (default: the\n"
-           "                        first third)\n"
-           "      --thin=T          with --chain: use every T-th sample (default 1)\n"
+           "  -b, --burn=B          with --chain: samples to discard first from each\n"
+           "                        chain (default: the first third, or the step's\n"
+           "                        warm-up if longer; at least the warm-up)\n"
+           "      --thin=T          with --chain: use every T-th sample of each chain\n"
+           "                        after its burn-in (default 1)\n"
            "  -o, --output=FILE     write here (default: standard output)\n"
            "  -F, --format=FMT      output format: text (default) or npy\n"
            GPC_CLI_HEADER_HELP
@@ -168,10 +172,9 @@ static void set_sample(gpc_model *m, const gpc_chain *ch, size_t r)
             gsl_matrix_set(m->state, i, c, y[c * n + i]);
 }
 
-/* The chain's samples after burn-in, every thin-th, refitted (a Gibbs
- * chain's: set from the row) and averaged. */
-static void accumulate_chain(gpc_model *m, const char *path, long burn, long thin,
-                             const gsl_matrix *Xs, averages *a)
+/* A chain, read and checked against the model: the model must be of its
+ * training data and kernel, and of the method whose posterior it samples. */
+static gpc_chain *read_chain(const gpc_model *m, const char *path)
 {
     gpc_chain *ch;
     const char *name = gpc_cli_name(path);
@@ -196,24 +199,58 @@ static void accumulate_chain(gpc_model *m, const char *path, long burn, long thi
                 "%s likelihood, the model is %s %s%s; fit it with -M laplace -l %s", name,
                 gpc_lik_name(ch->set.lik), m->method, gpc_lik_name(m->lik),
                 m->label_noise != 0.0 ? " with label noise" : "", gpc_lik_name(ch->set.lik));
-    size_t first = burn >= 0 ? (size_t)burn : ch->rows / 3;
+    return ch;
+}
+
+/* The first row of chain ch that is a sample: after its burn-in, with rows
+ * left. */
+static size_t first_sample(const gpc_chain *ch, const char *name, long burn)
+{
+    size_t first;
+    gpc_cli_check(gpc_chain_burn(ch, name, burn, ch->rows, &first));
     if (first >= ch->rows)
-        gpc_die(GPC_EINPUT, "%s: no samples left after a burn-in of %zu", name, first);
-    size_t total = (ch->rows - first + (size_t)thin - 1) / (size_t)thin, done = 0;
+        gpc_die(GPC_EINPUT, "%s: no samples left after a burn-in of %zu%s", name, first,
+                ch->set.adapt ? " (extend the chain past its warm-up)" : "");
+    return first;
+}
+
+/* The samples of the chains after each one's burn-in, every thin-th,
+ * refitted (a Gibbs chain's: set from the row) and averaged with equal
+ * weights, so that a longer chain counts for more samples.  Every chain is
+ * read and checked before the first refit. */
+static void accumulate_chains(gpc_model *m, char **paths, size_t nch, long burn, long thin,
+                              const gsl_matrix *Xs, averages *a)
+{
+    gpc_chain **ch = gpc_mallocarray(nch, sizeof *ch);
+    const char **names = gpc_mallocarray(nch, sizeof *names);
+    size_t *first = gpc_mallocarray(nch, sizeof *first), total = 0, done = 0;
+    for (size_t k = 0; k < nch; k++) {
+        names[k] = gpc_cli_name(paths[k]);
+        ch[k] = read_chain(m, paths[k]);
+        first[k] = first_sample(ch[k], names[k], burn);
+        total += (ch[k]->rows - first[k] + (size_t)thin - 1) / (size_t)thin;
+    }
+    /* pooled samples must be draws of one posterior */
+    gpc_cli_check(gpc_chain_check_pool(ch, names, nch));
     gpc_progress clock;
     gpc_progress_start(&clock, "sample", 0, (long)total, gpc_progress_clock());
-    for (size_t r = first; r < ch->rows; r += (size_t)thin) {
-        if (ch->set.gibbs)
-            set_sample(m, ch, r);
-        else
-            gpc_cli_check(gpc_model_refit(m, ch->theta + r * ch->p));
-        accumulate(m, Xs, LOO_NONE, a);
-        char line[160];
-        if (++done % 20 == 0)
-            gpc_info(1, "%s", gpc_progress_format(&clock, (long)done, gpc_progress_clock(), line,
-                                                  sizeof line));
-    }
-    gpc_chain_free(ch);
+    for (size_t k = 0; k < nch; k++)
+        for (size_t r = first[k]; r < ch[k]->rows; r += (size_t)thin) {
+            if (ch[k]->set.gibbs)
+                set_sample(m, ch[k], r);
+            else
+                gpc_cli_check(gpc_model_refit(m, ch[k]->theta + r * ch[k]->p));
+            accumulate(m, Xs, LOO_NONE, a);
+            char line[160];
+            if (++done % 20 == 0)
+                gpc_info(1, "%s", gpc_progress_format(&clock, (long)done, gpc_progress_clock(),
+                                                      line, sizeof line));
+        }
+    for (size_t k = 0; k < nch; k++)
+        gpc_chain_free(ch[k]);
+    free(ch);
+    free(names);
+    free(first);
 }
 
 static int has_column(const column *cols, size_t ncols, column c)
@@ -353,7 +390,9 @@ static void write_header(FILE *f, const results *r, const column *cols, size_t n
 
 int main(int argc, char **argv)
 {
-    const char *model_path = NULL, *chain_path = NULL, *out = "-", *columns = NULL;
+    const char *model_path = NULL, *out = "-", *columns = NULL;
+    char **chains = gpc_mallocarray((size_t)argc, sizeof *chains); /* the --chain files */
+    size_t nchains = 0;
     int plugin = 0, c;
     loo_mode loo = LOO_NONE;
     long burn = -1, thin = 1;
@@ -364,7 +403,7 @@ int main(int argc, char **argv)
             continue;
         switch (c) {
         case 'm': model_path = optarg; break;
-        case OPT_CHAIN: chain_path = optarg; break;
+        case OPT_CHAIN: chains[nchains++] = optarg; break;
         case 'b': burn = gpc_cli_long("--burn", optarg, 0, 100000000); break;
         case OPT_THIN: thin = gpc_cli_long("--thin", optarg, 1, 100000000); break;
         case 'c': columns = optarg; break;
@@ -385,14 +424,19 @@ int main(int argc, char **argv)
         gpc_cli_usage("a model is required (-m FILE, as written by gpc-fit)");
     if (argc - optind > 1)
         gpc_cli_usage("expected at most one input file");
-    if (loo != LOO_NONE && (chain_path || argc - optind > 0))
+    if (loo != LOO_NONE && (nchains || argc - optind > 0))
         gpc_cli_usage("--loo predicts the model's own training cases: give no inputs and no "
                       "--chain");
-    if (!chain_path && (burn >= 0 || thin != 1))
+    if (!nchains && (burn >= 0 || thin != 1))
         gpc_cli_usage("--burn and --thin apply to --chain");
     const char *xpath = optind < argc ? argv[optind] : "-";
     gpc_cli_stdin_claim("the model (-m)", model_path);
-    gpc_cli_stdin_claim("--chain", chain_path);
+    for (size_t k = 0; k < nchains; k++) {
+        /* each by its place, as two '-' are two claims */
+        char what[48];
+        snprintf(what, sizeof what, nchains > 1 ? "--chain %zu" : "--chain", k + 1);
+        gpc_cli_stdin_claim(what, chains[k]);
+    }
     if (loo == LOO_NONE)
         gpc_cli_stdin_claim("the inputs", xpath);
     gpc_output *output = gpc_cli_output(out);
@@ -409,8 +453,8 @@ int main(int argc, char **argv)
                                                                         "the model's inputs");
     size_t n = Xs->size1;
     averages a = averages_alloc(m, n);
-    if (chain_path)
-        accumulate_chain(m, chain_path, burn, thin, Xs, &a);
+    if (nchains)
+        accumulate_chains(m, chains, nchains, burn, thin, Xs, &a);
     else
         accumulate(m, Xs, loo, &a);
     results r = finish(m, &a, plugin);
@@ -423,5 +467,6 @@ int main(int argc, char **argv)
         gsl_matrix_free(Xs);
     averages_free(&a);
     gpc_model_free(m);
+    free(chains);
     return 0;
 }

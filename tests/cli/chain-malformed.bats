@@ -11,7 +11,8 @@ setup() {
     common_setup
     # lines: 1 gpc-chain, 2 method, 3 likelihood, 4 kernel, 5 dim, 6 training,
     # 7 prior, 8 step, 9 leapfrog, 10 persistence, 11 seed, 12 columns, 13- rows
-    gpc-hmc -k se -L 5 -q -n 6 -o c.txt Xz.txt y.txt
+    # (a fixed step: the chain of every version; an adapted one is below)
+    gpc-hmc -k se -L 5 -q -n 6 --adapt=none -o c.txt Xz.txt y.txt
     gpc-fit -q -k se -O none -m m.txt Xz.txt y.txt
 }
 
@@ -143,9 +144,52 @@ EOF
     awk 'BEGIN { srand(3); for (i = 0; i < 12; i++) { l = ""; for (j = 0; j < 1000; j++)
          l = l (j ? " " : "") sprintf("%.3f", rand() - 0.5); print l } }' > W.txt
     head -n 12 y.txt > y12.txt
-    gpc-hmc -k ard -L 2 -q -n 2 -o w.txt W.txt y12.txt
+    gpc-hmc -k ard -L 2 -q -n 2 --adapt=none -o w.txt W.txt y12.txt
     gpc-hmc -q -x w.txt -n 1 W.txt y12.txt
     run gpc-hmc --summary --burn 0 w.txt
     assert_failure 3
     assert_output --partial "3 iterations leave too few"
+}
+
+@test "chain: an adapted chain's malformed warm-up is refused by every reader (status 3)" {
+    # lines: 8 step, 9 adapt, 13 columns, 14- rows; the warm-up is 3 iterations
+    gpc-hmc -k se -L 5 -q -n 6 --adapt=3 -o a.txt Xz.txt y.txt
+    sed 's/^# adapt .*/# adapt 3 1/' a.txt > bad.txt
+    refused_by_all bad.txt "bad.txt:9: bad 'adapt' setting: expected the warm-up's iterations, from 1 to 100000000, and an acceptance rate in (0, 1)"
+    sed 's/^# adapt .*/# adapt 0 0.6/' a.txt > bad.txt
+    refused_by_all bad.txt "bad.txt:9: bad 'adapt' setting"
+    sed 's/^# adapt .*/# adapt 3/' a.txt > bad.txt
+    refused_by_all bad.txt "bad.txt:9: bad 'adapt' setting"
+    # the column line names accept_prob, and every row has it, in [0, 1]
+    sed 's/ accept_prob$//' a.txt > bad.txt
+    refused_by_all bad.txt "bad.txt:13: expected the columns"
+    awk 'NR == 15 { $NF = 1.5 } { print }' a.txt > bad.txt
+    refused_by_all bad.txt "bad.txt:15: the accept_prob column holds 1.5; expected a number in [0, 1]"
+    awk 'NR == 15 { $(NF - 1) = 0 } { print }' a.txt > bad.txt
+    refused_by_all bad.txt "bad.txt:15: the step column holds 0; expected a positive number"
+    # a gibbs chain keeps its step: an adapt line is not its own
+    gpc-hmc -M gibbs -k se -q -n 2 -o g.txt Xz.txt y.txt
+    sed 's/^# seed /# adapt 3 0.6\n# seed /' g.txt > bad.txt
+    run gpc-hmc --summary --burn 0 bad.txt
+    assert_failure 3
+    assert_output --partial "a gibbs chain has no 'adapt' setting"
+}
+
+@test "chain: an adapted chain whose warm-up rows were changed is not continued" {
+    gpc-hmc -k se -L 5 -q -n 6 --adapt=3 -o a.txt Xz.txt y.txt
+    # another acceptance probability in the warm-up gives the next row another step
+    awk 'NR == 15 { $NF = ($NF > 0.5 ? 0.1 : 0.9) } { print }' a.txt > bad.txt
+    cp bad.txt before.txt
+    run gpc-hmc -q -x bad.txt -n 1 Xz.txt y.txt
+    assert_failure 3
+    assert_output --partial "bad.txt: iteration 3 has step "
+    assert_output --partial "its rows were changed, and it cannot be continued exactly"
+    assert_files_equal bad.txt before.txt
+    # a step changed after the warm-up, where it is frozen
+    awk 'NR == 18 { $(NF - 1) = 0.25 } { print }' a.txt > bad.txt
+    run gpc-hmc -q -x bad.txt -n 1 Xz.txt y.txt
+    assert_failure 3
+    assert_output --partial "bad.txt: iteration 5 has step 0.25 where"
+    # the readers of samples have no need of the replay
+    gpc-predict -q -m m.txt --chain bad.txt -o p.txt Xtz.txt
 }

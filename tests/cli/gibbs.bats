@@ -138,7 +138,7 @@ setup() {
 @test "gibbs: options it does not take are usage errors" {
     run gpc-hmc -M gibbs -L 5 -k se X3.txt y3.txt
     assert_failure 2
-    assert_output --partial "--leapfrog and --persistence are for -M laplace"
+    assert_output --partial "--leapfrog, --persistence, --adapt and --target-accept are for -M laplace"
     run gpc-hmc -M gibbs -l softmax -k se X3.txt y3.txt
     assert_failure 2
     assert_output --partial "-M gibbs samples the multinomial probit model: -l mprobit"

@@ -6,7 +6,7 @@ load test_helper
 setup() {
     require_tools gpc-hmc gpc-fit gpc-predict
     common_setup
-    RUN=(-k se -n 6 -L 5 -q)
+    RUN=(-k se -n 6 -L 5 -q --adapt=none) # a fixed step: the format of every version
 }
 
 # Rows of a chain (lines that are neither '#' lines nor the column line).
@@ -14,7 +14,8 @@ rows() { awk '!/^#/ && !/^iteration/' "$1" | wc -l; }
 
 @test "gpc-hmc --help lists every option and exits 0" {
     check_help gpc-hmc kernel likelihood params params-file iterations step leapfrog \
-        persistence prior-mean prior-sd fix seed time-limit extend summary burn output verbose \
+        persistence adapt target-accept prior-mean prior-sd fix seed time-limit extend summary \
+        burn output verbose \
         quiet help version
     check_help_covers_source gpc-hmc
 }
@@ -60,7 +61,7 @@ rows() { awk '!/^#/ && !/^iteration/' "$1" | wc -l; }
     gpc-hmc -q -x short.txt -n 3 -o ext.txt Xz.txt y.txt
     assert_files_equal long.txt ext.txt
     run grep '^iteration' long.txt
-    assert_output --partial "step p.log_v0 p.log_w"
+    assert_output --partial "step accept_prob p.log_v0 p.log_w"
 }
 
 @test "gpc-hmc --extend refuses settings options (status 2)" {
@@ -108,7 +109,7 @@ rows() { awk '!/^#/ && !/^iteration/' "$1" | wc -l; }
 }
 
 @test "gpc-hmc --fix keeps a hyperparameter at its start, says so in the chain, extends exactly" {
-    gpc-hmc -k se -L 5 -q -n 8 -p log_v0=0.5 --fix=log_v0 -o long.txt Xz.txt y.txt
+    gpc-hmc -k se -L 5 -q -n 8 --adapt=2 -p log_v0=0.5 --fix=log_v0 -o long.txt Xz.txt y.txt
     run grep -c '^# fixed log_v0$' long.txt
     assert_output 1
     run awk '!/^#/ && !/^iteration/ { print $2 }' long.txt
@@ -116,7 +117,7 @@ rows() { awk '!/^#/ && !/^iteration/' "$1" | wc -l; }
     # log_w moves
     run awk '!/^#/ && !/^iteration/ { w[$3] = 1 } END { n = 0; for (k in w) n++; print (n > 1) }' long.txt
     assert_output 1
-    gpc-hmc -k se -L 5 -q -n 5 -p log_v0=0.5 --fix=log_v0 -o short.txt Xz.txt y.txt
+    gpc-hmc -k se -L 5 -q -n 5 --adapt=2 -p log_v0=0.5 --fix=log_v0 -o short.txt Xz.txt y.txt
     gpc-hmc -q -x short.txt -n 3 Xz.txt y.txt
     assert_files_equal long.txt short.txt
     # the summary has no mixing figures for a constant column
@@ -156,8 +157,8 @@ rows() { awk '!/^#/ && !/^iteration/' "$1" | wc -l; }
 }
 
 @test "gpc-hmc --summary reports acceptance, mean, sd, ess and rhat per hyperparameter" {
-    gpc-hmc -k se -L 5 -q -n 12 -S 1 -o a.txt Xz.txt y.txt
-    gpc-hmc -k se -L 5 -q -n 12 -S 2 -o b.txt Xz.txt y.txt
+    gpc-hmc -k se -L 5 -q --adapt=none -n 12 -S 1 -o a.txt Xz.txt y.txt
+    gpc-hmc -k se -L 5 -q --adapt=none -n 12 -S 2 -o b.txt Xz.txt y.txt
     run gpc-hmc --summary a.txt b.txt
     assert_success
     assert_line --index 0 --partial "# 2 chains, iterations 5..12 of each (8 kept), acceptance rate"
@@ -171,33 +172,33 @@ rows() { awk '!/^#/ && !/^iteration/' "$1" | wc -l; }
 }
 
 @test "gpc-hmc --summary refuses chains of other data or settings (status 3), naming both files" {
-    gpc-hmc -k se -L 5 -q -n 12 -S 1 -o a.txt Xz.txt y.txt
+    gpc-hmc -k se -L 5 -q --adapt=none -n 12 -S 1 -o a.txt Xz.txt y.txt
     # another seed, step and leapfrog count sample the same posterior
-    gpc-hmc -k se -L 4 -e 0.05 -q -n 12 -S 2 -o same.txt Xz.txt y.txt
+    gpc-hmc -k se -L 4 -e 0.05 -q --adapt=none -n 12 -S 2 -o same.txt Xz.txt y.txt
     run gpc-hmc --summary a.txt same.txt
     assert_success
     head -n 30 Xz.txt > X30.txt
     head -n 30 y.txt > y30.txt
-    gpc-hmc -k se -L 5 -q -n 12 -o fewer.txt X30.txt y30.txt
+    gpc-hmc -k se -L 5 -q --adapt=none -n 12 -o fewer.txt X30.txt y30.txt
     run gpc-hmc --summary a.txt fewer.txt
     assert_failure 3
     assert_output --partial "fewer.txt: training data '30 cases of 7 columns, hash 0x"
     assert_output --partial "differs from a.txt's '40 cases of 7 columns, hash 0x"
     assert_output --partial "the chains sample different posteriors"
     awk '{ print ($1 > 0) ? -1 : 1 }' y.txt > yflip.txt
-    gpc-hmc -k se -L 5 -q -n 12 -o flip.txt Xz.txt yflip.txt
+    gpc-hmc -k se -L 5 -q --adapt=none -n 12 -o flip.txt Xz.txt yflip.txt
     run gpc-hmc --summary a.txt flip.txt
     assert_failure 3
     assert_output --partial "flip.txt: training data '40 cases of 7 columns"
-    gpc-hmc -k se -L 5 -q -n 12 -l probit -o probit.txt Xz.txt y.txt
+    gpc-hmc -k se -L 5 -q --adapt=none -n 12 -l probit -o probit.txt Xz.txt y.txt
     run gpc-hmc --summary a.txt probit.txt
     assert_failure 3
     assert_output --partial "probit.txt: likelihood 'probit' differs from a.txt's 'logistic'"
-    gpc-hmc -k se -L 5 -q -n 12 --prior-mean=-2 -o prior.txt Xz.txt y.txt
+    gpc-hmc -k se -L 5 -q --adapt=none -n 12 --prior-mean=-2 -o prior.txt Xz.txt y.txt
     run gpc-hmc --summary a.txt prior.txt
     assert_failure 3
     assert_output --partial "prior.txt: prior 'normal -2 3' differs from a.txt's 'normal -3 3'"
-    gpc-hmc -k se -L 5 -q -n 12 --fix=log_w -o fix.txt Xz.txt y.txt
+    gpc-hmc -k se -L 5 -q --adapt=none -n 12 --fix=log_w -o fix.txt Xz.txt y.txt
     run gpc-hmc --summary fix.txt a.txt
     assert_failure 3
     assert_output --partial "a.txt: list of fixed hyperparameters 'none' differs from fix.txt's 'log_w'"
@@ -229,7 +230,7 @@ rows() { awk '!/^#/ && !/^iteration/' "$1" | wc -l; }
 }
 
 @test "gpc-predict --chain averages over the samples: probabilities in [0,1]" {
-    gpc-hmc -k se -L 5 -q -n 9 -o c.txt Xz.txt y.txt
+    gpc-hmc -k se -L 5 -q --adapt=none -n 9 -o c.txt Xz.txt y.txt
     gpc-fit -q -k se -O none -m m.txt Xz.txt y.txt
     run gpc-predict -q -m m.txt --chain c.txt --thin 2 -c p,label Xtz.txt
     assert_success
@@ -239,7 +240,7 @@ rows() { awk '!/^#/ && !/^iteration/' "$1" | wc -l; }
 }
 
 @test "gpc-predict --chain over a one-row chain equals the model at that row" {
-    gpc-hmc -k se -L 5 -q -n 1 -o c.txt Xz.txt y.txt
+    gpc-hmc -k se -L 5 -q --adapt=none -n 1 -o c.txt Xz.txt y.txt
     p=$(awk '!/^#/ && !/^iteration/ { printf "log_v0=%s,log_w=%s", $2, $3 }' c.txt)
     gpc-fit -q -k se -O none -p "$p" -m at.txt Xz.txt y.txt
     gpc-fit -q -k se -O none -m m.txt Xz.txt y.txt
@@ -261,7 +262,7 @@ rows() { awk '!/^#/ && !/^iteration/' "$1" | wc -l; }
 
 @test "gpc-hmc --summary of chains of 4 to 6 rows: every ESS in (0, rows]" {
     for n in 4 5 6; do
-        gpc-hmc -k se -L 5 -q -S 1 -n "$n" -o s.txt Xz.txt y.txt
+        gpc-hmc -k se -L 5 -q --adapt=none -S 1 -n "$n" -o s.txt Xz.txt y.txt
         run gpc-hmc --summary --burn 0 s.txt
         assert_success
         run awk -v n="$n" 'NR > 2 && !($4 > 0 && $4 <= n) { print "ess", $4, "of", n, "rows: " $0 }' \

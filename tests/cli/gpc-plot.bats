@@ -219,7 +219,7 @@ surface_model() {
 
 @test "gpc-plot trace: one titled panel per hyperparameter, burn-in marked in each" {
     # ard on 7 columns: log_v0 and log_w1 .. log_w7, 8 hyperparameters
-    run gpc-hmc -q -k ard -n 9 -L 3 -o c1.txt Xz.txt y.txt
+    run gpc-hmc -q -k ard -n 9 -L 3 --adapt=4 -o c1.txt Xz.txt y.txt
     assert_success
     run gpc-plot trace -o out/t.svg c1.txt
     assert_success
@@ -231,10 +231,14 @@ surface_model() {
     [ "$(svg_texts out/t.svg iteration)" -eq 8 ]
     [ "$(svg_texts out/t.svg burn-in)" -eq 8 ]
     [ "$(grep -c "fill = 'rgb(230, 230, 230)'" out/t.svg)" -eq 8 ]
-    # the default burn-in is a third of the 9 iterations, as gpc-hmc --summary's
-    [ "$(svg_texts out/t.svg 'hyperparameters along c1.txt (burn-in 3 of 9 iterations)')" -eq 1 ]
+    # the default burn-in is the step's warm-up of 4, longer than a third of
+    # the 9 iterations, as gpc-hmc --summary's
+    [ "$(svg_texts out/t.svg 'hyperparameters along c1.txt (burn-in 4 of 9 iterations)')" -eq 1 ]
     run gpc-hmc --summary c1.txt
-    assert_output --partial "iterations 4..9"
+    assert_output --partial "iterations 5..9"
+    gpc-hmc -q -k ard -n 9 -L 3 --adapt=none -o c2.txt Xz.txt y.txt
+    gpc-plot trace -o out/t2.svg c2.txt
+    [ "$(svg_texts out/t2.svg 'hyperparameters along c2.txt (burn-in 3 of 9 iterations)')" -eq 1 ]
 }
 
 @test "gpc-plot trace: the shading ends between the burn-in and the first kept iteration" {

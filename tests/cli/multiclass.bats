@@ -616,7 +616,7 @@ normalise_rows() {
 }
 
 @test "multiclass gpc-predict --chain: rows sum to 1, and p is the mean of the samples' predictions" {
-    gpc-hmc -q -k se -n 4 -L 3 -o out/c.txt X3.txt y3.txt
+    gpc-hmc -q -k se -n 4 -L 3 --adapt=1 -o out/c.txt X3.txt y3.txt
     gpc-fit -q -k se -O none -m out/m.txt X3.txt y3.txt
     gpc-predict -m out/m.txt --chain out/c.txt Xt3.txt > all.txt
     assert_equal "$(head -n 1 all.txt)" '# p.setosa p.versicolor p.virginica label'

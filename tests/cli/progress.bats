@@ -72,7 +72,7 @@ check_estimates() {
 }
 
 @test "progress: gpc-hmc -v names every iteration of N with the time elapsed and left" {
-    gpc-hmc -k se -L 5 -n 12 -v -o c.txt Xz.txt y.txt 2> err.txt
+    gpc-hmc -k se -L 5 -n 12 --adapt=4 -v -o c.txt Xz.txt y.txt 2> err.txt
     all_lines_match err.txt "gpc-hmc: iteration " "$HMC_LINE"
     run counts err.txt
     assert_output "$(expected_counts 1 12 12)"
@@ -242,7 +242,7 @@ check_estimates() {
     assert_success
     [ -z "$stderr" ] || fail "-q printed: $stderr"
 
-    run gpc-hmc -q -n 60 -L 5 -o chain.txt Xz.txt y.txt
+    run gpc-hmc -q -n 60 -L 5 --adapt=none -o chain.txt Xz.txt y.txt
     assert_success
     run gpc-fit -q -O none -m m.txt Xz.txt y.txt
     assert_success

@@ -334,7 +334,7 @@ static int new_chain(const char *path, long n, long fail_at, long *done, int clo
     int st = gpc_chain_out_create(path, &o);
     if (st == GPC_OK) {
         gpc_chain_write_header(gpc_chain_out_file(o), &s, k);
-        st = gpc_chain_run(o, h, &U, &s, n, NULL, NULL, done);
+        st = gpc_chain_run(o, h, &U, &s, NULL, n, NULL, NULL, done);
         if (close && st == GPC_OK)
             st = gpc_chain_out_close(o);
         else
@@ -358,7 +358,7 @@ static int extend_chain(const char *path, long n, long *done)
     gpc_hmc_set_state(h, c->theta + (c->rows - 1) * c->p, NULL, c->iteration[c->rows - 1]);
     gpc_chain_out *o;
     if ((st = gpc_chain_out_append(path, c, &o)) == GPC_OK) {
-        st = gpc_chain_run(o, h, &U, &c->set, n, NULL, NULL, done);
+        st = gpc_chain_run(o, h, &U, &c->set, NULL, n, NULL, NULL, done);
         if (st == GPC_OK)
             st = gpc_chain_out_close(o);
         else

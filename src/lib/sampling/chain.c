@@ -51,6 +51,8 @@ void gpc_chain_write_header(FILE *f, const gpc_chain_settings *s, const gpc_kern
     fprintf(f, "# training %zu 0x%016llx\n# prior normal %.17g %.17g\n", s->ntrain, s->data_hash,
             s->prior_mean, s->prior_sd);
     fprintf(f, "# step %.17g\n", s->hmc.step);
+    if (s->adapt)
+        fprintf(f, "# adapt %ld %.17g\n", s->adapt, s->target);
     if (!s->gibbs)
         fprintf(f, "# leapfrog %d\n# persistence %.17g\n", s->hmc.leapfrog, s->hmc.persistence);
     fprintf(f, "# seed %lu\n", s->hmc.seed);
@@ -60,7 +62,8 @@ void gpc_chain_write_header(FILE *f, const gpc_chain_settings *s, const gpc_kern
     fputs("iteration", f);
     for (size_t j = 0; j < p; j++)
         fprintf(f, " %s", gpc_kernel_param_name(k, j));
-    fprintf(f, " potential %s accepted step", gpc_chain_second_name(s));
+    fprintf(f, " potential %s accepted step%s", gpc_chain_second_name(s),
+            s->adapt ? " accept_prob" : "");
     for (size_t j = 0; !s->gibbs && s->hmc.persistence > 0 && j < p; j++)
         fprintf(f, " p.%s", gpc_kernel_param_name(k, j));
     for (size_t c = 0; s->gibbs && c < s->classes; c++)
@@ -76,6 +79,8 @@ void gpc_chain_write_values(FILE *f, const gpc_chain_settings *s, size_t p,
     for (size_t j = 0; j < p; j++)
         fprintf(f, " %.17g", r->theta[j]);
     fprintf(f, " %.17g %.17g %d %.17g", r->potential, r->second, r->accepted, s->hmc.step);
+    if (s->adapt)
+        fprintf(f, " %.17g", r->accept_prob);
     for (size_t j = 0, ne = extra_values(s, p); j < ne; j++)
         fprintf(f, " %.17g", r->extra[j]);
     fputc('\n', f);
@@ -84,7 +89,8 @@ void gpc_chain_write_values(FILE *f, const gpc_chain_settings *s, size_t p,
 /* An HMC state as a row: its momenta trail it with persistence. */
 static gpc_chain_row hmc_row(const gpc_hmc *h)
 {
-    gpc_chain_row r = {h->iteration, h->theta, h->U, h->aux, h->accepted, h->mom};
+    gpc_chain_row r = {h->iteration, h->theta, h->U, h->aux, h->accepted, h->mom,
+                       h->accept_prob};
     return r;
 }
 
@@ -155,7 +161,7 @@ static int read_text(const char *path, gpc_chain *ch)
 /* ---- the header: every key once, each value as its option takes it ---- */
 
 enum { K_VERSION, K_METHOD, K_LIK, K_KERNEL, K_DIM, K_TRAINING, K_PRIOR, K_STEP, K_LEAPFROG,
-       K_PERSISTENCE, K_SEED, K_FIXED, NKEYS };
+       K_PERSISTENCE, K_SEED, K_FIXED, K_ADAPT, NKEYS };
 
 static const struct {
     const char *name;
@@ -174,6 +180,8 @@ static const struct {
     {"persistence", 1, "a number in [0, 1)"},
     {"seed", 1, "a whole number from 0 to 4294967295"},
     {"fixed", 1, "hyperparameter names separated by commas"},
+    {"adapt", 2, "the warm-up's iterations, from 1 to 100000000, and an acceptance rate in "
+                 "(0, 1)"},
 };
 
 /* The whole token as a finite number (the test gpc_cli_double makes). */
@@ -264,6 +272,12 @@ static int header_value(int k, char **v, gpc_chain_settings *set)
     case K_FIXED: /* the names are checked against the kernel with the columns */
         set->fixed = gpc_strdup(v[0]);
         return 1;
+    case K_ADAPT:
+        if (!to_count(v[0], 1, 100000000, &u) || !to_double(v[1], &set->target) ||
+            !(set->target > 0 && set->target < 1))
+            return 0;
+        set->adapt = (long)u;
+        return 1;
     }
     return 0;
 }
@@ -322,8 +336,8 @@ static int parse_header(cursor *c, gpc_chain_settings *set, char **cols)
         if ((st = header_line(c, s, set, seen)) != GPC_OK)
             return st;
     for (int k = 0; k < NKEYS; k++) {
-        int hmc_only = k == K_LEAPFROG || k == K_PERSISTENCE;
-        if (k == K_FIXED)
+        int hmc_only = k == K_LEAPFROG || k == K_PERSISTENCE || k == K_ADAPT;
+        if (k == K_FIXED || (k == K_ADAPT && !seen[k]))
             continue; /* optional */
         if (set->gibbs && hmc_only && seen[k])
             return gpc_fail(GPC_EINPUT, "%s:%zu: a gibbs chain has no '%s' setting; restore "
@@ -460,8 +474,8 @@ static int column_line(cursor *c, char *s, gpc_chain *ch)
     size_t n = (size_t)sprintf(want, "iteration");
     for (size_t j = 0; j < p; j++)
         n += (size_t)sprintf(want + n, " %s", ch->names[j]);
-    n += (size_t)sprintf(want + n, " potential %s accepted step",
-                         gpc_chain_second_name(&ch->set));
+    n += (size_t)sprintf(want + n, " potential %s accepted step%s",
+                         gpc_chain_second_name(&ch->set), ch->set.adapt ? " accept_prob" : "");
     for (size_t j = 0; j < nmom; j++)
         n += (size_t)sprintf(want + n, " p.%s", ch->names[j]);
     for (size_t cl = 0; cl < ch->set.classes && ch->set.gibbs; cl++)
@@ -495,12 +509,16 @@ static void grow_rows(gpc_chain *ch, size_t cap)
     ch->potential = gpc_reallocarray(ch->potential, cap, sizeof *ch->potential);
     ch->log_evidence = gpc_reallocarray(ch->log_evidence, cap, sizeof *ch->log_evidence);
     ch->accepted = gpc_reallocarray(ch->accepted, cap, sizeof *ch->accepted);
+    ch->step = gpc_reallocarray(ch->step, cap, sizeof *ch->step);
+    if (ch->set.adapt)
+        ch->accept_prob = gpc_reallocarray(ch->accept_prob, cap, sizeof *ch->accept_prob);
 }
 
 /* One row into row r; v has room for every column. */
 static int data_row(cursor *c, char *s, gpc_chain *ch, size_t r, double *v)
 {
-    size_t p = ch->p, ncol = 5 + p + (ch->mom ? p : 0) + ch->nstate;
+    size_t p = ch->p, na = ch->set.adapt ? 1 : 0;
+    size_t ncol = 5 + p + na + (ch->mom ? p : 0) + ch->nstate;
     char *e;
     errno = 0;
     long it = strtol(s, &e, 10);
@@ -518,6 +536,12 @@ static int data_row(cursor *c, char *s, gpc_chain *ch, size_t r, double *v)
     if (v[3 + p] != 0.0 && v[3 + p] != 1.0)
         return gpc_fail(GPC_EINPUT, "%s:%zu: the accepted column holds %g; expected 0 or 1",
                         c->name, c->line, v[3 + p]);
+    if (!(v[4 + p] > 0))
+        return gpc_fail(GPC_EINPUT, "%s:%zu: the step column holds %g; expected a positive "
+                        "number", c->name, c->line, v[4 + p]);
+    if (na && !(v[5 + p] >= 0 && v[5 + p] <= 1))
+        return gpc_fail(GPC_EINPUT, "%s:%zu: the accept_prob column holds %g; expected a "
+                        "number in [0, 1]", c->name, c->line, v[5 + p]);
     if (r > 0 && it != ch->iteration[r - 1] + 1)
         return gpc_fail(GPC_EINPUT, "%s:%zu: iteration %ld does not follow %ld", c->name,
                         c->line, it, ch->iteration[r - 1]);
@@ -526,8 +550,11 @@ static int data_row(cursor *c, char *s, gpc_chain *ch, size_t r, double *v)
     ch->potential[r] = v[1 + p];
     ch->log_evidence[r] = v[2 + p];
     ch->accepted[r] = v[3 + p] != 0.0;
+    ch->step[r] = v[4 + p];
+    if (na)
+        ch->accept_prob[r] = v[5 + p];
     if (ch->mom)
-        memcpy(ch->mom + r * p, v + 5 + p, p * sizeof *v);
+        memcpy(ch->mom + r * p, v + 5 + p + na, p * sizeof *v);
     if (ch->nstate)
         memcpy(ch->state + r * ch->nstate, v + 5 + p, ch->nstate * sizeof *v);
     return GPC_OK;
@@ -536,7 +563,7 @@ static int data_row(cursor *c, char *s, gpc_chain *ch, size_t r, double *v)
 static int parse_rows(cursor *c, gpc_chain *ch)
 {
     size_t cap = 0;
-    double *v = gpc_mallocarray(5 + 2 * ch->p + ch->nstate, sizeof *v);
+    double *v = gpc_mallocarray(6 + 2 * ch->p + ch->nstate, sizeof *v);
     int st = GPC_OK;
     char *s;
     while (st == GPC_OK && (s = next_line(c))) {
@@ -595,9 +622,69 @@ void gpc_chain_free(gpc_chain *c)
     free(c->potential);
     free(c->log_evidence);
     free(c->accepted);
+    free(c->step);
+    free(c->accept_prob);
     free(c->text);
     free(c->set.fixed);
     free(c);
+}
+
+/* ---- the step and the warm-up ------------------------------------------- */
+
+double gpc_chain_next_step(const gpc_chain_settings *s, gpc_step_adapt *a, long it, double alpha,
+                           double step)
+{
+    if (!s->adapt || it > s->adapt)
+        return step; /* fixed, or frozen since the warm-up's end */
+    double next = gpc_step_adapt_update(a, alpha);
+    return it < s->adapt ? next : gpc_step_adapt_final(a);
+}
+
+int gpc_chain_resume_step(const gpc_chain *c, const char *name, gpc_step_adapt *a,
+                          double *step)
+{
+    const gpc_chain_settings *s = &c->set;
+    double next = s->hmc.step;
+    gpc_step_adapt_init(a, next, s->target);
+    *step = next;
+    if (!s->adapt || c->rows == 0)
+        return GPC_OK;
+    if (c->iteration[0] != 1)
+        return gpc_fail(GPC_EINPUT, "%s: the chain's rows start at iteration %ld, not 1: its "
+                        "step adaptation cannot be replayed to continue it", name,
+                        c->iteration[0]);
+    for (size_t r = 0; r < c->rows; r++) {
+        /* the same arithmetic as the run, so the same bits */
+        if (c->step[r] != next)
+            return gpc_fail(GPC_EINPUT, "%s: iteration %ld has step %.17g where the chain's "
+                            "adaptation gives %.17g: its rows were changed, and it cannot be "
+                            "continued exactly", name, c->iteration[r], c->step[r], next);
+        next = gpc_chain_next_step(s, a, c->iteration[r], c->accept_prob[r], next);
+    }
+    *step = next;
+    return GPC_OK;
+}
+
+size_t gpc_chain_warmup_rows(const gpc_chain *c)
+{
+    size_t r = 0;
+    while (r < c->rows && c->iteration[r] <= c->set.adapt)
+        r++;
+    return r;
+}
+
+int gpc_chain_burn(const gpc_chain *c, const char *name, long burn, size_t rows, size_t *out)
+{
+    size_t warm = gpc_chain_warmup_rows(c);
+    if (warm > rows)
+        warm = rows;
+    if (burn >= 0 && (size_t)burn < warm)
+        return gpc_fail(GPC_EINPUT, "%s: a burn-in of %ld would keep iterations of the "
+                        "step's warm-up (the first %ld, with the step still changing); give "
+                        "--burn=%zu or more", name, burn, c->set.adapt, warm);
+    size_t third = rows / 3;
+    *out = burn >= 0 ? (size_t)burn : warm > third ? warm : third;
+    return GPC_OK;
 }
 
 /* ---- pooling ------------------------------------------------------------- */
@@ -761,15 +848,16 @@ void gpc_chain_out_abort(gpc_chain_out *o)
     free(o);
 }
 
-int gpc_chain_run(gpc_chain_out *o, gpc_hmc *h, const gpc_potential *U,
-                  const gpc_chain_settings *s, long n, gpc_chain_stop_fn stop, void *ctx,
-                  long *done)
+int gpc_chain_run(gpc_chain_out *o, gpc_hmc *h, const gpc_potential *U, gpc_chain_settings *s,
+                  gpc_step_adapt *a, long n, gpc_chain_stop_fn stop, void *ctx, long *done)
 {
     int st = GPC_OK;
     for (*done = 0; *done < n;) {
         if ((st = gpc_hmc_iterate(h, U, &s->hmc)) != GPC_OK ||
             (st = gpc_chain_out_row(o, s, h)) != GPC_OK)
             break;
+        /* the row holds the step it was run with; the next may differ */
+        s->hmc.step = gpc_chain_next_step(s, a, h->iteration, h->accept_prob, s->hmc.step);
         ++*done;
         if (stop && stop(ctx, h, *done))
             break;

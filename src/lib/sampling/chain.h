@@ -12,6 +12,7 @@
  *   # training 200 0x1f2e3d4c5b6a7988     (cases and a hash of X and y)
  *   # prior normal -3 3
  *   # step 0.1
+ *   # adapt 66 0.8                        (only when the step is adapted)
  *   # leapfrog 20
  *   # persistence 0
  *   # seed 1
@@ -19,6 +20,14 @@
  *   iteration log_v0 log_w1 ... potential log_evidence accepted step
  *   1 -0.19 -2.05 ... 112.7 -95.2 1 0.1
  *
+ * The step column holds the step the row's trajectory was run with.  With
+ * '# adapt W DELTA' the step starts at '# step' and is tuned by dual
+ * averaging (adapt.h) towards the acceptance rate DELTA over iterations
+ * 1..W, from the acceptance probability of each trajectory, which such a
+ * chain writes in a column accept_prob after step; from iteration W + 1 on
+ * it is frozen at the averaged step.  The warm-up's rows are thus the whole
+ * state of the adaptation: it is replayed from them to continue a chain.
+ * Iterations 1..W are never used as samples (gpc_chain_burn).
  * With persistence > 0 the momentum of each row follows in columns
  * p.<name>, since the next iteration starts from it.  The last row is the
  * whole state of the run (iterations are seeded by their number), so a chain
@@ -32,8 +41,8 @@
  * auxiliary values y, class by class (columns y<c>.<i>, C n of them): with
  * theta they are the whole state, so the last row again continues the run.
  *
- * Every header key but 'fixed' is required, exactly once (those two only
- * without gibbs); 'fixed' names the hyperparameters the run keeps, in the
+ * Every header key but 'fixed' and 'adapt' is required, exactly once
+ * (leapfrog and persistence only without gibbs, which has no adapt either); 'fixed' names the hyperparameters the run keeps, in the
  * kernel's order, and is there only when it names some.  Each key has the
  * value the gpc-hmc option of the same meaning accepts; '# gpc-chain 1' is
  * the first line.
@@ -50,6 +59,7 @@
 
 #include "kernels/kernel.h"
 #include "liks/lik.h"
+#include "sampling/adapt.h"
 #include "sampling/hmc.h"
 
 #define GPC_CHAIN_VERSION 1
@@ -62,7 +72,9 @@ typedef struct {
     size_t dim, ntrain;
     unsigned long long data_hash;
     double prior_mean, prior_sd;
-    gpc_hmc_opts hmc;
+    gpc_hmc_opts hmc;     /* hmc.step: the step of the next iteration */
+    long adapt;           /* warm-up iterations adapting the step; 0: fixed */
+    double target;        /* with adapt: the acceptance rate aimed at */
     char *fixed;          /* the names --fix keeps, comma-separated, or NULL; a
                              chain read from a file owns its copy */
 } gpc_chain_settings;
@@ -78,6 +90,8 @@ typedef struct {
     size_t nstate;     /* classes ntrain, or 0 */
     double *potential, *log_evidence;
     int *accepted;
+    double *step;        /* the step of each row */
+    double *accept_prob; /* with adapt: each row's acceptance probability, else NULL */
     char *text;        /* the file as read, for extending it verbatim */
     size_t text_len;   /* its complete part: without a row cut short */
     size_t file_len;   /* bytes read, with such a row */
@@ -97,14 +111,15 @@ void gpc_chain_write_header(FILE *f, const gpc_chain_settings *s, const gpc_kern
 void gpc_chain_write_row(FILE *f, const gpc_chain_settings *s, const gpc_hmc *h);
 
 /* One row given by its values: theta (p), the potential and the second
- * fixed column, accepted, and the trailing values (momenta with
- * persistence, y of a gibbs chain, or NULL). */
+ * fixed column, accepted, the trailing values (momenta with persistence, y
+ * of a gibbs chain, or NULL) and, with adapt, the acceptance probability. */
 typedef struct {
     long iteration;
     const double *theta;
     double potential, second;
     int accepted;
     const double *extra;
+    double accept_prob;
 } gpc_chain_row;
 
 void gpc_chain_write_values(FILE *f, const gpc_chain_settings *s, size_t p,
@@ -126,6 +141,29 @@ void gpc_chain_free(gpc_chain *c);
  * sampler's step, leapfrog, persistence and seed may differ).  GPC_EINPUT
  * naming the first chain that differs, c[0]'s file and the setting. */
 int gpc_chain_check_pool(gpc_chain *const *c, const char *const *names, size_t m);
+
+/* ---- the step and the warm-up ------------------------------------------- */
+
+/* The step for iteration it + 1 after iteration it, whose step was step and
+ * whose acceptance probability alpha: with adaptation, a's update during
+ * the warm-up and a's average from its end on; else step. */
+double gpc_chain_next_step(const gpc_chain_settings *s, gpc_step_adapt *a, long it, double alpha,
+                           double step);
+
+/* The adaptation after the last row of c, replayed from the warm-up's rows,
+ * and the step of c's next iteration in *step.  GPC_EINPUT (naming the
+ * file name and the row) when a row's step is not the one the replay gives,
+ * so the chain could not be continued exactly. */
+int gpc_chain_resume_step(const gpc_chain *c, const char *name, gpc_step_adapt *a,
+                          double *step);
+
+/* Rows of c in the warm-up (iteration <= its adapt): never samples. */
+size_t gpc_chain_warmup_rows(const gpc_chain *c);
+
+/* The rows to discard from the first `rows` rows of c: burn if >= 0, else
+ * the default, the first third or the warm-up if longer.  GPC_EINPUT naming
+ * the file when burn would keep rows of the warm-up. */
+int gpc_chain_burn(const gpc_chain *c, const char *name, long burn, size_t rows, size_t *out);
 
 /* ---- writing a chain that survives interruption ------------------------- */
 
@@ -155,10 +193,11 @@ void gpc_chain_out_abort(gpc_chain_out *o);
 typedef int (*gpc_chain_stop_fn)(void *ctx, const gpc_hmc *h, long done);
 
 /* Up to n iterations of h on U, each written to o as it finishes, until
- * stop says so.  Returns GPC_OK, a write error or the numerical failure of
+ * stop says so; with s->adapt, a (from gpc_step_adapt_init for a new
+ * chain, gpc_chain_resume_step for one continued) tunes s->hmc.step in
+ * the warm-up.  Returns GPC_OK, a write error or the numerical failure of
  * an iteration (the rows before it are on disk); *done counts the rows. */
-int gpc_chain_run(gpc_chain_out *o, gpc_hmc *h, const gpc_potential *U,
-                  const gpc_chain_settings *s, long n, gpc_chain_stop_fn stop, void *ctx,
-                  long *done);
+int gpc_chain_run(gpc_chain_out *o, gpc_hmc *h, const gpc_potential *U, gpc_chain_settings *s,
+                  gpc_step_adapt *a, long n, gpc_chain_stop_fn stop, void *ctx, long *done);
 
 #endif

@@ -123,6 +123,7 @@ int gpc_hmc_iterate(gpc_hmc *h, const gpc_potential *U, const gpc_hmc_opts *o)
     int failed = leapfrog(h, U, o, &U1, &aux1);
     double H1 = failed ? HUGE_VAL : U1 + kinetic(h->p1, h->p);
     h->dH = H1 - H0;
+    h->accept_prob = failed ? 0.0 : h->dH <= 0 ? 1.0 : exp(-h->dH);
     double u = gsl_rng_uniform_pos(r);
     h->accepted = !failed && log(u) < -h->dH;
     if (h->accepted) {

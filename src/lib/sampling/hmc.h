@@ -44,6 +44,8 @@ typedef struct {
     long iteration;          /* iterations done */
     int accepted;            /* the last iteration's trajectory was accepted */
     double dH;               /* H at its end minus H at its start */
+    double accept_prob;      /* its Metropolis acceptance probability,
+                                min(1, exp(-dH)); 0 if it failed */
     long n_accepted, n_evals; /* counts over this run */
     double *grad, *th1, *g1, *p1; /* workspace */
 } gpc_hmc;
