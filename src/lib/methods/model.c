@@ -365,6 +365,7 @@ static int read_header(reader *r, gpc_model *m)
                         dim ? gpc_errmsg() : "dim is 0");
     if (next_key_is(r, "columns") && (st = read_colnames(r, m, dim)) != GPC_OK)
         return st;
+    gpc_kernel_name_columns(m->kernel, m->colnames);
     if ((st = parse_count(r, "hyperparameters", &p)) != GPC_OK)
         return st;
     if (p != gpc_kernel_nparams(m->kernel))
