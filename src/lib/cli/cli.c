@@ -280,11 +280,15 @@ void gpc_cli_params_list(const gpc_kernel *k, char *const *names, gpc_output *o)
         const char *label = gpc_kernel_param_label(k, j), *name = gpc_kernel_param_name(k, j);
         long col = names ? gpc_kernel_param_column(k, j) : -1;
         fprintf(f, "%s %.17g", label, gpc_kernel_params(k)[j]);
-        /* the column as the header writes it, and the other name it goes by */
+        /* the other name it goes by, and the column as the header writes it
+         * where the label cannot */
+        char word[GPC_NAME_MAX];
+        int same = col >= 0 && gpc_colnames_word(names[col], word, sizeof word) &&
+                   !strcmp(word, names[col]);
         if (col >= 0 && strcmp(label, name) != 0)
-            fprintf(f, "  # %s, also %s", names[col], name);
+            fprintf(f, same ? "  # also %s" : "  # also %s, column '%s'", name, names[col]);
         else if (col >= 0)
-            fprintf(f, "  # %s", names[col]);
+            fprintf(f, "  # column '%s'", names[col]);
         fputc('\n', f);
     }
 }
