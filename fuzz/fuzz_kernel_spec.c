@@ -1,14 +1,22 @@
 /* Fuzz the kernel-spec parser.  The first byte gives the input dimension
  * (1 to 32, or a power of two from 2^12 to 2^26, or SIZE_MAX), the rest is
- * the spec.  A parsed kernel must give back a spec
- * that parses again to the same spec and number of hyperparameters, and must
- * evaluate on a small matrix. */
+ * the spec, whose column names (bare or quoted) are first resolved against
+ * a few fixed ones.  A parsed kernel must give back a spec that parses
+ * again to the same spec and number of hyperparameters, must evaluate on a
+ * small matrix, and named after the columns must find every hyperparameter
+ * by either of its names. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/err.h"
+#include "io/colnames.h"
 #include "kernels/kernel.h"
+
+/* Names a spec may use: bare, with a blank, a quote, the spec's own signs,
+ * one that is a number, and two that give one word. */
+static char *const NAMES[] = {"age", "worst radius", "a\"b", "x+y:z,w-v", "3", "a b", "a_b",
+                              NULL};
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -18,11 +26,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     size_t dim = data[0] == 0xff ? SIZE_MAX
                  : data[0] >= 0xf0 ? (size_t)1 << (data[0] - 0xf0 + 12)
                  : (size_t)(1 + data[0] % 32);
-    char *spec = malloc(size);
-    memcpy(spec, data + 1, size - 1);
-    spec[size - 1] = '\0';
+    char *given = malloc(size), *spec = NULL;
+    memcpy(given, data + 1, size - 1);
+    given[size - 1] = '\0';
     gpc_kernel *k;
     gpc_fail(GPC_OK, "%s", ""); /* so that a failure without a message shows */
+    if (gpc_colnames_resolve(given, NAMES, "x.csv", &spec) != GPC_OK) {
+        if (spec || gpc_errmsg()[0] == '\0')
+            abort(); /* a refusal leaves no spec and says why */
+        free(given);
+        return 0;
+    }
+    free(given);
     if (gpc_kernel_parse(spec, dim, &k) == GPC_OK) {
         gpc_kernel *c = gpc_kernel_clone(k);
         if (!c || strcmp(gpc_kernel_spec(c), gpc_kernel_spec(k)) != 0 ||
@@ -32,6 +47,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         for (size_t j = 0; j < gpc_kernel_nparams(k) && gpc_kernel_nparams(k) <= 2048; j++)
             if (gpc_kernel_param_index(k, gpc_kernel_param_name(k, j)) != (long)j)
                 abort(); /* two hyperparameters share a name */
+        gpc_kernel_name_columns(k, NAMES);
+        for (size_t j = 0; j < gpc_kernel_nparams(k) && gpc_kernel_nparams(k) <= 2048; j++)
+            if (gpc_kernel_param_index(k, gpc_kernel_param_label(k, j)) != (long)j)
+                abort(); /* a name after a column names two hyperparameters */
         gsl_matrix *X = gsl_matrix_alloc(3, dim), *K = gsl_matrix_alloc(3, 3);
         for (size_t i = 0; i < X->size1 * X->size2; i++)
             X->data[i] = (double)(i % 3);

@@ -314,7 +314,11 @@ static void summarise(int nchains, char **paths, long burn_opt)
     printf("# %zu chain%s, iterations %zu..%zu of each (%zu kept), acceptance rate %.3f", m,
            m > 1 ? "s" : "", burn + 1, n, keep, (double)acc / (double)(m * keep));
     print_steps(c, m, burn);
-    printf("%-16s %12s %12s %10s %8s\n", "name", "mean", "sd", "ess", "rhat");
+    /* names after columns may be long: the first column is as wide as they */
+    int w = 16;
+    for (size_t j = 0; j < p; j++)
+        w = (int)(strlen(c[0]->names[j]) > (size_t)w ? strlen(c[0]->names[j]) : (size_t)w);
+    printf("%-*s %12s %12s %10s %8s\n", w, "name", "mean", "sd", "ess", "rhat");
     double *x = gpc_malloc(m * keep * sizeof *x);
     for (size_t j = 0; j <= p; j++) {
         for (size_t i = 0; i < m; i++)
@@ -325,9 +329,9 @@ static void summarise(int nchains, char **paths, long burn_opt)
         gpc_diag_mean_sd(x, m * keep, &mean, &sd);
         const char *name = j < p ? c[0]->names[j] : gpc_chain_second_name(&c[0]->set);
         if (constant(x, m * keep)) /* a fixed hyperparameter: no mixing to measure */
-            printf("%-16s %12.6g %12.6g %10s %8s\n", name, x[0], 0.0, "-", "-");
+            printf("%-*s %12.6g %12.6g %10s %8s\n", w, name, x[0], 0.0, "-", "-");
         else
-            printf("%-16s %12.6g %12.6g %10.1f %8.4f\n", name, mean, sd,
+            printf("%-*s %12.6g %12.6g %10.1f %8.4f\n", w, name, mean, sd,
                    gpc_diag_ess_chains(x, m, keep), gpc_diag_split_rhat(x, m, keep));
     }
     free(x);

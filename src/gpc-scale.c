@@ -125,7 +125,9 @@ int main(int argc, char **argv)
     char **names;
     gsl_matrix *X = gpc_cli_read_inputs(xpath, &names), *stats;
     if (restore) {
-        stats = gpc_cli_read_matrix(restore, 0, NULL);
+        /* statistics saved from named columns are matched to X's by name */
+        stats = names ? gpc_cli_read_inputs_for(restore, names, X->size2, "the statistics")
+                      : gpc_cli_read_matrix(restore, 0, NULL);
         if (stats->size1 != 2 || stats->size2 != X->size2)
             gpc_die(GPC_EINPUT, "%s: expected 2 rows of %zu statistics (means, standard "
                     "deviations) for %s, found %zu x %zu", gpc_cli_name(restore), X->size2,
@@ -161,8 +163,9 @@ int main(int argc, char **argv)
                  constant - CONSTANT_NAMED);
     /* both written before either is committed, so a failure leaves neither */
     if (save_out)
-        gpc_cli_check(gpc_matrix_write(gpc_output_file(save_out), gpc_output_name(save_out),
-                                       stats, GPC_FMT_TEXT));
+        gpc_cli_check(gpc_matrix_write_named(gpc_output_file(save_out),
+                                             gpc_output_name(save_out), stats, GPC_FMT_TEXT,
+                                             names));
     /* named columns stay named: text output is then CSV with their header */
     gpc_cli_check(gpc_matrix_write_named(gpc_output_file(output), gpc_output_name(output), X,
                                          fmt, names));

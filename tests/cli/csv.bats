@@ -67,14 +67,14 @@ PY
     run gpc-kernel -k 'ard@glu,bmi+bias' --list train.csv
     assert_success
     assert_output "log_v0 0
-log_w2 -2  # glu
-log_w5 -2  # bmi
+log_w.glu -2  # also log_w2
+log_w.bmi -2  # also log_w5
 log_bias -3"
     # the list is a valid hyperparameter file
     gpc-kernel -k 'ard@glu,bmi+bias' --list -p log_w5=1 train.csv > p.txt
     run gpc-kernel -k 'ard@glu,bmi+bias' -H p.txt --list train.csv
     assert_success
-    assert_line "log_w5 1  # bmi"
+    assert_line "log_w.bmi 1  # also log_w5"
 }
 
 @test "csv: test columns are matched to the model's by name, in any order" {

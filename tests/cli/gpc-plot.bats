@@ -241,6 +241,18 @@ surface_model() {
     [ "$(svg_texts out/t2.svg 'hyperparameters along c2.txt (burn-in 3 of 9 iterations)')" -eq 1 ]
 }
 
+@test "gpc-plot trace: panels of a chain run on named columns are titled by column" {
+    { echo 'pregnancies,plasma glucose,bp,skin,bmi,pedigree,age'; tr ' ' ',' < Xz.txt; } > x.csv
+    run gpc-hmc -q -k 'ard@"plasma glucose",bmi' -n 6 -L 3 -o c1.txt x.csv y.txt
+    assert_success
+    run gpc-plot trace -o out/t.svg c1.txt
+    assert_success
+    for name in log_v0 log_w.plasma_glucose log_w.bmi; do
+        [ "$(svg_texts out/t.svg "$name")" -eq 2 ] || fail "$name: $(svg_texts out/t.svg "$name") texts"
+    done
+    [ "$(svg_texts out/t.svg log_w2)" -eq 0 ]
+}
+
 @test "gpc-plot trace: the shading ends between the burn-in and the first kept iteration" {
     run gpc-hmc -q -k se -n 11 -L 3 -o c1.txt Xz.txt y.txt
     assert_success

@@ -57,6 +57,62 @@ static void test_resolve(void)
     free(out);
 }
 
+/* Names in double quotes: any byte but NUL, '""' a quote. */
+static void test_quoted(void)
+{
+    char *const names[] = {"worst radius", "mean texture", "a\"b", "x+y:z,w-v", "3", "age",
+                           "\"", NULL};
+    static const struct {
+        const char *spec, *want;
+    } ok[] = {
+        {"ard@\"worst radius\",\"mean texture\"", "ard@1,2"},
+        {"ard@\"worst radius\"-age+bias", "ard@1-6+bias"},   /* a range, bare at one end */
+        {"se@age-\"mean texture\"", "se@6-2"},               /* left for the parser to judge */
+        {"ard@\"a\"\"b\"", "ard@3"},                         /* a doubled quote */
+        {"ard@\"x+y:z,w-v\"+bias", "ard@4+bias"},            /* '+', ':', ',' and '-' inside */
+        {"ard@\"3\"", "ard@5"},                              /* a name, not column 3 */
+        {"ard@3", "ard@3"},                                  /* a number, as always */
+        {"ard@\"\"\"\"", "ard@7"},                           /* the name that is one quote */
+        {"ard+bias:discrete=\"worst radius\",2", "ard+bias:discrete=1,2"},
+        {"ard@1-2,\"age\":discrete=\"x+y:z,w-v\":per-class=2", "ard@1-2,6:discrete=4:per-class=2"},
+    };
+    for (size_t i = 0; i < sizeof ok / sizeof *ok; i++) {
+        char *out = NULL;
+        int st = gpc_colnames_resolve(ok[i].spec, names, "x.csv", &out);
+        TEST_OK(st == GPC_OK && !strcmp(out, ok[i].want), "'%s' -> '%s' (got %s)", ok[i].spec,
+                ok[i].want, st == GPC_OK ? out : gpc_errmsg());
+        free(out);
+    }
+    expect_refused("ard@\"worst radius", names, "unterminated quote in '\"worst radius'");
+    expect_refused("ard@\"a\"\"", names, "unterminated quote");
+    expect_refused("ard@\"\"", names, "empty column name");
+    expect_refused("ard@1,\"\"+bias", names, "empty column name");
+    expect_refused("ard@\"worst  radius\"", names, "no column named 'worst  radius'");
+    expect_refused("ard@\"Age\"", names, "no column named 'Age'");
+    expect_refused("ard@3\"age\"", names, "a quoted name must stand alone");
+    expect_refused("ard@\"age\"3", names, "a quoted name must stand alone");
+    expect_refused("ard@\"age\"\"3\"", names, "no column named 'age\"3'");
+    expect_refused("ard@\"age\"", NULL, "names a column, 'age', but x.csv has no header line");
+    /* an unquoted name with a blank: the message says how to quote */
+    expect_refused("ard@worst radius", names, "write a name with blanks or other signs in "
+                                              "double quotes, a quote in it doubled, as in "
+                                              "ard@\"worst radius\"");
+    expect_refused("ard@agee", names, "no column named 'agee'");
+}
+
+static void test_word(void)
+{
+    char buf[16];
+    TEST_OK(gpc_colnames_word("worst radius", buf, sizeof buf) && !strcmp(buf, "worst_radius"),
+            "'worst radius' as a word is worst_radius");
+    TEST_OK(gpc_colnames_word("Sepal.Length", buf, sizeof buf) && !strcmp(buf, "Sepal.Length"),
+            "letters, digits, '.' stay");
+    TEST_OK(gpc_colnames_word("a-b/\xc3\xa9", buf, sizeof buf) && !strcmp(buf, "a_b___"),
+            "other bytes are '_' each");
+    TEST_OK(!gpc_colnames_word("", buf, sizeof buf), "an empty name is no word");
+    TEST_OK(!gpc_colnames_word("sixteen letters!", buf, sizeof buf), "nor one too long");
+}
+
 static void test_match(void)
 {
     char *const model[] = {"bmi", "age", NULL};
@@ -137,6 +193,8 @@ static void test_repeated(void)
 int main(void)
 {
     test_resolve();
+    test_quoted();
+    test_word();
     test_match();
     test_encode();
     test_repeated();

@@ -787,6 +787,56 @@ static void check_gram(gsl_rng *r)
     gsl_vector_free(od);
 }
 
+/* Length scales named after their columns: prefix and class suffix as the
+ * numbered names, both names found, shared or missing words left numbered,
+ * and the names kept by clones and the base kernel. */
+static void check_column_labels(void)
+{
+    char *const cols[] = {"worst radius", "a b", "a_b", "x", "", NULL};
+    gpc_kernel *k;
+    TEST_OK(gpc_kernel_parse("ard+ard@1,4:per-class=2", 5, &k) == GPC_OK, "parsed");
+    gpc_kernel_name_columns(k, cols);
+    static const char *const want[] = {
+        "t1.log_v0.c1", "t1.log_w.worst_radius.c1", "t1.log_w2.c1", "t1.log_w3.c1",
+        "t1.log_w.x.c1", "t1.log_w5.c1", "t2.log_v0.c1", "t2.log_w.worst_radius.c1",
+        "t2.log_w.x.c1"};
+    size_t p = gpc_kernel_nparams(k);
+    TEST_OK(p == 18, "18 hyperparameters (%zu)", p);
+    for (size_t j = 0; j < 9; j++) {
+        TEST_OK(!strcmp(gpc_kernel_param_label(k, j), want[j]), "label %zu is %s (got %s)", j,
+                want[j], gpc_kernel_param_label(k, j));
+        TEST_OK(gpc_kernel_param_index(k, want[j]) == (long)j &&
+                    gpc_kernel_param_index(k, gpc_kernel_param_name(k, j)) == (long)j,
+                "%s and %s both find %zu", want[j], gpc_kernel_param_name(k, j), j);
+    }
+    TEST_OK(!strcmp(gpc_kernel_param_label(k, 10), "t1.log_w.worst_radius.c2") &&
+                !strcmp(gpc_kernel_param_name(k, 10), "t1.log_w1.c2"),
+            "the second class's copy: %s / %s", gpc_kernel_param_label(k, 10),
+            gpc_kernel_param_name(k, 10));
+    TEST_OK(gpc_kernel_param_index(k, "log_w.worst_radius") == -1 &&
+                gpc_kernel_param_index(k, "t1.log_w.a_b.c1") == -1,
+            "no label without its prefix, none for the shared word a_b");
+    gpc_kernel *c = gpc_kernel_clone(k), *b = gpc_kernel_base(k);
+    TEST_OK(!strcmp(gpc_kernel_param_label(c, 1), "t1.log_w.worst_radius.c1") &&
+                !strcmp(gpc_kernel_param_label(b, 1), "t1.log_w.worst_radius"),
+            "clone and base keep the names (%s, %s)", gpc_kernel_param_label(c, 1),
+            gpc_kernel_param_label(b, 1));
+    gpc_kernel_name_columns(k, NULL);
+    TEST_OK(!strcmp(gpc_kernel_param_label(k, 1), "t1.log_w1.c1") &&
+                gpc_kernel_param_index(k, "t1.log_w.worst_radius.c1") == -1,
+            "forgotten names leave the numbered ones");
+    gpc_kernel_free(c);
+    gpc_kernel_free(b);
+    gpc_kernel_free(k);
+    /* a name too long for a hyperparameter's keeps the numbered one */
+    char *const longer[] = {"a name of fifty characters, more than forty-seven", NULL};
+    TEST_OK(gpc_kernel_parse("ard", 1, &k) == GPC_OK, "parsed");
+    gpc_kernel_name_columns(k, longer);
+    TEST_OK(!strcmp(gpc_kernel_param_label(k, 1), "log_w1"), "too long: %s",
+            gpc_kernel_param_label(k, 1));
+    gpc_kernel_free(k);
+}
+
 int main(void)
 {
     gpc_gsl_quiet();
@@ -814,6 +864,7 @@ int main(void)
     check_discrete_cholesky();
     check_discrete_specs();
     check_names_and_defaults();
+    check_column_labels();
     check_parse_errors();
     check_simplex(r);
     check_gram(r);

@@ -136,7 +136,7 @@ static void list_names(const gpc_kernel *k, char *buf, size_t size)
     buf[0] = '\0';
     for (size_t j = 0; j < gpc_kernel_nparams(k); j++) {
         size_t len = strlen(buf);
-        snprintf(buf + len, size - len, "%s%s", j ? " " : "", gpc_kernel_param_name(k, j));
+        snprintf(buf + len, size - len, "%s%s", j ? " " : "", gpc_kernel_param_label(k, j));
     }
 }
 
@@ -294,9 +294,19 @@ void gpc_cli_params_list(const gpc_kernel *k, char *const *names, gpc_output *o)
 {
     FILE *f = gpc_output_file(o);
     for (size_t j = 0; j < gpc_kernel_nparams(k); j++) {
+        const char *label = gpc_kernel_param_label(k, j), *name = gpc_kernel_param_name(k, j);
         long col = names ? gpc_kernel_param_column(k, j) : -1;
-        fprintf(f, "%s %.17g", gpc_kernel_param_name(k, j), gpc_kernel_params(k)[j]);
-        fprintf(f, col >= 0 ? "  # %s\n" : "\n", col >= 0 ? names[col] : "");
+        fprintf(f, "%s %.17g", label, gpc_kernel_params(k)[j]);
+        /* the other name it goes by, and the column as the header writes it
+         * where the label cannot */
+        char word[GPC_NAME_MAX];
+        int same = col >= 0 && gpc_colnames_word(names[col], word, sizeof word) &&
+                   !strcmp(word, names[col]);
+        if (col >= 0 && strcmp(label, name) != 0)
+            fprintf(f, same ? "  # also %s" : "  # also %s, column '%s'", name, names[col]);
+        else if (col >= 0)
+            fprintf(f, "  # column '%s'", names[col]);
+        fputc('\n', f);
     }
 }
 
@@ -537,6 +547,8 @@ gpc_kernel *gpc_cli_kernel(const char *spec, size_t dim, char *const *names, con
     free(numbered);
     if (st != GPC_OK)
         gpc_cli_usage("%s", gpc_errmsg());
+    if (names)
+        gpc_kernel_name_columns(k, names);
     if (params_file)
         gpc_cli_params_file(k, params_file);
     if (params)

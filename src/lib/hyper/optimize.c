@@ -277,7 +277,7 @@ static const char *coord_name(const problem *pb, size_t j, char *buf, size_t siz
     size_t full = pb->index ? pb->index[j] : j;
     const gpc_kernel *k = pb->o->kernel;
     if (k && full < gpc_kernel_nparams(k))
-        return gpc_kernel_param_name(k, full);
+        return gpc_kernel_param_label(k, full);
     snprintf(buf, size, "theta[%zu]", full);
     return buf;
 }

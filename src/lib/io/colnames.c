@@ -135,6 +135,27 @@ static void list_names(char *const *names, char *buf, size_t size)
     }
 }
 
+/* Whether a name can be written in a spec without quotes. */
+static int bare(const char *name)
+{
+    if (!name_start(name[0]))
+        return 0;
+    for (const char *p = name; *p; p++)
+        if (!name_char(*p))
+            return 0;
+    return 1;
+}
+
+/* A hint for a name not found: how names that need quotes are written. */
+static const char *quote_hint(char *const *names)
+{
+    for (size_t j = 0; names[j]; j++)
+        if (!bare(names[j]))
+            return "; write a name with blanks or other signs in double quotes, a quote in it "
+                   "doubled, as in ard@\"worst radius\"";
+    return "";
+}
+
 /* The name [p, p + n) as its 1-based column number. */
 static int column_of(const char *p, size_t n, char *const *names, const char *xname,
                      size_t *col)
@@ -150,33 +171,89 @@ static int column_of(const char *p, size_t n, char *const *names, const char *xn
         }
     char known[512];
     list_names(names, known, sizeof known);
-    return gpc_fail(GPC_EUSAGE, "kernel spec: %s has no column named '%.*s' (its columns: %s)",
-                    xname, (int)n, p, known);
+    return gpc_fail(GPC_EUSAGE, "kernel spec: %s has no column named '%.*s' (its columns: %s)%s",
+                    xname, (int)n, p, known, quote_hint(names));
 }
 
-/* A column list [p, end): names become numbers, everything else is copied
- * for the kernel parser to judge. */
-static int resolve_list(builder *b, const char *p, const char *end, char *const *names,
+/* Append column number col. */
+static void append_number(builder *b, size_t col)
+{
+    char num[32];
+    int w = snprintf(num, sizeof num, "%zu", col);
+    append(b, num, (size_t)w);
+}
+
+/* The quoted name at *pp ('"' first, '""' a quote in it) as its column
+ * number; *pp moves past the closing quote. */
+static int quoted_name(builder *b, const char **pp, char *const *names, const char *xname)
+{
+    const char *p = *pp + 1;
+    builder name = {NULL, 0, 0};
+    append(&name, "", 0);
+    for (;; p++) {
+        if (*p == '\0') {
+            free(name.s);
+            return gpc_fail(GPC_EUSAGE, "kernel spec: unterminated quote in '%s' (close the "
+                            "name with '\"'; a quote in a name is written '\"\"')", *pp);
+        }
+        if (*p == '"' && p[1] != '"')
+            break;
+        append(&name, p, 1);
+        p += *p == '"'; /* '""' stands for one quote */
+    }
+    int st = name.len == 0
+                 ? gpc_fail(GPC_EUSAGE, "kernel spec: empty column name '\"\"' in a column list")
+                 : GPC_OK;
+    size_t col;
+    if (st == GPC_OK && (st = column_of(name.s, name.len, names, xname, &col)) == GPC_OK)
+        append_number(b, col);
+    free(name.s);
+    *pp = p + 1;
+    return st;
+}
+
+/* Where a list item or a range's end may start and end: a quoted name
+ * stands alone there, so that '3"a"' cannot run two numbers together. */
+static int item_edge(char c) { return c == ',' || c == '-' || c == '\0'; }
+
+/* A column list from *pp up to the next term ('+', for a term's list) or
+ * clause (':'): names become numbers, everything else is copied for the
+ * kernel parser to judge.  *pp moves to the list's end. */
+static int resolve_list(builder *b, const char **pp, const char *stops, char *const *names,
                         const char *xname)
 {
-    for (const char *start = p; p < end;) {
-        /* a name starts a list item or a range's end, never mid-token */
+    const char *start = *pp, *p = start;
+    while (*p && !strchr(stops, *p)) {
+        if (*p == '"') {
+            if (p > start && !item_edge(p[-1]))
+                return gpc_fail(GPC_EUSAGE, "kernel spec: a quoted name must stand alone "
+                                "between commas, as in ard@\"worst radius\",age (at '%s')", p);
+            const char *q = p;
+            int st = quoted_name(b, &q, names, xname);
+            if (st != GPC_OK)
+                return st;
+            if (!item_edge(*q) && !strchr(stops, *q))
+                return gpc_fail(GPC_EUSAGE, "kernel spec: a quoted name must stand alone "
+                                "between commas, as in ard@\"worst radius\",age (at '%s')", p);
+            p = q;
+            continue;
+        }
+        /* a bare name starts a list item or a range's end, never mid-token */
         if (!name_start(*p) || (p > start && name_char(p[-1]))) {
             append(b, p++, 1);
             continue;
         }
         const char *q = p;
-        while (q < end && name_char(*q))
+        while (*q && name_char(*q))
             q++;
         size_t col;
         int st = column_of(p, (size_t)(q - p), names, xname, &col);
         if (st != GPC_OK)
             return st;
-        char num[32];
-        int w = snprintf(num, sizeof num, "%zu", col);
-        append(b, num, (size_t)w);
+        append_number(b, col);
         p = q;
     }
+    *pp = p;
     return GPC_OK;
 }
 
@@ -184,6 +261,7 @@ int gpc_colnames_resolve(const char *spec, char *const *names, const char *xname
 {
     builder b = {NULL, 0, 0};
     append(&b, "", 0);
+    *out = NULL;
     const char *p = spec;
     while (*p) {
         const char *list = NULL;
@@ -197,17 +275,28 @@ int gpc_colnames_resolve(const char *spec, char *const *names, const char *xname
         }
         append(&b, p, (size_t)(list - p));
         /* a term's columns end at the next term or clause, a clause's at the
-         * next clause */
-        const char *end = list + strcspn(list, *p == '@' ? "+:" : ":");
-        int st = resolve_list(&b, list, end, names, xname);
+         * next clause (outside quotes) */
+        const char *stops = *p == '@' ? "+:" : ":";
+        p = list;
+        int st = resolve_list(&b, &p, stops, names, xname);
         if (st != GPC_OK) {
             free(b.s);
             return st;
         }
-        p = end;
     }
     *out = b.s;
     return GPC_OK;
+}
+
+int gpc_colnames_word(const char *name, char *buf, size_t size)
+{
+    size_t n = strlen(name);
+    if (n == 0 || n >= size)
+        return 0;
+    for (size_t j = 0; j < n; j++)
+        buf[j] = name_char(name[j]) ? name[j] : '_';
+    buf[n] = '\0';
+    return 1;
 }
 
 /* ---- matching a model's columns -------------------------------------------- */

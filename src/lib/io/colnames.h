@@ -6,9 +6,17 @@
  * A list of names is a NULL-terminated array of strings (as gpc_source's
  * colnames).  In a spec a name stands where a column number may: in a term's
  * column list after '@' and in ':discrete='; a range of names ('age-bmi')
- * runs from the first's column to the second's.  Only names made of
- * letters, digits, '_' and '.' that start with a letter or '_' can be
- * written in a spec; any column can still be given by its number. */
+ * runs from the first's column to the second's.  A name made of letters,
+ * digits, '_' and '.' that starts with a letter or '_' is written as it is;
+ * any other name in double quotes, with a quote in it doubled (as CSV does):
+ * 'ard@"worst radius",age' or '"say ""hi"""-"c"'.  A quoted name stands
+ * alone as a list item or a range's end; inside the quotes '+', ':', ','
+ * and '-' are the name's own.  Any column can still be given by its number.
+ *
+ * Hyperparameters that weigh one column (an ARD length scale) are also
+ * named after it (kernel.h): the name as a word, every byte other than a
+ * letter, digit, '_' or '.' written as '_' ("worst radius" is
+ * "worst_radius"). */
 #ifndef GPC_COLNAMES_H
 #define GPC_COLNAMES_H
 
@@ -31,6 +39,10 @@ int gpc_colnames_repeated(char *const *names, size_t n, size_t *first, size_t *s
  * a message that lists the columns or says how to name them; xname names
  * the inputs in it. */
 int gpc_colnames_resolve(const char *spec, char *const *names, const char *xname, char **out);
+
+/* name as a word of letters, digits, '_' and '.' (any other byte '_') in
+ * buf; 0 if it does not fit in size or is empty. */
+int gpc_colnames_word(const char *name, char *buf, size_t size);
 
 /* For each of the model's columns, the index of the input column of the
  * same name (the first, if the input names one twice), found by sorting:

@@ -13,6 +13,7 @@
 #include "base/alloc.h"
 #include "base/err.h"
 #include "base/parallel.h"
+#include "io/colnames.h"
 #include "linalg/vexp.h"
 
 typedef enum { T_ARD, T_SE, T_LINEAR, T_NN, T_BIAS, T_JITTER, T_GRAM } term_type;
@@ -40,6 +41,10 @@ struct gpc_kernel {
     double *theta;
     double *etheta; /* exp(theta), kept in step with theta */
     char (*names)[GPC_NAME_MAX];
+    /* the input columns' names (gpc_kernel_name_columns), or NULL; then
+     * labels[j] names hyperparameter j by its column where it weighs one */
+    char **colnames;
+    char (*labels)[GPC_NAME_MAX];
     unsigned char *discrete; /* per input column, from ":discrete=COLS"; NULL if none */
     /* ":simplex": every term but jitter is weighted by beta_t^2 on the
      * simplex, its first parameter the weight's log (normalised on setting);
@@ -536,6 +541,8 @@ void gpc_kernel_free(gpc_kernel *k)
     free(k->theta);
     free(k->etheta);
     free(k->names);
+    free(k->labels);
+    gpc_colnames_free(k->colnames);
     free(k);
 }
 
@@ -545,6 +552,7 @@ gpc_kernel *gpc_kernel_clone(const gpc_kernel *k)
     if (gpc_kernel_parse(k->spec, k->dim, &c) != GPC_OK)
         return NULL;
     gpc_kernel_set_params(c, k->theta);
+    gpc_kernel_name_columns(c, k->colnames);
     return c;
 }
 
@@ -564,9 +572,80 @@ gpc_kernel *gpc_kernel_base(const gpc_kernel *k)
     if (rc != GPC_OK)
         return NULL;
     gpc_kernel_set_params(b, k->theta);
+    gpc_kernel_name_columns(b, k->colnames);
     return b;
 }
 const char *gpc_kernel_param_name(const gpc_kernel *k, size_t j) { return k->names[j]; }
+
+char *const *gpc_kernel_colnames(const gpc_kernel *k) { return k->colnames; }
+
+const char *gpc_kernel_param_label(const gpc_kernel *k, size_t j)
+{
+    return k->labels ? k->labels[j] : k->names[j];
+}
+
+/* names[j] with its "log_w<col+1>" written "log_w.<word>" in label; 0 if
+ * the column's name gives no word or the label would be too long. */
+static int column_label(const gpc_kernel *k, size_t j, size_t col, char *label)
+{
+    char word[GPC_NAME_MAX], num[32];
+    if (!gpc_colnames_word(k->colnames[col], word, sizeof word))
+        return 0;
+    snprintf(num, sizeof num, "log_w%zu", col + 1);
+    const char *name = k->names[j], *at = strstr(name, num);
+    if (!at)
+        return 0;
+    int w = snprintf(label, GPC_NAME_MAX, "%.*slog_w.%s%s", (int)(at - name), name, word,
+                     at + strlen(num));
+    return w > 0 && w < GPC_NAME_MAX;
+}
+
+static int label_cmp(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Labels two columns' words share ("a b" and "a_b") go back to the numbered
+ * names, so that every label names one hyperparameter.  Found by sorting. */
+static void unshare_labels(gpc_kernel *k)
+{
+    char **byname = gpc_mallocarray(k->total ? k->total : 1, sizeof *byname);
+    size_t n = 0;
+    for (size_t j = 0; j < k->total; j++)
+        if (strcmp(k->labels[j], k->names[j]) != 0)
+            byname[n++] = k->labels[j];
+    qsort(byname, n, sizeof *byname, label_cmp);
+    unsigned char *shared = gpc_calloc(k->total ? k->total : 1, 1);
+    for (size_t i = 1; i < n; i++)
+        if (!strcmp(byname[i], byname[i - 1])) {
+            shared[(size_t)(byname[i] - k->labels[0]) / GPC_NAME_MAX] = 1;
+            shared[(size_t)(byname[i - 1] - k->labels[0]) / GPC_NAME_MAX] = 1;
+        }
+    for (size_t j = 0; j < k->total; j++)
+        if (shared[j])
+            memcpy(k->labels[j], k->names[j], GPC_NAME_MAX);
+    free(shared);
+    free(byname);
+}
+
+void gpc_kernel_name_columns(gpc_kernel *k, char *const *colnames)
+{
+    char **copy = gpc_colnames_copy(colnames);
+    free(k->labels);
+    gpc_colnames_free(k->colnames);
+    k->labels = NULL;
+    k->colnames = copy;
+    if (!copy)
+        return;
+    size_t ncols = gpc_colnames_count(copy);
+    k->labels = gpc_calloc(k->total ? k->total : 1, sizeof *k->labels);
+    for (size_t j = 0; j < k->total; j++) {
+        long col = gpc_kernel_param_column(k, j);
+        if (col < 0 || (size_t)col >= ncols || !column_label(k, j, (size_t)col, k->labels[j]))
+            memcpy(k->labels[j], k->names[j], GPC_NAME_MAX);
+    }
+    unshare_labels(k);
+}
 const double *gpc_kernel_params(const gpc_kernel *k) { return k->theta; }
 
 long gpc_kernel_param_column(const gpc_kernel *k, size_t j)
@@ -585,6 +664,9 @@ long gpc_kernel_param_index(const gpc_kernel *k, const char *name)
 {
     for (size_t j = 0; j < k->total; j++)
         if (strcmp(k->names[j], name) == 0)
+            return (long)j;
+    for (size_t j = 0; k->labels && j < k->total; j++)
+        if (strcmp(k->labels[j], name) == 0)
             return (long)j;
     return -1;
 }

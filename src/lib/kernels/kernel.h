@@ -96,7 +96,19 @@ const char *gpc_kernel_param_name(const gpc_kernel *k, size_t j);
 /* The input column (0-based) that hyperparameter j weighs alone (an ard
  * length scale), or -1. */
 long gpc_kernel_param_column(const gpc_kernel *k, size_t j);
-/* Index of a parameter by name, or -1. */
+/* Name the hyperparameters after the input columns too (names: dim or
+ * more names, NULL-terminated, copied; NULL forgets them).  An ARD length
+ * scale of column l is then also "log_w.WORD", WORD the column's name with
+ * every byte other than a letter, digit, '_' or '.' as '_' (prefix and
+ * class suffix as in the numbered name: "t2.log_w.worst_radius.c3").  Where
+ * two columns give one word, or a name gives none, the numbered name stays.
+ * Clones and the base kernel keep the names. */
+void gpc_kernel_name_columns(gpc_kernel *k, char *const *names);
+/* The names given to gpc_kernel_name_columns, or NULL. */
+char *const *gpc_kernel_colnames(const gpc_kernel *k);
+/* Hyperparameter j's name after its column (as above), else its name. */
+const char *gpc_kernel_param_label(const gpc_kernel *k, size_t j);
+/* Index of a parameter by name, numbered or after its column, or -1. */
 long gpc_kernel_param_index(const gpc_kernel *k, const char *name);
 
 /* Current log hyperparameters (length nparams). */

@@ -385,6 +385,7 @@ static int read_header(reader *r, gpc_model *m)
         return st;
     if (next_key_is(r, "libsvm") && (st = read_libsvm_base(r, m)) != GPC_OK)
         return st;
+    gpc_kernel_name_columns(m->kernel, m->colnames);
     if ((st = parse_count(r, "hyperparameters", &p)) != GPC_OK)
         return st;
     if (p != gpc_kernel_nparams(m->kernel))

@@ -12,6 +12,7 @@
 
 #include "base/alloc.h"
 #include "base/err.h"
+#include "io/colnames.h"
 #include "io/matio.h"
 #include "io/output.h"
 
@@ -43,6 +44,21 @@ static size_t extra_values(const gpc_chain_settings *s, size_t p)
     return s->gibbs ? s->classes * s->ntrain : s->hmc.persistence > 0 ? p : 0;
 }
 
+/* The inputs' column names, as the model file writes them, so that a
+ * summary or a trace can name the length scales after them. */
+static void write_columns(FILE *f, char *const *names)
+{
+    if (!names)
+        return;
+    fputs("# columns", f);
+    for (size_t j = 0; names[j]; j++) {
+        char *e = gpc_colnames_encode(names[j]);
+        fprintf(f, " %s", e);
+        free(e);
+    }
+    fputc('\n', f);
+}
+
 void gpc_chain_write_header(FILE *f, const gpc_chain_settings *s, const gpc_kernel *k)
 {
     fprintf(f, "# gpc-chain %d\n# method %s\n# likelihood %s\n# kernel %s\n# dim %zu\n",
@@ -58,6 +74,7 @@ void gpc_chain_write_header(FILE *f, const gpc_chain_settings *s, const gpc_kern
     fprintf(f, "# seed %lu\n", s->hmc.seed);
     if (s->fixed)
         fprintf(f, "# fixed %s\n", s->fixed);
+    write_columns(f, gpc_kernel_colnames(k));
     size_t p = gpc_kernel_nparams(k);
     fputs("iteration", f);
     for (size_t j = 0; j < p; j++)
@@ -296,9 +313,41 @@ static int tokens(char *s, char **tok, int max)
     return n;
 }
 
+static size_t count_words(const char *s);
+
+/* "# columns NAME...": the names, encoded, as many as dim says (checked
+ * with the kernel, as the names of the hyperparameters). */
+static int columns_line(cursor *c, char *s, gpc_chain_settings *set)
+{
+    if (set->colnames)
+        return gpc_fail(GPC_EINPUT, "%s:%zu: 'columns' is set again; a chain has one value "
+                        "for each setting", c->name, c->line);
+    size_t n = count_words(s), k = 0;
+    set->colnames = gpc_calloc(n + 1, sizeof *set->colnames);
+    char *save = NULL;
+    for (char *t = strtok_r(s, " \t", &save); t; t = strtok_r(NULL, " \t", &save)) {
+        if (!(set->colnames[k] = gpc_colnames_decode(t)))
+            return gpc_fail(GPC_EINPUT, "%s:%zu: bad column name '%s' ('%%' must start "
+                            "'%%XX', two hex digits, not 00); restore the line as gpc-hmc "
+                            "wrote it", c->name, c->line, t);
+        k++;
+    }
+    size_t first, second;
+    if (gpc_colnames_repeated(set->colnames, k, &first, &second))
+        return gpc_fail(GPC_EINPUT, "%s:%zu: column %zu has the name of column %zu, '%s'; "
+                        "restore the line as gpc-hmc wrote it", c->name, c->line, second + 1,
+                        first + 1, set->colnames[second]);
+    return GPC_OK;
+}
+
 /* One "# key value..." line; seen[k] records the line of each key. */
 static int header_line(cursor *c, char *s, gpc_chain_settings *set, size_t *seen)
 {
+    if (strncmp(s + 1 + strspn(s + 1, " \t"), "columns", 7) == 0) {
+        char *rest = s + 1 + strspn(s + 1, " \t") + 7;
+        if (*rest == '\0' || *rest == ' ' || *rest == '\t')
+            return columns_line(c, rest, set);
+    }
     char *tok[5];
     int n = tokens(s + 1, tok, 5), k;
     if (n < 1)
@@ -444,6 +493,25 @@ char *gpc_chain_fixed_list(const gpc_kernel *k, const unsigned char *fixed)
     return s;
 }
 
+/* The hyperparameters named after the '# columns' line (as the summary
+ * and the trace show them; the column line keeps the numbered names, so
+ * that a chain reads the same with or without the line), or NULL if the
+ * line does not name dim columns. */
+static char (*column_labels(const cursor *c, const gpc_chain *ch, gpc_kernel *k))[GPC_NAME_MAX]
+{
+    size_t n = gpc_colnames_count(ch->set.colnames);
+    if (n != ch->set.dim) {
+        gpc_fail(GPC_EINPUT, "%s: the 'columns' line names %zu columns, dim is %zu; restore "
+                 "the line as gpc-hmc wrote it", c->name, n, ch->set.dim);
+        return NULL;
+    }
+    gpc_kernel_name_columns(k, ch->set.colnames);
+    char (*labels)[GPC_NAME_MAX] = gpc_calloc(ch->p ? ch->p : 1, sizeof *labels);
+    for (size_t j = 0; j < ch->p; j++)
+        snprintf(labels[j], GPC_NAME_MAX, "%s", gpc_kernel_param_label(k, j));
+    return labels;
+}
+
 /* The column line: iteration, the names, the fixed columns, the momenta or
  * a gibbs chain's y. */
 static int column_line(cursor *c, char *s, gpc_chain *ch)
@@ -469,6 +537,11 @@ static int column_line(cursor *c, char *s, gpc_chain *ch)
         snprintf(ch->names[j], GPC_NAME_MAX, "%s", gpc_kernel_param_name(k, j));
         want_len += 2 * (strlen(ch->names[j]) + 3);
     }
+    char (*labels)[GPC_NAME_MAX] = NULL;
+    if (ch->set.colnames && !(labels = column_labels(c, ch, k))) {
+        gpc_kernel_free(k);
+        return GPC_EINPUT;
+    }
     gpc_kernel_free(k);
     char *want = gpc_malloc(want_len);
     size_t n = (size_t)sprintf(want, "iteration");
@@ -493,6 +566,9 @@ static int column_line(cursor *c, char *s, gpc_chain *ch)
     if (a || b)
         st = gpc_fail(GPC_EINPUT, "%s:%zu: expected the columns '%s'", c->name, c->line, want);
     free(want);
+    for (size_t j = 0; st == GPC_OK && labels && j < p; j++)
+        memcpy(ch->names[j], labels[j], GPC_NAME_MAX);
+    free(labels);
     return st;
 }
 
@@ -626,6 +702,7 @@ void gpc_chain_free(gpc_chain *c)
     free(c->accept_prob);
     free(c->text);
     free(c->set.fixed);
+    gpc_colnames_free(c->set.colnames);
     free(c);
 }
 

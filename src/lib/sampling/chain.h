@@ -17,6 +17,7 @@
  *   # persistence 0
  *   # seed 1
  *   # fixed log_w2,log_w5                 (only with gpc-hmc --fix)
+ *   # columns age bmi blood%20pressure    (only for inputs with a header)
  *   iteration log_v0 log_w1 ... potential log_evidence accepted step
  *   1 -0.19 -2.05 ... 112.7 -95.2 1 0.1
  *
@@ -41,8 +42,14 @@
  * auxiliary values y, class by class (columns y<c>.<i>, C n of them): with
  * theta they are the whole state, so the last row again continues the run.
  *
- * Every header key but 'fixed' and 'adapt' is required, exactly once
- * (leapfrog and persistence only without gibbs, which has no adapt either); 'fixed' names the hyperparameters the run keeps, in the
+ * 'columns' names the input columns as the model file does (gpc-formats(5):
+ * blanks and other bytes as %XX), dim of them; the column line still names
+ * the hyperparameters by number, and a reader names the length scales
+ * after the columns as well (gpc_kernel_name_columns: "log_w.blood_pressure").
+ *
+ * Every header key but 'fixed', 'adapt' and 'columns' is required, exactly
+ * once (leapfrog and persistence only without gibbs, which has no adapt
+ * either); 'fixed' names the hyperparameters the run keeps, in the
  * kernel's order, and is there only when it names some.  Each key has the
  * value the gpc-hmc option of the same meaning accepts; '# gpc-chain 1' is
  * the first line.
@@ -77,6 +84,8 @@ typedef struct {
     double target;        /* with adapt: the acceptance rate aimed at */
     char *fixed;          /* the names --fix keeps, comma-separated, or NULL; a
                              chain read from a file owns its copy */
+    char **colnames;      /* read from '# columns' (the writer takes the names
+                             from the kernel): the inputs' names, or NULL */
 } gpc_chain_settings;
 
 typedef struct {
