@@ -94,7 +94,7 @@ log_bias -3"
 }
 
 @test "names: a chain records the columns; --summary and -x keep the names, old chains read" {
-    run gpc-hmc -q -n 6 -L 3 -k "$SPEC" -o c.txt train.csv y.txt
+    run gpc-hmc -q -n 6 -L 3 --adapt=none -k "$SPEC" -o c.txt train.csv y.txt
     assert_success
     grep -qx '# columns pregnancies plasma%20glucose blood%20"bp",%20mm skin bmi pedigree age' \
         c.txt || fail "$(grep '^# columns' c.txt)"
@@ -107,7 +107,7 @@ log_bias -3"
     # extending gives the chain one run of all the iterations gives
     run gpc-hmc -q -x c.txt -n 3 -o c2.txt train.csv y.txt
     assert_success
-    run gpc-hmc -q -n 9 -L 3 -k "$SPEC" -o c9.txt train.csv y.txt
+    run gpc-hmc -q -n 9 -L 3 --adapt=none -k "$SPEC" -o c9.txt train.csv y.txt
     assert_success
     assert_files_equal c2.txt c9.txt
     # the same chain without the columns line, as older chains are: numbered names
@@ -134,7 +134,7 @@ log_bias -3"
     sed 's/^# columns pregnancies /# columns preg%zz /' c.txt > bad.txt
     run gpc-hmc --summary bad.txt
     assert_failure 3
-    assert_output --partial "bad.txt:12: bad column name 'preg%zz'"
+    assert_output --partial "bad.txt:13: bad column name 'preg%zz'"
     sed 's/^# columns pregnancies plasma%20glucose /# columns bmi plasma%20glucose /' c.txt > twice.txt
     run gpc-hmc --summary twice.txt
     assert_failure 3
@@ -142,7 +142,7 @@ log_bias -3"
     awk '{ print } /^# columns/ { print }' c.txt > again.txt
     run gpc-hmc --summary again.txt
     assert_failure 3
-    assert_output --partial "again.txt:13: 'columns' is set again"
+    assert_output --partial "again.txt:14: 'columns' is set again"
 }
 
 @test "names: gpc-scale saves named statistics under their header and restores them by name" {
