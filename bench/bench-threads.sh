@@ -68,7 +68,7 @@ run digits1000_binary_fit_ml bin/gpc-fit -q -k se -O ml -m "$dir/m10" "$dir/digi
     "$dir/digits1000.y"
 run pima_fit_ml bin/gpc-fit -q -O ml -m "$dir/m1" "$dir/pima.X" data/pima/y-train.txt
 run pima_fit_ep_ml bin/gpc-fit -q -M ep -O ml -m "$dir/m2" "$dir/pima.X" data/pima/y-train.txt
-run pima_hmc_40 bin/gpc-hmc -q -n 40 -o "$dir/chain" "$dir/pima.X" data/pima/y-train.txt
+run pima_hmc_40 bin/gpc-hmc -q -n 40 --adapt=none -o "$dir/chain" "$dir/pima.X" data/pima/y-train.txt
 run sonar_fit_tap_ml bin/gpc-fit -q -M tap -O ml -k se -m "$dir/m3" data/sonar/X-train.txt \
     data/sonar/y-train.txt
 run fgl_fit_map_softmax bin/gpc-fit -q -O map -m "$dir/m4" "$dir/fgl.X" data/fgl/y.txt
