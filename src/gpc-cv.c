@@ -62,6 +62,7 @@ _Noreturn static void usage(void)
            "                           row per fold, as 'gpc-score -t' scores it\n"
            "  -o, --output=FILE        write the predictions here (default: standard output)\n"
            GPC_CLI_HEADER_HELP
+           GPC_CLI_LABEL_COLUMN_HELP
            "                           (passed on to the tools)\n"
            "  -q, --quiet              no progress messages\n"
            "  -v, --verbose            the tools' messages of every fold too\n"
@@ -87,6 +88,7 @@ static const struct option long_options[] = {
     {"jobs", required_argument, NULL, 'j'},
     {"per-fold", required_argument, NULL, OPT_PER_FOLD},
     {"output", required_argument, NULL, 'o'},
+    GPC_CLI_LABEL_COLUMN_OPTION,
     GPC_CLI_COMMON_OPTIONS};
 
 typedef struct {

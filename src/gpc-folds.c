@@ -43,6 +43,7 @@ _Noreturn static void usage(void)
            "  -F, --format=FMT      output format: text or npy (default: text, or with\n"
            "                        --select the format of FILE)\n"
            GPC_CLI_HEADER_HELP
+           GPC_CLI_LABEL_COLUMN_HELP
            "  -q, --quiet           no messages except errors\n"
            "  -v, --verbose         more messages\n"
            "  -h, --help            show this help and exit\n"
@@ -66,6 +67,7 @@ static const struct option long_options[] = {
     {"column", required_argument, NULL, 'c'},
     {"output", required_argument, NULL, 'o'},
     {"format", required_argument, NULL, 'F'},
+    GPC_CLI_LABEL_COLUMN_OPTION,
     GPC_CLI_COMMON_OPTIONS};
 
 typedef struct {

@@ -52,6 +52,7 @@ static void usage(void)
            "  -o, --output=FILE     write here (default: standard output)\n"
            "  -F, --format=FMT      output format: text (default) or npy\n"
            GPC_CLI_HEADER_HELP
+           GPC_CLI_LABEL_COLUMN_HELP
            "  -q, --quiet           no messages except errors\n"
            "  -v, --verbose         more messages\n"
            "  -h, --help            show this help and exit\n"
@@ -75,6 +76,7 @@ static const struct option long_options[] = {
     {"loo", optional_argument, NULL, OPT_LOO},
     {"output", required_argument, NULL, 'o'},
     {"format", required_argument, NULL, 'F'},
+    GPC_CLI_LABEL_COLUMN_OPTION,
     GPC_CLI_COMMON_OPTIONS};
 
 typedef enum { COL_P, COL_PLUGIN, COL_MEAN, COL_VAR, COL_COV, COL_LABEL } column;

@@ -61,9 +61,18 @@ void gpc_cli_usage(const char *fmt, ...)
     gpc_exit(GPC_EUSAGE); /* as gpc_die: temporaries removed */
 }
 
+static const char *label_column;
+
+const char *gpc_cli_label_column(void) { return label_column; }
+
 int gpc_cli_common(int c, const char *arg, gpc_format *fmt)
 {
     switch (c) {
+    case GPC_CLI_OPT_LABEL_COLUMN:
+        if (!*arg)
+            gpc_cli_usage("--label-column: give the column's name or number");
+        label_column = arg;
+        return 1;
     case 'v': gpc_verbosity = 2; return 1;
     case 'q': gpc_verbosity = 0; return 1;
     case GPC_CLI_OPT_HEADER: gpc_matio_set_header(GPC_HEADER_YES); return 1;
@@ -374,10 +383,38 @@ static void read_libsvm_training(const char *path, gsl_matrix **X, gpc_labels **
     gpc_cli_check(gpc_labels_check_training(*labels, name));
 }
 
+/* X whose --label-column holds the labels: one reading of one file. */
+static void read_labelled_training(const char *xpath, gsl_matrix **X, char ***names,
+                                   gpc_labels **labels)
+{
+    gpc_read_opts opts = {.label_column = label_column};
+    gpc_source src;
+    char **tok;
+    gpc_cli_check(gpc_matrix_read_with(xpath, &opts, X, &src, &tok, NULL));
+    const char *name = gpc_cli_name(xpath);
+    *labels = two_classes(gpc_labels_of_tokens(tok, (*X)->size1), name);
+    gpc_colnames_free(tok);
+    if (names)
+        *names = src.colnames;
+    else
+        gpc_colnames_free(src.colnames);
+    src.colnames = NULL;
+    gpc_source_free(&src);
+    gpc_cli_check(gpc_labels_check_training(*labels, name));
+}
+
 void gpc_cli_read_training(int argc, char **argv, gsl_matrix **X, char ***names,
                            gpc_labels **labels)
 {
     char **own = NULL;
+    if (label_column && argc - optind != 1)
+        gpc_cli_usage("--label-column=%s takes the labels from a column of X: give X alone, "
+                      "without a labels file", label_column);
+    if (label_column) {
+        gpc_cli_stdin_claim("X", argv[optind]);
+        read_labelled_training(argv[optind], X, names, labels);
+        return;
+    }
     if (argc - optind == 1) {
         read_libsvm_training(argv[optind], X, labels);
         if (names)
@@ -583,6 +620,10 @@ static gsl_matrix *fit_width(gsl_matrix *m, int sparse, const char *path, size_t
         gpc_die(GPC_EINPUT, "%s: its largest index is %zu, but %s has %zu columns; leave out "
                 "the features past index %zu, which the fit never saw", gpc_cli_name(path),
                 m->size2, what, expect_cols, expect_cols);
+    if (expect_cols && m->size2 == expect_cols + 1 && !label_column)
+        gpc_die(GPC_EINPUT, "%s: has %zu columns, but %s has %zu; if one of them holds the "
+                "labels, give --label-column=N (its number, from 1)", gpc_cli_name(path),
+                m->size2, what, expect_cols);
     if (expect_cols && m->size2 != expect_cols)
         gpc_die(GPC_EINPUT, "%s: has %zu columns, but %s has %zu", gpc_cli_name(path),
                 m->size2, what, expect_cols);
@@ -643,7 +684,14 @@ gsl_matrix *gpc_cli_read_inputs_for(const char *path, char *const *names, size_t
 {
     gsl_matrix *m;
     gpc_source src;
-    gpc_cli_check(gpc_matrix_read(path, &m, &src));
+    /* named columns are picked by name, which leaves a label column out
+     * whatever it holds; unnamed ones by position, less the label column */
+    gpc_read_opts opts = {.label_column = names ? NULL : label_column, .optional = 1,
+                          .only = names};
+    char **tok;
+    size_t label_col;
+    gpc_cli_check(gpc_matrix_read_with(path, &opts, &m, &src, &tok, &label_col));
+    gpc_colnames_free(tok);
     if (names && src.colnames) {
         size_t *index;
         int st = gpc_colnames_match(names, src.colnames, gpc_cli_name(path), &index);

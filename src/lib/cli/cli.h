@@ -24,6 +24,19 @@ enum { GPC_CLI_OPT_HEADER = 0x7f00, GPC_CLI_OPT_NO_HEADER };
     {"no-header", no_argument, NULL, GPC_CLI_OPT_NO_HEADER},                                 \
     {"help", no_argument, NULL, 'h'}, {"version", no_argument, NULL, 'V'}, {NULL, 0, NULL, 0}
 
+/* --label-column=NAME|N, in the option table of the tools that read
+ * labels: the labels are that column of X (gpc_cli_read_training). */
+enum { GPC_CLI_OPT_LABEL_COLUMN = 0x7f10 };
+#define GPC_CLI_LABEL_COLUMN_OPTION                                                          \
+    {"label-column", required_argument, NULL, GPC_CLI_OPT_LABEL_COLUMN}
+#define GPC_CLI_LABEL_COLUMN_HELP                                                            \
+    "      --label-column=NAME|N  the labels are the column of X named NAME in its\n"       \
+    "                           header (or its Nth, from 1), the inputs the other\n"        \
+    "                           columns: one CSV holds both; give no labels file\n"
+
+/* The --label-column given, or NULL. */
+const char *gpc_cli_label_column(void);
+
 /* Their --help lines. */
 #define GPC_CLI_HEADER_HELP                                                                  \
     "      --header             the first line of CSV and labels files is a header\n"     \
@@ -51,8 +64,8 @@ _Noreturn void gpc_cli_version(void);
 /* "prog: message" plus "Try 'prog --help'." and exit 2. */
 _Noreturn void gpc_cli_usage(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
-/* Handle -v, -q, -V, -F, --header and --no-header; returns 1 if c was one
- * of them. */
+/* Handle -v, -q, -V, -F, --header, --no-header and --label-column; returns
+ * 1 if c was one of them. */
 int gpc_cli_common(int c, const char *arg, gpc_format *fmt);
 
 /* Whole-argument numbers, or a usage error naming the option. */
@@ -109,7 +122,8 @@ gpc_labels *gpc_cli_read_labels(const char *path);
  * labels Y: checks their number, that they are not both standard input,
  * that their row counts match and that most classes have more than one
  * case (gpc_labels_check_training); dies otherwise.  One argument is a LIBSVM
- * file that holds both, read once (a usage error for another file).  With
+ * file that holds both, read once (a usage error for another file), or,
+ * under --label-column, a file whose column that is holds the labels.  With
  * names not NULL, *names gets the inputs' column names (NULL if they have
  * none; free with gpc_colnames_free). */
 void gpc_cli_read_training(int argc, char **argv, gsl_matrix **X, char ***names,
@@ -187,7 +201,9 @@ gsl_matrix *gpc_cli_read_inputs(const char *path, char ***names);
 
 /* Inputs for a kernel or model fitted on dim columns called names (NULL if
  * unnamed): matched to them by name when the file names its columns too
- * (extra columns ignored), else by position, when their number must be dim
+ * (extra columns ignored unread, so a column of labels is no obstacle),
+ * else by position, less the --label-column if one is given (with no such
+ * column in the file, nothing is left out), when their number must be dim
  * (a sparse file's missing last columns are zeros; what names the fitted
  * inputs in the message; dim 0 takes any width); dies on errors. */
 gsl_matrix *gpc_cli_read_inputs_for(const char *path, char *const *names, size_t dim,
