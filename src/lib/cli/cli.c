@@ -583,6 +583,34 @@ void gpc_cli_check(int status)
         gpc_die_last(status);
 }
 
+void gpc_cli_write_tokens(gpc_output *o, const gsl_matrix *m, gpc_format fmt, size_t col,
+                          char *const *text)
+{
+    if (!text) {
+        gpc_cli_write_matrix(o, m, fmt);
+        return;
+    }
+    for (size_t i = 0; i < m->size1; i++)
+        for (size_t j = 0; j < m->size2; j++)
+            if (!isfinite(gsl_matrix_get(m, i, j)))
+                gpc_die(GPC_ENUM, "the result is not a finite number (row %zu, column %zu is "
+                        "%g), so nothing was written: the hyperparameters are probably out of "
+                        "range (their logs far above 0)", i + 1, j + 1, gsl_matrix_get(m, i, j));
+    gpc_cli_check(gpc_matrix_write_tokens(gpc_output_file(o), gpc_output_name(o), m, fmt, col,
+                                          text));
+    gpc_cli_check(gpc_output_commit(o));
+}
+
+gsl_matrix *gpc_cli_read_predictions(const char *path, gpc_source *src)
+{
+    gpc_read_opts opts = {.label_column = "label", .optional = 1, .keep_place = 1};
+    gsl_matrix *P;
+    char **tok;
+    gpc_cli_check(gpc_matrix_read_with(path, &opts, &P, src, &tok, NULL));
+    gpc_colnames_free(tok);
+    return P;
+}
+
 void gpc_cli_write_matrix(gpc_output *o, const gsl_matrix *m, gpc_format fmt)
 {
     /* the last line of defence against silent garbage: every result a tool
@@ -734,7 +762,7 @@ gpc_labels *gpc_cli_read_test_labels(const char *ypath, const char *model_path,
     char **model_names = gpc_mallocarray(m->nclasses, sizeof *model_names);
     for (size_t c = 0; c < m->nclasses; c++)
         model_names[c] = (char *)gpc_model_class(m, c);
-    *binary = gpc_model_prob_columns(m) == 1;
+    *binary = m->nclasses == 2; /* every two-class model predicts as a binary one */
     int st = gpc_labels_read_classes(ypath, model_names, m->nclasses, &labels);
     free(model_names);
     gpc_model_free(m);

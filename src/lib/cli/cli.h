@@ -189,6 +189,17 @@ void gpc_cli_check(int status);
  * m holds a NaN or an infinity. */
 void gpc_cli_write_matrix(gpc_output *o, const gsl_matrix *m, gpc_format fmt);
 
+/* The same, column col of row i written as text[i] in text (text NULL:
+ * as gpc_cli_write_matrix). */
+void gpc_cli_write_tokens(gpc_output *o, const gsl_matrix *m, gpc_format fmt, size_t col,
+                          char *const *text);
+
+/* Predictions as gpc-predict and gpc-combine write them, read back: the
+ * column the '#' line names "label" may hold the classes' names, and
+ * stays in the matrix (as its number when it is one, else NaN) so that the
+ * other columns keep their places; dies on errors. */
+gsl_matrix *gpc_cli_read_predictions(const char *path, gpc_source *src);
+
 /* Read a matrix or die; with expect_cols > 0 also check its width, naming
  * what the width should match ("the model's inputs").  A sparse (LIBSVM)
  * file narrower than that is padded with zero columns, since the features

@@ -343,7 +343,11 @@ static int push_label(text_rows *t, const char *tok, const char *end)
     memcpy(t->labels[t->rows], tok, (size_t)(end - tok));
     t->labels[t->rows][end - tok] = '\0';
     t->labels[t->rows + 1] = NULL;
-    return t->opts->keep_place ? push_value(t, NAN) : GPC_OK;
+    if (!t->opts->keep_place)
+        return GPC_OK;
+    char *stop;
+    double x = strtod(t->labels[t->rows], &stop);
+    return push_value(t, *stop || stop == t->labels[t->rows] || !isfinite(x) ? NAN : x);
 }
 
 /* The fields of a whitespace line [p, eol), up to a comment. */
@@ -993,6 +997,29 @@ static void write_csv(FILE *f, const gsl_matrix *m, char *const *names)
             fprintf(f, j ? ",%.17g" : "%.17g", gsl_matrix_get(m, i, j));
         fputc('\n', f);
     }
+}
+
+int gpc_matrix_write_tokens(FILE *f, const char *name, const gsl_matrix *m, gpc_format fmt,
+                            size_t col, char *const *text)
+{
+    if (fmt != GPC_FMT_TEXT)
+        return gpc_matrix_write(f, name, m, fmt);
+    name = is_std(name) ? "<stdout>" : name;
+    errno = 0;
+    for (size_t i = 0; i < m->size1 && !ferror(f); i++) {
+        for (size_t j = 0; j < m->size2; j++) {
+            if (j)
+                fputc(' ', f);
+            if (j == col)
+                fputs(text[i], f);
+            else
+                fprintf(f, "%.17g", gsl_matrix_get(m, i, j));
+        }
+        fputc('\n', f);
+    }
+    if (fflush(f) != 0 || ferror(f))
+        return write_error(name, errno);
+    return GPC_OK;
 }
 
 int gpc_matrix_write_named(FILE *f, const char *name, const gsl_matrix *m, gpc_format fmt,

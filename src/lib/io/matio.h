@@ -124,6 +124,11 @@ int gpc_matrix_read_with(const char *path, const gpc_read_opts *opts, gsl_matrix
 
 /* Write m to f; returns GPC_EINPUT with a message on a write error. */
 int gpc_matrix_write(FILE *f, const char *name, const gsl_matrix *m, gpc_format fmt);
+/* Text as gpc_matrix_write, but column col (from 0) of row i written as
+ * the token text[i] (a class's name) instead of its number; npy (which
+ * holds numbers only) as gpc_matrix_write. */
+int gpc_matrix_write_tokens(FILE *f, const char *name, const gsl_matrix *m, gpc_format fmt,
+                            size_t col, char *const *text);
 /* The same, but text with column names (NULL: none; one per column) is
  * CSV under a header line, so that the names reach the next tool. */
 int gpc_matrix_write_named(FILE *f, const char *name, const gsl_matrix *m, gpc_format fmt,
