@@ -182,7 +182,7 @@ wide_csv() {
     assert_success
     run --separate-stderr timeout 20 gpc-predict -m wide.model wide.csv
     assert_success
-    [ "${#lines[@]}" -eq 2 ] || fail "expected 2 predictions: $output"
+    [ "${#lines[@]}" -eq 3 ] || fail "expected a header line and 2 predictions: $output"
     sed 's/^columns c1 c2 /columns c2 c2 /' wide.model > twice.model
     run timeout 20 gpc-predict -m twice.model -o out/p.txt wide.csv
     assert_failure 3

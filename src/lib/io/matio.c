@@ -219,12 +219,16 @@ static int too_wide(const char *name, size_t lineno)
 
 /* ---- a column of labels, columns left out ------------------------------------ */
 
-static int in_list(char *const *list, const char *s)
+static int by_string(const void *a, const void *b)
 {
-    for (; *list; list++)
-        if (strcmp(*list, s) == 0)
-            return 1;
-    return 0;
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Whether s is among the n sorted strings (a header may name hundreds of
+ * thousands of columns, so no scan per column). */
+static int in_list(char *const *sorted, size_t n, const char *s)
+{
+    return bsearch(&s, sorted, n, sizeof *sorted, by_string) != NULL;
 }
 
 /* "a, b, c" (cut to size) for messages. */
@@ -303,14 +307,23 @@ static int plan_columns(text_rows *t, char *const *names, size_t fields, size_t 
         return GPC_OK;
     t->act = gpc_calloc(fields ? fields : 1, 1);
     t->nact = fields;
-    size_t kept = 0;
-    for (size_t j = 0; t->opts->only && names && j < fields; j++)
-        kept += in_list(t->opts->only, names[j]);
+    size_t kept = 0, n = 0;
+    char **sorted = NULL;
+    if (t->opts->only && names) {
+        while (t->opts->only[n])
+            n++;
+        sorted = gpc_mallocarray(n ? n : 1, sizeof *sorted);
+        memcpy(sorted, t->opts->only, n * sizeof *sorted);
+        qsort(sorted, n, sizeof *sorted, by_string);
+        for (size_t j = 0; j < fields; j++)
+            kept += in_list(sorted, n, names[j]);
+    }
     /* with none of the names there, every column is read, and the caller
      * says which of its names the file lacks */
     for (size_t j = 0; kept && j < fields; j++)
-        if (!in_list(t->opts->only, names[j]))
+        if (!in_list(sorted, n, names[j]))
             t->act[j] = ACT_SKIP;
+    free(sorted);
     if (t->opts->label_column) {
         int st = find_label_column(t, names, fields, lineno, &t->label_col);
         if (st != GPC_OK)
