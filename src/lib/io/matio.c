@@ -302,9 +302,9 @@ static char **comment_names(const char *header, size_t fields)
 /* Decide, at the first row (of fields fields), what each field becomes. */
 static int plan_columns(text_rows *t, char *const *names, size_t fields, size_t lineno)
 {
-    t->label_col = -1;
     if (!t->opts || t->act)
         return GPC_OK;
+    t->label_col = -1;
     t->act = gpc_calloc(fields ? fields : 1, 1);
     t->nact = fields;
     size_t kept = 0, n = 0;
