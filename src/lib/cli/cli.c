@@ -44,7 +44,9 @@ void gpc_cli_version(void)
 
 void gpc_cli_exit_written(void)
 {
-    errno = 0;
+    /* a long help may have failed already, in printf, which left errno */
+    if (!ferror(stdout))
+        errno = 0;
     if (fflush(stdout) != 0 || ferror(stdout))
         gpc_die(GPC_EINPUT, "<stdout>: write error: %s", strerror(errno ? errno : EIO));
     exit(0);
