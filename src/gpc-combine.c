@@ -35,9 +35,9 @@ static void usage(void)
            "  -h, --help           show this help and exit\n"
            "  -V, --version        show the version and exit\n"
            "\n"
-           "A multiclass label is the class itself when every class is a number, else\n"
-           "its number 1..C under a '# label:' line; a binary label is +1 when p >= 1/2,\n"
-           "else -1 (gpc-predict's and gpc-score's rule).  Exit status: 0 success, 1 a case the product rule cannot combine,\n"
+           "A multiclass label is the most probable class itself (its number 1..C with\n"
+           "-F npy, as a '# label:' line says for word classes); a binary label is +1\n"
+           "when p >= 1/2, else -1 (gpc-predict's and gpc-score's rule).  Exit status: 0 success, 1 a case the product rule cannot combine,\n"
            "2 usage error, 3 input or output error.\n",
            gpc_progname());
     gpc_cli_exit_written(); /* exit 0, or 3 if the help could not be written */
@@ -63,7 +63,7 @@ static predictions read_predictions(const char *path)
     const char *name = gpc_cli_name(path);
     gsl_matrix *M;
     gpc_source src;
-    gpc_cli_check(gpc_matrix_read(path, &M, &src));
+    M = gpc_cli_read_predictions(path, &src);
     predictions r = {NULL, NULL, 1};
     long first = 1;
     size_t C = gpc_labels_header_classes(src.header, &r.names, &first);
@@ -204,7 +204,15 @@ int main(int argc, char **argv)
             fputc('\n', f);
         }
     }
-    gpc_cli_write_matrix(output, res, fmt);
+    /* word classes are written as themselves, as gpc-predict writes them */
+    char **text = NULL;
+    if (want_label && pr[0].names && !numeric) {
+        text = gpc_mallocarray(m, sizeof *text);
+        for (size_t i = 0; i < m; i++)
+            text[i] = pr[0].names[(size_t)gsl_matrix_get(res, i, width - 1) - 1];
+    }
+    gpc_cli_write_tokens(output, res, fmt, width - 1, text);
+    free(text);
     for (size_t j = 0; j < J; j++) {
         gsl_matrix_free(pr[j].p);
         for (size_t k = 0; pr[j].names && k < pr[j].C; k++)

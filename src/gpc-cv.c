@@ -65,6 +65,7 @@ _Noreturn static void usage(void)
            "                           ('gpc-score --precise -t')\n"
            "  -o, --output=FILE        write the predictions here (default: standard output)\n"
            GPC_CLI_HEADER_HELP
+           GPC_CLI_LABEL_COLUMN_HELP
            "                           (passed on to the tools)\n"
            "  -q, --quiet              no progress messages\n"
            "  -v, --verbose            the tools' messages of every fold too\n"
@@ -91,6 +92,7 @@ static const struct option long_options[] = {
     {"per-fold", required_argument, NULL, OPT_PER_FOLD},
     {"precise", no_argument, NULL, OPT_PRECISE},
     {"output", required_argument, NULL, 'o'},
+    GPC_CLI_LABEL_COLUMN_OPTION,
     GPC_CLI_COMMON_OPTIONS};
 
 typedef struct {
@@ -194,9 +196,39 @@ static void read_libsvm(const char *path, inputs *in)
     gpc_source_free(&src);
 }
 
+/* X whose --label-column holds the labels: Y is made of them, one a line,
+ * to be cut into the folds' labels files as a Y file would be. */
+static void read_labelled(const char *path, inputs *in)
+{
+    gpc_read_opts opts = {.label_column = gpc_cli_label_column()};
+    gpc_source src;
+    char **tok;
+    gpc_cli_check(gpc_matrix_read_with(path, &opts, &in->X, &src, &tok, NULL));
+    in->colnames = src.colnames;
+    src.colnames = NULL;
+    gpc_source_free(&src);
+    size_t n = in->X->size1, len = 0;
+    for (size_t i = 0; i < n; i++)
+        len += strlen(tok[i]) + 1;
+    in->ytext = gpc_malloc(len + 1);
+    in->ylen = 0;
+    for (size_t i = 0; i < n; i++)
+        in->ylen += (size_t)sprintf(in->ytext + in->ylen, "%s\n", tok[i]);
+    in->yname = in->xname;
+    in->labels = gpc_labels_of_tokens(tok, n);
+    gpc_colnames_free(tok);
+}
+
 static void read_inputs(const options *o, inputs *in)
 {
     *in = (inputs){.xname = gpc_cli_name(o->xpath)};
+    if (gpc_cli_label_column() && o->ypath)
+        gpc_cli_usage("--label-column=%s takes the labels from a column of X: give X alone, "
+                      "without a labels file", gpc_cli_label_column());
+    if (gpc_cli_label_column()) {
+        read_labelled(o->xpath, in);
+        return;
+    }
     if (!o->ypath) {
         read_libsvm(o->xpath, in);
         return;

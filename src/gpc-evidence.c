@@ -48,6 +48,7 @@ static void usage(void)
            "  -o, --output=FILE        write here (default: standard output)\n"
            "  -F, --format=FMT         output format: text (default) or npy\n"
            GPC_CLI_HEADER_HELP
+           GPC_CLI_LABEL_COLUMN_HELP
            "  -q, --quiet              no progress lines\n"
            "  -v, --verbose            more messages\n"
            "  -h, --help               show this help and exit\n"
@@ -76,6 +77,7 @@ static const struct option long_options[] = {
     {"no-gradient", no_argument, NULL, 'n'},
     {"output", required_argument, NULL, 'o'},
     {"format", required_argument, NULL, 'F'},
+    GPC_CLI_LABEL_COLUMN_OPTION,
     GPC_CLI_COMMON_OPTIONS};
 
 int main(int argc, char **argv)

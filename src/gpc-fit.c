@@ -65,6 +65,7 @@ static void usage(void)
            "  -P, --params-out=FILE    also write the fitted hyperparameters as 'name value'\n"
            "  -v, --verbose            a progress line for every optimiser iteration\n"
            GPC_CLI_HEADER_HELP
+           GPC_CLI_LABEL_COLUMN_HELP
            "  -q, --quiet              no progress lines\n"
            "  -h, --help               show this help and exit\n"
            "  -V, --version            show the version and exit\n"
@@ -100,6 +101,7 @@ static const struct option long_options[] = {
     {"max-iter", required_argument, NULL, OPT_MAX_ITER},
     {"model", required_argument, NULL, 'm'},
     {"params-out", required_argument, NULL, 'P'},
+    GPC_CLI_LABEL_COLUMN_OPTION,
     GPC_CLI_COMMON_OPTIONS};
 
 typedef struct {

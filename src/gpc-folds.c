@@ -9,6 +9,7 @@
 #include "base/alloc.h"
 #include "base/err.h"
 #include "cli/cli.h"
+#include "io/colnames.h"
 #include "io/labels.h"
 #include "io/matio.h"
 #include "report/folds.h"
@@ -43,6 +44,7 @@ _Noreturn static void usage(void)
            "  -F, --format=FMT      output format: text or npy (default: text, or with\n"
            "                        --select the format of FILE)\n"
            GPC_CLI_HEADER_HELP
+           GPC_CLI_LABEL_COLUMN_HELP
            "  -q, --quiet           no messages except errors\n"
            "  -v, --verbose         more messages\n"
            "  -h, --help            show this help and exit\n"
@@ -66,6 +68,7 @@ static const struct option long_options[] = {
     {"column", required_argument, NULL, 'c'},
     {"output", required_argument, NULL, 'o'},
     {"format", required_argument, NULL, 'F'},
+    GPC_CLI_LABEL_COLUMN_OPTION,
     GPC_CLI_COMMON_OPTIONS};
 
 typedef struct {
@@ -128,17 +131,39 @@ static void check_options(int argc, const options *o)
             gpc_cli_usage("--test and --train need --select=F, the fold to cut by");
         if (o->column != 1)
             gpc_cli_usage("--column needs --select");
+    }
+    if (o->select >= 0 && gpc_cli_label_column())
+        gpc_cli_usage("--label-column says where the labels of Y are, to make folds; --select "
+                      "cuts any file and takes no --label-column");
+    if (o->select < 0) {
         if (nargs > 1)
             gpc_cli_usage("expected at most one labels file Y");
     }
+}
+
+/* The labels of Y, or of the --label-column of the data file Y. */
+static gpc_labels *read_labels(const char *ypath)
+{
+    gpc_labels *l;
+    if (!gpc_cli_label_column()) {
+        gpc_cli_check(gpc_labels_read_present(ypath, &l));
+        return l;
+    }
+    gpc_read_opts opts = {.label_column = gpc_cli_label_column()};
+    gsl_matrix *X;
+    char **tok;
+    gpc_cli_check(gpc_matrix_read_with(ypath, &opts, &X, NULL, &tok, NULL));
+    l = gpc_labels_of_tokens(tok, X->size1);
+    gpc_colnames_free(tok);
+    gsl_matrix_free(X);
+    return l;
 }
 
 static int make_folds(const char *ypath, const options *o)
 {
     gpc_cli_stdin_claim("the labels", ypath);
     gpc_output *out = gpc_cli_output(o->out);
-    gpc_labels *l;
-    gpc_cli_check(gpc_labels_read_present(ypath, &l));
+    gpc_labels *l = read_labels(ypath);
     if ((size_t)o->K > l->n)
         gpc_cli_usage("-K %ld is more folds than the %zu cases of %s; use at most %zu", o->K,
                       l->n, gpc_cli_name(ypath), l->n);

@@ -81,6 +81,7 @@ static void usage(void)
            "  -o, --output=FILE        write the chain here (default: standard output)\n"
            "  -v, --verbose            a progress line every iteration\n"
            GPC_CLI_HEADER_HELP
+           GPC_CLI_LABEL_COLUMN_HELP
            "  -q, --quiet              no progress lines\n"
            "  -h, --help               show this help and exit\n"
            "  -V, --version            show the version and exit\n"
@@ -120,6 +121,7 @@ static const struct option long_options[] = {
     {"summary", no_argument, NULL, 's'},
     {"burn", required_argument, NULL, 'b'},
     {"output", required_argument, NULL, 'o'},
+    GPC_CLI_LABEL_COLUMN_OPTION,
     GPC_CLI_COMMON_OPTIONS};
 
 typedef struct {

@@ -255,7 +255,7 @@ static void draw_reliability(gpc_plot *p, const options *o, int nargs, char **ar
     gpc_source src;
     int binary;
     long col = o->column;
-    gpc_cli_check(gpc_matrix_read(ppath, &P, &src));
+    P = gpc_cli_read_predictions(ppath, &src);
     gpc_labels *l = gpc_cli_read_test_labels(ypath, o->model, src.header, &binary, &col,
                                      o->column_opt != NULL);
     gpc_source_free(&src);

@@ -56,6 +56,7 @@ static void usage(void)
            "  -o, --output=FILE     write here (default: standard output)\n"
            "  -F, --format=FMT      output format: text (default) or npy\n"
            GPC_CLI_HEADER_HELP
+           GPC_CLI_LABEL_COLUMN_HELP
            "  -q, --quiet           no messages except errors\n"
            "  -v, --verbose         more messages\n"
            "  -h, --help            show this help and exit\n"
@@ -79,6 +80,7 @@ static const struct option long_options[] = {
     {"loo", optional_argument, NULL, OPT_LOO},
     {"output", required_argument, NULL, 'o'},
     {"format", required_argument, NULL, 'F'},
+    GPC_CLI_LABEL_COLUMN_OPTION,
     GPC_CLI_COMMON_OPTIONS};
 
 typedef enum { COL_P, COL_PLUGIN, COL_MEAN, COL_VAR, COL_COV, COL_LABEL } column;
@@ -292,6 +294,30 @@ static results finish(const gpc_model *m, averages *a, int use_plugin)
     return r;
 }
 
+/* A two-class model of a multiclass method (VB, softmax) as a binary one:
+ * p and plugin of the later (positive) class, and the latent difference
+ * f+ - f- (the function whose sign decides) with its variance, so that
+ * every two-class model writes the same columns and scores as binary. */
+static void as_binary(results *r, averages *a)
+{
+    if (r->P != 2 || r->L != 2)
+        return;
+    size_t n = r->mean->size1;
+    gsl_matrix *p = gpc_matrix_alloc(n, 1), *plugin = gpc_matrix_alloc(n, 1);
+    gsl_matrix *mean = gpc_matrix_alloc(n, 1), *cov = gpc_matrix_alloc(n, 1);
+    for (size_t i = 0; i < n; i++) {
+        double v = gsl_matrix_get(r->cov, i, 0) + gsl_matrix_get(r->cov, i, 3) -
+                   gsl_matrix_get(r->cov, i, 1) - gsl_matrix_get(r->cov, i, 2);
+        gsl_matrix_set(p, i, 0, gsl_matrix_get(r->p, i, 1));
+        gsl_matrix_set(plugin, i, 0, gsl_matrix_get(r->plugin, i, 1));
+        gsl_matrix_set(mean, i, 0, gsl_matrix_get(r->mean, i, 1) - gsl_matrix_get(r->mean, i, 0));
+        gsl_matrix_set(cov, i, 0, fmax(0.0, v));
+    }
+    averages_free(a); /* r's matrices are a's */
+    *a = (averages){p, plugin, mean, cov, a->samples};
+    *r = (results){r->m, 1, 1, p, plugin, mean, cov, r->use_plugin, r->words};
+}
+
 /* Columns a column kind takes: one per class or latent function for a
  * multiclass model, cov L*L of them, label one. */
 static size_t kind_width(const results *r, column c)
@@ -318,9 +344,10 @@ static size_t predicted_class(const results *r, size_t i)
     return gsl_vector_max_index(&row.vector);
 }
 
-/* The label column speaks the model's classes: their numbers when they are
- * numbers (so -1/1 models write -1/1 as always), else -1/+1 (binary) or
- * the class number 1..C, under a header line naming the words. */
+/* The label column's number (for .npy, and for the '# label:' line that
+ * says which number is which class): a class's own number when the
+ * classes are numbers, else -1/+1 (binary) or the class number 1..C.  Text
+ * writes the class itself, as the training labels spelt it. */
 static double label_value(const results *r, size_t c)
 {
     double x;
@@ -357,35 +384,51 @@ static gsl_matrix *output_matrix(const results *r, const column *cols, size_t nc
     return res;
 }
 
-/* A multiclass model's text output names its columns by class in a '#'
- * line ("# p.setosa p.versicolor p.virginica label"; cov.a.b is the
- * covariance of the latent functions of classes a and b), which numpy's
- * genfromtxt(names=True) reads and loadtxt, R and pandas skip as a comment.
- * A label column of word classes (or -1/+1 for binary ones) gets a line
- * saying which number is which class. */
+/* The text output names its columns in a '#' line, which numpy's
+ * genfromtxt(names=True) reads and loadtxt, R and pandas skip as a comment:
+ * "# p mean var label" for a binary model, by class for a multiclass one
+ * ("# p.setosa p.versicolor p.virginica label"; cov.a.b is the covariance
+ * of the latent functions of classes a and b).  A label column of word
+ * classes gets a line saying which number stands for which class, for
+ * tools that want numbers (-F npy writes them). */
 static void write_header(FILE *f, const results *r, const column *cols, size_t ncols)
 {
     const gpc_model *m = r->m;
-    if (r->P > 1) {
-        fputc('#', f);
-        for (size_t j = 0; j < ncols; j++)
-            for (size_t e = 0; e < kind_width(r, cols[j]); e++) {
-                if (cols[j] == COL_LABEL)
-                    fputs(" label", f);
-                else if (cols[j] == COL_COV)
-                    fprintf(f, " cov.%s.%s", gpc_model_class(m, e / r->L),
-                            gpc_model_class(m, e % r->L));
-                else
-                    fprintf(f, " %s.%s", column_names[cols[j]], gpc_model_class(m, e));
-            }
-        fputc('\n', f);
-    }
+    fputc('#', f);
+    for (size_t j = 0; j < ncols; j++)
+        for (size_t e = 0; e < kind_width(r, cols[j]); e++) {
+            if (cols[j] == COL_LABEL || r->P == 1)
+                fprintf(f, " %s", column_names[cols[j]]);
+            else if (cols[j] == COL_COV)
+                fprintf(f, " cov.%s.%s", gpc_model_class(m, e / r->L),
+                        gpc_model_class(m, e % r->L));
+            else
+                fprintf(f, " %s.%s", column_names[cols[j]], gpc_model_class(m, e));
+        }
+    fputc('\n', f);
     if (!r->words || !has_column(cols, ncols, COL_LABEL))
         return;
     fputs("# label:", f);
     for (size_t c = 0; c < m->nclasses; c++)
         fprintf(f, "%s %g %s", c ? "," : "", label_value(r, c), gpc_model_class(m, c));
     fputc('\n', f);
+}
+
+/* The label column's text, each case's predicted class as the model names
+ * it (pointers into the model), and its place among the output's columns;
+ * NULL without a label column. */
+static char **label_text(const results *r, const column *cols, size_t ncols, size_t *col)
+{
+    *col = 0;
+    for (size_t j = 0; j < ncols && cols[j] != COL_LABEL; j++)
+        *col += kind_width(r, cols[j]);
+    if (!has_column(cols, ncols, COL_LABEL))
+        return NULL;
+    size_t n = r->mean->size1;
+    char **text = gpc_mallocarray(n, sizeof *text);
+    for (size_t i = 0; i < n; i++)
+        text[i] = (char *)gpc_model_class(r->m, predicted_class(r, i));
+    return text;
 }
 
 int main(int argc, char **argv)
@@ -446,7 +489,7 @@ int main(int argc, char **argv)
     gpc_cli_model_base(m->zero_based);
     column cols[MAX_COLUMNS];
     size_t ncols = parse_columns(columns ? columns
-                                         : gpc_model_latent(m) == 1 ? "p,mean,var,label"
+                                         : m->nclasses == 2 ? "p,mean,var,label"
                                                                     : "p,label", cols);
     gsl_matrix *Xs = loo != LOO_NONE ? m->X : gpc_cli_read_inputs_for(xpath, m->colnames,
                                                                         m->X->size2,
@@ -458,10 +501,14 @@ int main(int argc, char **argv)
     else
         accumulate(m, Xs, loo, &a);
     results r = finish(m, &a, plugin);
+    as_binary(&r, &a);
     gsl_matrix *res = output_matrix(&r, cols, ncols);
     if (fmt == GPC_FMT_TEXT)
         write_header(gpc_output_file(output), &r, cols, ncols);
-    gpc_cli_write_matrix(output, res, fmt);
+    size_t label_col;
+    char **text = label_text(&r, cols, ncols, &label_col);
+    gpc_cli_write_tokens(output, res, fmt, label_col, text);
+    free(text);
     gsl_matrix_free(res);
     if (Xs != m->X)
         gsl_matrix_free(Xs);

@@ -290,7 +290,7 @@ int main(int argc, char **argv)
     gpc_cli_stdin_claim("the model (-m)", model_path);
     gsl_matrix *P;
     gpc_source src;
-    gpc_cli_check(gpc_matrix_read(ppath, &P, &src));
+    P = gpc_cli_read_predictions(ppath, &src);
     gpc_labels *labels = gpc_cli_read_test_labels(ypath, model_path, src.header, &binary, &col,
                                           col_given);
     gpc_source_free(&src);

@@ -125,15 +125,17 @@ log_bias -3"
     assert_output "gpc-fit: train.csv:1: 'npreg' is not a number"
 }
 
-@test "csv: a labels header is dropped above numbers, and warned about above words" {
+@test "csv: a labels header is dropped above numbers, and above words of classes seen twice" {
     write_frames
     run sed -n 1,2p y.csv
     assert_output "diabetes
 -1"
     awk 'NR == 1 { print "outcome"; next } { print ($1 > 0 ? "yes" : "no") }' y.csv > words.csv
     run gpc-fit -O none -m out/m.model Xz.txt words.csv
+    assert_success
+    assert_line "gpc-fit: words.csv:1: 'outcome' is taken as the column's name (pass --no-header if it is a label)"
+    run gpc-fit -q -O none --no-header -m out/n.model Xz.txt words.csv
     assert_failure 3
-    assert_line "gpc-fit: words.csv:1: 'outcome' labels only this case; if the line is a header, pass --header"
     run gpc-fit -q -O none --header -m m.model Xz.txt words.csv
     assert_success
     grep -qx 'classes no yes' m.model || fail "$(grep '^classes' m.model)"
@@ -182,7 +184,7 @@ wide_csv() {
     assert_success
     run --separate-stderr timeout 20 gpc-predict -m wide.model wide.csv
     assert_success
-    [ "${#lines[@]}" -eq 2 ] || fail "expected 2 predictions: $output"
+    [ "${#lines[@]}" -eq 3 ] || fail "expected a header line and 2 predictions: $output"
     sed 's/^columns c1 c2 /columns c2 c2 /' wide.model > twice.model
     run timeout 20 gpc-predict -m twice.model -o out/p.txt wide.csv
     assert_failure 3

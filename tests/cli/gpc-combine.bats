@@ -50,7 +50,7 @@ probs() {
     assert_line --index 1 "# label: 1 a, 2 b, 3 c"
     # case 3: sum (0.2 0.3 0.5) picks c, product (0.03 0.08 0.21)/z picks c
     run awk '!/^#/ { print $4 }' <(gpc-combine p1.txt p2.txt)
-    assert_output "$(printf '1\n3\n3')"
+    assert_output "$(printf 'a\nc\nc')"
     # numeric classes are their own labels
     run awk '!/^#/ { print $4 }' <(gpc-combine n1.txt n2.txt)
     assert_output "$(printf '2\n7\n7')"

@@ -234,7 +234,7 @@ rows() { awk '!/^#/ && !/^iteration/' "$1" | wc -l; }
     gpc-fit -q -k se -O none -m m.txt Xz.txt y.txt
     run gpc-predict -q -m m.txt --chain c.txt --thin 2 -c p,label Xtz.txt
     assert_success
-    run awk '$1 < 0 || $1 > 1 || ($1 >= 0.5) != ($2 == 1) { bad++ } END { print NR, bad + 0 }' \
+    run awk '/^#/ { next } { n++ } $1 < 0 || $1 > 1 || ($1 >= 0.5) != ($2 == 1) { bad++ } END { print n, bad + 0 }' \
         <<< "$output"
     assert_output "20 0"
 }

@@ -320,15 +320,14 @@ setup() {
 }
 
 @test "gpc-score: with two classes the Brier score is half the multiclass sum" {
-    # the same predictions as one p(+1) column and as two class columns of a
-    # two-class softmax model: the binary score is (p - o)^2, the sum over
+    # the same predictions as one p(+1) column and as two class columns
+    # named by a header: the binary score is (p - o)^2, the sum over
     # both classes twice that
     printf '0.9\n0.2\n0.6\n0.45\n' > p1.txt
     run --separate-stderr gpc-score --precise -t p1.txt lab.txt
     read -r e n r m b <<< "$output"
-    awk '{ print 1 - $1, $1 }' p1.txt > p2.txt
-    printf 'gpc-model 1\nmethod laplace\nlikelihood softmax\nclasses -1 1\nkernel bias\ndim 1\nhyperparameters 1\nlog_bias 0\nfit none\nlog_evidence -1\ntraining 2\n1 0 0 0\n2 0 0 1\n' > m2.txt
-    run --separate-stderr gpc-score --precise -t -m m2.txt p2.txt lab.txt
+    { echo '# p.-1 p.1'; awk '{ print 1 - $1, $1 }' p1.txt; } > p2.txt
+    run --separate-stderr gpc-score --precise -t p2.txt lab.txt
     assert_success
     read -r e2 n2 r2 m2 b2 <<< "$output"
     assert_equal "$e2 $n2 $r2" "$e $n $r"

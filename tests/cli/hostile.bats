@@ -141,7 +141,7 @@ model_with() {
     echo first > log.txt
     gpc-predict -m s.model -o /dev/fd/1 Xtz.txt >> log.txt
     [ "$(head -n 1 log.txt)" = first ] || fail "the earlier content was truncated"
-    [ "$(wc -l < log.txt)" -eq 21 ] || fail "expected 21 lines, found $(wc -l < log.txt)"
+    [ "$(wc -l < log.txt)" -eq 22 ] || fail "expected 22 lines (a header and 20 rows after the first), found $(wc -l < log.txt)"
 }
 
 @test "outputs: a directory or an empty name is refused before any work" {
@@ -182,13 +182,13 @@ model_with() {
         run -0 gpc-fit -q -O none -k se -m "$name" Xz.txt y.txt
         [ -s "$name" ] || fail "no model of a $n-byte name"
         run -0 gpc-predict -m "$name" -o "$name" Xtz.txt
-        [ "$(wc -l < "$name")" -eq 20 ] || fail "the predictions are not whole"
+        [ "$(wc -l < "$name")" -eq 21 ] || fail "the predictions are not whole"
         rm "$name"
     done
     # cut at a character boundary: a name of two-byte characters
     name=$(printf '\303\251%.0s' $(seq 127))
     run -0 gpc-predict -m s.model -o "$name" Xtz.txt
-    [ "$(wc -l < "$name")" -eq 20 ] || fail "the output is not whole"
+    [ "$(wc -l < "$name")" -eq 21 ] || fail "the output is not whole"
     assert_no_tmp_files
 }
 

@@ -43,7 +43,7 @@ fit_predict_score() {
     gpc-predict -m out/m1.txt -c p Xtz.txt > p1.txt
     gpc-predict -m out/m2.txt -c p Xtz.txt > p2.txt
     # 'b' (the later) is positive: p2 = 1 - p1 up to rounding
-    run awk 'NR == FNR { p[NR] = $1; next }
+    run awk '/^#/ { next } NR == FNR { p[NR] = $1; next }
              { d = $1 - (1 - p[FNR]); if (d > 1e-12 || d < -1e-12) { print FNR ": " $1; exit 1 } }' p1.txt p2.txt
     assert_success
 }
@@ -151,12 +151,14 @@ fit_predict_score() {
     assert_output --partial "bad.txt:4: class 'yes' is named twice"
 }
 
-@test "labels: the label column writes numeric classes back as their numbers" {
+@test "labels: the label column writes numeric classes back exactly as the labels spelt them" {
     gpc-fit -q -O none -p "$P8" -m out/m.txt Xz.txt y.txt
-    gpc-predict -m out/m.txt -c label Xtz.txt > l.txt
-    for code in 12 01; do
-        gpc-fit -q -O none -p "$P8" -m out/m$code.txt Xz.txt y-$code.txt
-        gpc-predict -m out/m$code.txt -c label Xtz.txt > l$code.txt
+    gpc-predict -m out/m.txt -c label Xtz.txt | grep -v '^#' > l.txt
+    sed 's/^1$/+1/' y.txt > y-plus.txt
+    for code in 12 01 -plus; do
+        gpc-fit -q -O none -p "$P8" -m out/m$code.txt Xz.txt y$code.txt 2>/dev/null ||
+            gpc-fit -q -O none -p "$P8" -m out/m$code.txt Xz.txt y-$code.txt
+        gpc-predict -m out/m$code.txt -c label Xtz.txt | grep -v '^#' > l$code.txt
     done
     # both classes are predicted, so the mapping is checked both ways
     [ "$(sort -u l.txt | tr '\n' ' ')" = "-1 1 " ]
@@ -164,23 +166,43 @@ fit_predict_score() {
     assert_output "$(cat l12.txt)"
     run awk '{ print ($1 > 0) ? 1 : 0 }' l.txt
     assert_output "$(cat l01.txt)"
+    run awk '{ print ($1 > 0) ? "+1" : -1 }' l.txt
+    assert_output "$(cat l-plus.txt)"
 }
 
-@test "labels: with word classes the label column is -1/+1 under a header naming the words" {
+@test "labels: word classes come back as words, counted wrong by paste and awk as gpc-score counts" {
     gpc-fit -q -O none -p "$P8" -m out/m.txt Xz.txt y.txt
     gpc-fit -q -O none -p "$P8" -m out/mw.txt Xz.txt y-words.txt
     gpc-predict -m out/m.txt Xtz.txt > p.txt
     gpc-predict -m out/mw.txt Xtz.txt > pw.txt
-    assert_equal "$(head -n 1 pw.txt)" "# label: -1 no, 1 yes"
-    assert_equal "$(tail -n +2 pw.txt)" "$(cat p.txt)"
-    # the header is a comment to every matrix reader: scoring reads through it
+    assert_equal "$(sed -n 1p pw.txt)" "# p mean var label"
+    assert_equal "$(sed -n 2p pw.txt)" "# label: -1 no, 1 yes"
+    # the same numbers, the classes as words
+    assert_equal "$(tail -n +3 pw.txt | sed 's/ no$/ -1/; s/ yes$/ 1/')" "$(tail -n +2 p.txt)"
     assert_equal "$(gpc-score -t pw.txt yt-words.txt)" "$(gpc-score -t p.txt yt.txt)"
-    # no header without a label column, nor in .npy, which has no place for one
+    gpc-predict -m out/mw.txt -c label Xtz.txt | grep -v '^#' > lw.txt
+    grep -qx yes lw.txt && grep -qx no lw.txt
+    wrong=$(paste lw.txt yt-words.txt | awk '$1 != $2' | wc -l)
+    assert_equal "$(gpc-score -t pw.txt yt-words.txt | cut -d' ' -f1)" "$wrong"
+    # the label line only with a label column; .npy holds the numbers
     gpc-predict -m out/mw.txt -c p,var Xtz.txt > pv.txt
-    ! grep -q '#' pv.txt
+    assert_equal "$(cat pv.txt | grep '^#')" "# p var"
     gpc-predict -m out/mw.txt -F npy Xtz.txt > pw.npy
     gpc-predict -m out/m.txt -F npy Xtz.txt > p.npy
     assert_files_equal pw.npy p.npy
+}
+
+@test "labels: multiclass word classes come back as words; gpc-score reads them" {
+    grep -v '^#' "$BATS_TEST_DIRNAME/data/iris.txt" | head -n 30 > iris.txt
+    awk '{ print $2, $3, $4, $5 }' iris.txt > ix.txt
+    awk '{ print $1 }' iris.txt > iw.txt
+    gpc-fit -q -O none -m out/mi.txt ix.txt iw.txt
+    gpc-predict -m out/mi.txt ix.txt > pi.txt
+    assert_equal "$(sed -n 1p pi.txt)" "# p.setosa p.versicolor p.virginica label"
+    gpc-predict -m out/mi.txt -c label ix.txt | grep -v '^#' > li.txt
+    assert_equal "$(sort -u li.txt | tr '\n' ' ')" "setosa versicolor virginica "
+    wrong=$(paste li.txt iw.txt | awk '$1 != $2' | wc -l)
+    assert_equal "$(gpc-score -t pi.txt iw.txt | cut -d' ' -f1)" "$wrong"
 }
 
 @test "labels: gpc-score -m scores a test set of one class of words by the model's classes" {

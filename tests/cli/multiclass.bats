@@ -193,9 +193,9 @@ normalise_rows() {
     assert_line --index 1 '# label: 1 setosa, 2 versicolor, 3 virginica'
     assert_shape p.txt 30 4
     assert_probs p.txt 3
-    assert_label_argmax p.txt 3 "1 2 3"
+    assert_label_argmax p.txt 3 "setosa versicolor virginica"
     # all three classes are predicted, so the label is checked for each
-    assert_equal "$(data_rows p.txt | cut -d' ' -f4 | sort -u | tr '\n' ' ')" "1 2 3 "
+    assert_equal "$(data_rows p.txt | cut -d' ' -f4 | sort -u | tr '\n' ' ')" "setosa versicolor virginica "
     # numeric classes are written as their numbers, without a '# label:' line
     gpc-fit -q -k se -O none -p "$HP" -m out/m357.txt X3.txt y357.txt
     gpc-predict -m out/m357.txt Xt3.txt > p357.txt
@@ -218,7 +218,7 @@ normalise_rows() {
     assert_equal "$(head -n 1 all.txt)" "$want label"
     assert_shape all.txt 30 22
     assert_probs all.txt 3
-    assert_label_argmax all.txt 3 "1 2 3"
+    assert_label_argmax all.txt 3 "setosa versicolor virginica"
     data_rows all.txt | cut -d' ' -f4-6 > plugin.txt
     assert_probs plugin.txt 3
     run awk 'function abs(x) { return x < 0 ? -x : x }
@@ -238,7 +238,7 @@ normalise_rows() {
     gpc-predict -m out/m.txt --plugin -c p,label Xt3.txt > pl.txt
     data_rows pl.txt | cut -d' ' -f1-3 > pl3.txt
     assert_files_equal pl3.txt plugin.txt
-    assert_label_argmax pl.txt 3 "1 2 3"
+    assert_label_argmax pl.txt 3 "setosa versicolor virginica"
 }
 
 @test "multiclass: p is E[softmax(f)] under the latent Gaussian of mean and cov (Monte Carlo here)" {
@@ -278,7 +278,8 @@ normalise_rows() {
     # back to text through gpc-scale with identity statistics
     printf '0 0 0 0\n1 1 1 1\n' > id4.txt
     gpc-scale -r id4.txt p.npy > back.txt
-    data_rows p.txt > want.txt
+    # .npy holds the classes' numbers 1..C where the text names them
+    data_rows p.txt | sed 's/ setosa$/ 1/; s/ versicolor$/ 2/; s/ virginica$/ 3/' > want.txt
     assert_matrices_close back.txt want.txt 0
     gpc-predict -m out/m.txt -c cov -F npy Xt3.txt > cov.npy
     assert_npy cov.npy '(30, 9)'
@@ -464,9 +465,9 @@ normalise_rows() {
         gpc-predict -m out/m.txt -c p,mean,var,cov,label Xt3.txt > ovr.txt
         assert_equal "$(head -n 1 ovr.txt | cut -d' ' -f1-4)" '# p.setosa p.versicolor p.virginica'
         assert_probs ovr.txt 3
-        assert_label_argmax ovr.txt 3 "1 2 3"
+        assert_label_argmax ovr.txt 3 "setosa versicolor virginica"
         for k in 1 2 3; do
-            paste -d' ' b-setosa.txt b-versicolor.txt b-virginica.txt | cut -d' ' -f$k,$((k + 3)),$((k + 6)) > bk.txt
+            paste -d' ' b-setosa.txt b-versicolor.txt b-virginica.txt | grep -v '^#' | cut -d' ' -f$k,$((k + 3)),$((k + 6)) > bk.txt
             if [ "$k" = 1 ]; then normalise_rows bk.txt > want.txt; else cp bk.txt want.txt; fi
             data_rows ovr.txt | cut -d' ' -f$((3 * k - 2))-$((3 * k)) > got.txt
             assert_matrices_close got.txt want.txt 1e-12
@@ -522,8 +523,10 @@ normalise_rows() {
     assert_success
     assert_equal "${#lines[@]}" 2
     gpc-predict -m out/m.txt Xt3.txt > p.txt
-    assert_equal "$(head -n 1 p.txt)" '# p.versicolor p.virginica label'
-    assert_probs p.txt 2
+    # two classes predict as a binary model does: p of the later class
+    assert_equal "$(head -n 1 p.txt)" '# p mean var label'
+    run awk '/^#/ { next } $1 < 0 || $1 > 1 || ($1 >= 0.5) != ($4 == "virginica") { print; exit 1 }' p.txt
+    assert_success
     rm out/m.txt
     for tool in "gpc-fit -q -O none -m out/m.txt" "gpc-evidence -q -o out/e.txt"; do
         for data in "X3.txt y3.txt" "X2.txt y2.txt"; do
@@ -622,7 +625,7 @@ normalise_rows() {
     assert_equal "$(head -n 1 all.txt)" '# p.setosa p.versicolor p.virginica label'
     assert_shape all.txt 30 4
     assert_probs all.txt 3
-    assert_label_argmax all.txt 3 "1 2 3"
+    assert_label_argmax all.txt 3 "setosa versicolor virginica"
     # with the first two samples burnt: the average of two fits
     gpc-predict -m out/m.txt --chain out/c.txt -b 2 -c p Xt3.txt > chain.txt
     for it in 3 4; do
@@ -678,7 +681,7 @@ normalise_rows() {
     data_rows p.txt > rows.txt
     for t in setosa virginica; do
         want=$(awk -v t="$t" 'NR == FNR { y[NR] = $1; next }
-                   y[FNR] == t { n[$4]++ } END { printf "%s %d %d %d", t, n[1], n[2], n[3] }' y2t.txt rows.txt)
+                   y[FNR] == t { n[$4]++ } END { printf "%s %d %d %d", t, n["setosa"], n["versicolor"], n["virginica"] }' y2t.txt rows.txt)
         assert_line "$want"
     done
     # a label that is not one of the model's classes

@@ -1,5 +1,6 @@
 /* test_labels — class labels of any kind: words, codes, their order, the
  * binary coding, labels against a model's classes, and every bad file. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -238,6 +239,73 @@ static void test_training(void)
     expect_training("iris-like", "s\ns\nv\nv\ng\ng\n", 0, 1);
 }
 
+/* A word seen once above words of classes seen twice is the column's
+ * name; with a single class below it, it may be a rare class and stays. */
+static void test_header_word(void)
+{
+    size_t abc[] = {0, 1, 0, 1, 2, 2};
+    expect_classes("'class' above words", "class\na\nb\na\nb\nc\nc\n", "a b c", abc, 6);
+    size_t rare[] = {3, 0, 1, 0, 2};
+    gpc_verbosity = 0; /* the warning */
+    expect_classes("a rare class among single ones", "z\na\nb\na\nc\n", "a b c z", rare, 5);
+    gpc_matio_set_header(GPC_HEADER_NO);
+    size_t kept[] = {3, 0, 1, 0, 1, 2, 2};
+    expect_classes("--no-header keeps it", "class\na\nb\na\nb\nc\nc\n", "a b c class", kept, 7);
+    gpc_matio_set_header(GPC_HEADER_AUTO);
+}
+
+/* The label column of a data file: by name, by number, left out of the
+ * matrix and its names, or kept in place as a number or NaN. */
+static void test_label_column(void)
+{
+    const char *csv = put_text("t.txt", "a,target,b\n1,yes,2\n3,no,4\n5,yes,6\n");
+    gpc_read_opts opts = {.label_column = "target"};
+    gsl_matrix *X;
+    gpc_source src;
+    char **tok;
+    size_t col;
+    int st = gpc_matrix_read_with(csv, &opts, &X, &src, &tok, &col);
+    if (TEST_OK(st == GPC_OK, "label column by name (%s)", st ? gpc_errmsg() : "ok")) {
+        TEST_OK(X->size1 == 3 && X->size2 == 2 && gsl_matrix_get(X, 2, 1) == 6.0 && col == 2,
+                "the other columns are the inputs");
+        TEST_OK(!strcmp(tok[0], "yes") && !strcmp(tok[1], "no") && !tok[3], "the labels as written");
+        TEST_OK(!strcmp(src.colnames[0], "a") && !strcmp(src.colnames[1], "b") &&
+                !src.colnames[2], "the names without the label column's");
+        gsl_matrix_free(X);
+        gpc_source_free(&src);
+        for (size_t i = 0; tok[i]; i++)
+            free(tok[i]);
+        free(tok);
+    }
+    opts.label_column = "2";
+    opts.keep_place = 1;
+    st = gpc_matrix_read_with(csv, &opts, &X, NULL, NULL, &col);
+    if (TEST_OK(st == GPC_OK, "label column by number, kept in place")) {
+        TEST_OK(X->size2 == 3 && isnan(gsl_matrix_get(X, 0, 1)) && col == 2, "a word is NaN");
+        gsl_matrix_free(X);
+    }
+    const char *bad[][2] = {{"zz", "no column has that name (the columns are a, target, b)"},
+                            {"4", "but the file has 3 columns"}};
+    for (size_t k = 0; k < 2; k++) {
+        gpc_read_opts o = {.label_column = bad[k][0]};
+        st = gpc_matrix_read_with(csv, &o, &X, NULL, NULL, NULL);
+        TEST_OK(st == GPC_EINPUT && strstr(gpc_errmsg(), bad[k][1]), "--label-column=%s: %s",
+                bad[k][0], gpc_errmsg());
+    }
+    const char *gap = put_text("t.txt", "a,target\n1,yes\n3,\n");
+    st = gpc_matrix_read_with(gap, &opts, &X, NULL, NULL, NULL);
+    TEST_OK(st == GPC_EINPUT && strstr(gpc_errmsg(), "t.txt:3: the label"), "an empty label: %s",
+            gpc_errmsg());
+    const char *pred = put_text("t.txt", "# p mean var label\n0.5 1 2 yes\n0.25 1 2 -1\n");
+    gpc_read_opts po = {.label_column = "label", .optional = 1, .keep_place = 1};
+    st = gpc_matrix_read_with(pred, &po, &X, NULL, NULL, NULL);
+    if (TEST_OK(st == GPC_OK, "predictions with a word label column")) {
+        TEST_OK(isnan(gsl_matrix_get(X, 0, 3)) && gsl_matrix_get(X, 1, 3) == -1.0,
+                "a number stays a number");
+        gsl_matrix_free(X);
+    }
+}
+
 int main(void)
 {
     if (!mkdtemp(dir)) {
@@ -253,6 +321,8 @@ int main(void)
     test_present();
     test_parse();
     test_training();
+    test_header_word();
+    test_label_column();
     const char *files[] = {"l.txt", "b.txt", "bad.txt", "l.npy", "t.txt"};
     for (size_t i = 0; i < sizeof files / sizeof *files; i++)
         unlink(P(files[i]));

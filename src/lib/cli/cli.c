@@ -50,7 +50,9 @@ void gpc_cli_version(void)
 
 void gpc_cli_exit_written(void)
 {
-    errno = 0;
+    /* a long help may have failed already, in printf, which left errno */
+    if (!ferror(stdout))
+        errno = 0;
     if (fflush(stdout) != 0 || ferror(stdout))
         gpc_die(GPC_EINPUT, "<stdout>: write error: %s", strerror(errno ? errno : EIO));
     exit(0);
@@ -76,9 +78,18 @@ static void set_base(gpc_libsvm_base mode)
     gpc_libsvm_set_base(mode);
 }
 
+static const char *label_column;
+
+const char *gpc_cli_label_column(void) { return label_column; }
+
 int gpc_cli_common(int c, const char *arg, gpc_format *fmt)
 {
     switch (c) {
+    case GPC_CLI_OPT_LABEL_COLUMN:
+        if (!*arg)
+            gpc_cli_usage("--label-column: give the column's name or number");
+        label_column = arg;
+        return 1;
     case 'v': gpc_verbosity = 2; return 1;
     case 'q': gpc_verbosity = 0; return 1;
     case GPC_CLI_OPT_HEADER: gpc_matio_set_header(GPC_HEADER_YES); return 1;
@@ -414,10 +425,38 @@ static void read_libsvm_training(const char *path, gsl_matrix **X, gpc_labels **
     gpc_cli_check(gpc_labels_check_training(*labels, name));
 }
 
+/* X whose --label-column holds the labels: one reading of one file. */
+static void read_labelled_training(const char *xpath, gsl_matrix **X, char ***names,
+                                   gpc_labels **labels)
+{
+    gpc_read_opts opts = {.label_column = label_column};
+    gpc_source src;
+    char **tok;
+    gpc_cli_check(gpc_matrix_read_with(xpath, &opts, X, &src, &tok, NULL));
+    const char *name = gpc_cli_name(xpath);
+    *labels = two_classes(gpc_labels_of_tokens(tok, (*X)->size1), name);
+    gpc_colnames_free(tok);
+    if (names)
+        *names = src.colnames;
+    else
+        gpc_colnames_free(src.colnames);
+    src.colnames = NULL;
+    gpc_source_free(&src);
+    gpc_cli_check(gpc_labels_check_training(*labels, name));
+}
+
 void gpc_cli_read_training(int argc, char **argv, gsl_matrix **X, char ***names,
                            gpc_labels **labels)
 {
     char **own = NULL;
+    if (label_column && argc - optind != 1)
+        gpc_cli_usage("--label-column=%s takes the labels from a column of X: give X alone, "
+                      "without a labels file", label_column);
+    if (label_column) {
+        gpc_cli_stdin_claim("X", argv[optind]);
+        read_labelled_training(argv[optind], X, names, labels);
+        return;
+    }
     if (argc - optind == 1) {
         read_libsvm_training(argv[optind], X, labels);
         if (names)
@@ -588,6 +627,34 @@ void gpc_cli_check(int status)
         gpc_die_last(status);
 }
 
+void gpc_cli_write_tokens(gpc_output *o, const gsl_matrix *m, gpc_format fmt, size_t col,
+                          char *const *text)
+{
+    if (!text) {
+        gpc_cli_write_matrix(o, m, fmt);
+        return;
+    }
+    for (size_t i = 0; i < m->size1; i++)
+        for (size_t j = 0; j < m->size2; j++)
+            if (!isfinite(gsl_matrix_get(m, i, j)))
+                gpc_die(GPC_ENUM, "the result is not a finite number (row %zu, column %zu is "
+                        "%g), so nothing was written: the hyperparameters are probably out of "
+                        "range (their logs far above 0)", i + 1, j + 1, gsl_matrix_get(m, i, j));
+    gpc_cli_check(gpc_matrix_write_tokens(gpc_output_file(o), gpc_output_name(o), m, fmt, col,
+                                          text));
+    gpc_cli_check(gpc_output_commit(o));
+}
+
+gsl_matrix *gpc_cli_read_predictions(const char *path, gpc_source *src)
+{
+    gpc_read_opts opts = {.label_column = "label", .optional = 1, .keep_place = 1};
+    gsl_matrix *P;
+    char **tok;
+    gpc_cli_check(gpc_matrix_read_with(path, &opts, &P, src, &tok, NULL));
+    gpc_colnames_free(tok);
+    return P;
+}
+
 void gpc_cli_write_matrix(gpc_output *o, const gsl_matrix *m, gpc_format fmt)
 {
     /* the last line of defence against silent garbage: every result a tool
@@ -630,6 +697,10 @@ static gsl_matrix *fit_width(gsl_matrix *m, const gpc_source *src, const char *p
                 m->size2 - shift, what, expect_cols, expect_cols - shift,
                 shift ? " (indices read as numbered from 0; --one-based reads them from 1)"
                       : "");
+    if (expect_cols && m->size2 == expect_cols + 1 && !label_column)
+        gpc_die(GPC_EINPUT, "%s: has %zu columns, but %s has %zu; if one of them holds the "
+                "labels, give --label-column=N (its number, from 1)", gpc_cli_name(path),
+                m->size2, what, expect_cols);
     if (expect_cols && m->size2 != expect_cols)
         gpc_die(GPC_EINPUT, "%s: has %zu columns, but %s has %zu", gpc_cli_name(path),
                 m->size2, what, expect_cols);
@@ -691,7 +762,14 @@ gsl_matrix *gpc_cli_read_inputs_for(const char *path, char *const *names, size_t
 {
     gsl_matrix *m;
     gpc_source src;
-    gpc_cli_check(gpc_matrix_read(path, &m, &src));
+    /* named columns are picked by name, which leaves a label column out
+     * whatever it holds; unnamed ones by position, less the label column */
+    gpc_read_opts opts = {.label_column = names ? NULL : label_column, .optional = 1,
+                          .only = names};
+    char **tok;
+    size_t label_col;
+    gpc_cli_check(gpc_matrix_read_with(path, &opts, &m, &src, &tok, &label_col));
+    gpc_colnames_free(tok);
     if (names && src.colnames) {
         size_t *index;
         int st = gpc_colnames_match(names, src.colnames, gpc_cli_name(path), &index);
@@ -734,7 +812,7 @@ gpc_labels *gpc_cli_read_test_labels(const char *ypath, const char *model_path,
     char **model_names = gpc_mallocarray(m->nclasses, sizeof *model_names);
     for (size_t c = 0; c < m->nclasses; c++)
         model_names[c] = (char *)gpc_model_class(m, c);
-    *binary = gpc_model_prob_columns(m) == 1;
+    *binary = m->nclasses == 2; /* every two-class model predicts as a binary one */
     int st = gpc_labels_read_classes(ypath, model_names, m->nclasses, &labels);
     free(model_names);
     gpc_model_free(m);

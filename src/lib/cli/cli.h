@@ -32,6 +32,19 @@ enum {
     {"one-based", no_argument, NULL, GPC_CLI_OPT_ONE_BASED},                                 \
     {"help", no_argument, NULL, 'h'}, {"version", no_argument, NULL, 'V'}, {NULL, 0, NULL, 0}
 
+/* --label-column=NAME|N, in the option table of the tools that read
+ * labels: the labels are that column of X (gpc_cli_read_training). */
+enum { GPC_CLI_OPT_LABEL_COLUMN = 0x7f10 };
+#define GPC_CLI_LABEL_COLUMN_OPTION                                                          \
+    {"label-column", required_argument, NULL, GPC_CLI_OPT_LABEL_COLUMN}
+#define GPC_CLI_LABEL_COLUMN_HELP                                                            \
+    "      --label-column=NAME|N  the labels are the column of X named NAME in its\n"       \
+    "                           header (or its Nth, from 1), the inputs the other\n"        \
+    "                           columns: one CSV holds both; give no labels file\n"
+
+/* The --label-column given, or NULL. */
+const char *gpc_cli_label_column(void);
+
 /* Their --help lines. */
 #define GPC_CLI_HEADER_HELP                                                                  \
     "      --header             the first line of CSV and labels files is a header\n"     \
@@ -62,8 +75,8 @@ _Noreturn void gpc_cli_version(void);
 /* "prog: message" plus "Try 'prog --help'." and exit 2. */
 _Noreturn void gpc_cli_usage(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
-/* Handle -v, -q, -V, -F, --header, --no-header, --zero-based and
- * --one-based; returns 1 if c was one of them. */
+/* Handle -v, -q, -V, -F, --header, --no-header, --zero-based,
+ * --one-based and --label-column; returns 1 if c was one of them. */
 int gpc_cli_common(int c, const char *arg, gpc_format *fmt);
 
 /* Whole-argument numbers, or a usage error naming the option. */
@@ -120,7 +133,8 @@ gpc_labels *gpc_cli_read_labels(const char *path);
  * labels Y: checks their number, that they are not both standard input,
  * that their row counts match and that most classes have more than one
  * case (gpc_labels_check_training); dies otherwise.  One argument is a LIBSVM
- * file that holds both, read once (a usage error for another file).  With
+ * file that holds both, read once (a usage error for another file), or,
+ * under --label-column, a file whose column that is holds the labels.  With
  * names not NULL, *names gets the inputs' column names (NULL if they have
  * none; free with gpc_colnames_free). */
 void gpc_cli_read_training(int argc, char **argv, gsl_matrix **X, char ***names,
@@ -196,6 +210,17 @@ void gpc_cli_check(int status);
  * m holds a NaN or an infinity. */
 void gpc_cli_write_matrix(gpc_output *o, const gsl_matrix *m, gpc_format fmt);
 
+/* The same, column col of row i written as text[i] in text (text NULL:
+ * as gpc_cli_write_matrix). */
+void gpc_cli_write_tokens(gpc_output *o, const gsl_matrix *m, gpc_format fmt, size_t col,
+                          char *const *text);
+
+/* Predictions as gpc-predict and gpc-combine write them, read back: the
+ * column the '#' line names "label" may hold the classes' names, and
+ * stays in the matrix (as its number when it is one, else NaN) so that the
+ * other columns keep their places; dies on errors. */
+gsl_matrix *gpc_cli_read_predictions(const char *path, gpc_source *src);
+
 /* Read a matrix or die; with expect_cols > 0 also check its width, naming
  * what the width should match ("the model's inputs").  A sparse (LIBSVM)
  * file narrower than that is padded with zero columns, since the features
@@ -208,7 +233,9 @@ gsl_matrix *gpc_cli_read_inputs(const char *path, char ***names);
 
 /* Inputs for a kernel or model fitted on dim columns called names (NULL if
  * unnamed): matched to them by name when the file names its columns too
- * (extra columns ignored), else by position, when their number must be dim
+ * (extra columns ignored unread, so a column of labels is no obstacle),
+ * else by position, less the --label-column if one is given (with no such
+ * column in the file, nothing is left out), when their number must be dim
  * (a sparse file's missing last columns are zeros; what names the fitted
  * inputs in the message; dim 0 takes any width); dies on errors. */
 gsl_matrix *gpc_cli_read_inputs_for(const char *path, char *const *names, size_t dim,

@@ -110,12 +110,33 @@ static void drop_first(tokens *t)
     t->n--;
 }
 
+static int by_string(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Whether every label after the first is seen at least twice. */
+static int no_single_below(const tokens *t)
+{
+    size_t n = t->n - 1;
+    char **sorted = gpc_mallocarray(n, sizeof *sorted);
+    memcpy(sorted, t->tok + 1, n * sizeof *sorted);
+    qsort(sorted, n, sizeof *sorted, by_string);
+    int ok = 1;
+    for (size_t i = 0; i < n && ok; i++)
+        ok = (i > 0 && !strcmp(sorted[i], sorted[i - 1])) ||
+             (i + 1 < n && !strcmp(sorted[i], sorted[i + 1]));
+    free(sorted);
+    return ok;
+}
+
 /* A first line that names the column rather than labelling a case: always
  * under --header; otherwise a word above labels that are all numbers (as
- * pandas writes a Series of codes).  A word that labels only the first case
- * above words of two or more classes may be a header too (that would make a
- * spurious class), but may be a rare class: that one is kept, with a
- * warning. */
+ * pandas writes a Series of codes), or a word seen once above words of two
+ * or more classes each seen at least twice (a class of one case among
+ * those is far less likely than a header; --no-header keeps it).  A word
+ * that labels only the first case above words with other single ones may
+ * be either: it is kept, with a warning naming --header. */
 static void header_label(tokens *t)
 {
     gpc_header_mode mode = gpc_matio_header();
@@ -129,11 +150,19 @@ static void header_label(tokens *t)
         again += strcmp(t->tok[i], t->tok[0]) == 0;
         others += i > 1 && strcmp(t->tok[i], t->tok[1]) != 0;
     }
-    if (mode == GPC_HEADER_YES || numbers == t->n - 1)
+    if (mode == GPC_HEADER_YES || numbers == t->n - 1) {
         drop_first(t);
-    else if (!again && others)
+    } else if (!again && others && numbers == 0 && no_single_below(t)) {
+        /* a word seen once above words of classes seen twice or more is
+         * the column's name ("class" as pandas writes a Series), not a
+         * class of one case */
+        gpc_info(1, "%s:%zu: '%s' is taken as the column's name (pass --no-header if it is a "
+                 "label)", t->name, t->line[0], t->tok[0]);
+        drop_first(t);
+    } else if (!again && others) {
         gpc_warn("%s:%zu: '%s' labels only this case; if the line is a header, pass --header",
                  t->name, t->line[0], t->tok[0]);
+    }
 }
 
 static void take_npy_label(void *t, const char *s, size_t len) { push(t, s, len, 0); }

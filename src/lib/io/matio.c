@@ -105,13 +105,24 @@ static int empty_input(const char *name)
 
 /* ---- text ------------------------------------------------------------------ */
 
+/* What becomes of each column of a file read with options (gpc_read_opts). */
+enum { ACT_NUMBER, ACT_LABEL, ACT_SKIP };
+
 typedef struct {
     const char *name;
     double *val; /* row-major values so far */
     size_t nval, capval;
     size_t *line; /* source line of each row */
     size_t rows, caprows;
-    size_t cols; /* set by the first row */
+    size_t cols; /* fields per line, set by the first row */
+    const gpc_read_opts *opts; /* NULL: every field is a number */
+    gpc_source *src;           /* the header's names, for the options */
+    unsigned char *act;        /* each field's ACT_, once the first row is seen */
+    size_t nact;               /* fields act covers */
+    long label_col;            /* 0-based field of the labels, or -1 */
+    size_t dropped;            /* fields that are not columns of the matrix */
+    char **labels;             /* the label of each row so far, NULL-terminated */
+    size_t caplabels;
 } text_rows;
 
 /* '\r' counts as a blank so CRLF files read like LF files. */
@@ -206,11 +217,189 @@ static int too_wide(const char *name, size_t lineno)
                     GPC_MATRIX_MAX_COLS);
 }
 
+/* ---- a column of labels, columns left out ------------------------------------ */
+
+static int by_string(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Whether s is among the n sorted strings (a header may name hundreds of
+ * thousands of columns, so no scan per column). */
+static int in_list(char *const *sorted, size_t n, const char *s)
+{
+    return bsearch(&s, sorted, n, sizeof *sorted, by_string) != NULL;
+}
+
+/* "a, b, c" (cut to size) for messages. */
+static void list_names(char *const *names, size_t n, char *buf, size_t size)
+{
+    buf[0] = '\0';
+    for (size_t j = 0; j < n; j++) {
+        size_t len = strlen(buf);
+        snprintf(buf + len, size - len, "%s%s", j ? ", " : "", names[j]);
+    }
+}
+
+/* The 0-based field of the label column among fields, named (names: n of
+ * them, or NULL) or numbered; -1 when an optional one is absent. */
+static int find_label_column(const text_rows *t, char *const *names, size_t fields,
+                             size_t lineno, long *col)
+{
+    const char *spec = t->opts->label_column;
+    for (size_t j = 0; names && j < fields; j++)
+        if (strcmp(names[j], spec) == 0) {
+            *col = (long)j;
+            return GPC_OK;
+        }
+    char *end;
+    errno = 0;
+    long n = strtol(spec, &end, 10);
+    int number = *spec >= '0' && *spec <= '9' && !*end && errno == 0;
+    *col = -1;
+    if (number && n >= 1 && (size_t)n <= fields) {
+        *col = n - 1;
+        return GPC_OK;
+    }
+    if (number)
+        return gpc_fail(GPC_EINPUT, "%s:%zu: --label-column=%s, but the file has %zu "
+                        "column%s", t->name, lineno, spec, fields, fields == 1 ? "" : "s");
+    if (t->opts->optional)
+        return GPC_OK;
+    if (!names)
+        return gpc_fail(GPC_EINPUT, "%s: --label-column=%s, but no header line names the "
+                        "columns; give the column's number (1 to %zu)", t->name, spec, fields);
+    char known[512];
+    list_names(names, fields, known, sizeof known);
+    return gpc_fail(GPC_EINPUT, "%s: --label-column=%s: no column has that name (the columns "
+                    "are %s)", t->name, spec, known);
+}
+
+/* A whitespace file's first comment line as one name per field, when it
+ * has exactly that many words (gpc-predict's "# p mean var label"). */
+static char **comment_names(const char *header, size_t fields)
+{
+    if (!header)
+        return NULL;
+    char *copy = gpc_strdup(header), *save = NULL;
+    char **names = gpc_calloc(fields + 1, sizeof *names);
+    size_t n = 0;
+    for (char *w = strtok_r(copy, " \t", &save); w; w = strtok_r(NULL, " \t", &save)) {
+        if (n == fields) {
+            n++;
+            break;
+        }
+        names[n++] = gpc_strdup(w);
+    }
+    free(copy);
+    if (n != fields) {
+        gpc_colnames_free(names);
+        return NULL;
+    }
+    return names;
+}
+
+/* Decide, at the first row (of fields fields), what each field becomes. */
+static int plan_columns(text_rows *t, char *const *names, size_t fields, size_t lineno)
+{
+    if (!t->opts || t->act)
+        return GPC_OK;
+    t->label_col = -1;
+    t->act = gpc_calloc(fields ? fields : 1, 1);
+    t->nact = fields;
+    size_t kept = 0, n = 0;
+    char **sorted = NULL;
+    if (t->opts->only && names) {
+        while (t->opts->only[n])
+            n++;
+        sorted = gpc_mallocarray(n ? n : 1, sizeof *sorted);
+        memcpy(sorted, t->opts->only, n * sizeof *sorted);
+        qsort(sorted, n, sizeof *sorted, by_string);
+        for (size_t j = 0; j < fields; j++)
+            kept += in_list(sorted, n, names[j]);
+    }
+    /* with none of the names there, every column is read, and the caller
+     * says which of its names the file lacks */
+    for (size_t j = 0; kept && j < fields; j++)
+        if (!in_list(sorted, n, names[j]))
+            t->act[j] = ACT_SKIP;
+    free(sorted);
+    if (t->opts->label_column) {
+        int st = find_label_column(t, names, fields, lineno, &t->label_col);
+        if (st != GPC_OK)
+            return st;
+        if (t->label_col >= 0)
+            t->act[t->label_col] = ACT_LABEL;
+    }
+    for (size_t j = 0; j < fields; j++)
+        t->dropped += t->act[j] == ACT_SKIP || (t->act[j] == ACT_LABEL && !t->opts->keep_place);
+    if (t->dropped == fields)
+        return gpc_fail(GPC_EINPUT, "%s:%zu: no column is left for the inputs besides the "
+                        "labels", t->name, lineno);
+    return GPC_OK;
+}
+
+static int act_of(const text_rows *t, size_t j)
+{
+    return t->act && j < t->nact ? t->act[j] : ACT_NUMBER;
+}
+
+/* The label of the current row, [tok, end); with keep_place a NaN holds
+ * its place among the values. */
+static int push_label(text_rows *t, const char *tok, const char *end)
+{
+    char **l = grow(t->labels, &t->caplabels, t->rows + 2, sizeof *l);
+    if (!l)
+        return out_of_memory(t->name);
+    t->labels = l;
+    t->labels[t->rows] = gpc_malloc((size_t)(end - tok) + 1);
+    memcpy(t->labels[t->rows], tok, (size_t)(end - tok));
+    t->labels[t->rows][end - tok] = '\0';
+    t->labels[t->rows + 1] = NULL;
+    if (!t->opts->keep_place)
+        return GPC_OK;
+    char *stop;
+    double x = strtod(t->labels[t->rows], &stop);
+    return push_value(t, *stop || stop == t->labels[t->rows] || !isfinite(x) ? NAN : x);
+}
+
+/* The fields of a whitespace line [p, eol), up to a comment. */
+static size_t count_fields(const char *p, const char *eol)
+{
+    size_t n = 0;
+    for (;;) {
+        while (p < eol && is_blank(*p))
+            p++;
+        if (p == eol || *p == '#')
+            return n;
+        n++;
+        while (p < eol && !is_blank(*p) && *p != '#')
+            p++;
+    }
+}
+
+/* Plan the columns of a whitespace file at its first row. */
+static int plan_text(text_rows *t, const char *p, const char *eol, size_t lineno)
+{
+    if (!t->opts || t->act)
+        return GPC_OK;
+    size_t fields = count_fields(p, eol);
+    if (fields == 0)
+        return GPC_OK;
+    char **names = comment_names(t->src->header, fields);
+    int st = plan_columns(t, names, fields, lineno);
+    gpc_colnames_free(names);
+    return st;
+}
+
 /* One line [p, eol): its numbers become a row, unless it has none. */
 static int text_line(text_rows *t, const char *p, const char *eol, size_t lineno)
 {
     const char *line = p;
     size_t found = 0;
+    int st = plan_text(t, p, eol, lineno);
+    if (st != GPC_OK)
+        return st;
     for (;;) {
         while (p < eol && is_blank(*p))
             p++;
@@ -221,8 +410,15 @@ static int text_line(text_rows *t, const char *p, const char *eol, size_t lineno
             p++;
         if (found == GPC_MATRIX_MAX_COLS)
             return too_wide(t->name, lineno);
+        int act = act_of(t, found);
+        if (act != ACT_NUMBER) {
+            found++;
+            if (act == ACT_LABEL && (st = push_label(t, tok, p)) != GPC_OK)
+                return st;
+            continue;
+        }
         double x;
-        int st = text_number(t->name, lineno, tok, p, &x);
+        st = text_number(t->name, lineno, tok, p, &x);
         if (st != GPC_OK && invisible_byte(t->name, lineno, line, tok, p) != GPC_OK)
             return GPC_EINPUT;
         if (st == GPC_OK)
@@ -245,7 +441,7 @@ static int text_matrix(text_rows *t, gsl_matrix **out)
 {
     if (t->rows == 0)
         return empty_input(t->name);
-    gsl_matrix *m = gpc_matrix_alloc(t->rows, t->cols);
+    gsl_matrix *m = gpc_matrix_alloc(t->rows, t->cols - t->dropped);
     if (!m)
         return out_of_memory(t->name);
     memcpy(m->data, t->val, t->nval * sizeof *t->val); /* fresh matrix: tda == cols */
@@ -262,6 +458,10 @@ static int finish_rows(text_rows *t, int st, gsl_matrix **out, gpc_source *src)
     free(t->val);
     if (st != GPC_OK) {
         free(t->line);
+        free(t->act);
+        t->act = NULL;
+        gpc_colnames_free(t->labels);
+        t->labels = NULL;
         return st;
     }
     src->line = t->line;
@@ -386,13 +586,24 @@ static int is_number(const char *s)
     return *stop == '\0';
 }
 
-/* Whether the first row's fields are names rather than numbers. */
-static int is_header(const csv_fields *f)
+/* The 0-based field a label column given by its number names, or -1. */
+static long numbered_label(const gpc_read_opts *o)
+{
+    const char *spec = o ? o->label_column : NULL;
+    if (!spec || !*spec || strspn(spec, "0123456789") != strlen(spec))
+        return -1;
+    return strtol(spec, NULL, 10) - 1;
+}
+
+/* Whether the first row's fields are names rather than numbers (a label
+ * column given by its number may hold words in a row of data). */
+static int is_header(const csv_fields *f, const gpc_read_opts *o)
 {
     if (header_mode != GPC_HEADER_AUTO)
         return header_mode == GPC_HEADER_YES;
+    long label = numbered_label(o);
     for (size_t j = 0; j < f->n; j++)
-        if (*field(f, j) && !is_number(field(f, j)))
+        if ((long)j != label && *field(f, j) && !is_number(field(f, j)))
             return 1;
     return 0;
 }
@@ -427,15 +638,31 @@ static int csv_row(text_rows *t, const csv_fields *f, char **names, size_t linen
     if (f->n != want)
         return gpc_fail(GPC_EINPUT, "%s:%zu: expected %zu columns, found %zu", t->name, lineno,
                         want, f->n);
+    int st = plan_columns(t, names, f->n, lineno);
+    if (st != GPC_OK)
+        return st;
     for (size_t j = 0; j < f->n; j++) {
         const char *s = field(f, j);
         double x;
+        int act = act_of(t, j);
+        if (act == ACT_SKIP)
+            continue;
+        if (act == ACT_LABEL && !*s)
+            return gpc_fail(GPC_EINPUT, "%s:%zu: the label (column %zu%s%s%s) is empty; every "
+                            "case needs its label (drop the rows without one first, e.g. "
+                            "df.dropna() in pandas)", t->name, lineno, j + 1, names ? ", " : "",
+                            names ? names[j] : "", "");
+        if (act == ACT_LABEL) {
+            if ((st = push_label(t, s, s + strlen(s))) != GPC_OK)
+                return st;
+            continue;
+        }
         if (!*s)
             return gpc_fail(GPC_EINPUT, "%s:%zu: column %zu%s%s%s is empty; every value is "
                             "needed (drop or fill in missing values first, e.g. "
                             "df.dropna() in pandas)", t->name, lineno, j + 1,
                             names ? " (" : "", names ? names[j] : "", names ? ")" : "");
-        int st = text_number(t->name, lineno, s, s + strlen(s), &x);
+        st = text_number(t->name, lineno, s, s + strlen(s), &x);
         if (st == GPC_OK)
             st = push_value(t, x);
         if (st != GPC_OK)
@@ -445,10 +672,11 @@ static int csv_row(text_rows *t, const csv_fields *f, char **names, size_t linen
     return push_row(t, lineno);
 }
 
-static int read_csv(const char *buf, size_t len, const char *name, gsl_matrix **out,
-                    gpc_source *src)
+static int read_csv(text_rows *tr, const char *buf, size_t len, gsl_matrix **out)
 {
-    text_rows t = {.name = name};
+    text_rows t = *tr;
+    gpc_source *src = t.src;
+    const char *name = t.name;
     csv_fields f = {.buf = NULL};
     const char *p = buf, *end = buf + len;
     if (len >= sizeof UTF8_BOM && memcmp(buf, UTF8_BOM, sizeof UTF8_BOM) == 0)
@@ -463,7 +691,7 @@ static int read_csv(const char *buf, size_t len, const char *name, gsl_matrix **
                 src->header = header_line(p, eol);
         } else if ((st = gpc_text_refuse_nul(name, lineno, p, eol, MATRIX_IS)) == GPC_OK &&
                    (st = csv_split(&f, name, lineno, p, eol)) == GPC_OK) {
-            if (first && is_header(&f)) {
+            if (first && is_header(&f, t.opts)) {
                 st = take_names(&f, name, lineno, &src->colnames);
                 t.cols = f.n;
             } else {
@@ -474,7 +702,9 @@ static int read_csv(const char *buf, size_t len, const char *name, gsl_matrix **
         p = eol < end ? eol + 1 : end;
     }
     csv_fields_free(&f);
-    return finish_rows(&t, st, out, src);
+    st = finish_rows(&t, st, out, src);
+    *tr = t;
+    return st;
 }
 
 /* CSV if the first line that is not blank or a comment has a comma or a
@@ -493,10 +723,10 @@ static int is_csv(const char *buf, size_t len)
     return 0;
 }
 
-static int read_text(const char *buf, size_t len, const char *name, gsl_matrix **out,
-                     gpc_source *src)
+static int read_text(text_rows *tr, const char *buf, size_t len, gsl_matrix **out)
 {
-    text_rows t = {.name = name};
+    text_rows t = *tr;
+    gpc_source *src = t.src;
     const char *p = buf, *end = buf + len;
     int st = GPC_OK;
     for (size_t lineno = 1; p < end && st == GPC_OK; lineno++) {
@@ -511,7 +741,9 @@ static int read_text(const char *buf, size_t len, const char *name, gsl_matrix *
                           "make the line a comment with '#')", gpc_errmsg());
         p = eol < end ? eol + 1 : end;
     }
-    return finish_rows(&t, st, out, src);
+    st = finish_rows(&t, st, out, src);
+    *tr = t;
+    return st;
 }
 
 /* ---- public reading API -------------------------------------------------- */
@@ -534,9 +766,76 @@ static void reset(gsl_matrix **out, gpc_source *src)
         *src = (gpc_source){.line = NULL};
 }
 
-int gpc_matrix_read_stream(FILE *f, const char *name, gsl_matrix **out, gpc_source *src)
+/* The header's names without those of the fields left out of the matrix. */
+static void drop_names(gpc_source *s, const text_rows *t)
+{
+    if (!s->colnames || !t->dropped)
+        return;
+    size_t k = 0;
+    for (size_t j = 0; s->colnames[j]; j++) {
+        int act = act_of(t, j);
+        if (act == ACT_SKIP || (act == ACT_LABEL && !t->opts->keep_place))
+            free(s->colnames[j]);
+        else
+            s->colnames[k++] = s->colnames[j];
+    }
+    s->colnames[k] = NULL;
+}
+
+/* A .npy matrix's label column (by number) as text, the shortest that
+ * reads back exactly, taken out of *m (or left as NaN with keep_place). */
+static int npy_labels(text_rows *t, gsl_matrix **m)
+{
+    int st = plan_columns(t, NULL, (*m)->size2, 0);
+    if (st != GPC_OK || t->label_col < 0)
+        return st;
+    size_t n = (*m)->size1, d = (*m)->size2, j = (size_t)t->label_col;
+    gsl_matrix *r = gpc_matrix_alloc(n, d - t->dropped);
+    t->labels = gpc_calloc(n + 1, sizeof *t->labels);
+    for (size_t i = 0; i < n; i++) {
+        char buf[40];
+        double x = gsl_matrix_get(*m, i, j);
+        snprintf(buf, sizeof buf, "%.15g", x);
+        if (strtod(buf, NULL) != x)
+            snprintf(buf, sizeof buf, "%.17g", x);
+        t->labels[i] = gpc_strdup(buf);
+        for (size_t c = 0, o = 0; c < d; c++)
+            if (c != j || t->opts->keep_place)
+                gsl_matrix_set(r, i, o++, c == j ? NAN : gsl_matrix_get(*m, i, c));
+    }
+    gsl_matrix_free(*m);
+    *m = r;
+    return GPC_OK;
+}
+
+/* The matrix of buf (len bytes) in whichever format it is. */
+static int parse_matrix(text_rows *t, char *buf, size_t len, gsl_matrix **out)
+{
+    int st;
+    if (gpc_npy_is(buf, len)) {
+        st = gpc_npy_read((const unsigned char *)buf, len, t->src, out);
+        if (st == GPC_OK && t->opts && t->opts->label_column)
+            st = npy_labels(t, out);
+        return st;
+    }
+    if (gpc_libsvm_is(buf, len)) {
+        if (t->opts && t->opts->label_column && !t->opts->optional)
+            return gpc_fail(GPC_EUSAGE, "%s is a LIBSVM file, whose lines start with their "
+                            "labels; leave out --label-column", t->name);
+        return gpc_libsvm_read(buf, len, t->src, out, NULL);
+    }
+    return is_csv(buf, len) ? read_csv(t, buf, len, out) : read_text(t, buf, len, out);
+}
+
+static int read_stream_with(FILE *f, const char *name, const gpc_read_opts *opts,
+                            gsl_matrix **out, gpc_source *src, char ***labels,
+                            size_t *label_col)
 {
     reset(out, src);
+    if (labels)
+        *labels = NULL;
+    if (label_col)
+        *label_col = 0;
     name = in_name(name);
     char *buf = NULL;
     size_t len = 0;
@@ -545,19 +844,41 @@ int gpc_matrix_read_stream(FILE *f, const char *name, gsl_matrix **out, gpc_sour
         return st;
     gpc_source s = {.line = NULL};
     snprintf(s.name, sizeof s.name, "%s", name);
-    if (gpc_npy_is(buf, len))
-        st = gpc_npy_read((const unsigned char *)buf, len, &s, out);
-    else if (gpc_libsvm_is(buf, len))
-        st = gpc_libsvm_read(buf, len, &s, out, NULL);
-    else if (is_csv(buf, len))
-        st = read_csv(buf, len, name, out, &s);
-    else
-        st = read_text(buf, len, name, out, &s);
+    text_rows t = {.name = name, .opts = opts, .src = &s, .label_col = -1};
+    st = parse_matrix(&t, buf, len, out);
     free(buf);
+    if (st == GPC_OK)
+        drop_names(&s, &t);
+    free(t.act);
+    if (st == GPC_OK && labels)
+        *labels = t.labels;
+    else
+        gpc_colnames_free(t.labels);
+    if (st == GPC_OK && label_col)
+        *label_col = t.label_col >= 0 && t.labels ? (size_t)t.label_col + 1 : 0;
     if (st == GPC_OK && src)
         *src = s;
     else
         gpc_source_free(&s);
+    return st;
+}
+
+int gpc_matrix_read_stream(FILE *f, const char *name, gsl_matrix **out, gpc_source *src)
+{
+    return read_stream_with(f, name, NULL, out, src, NULL, NULL);
+}
+
+int gpc_matrix_read_with(const char *path, const gpc_read_opts *opts, gsl_matrix **out,
+                         gpc_source *src, char ***labels, size_t *label_col)
+{
+    reset(out, src);
+    FILE *f;
+    const char *name;
+    int st = gpc_input_open(path, &f, &name);
+    if (st != GPC_OK)
+        return st;
+    st = read_stream_with(f, path, opts, out, src, labels, label_col);
+    gpc_input_close(f);
     return st;
 }
 
@@ -689,6 +1010,29 @@ static void write_csv(FILE *f, const gsl_matrix *m, char *const *names)
             fprintf(f, j ? ",%.17g" : "%.17g", gsl_matrix_get(m, i, j));
         fputc('\n', f);
     }
+}
+
+int gpc_matrix_write_tokens(FILE *f, const char *name, const gsl_matrix *m, gpc_format fmt,
+                            size_t col, char *const *text)
+{
+    if (fmt != GPC_FMT_TEXT)
+        return gpc_matrix_write(f, name, m, fmt);
+    name = is_std(name) ? "<stdout>" : name;
+    errno = 0;
+    for (size_t i = 0; i < m->size1 && !ferror(f); i++) {
+        for (size_t j = 0; j < m->size2; j++) {
+            if (j)
+                fputc(' ', f);
+            if (j == col)
+                fputs(text[i], f);
+            else
+                fprintf(f, "%.17g", gsl_matrix_get(m, i, j));
+        }
+        fputc('\n', f);
+    }
+    if (fflush(f) != 0 || ferror(f))
+        return write_error(name, errno);
+    return GPC_OK;
 }
 
 int gpc_matrix_write_named(FILE *f, const char *name, const gsl_matrix *m, gpc_format fmt,

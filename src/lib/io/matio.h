@@ -88,10 +88,48 @@ void gpc_source_free(gpc_source *src);
 /* "train.txt:17" or "train.npy: row 17" (1-based), for messages about row i. */
 const char *gpc_source_where(const gpc_source *src, size_t i, char *buf, size_t size);
 
-/* Labels are read by labels.h. */
+/* Labels are read by labels.h; a column of a matrix file can hold them too.
+ *
+ * How gpc_matrix_read_with reads one file:
+ *   label_column  NAME or N: the column read as labels (one token per row,
+ *                 numbers or words, kept as written) instead of numbers.
+ *                 NAME is looked up among the CSV header's names, or among
+ *                 the blank-separated names of a whitespace file's first
+ *                 comment line ("# p mean var label", as gpc-predict writes
+ *                 it); a whole number that names no column is its 1-based
+ *                 number.  A LIBSVM file holds its labels already and is
+ *                 refused; a .npy file's column is taken by number.
+ *   optional      a label_column NAME the file does not have is no error:
+ *                 nothing is read as labels.
+ *   keep_place    the label column stays in the matrix as NaN (so that the
+ *                 other columns keep their numbers); else it is left out,
+ *                 and so is its name from src->colnames.
+ *   only          with a CSV header: only the columns of these names
+ *                 (NULL-terminated) are read; the others are left out
+ *                 unread, so they may hold words (a model's inputs picked
+ *                 from a wider table). */
+typedef struct {
+    const char *label_column;
+    int optional, keep_place;
+    char *const *only;
+} gpc_read_opts;
+
+/* Read a matrix as gpc_matrix_read, as opts say (NULL: as gpc_matrix_read);
+ * *labels (when not NULL) gets the label column's rows->size1 tokens,
+ * NULL-terminated (NULL when there is no label column; free with
+ * gpc_colnames_free), and *label_col its 1-based column in the file (0
+ * when none).  Errors also for a label column that is not in the file and
+ * a row whose label is empty. */
+int gpc_matrix_read_with(const char *path, const gpc_read_opts *opts, gsl_matrix **out,
+                         gpc_source *src, char ***labels, size_t *label_col);
 
 /* Write m to f; returns GPC_EINPUT with a message on a write error. */
 int gpc_matrix_write(FILE *f, const char *name, const gsl_matrix *m, gpc_format fmt);
+/* Text as gpc_matrix_write, but column col (from 0) of row i written as
+ * the token text[i] (a class's name) instead of its number; npy (which
+ * holds numbers only) as gpc_matrix_write. */
+int gpc_matrix_write_tokens(FILE *f, const char *name, const gsl_matrix *m, gpc_format fmt,
+                            size_t col, char *const *text);
 /* The same, but text with column names (NULL: none; one per column) is
  * CSV under a header line, so that the names reach the next tool. */
 int gpc_matrix_write_named(FILE *f, const char *name, const gsl_matrix *m, gpc_format fmt,
