@@ -18,8 +18,9 @@ setup() {
     assert_success
     run gpc-predict -m m.txt -c p,mean,var,label Xtz.txt
     assert_success
-    run awk '$1 < 0 || $1 > 1 || $3 < 0 || ($1 >= 0.5) != ($4 == 1) { bad++ } END { print NR, bad + 0 }' \
-        <<< "$output"
+    assert_line --index 0 '# p mean var label'
+    run awk '/^#/ { next } { n++ } $1 < 0 || $1 > 1 || $3 < 0 || ($1 >= 0.5) != ($4 == 1) { bad++ }
+             END { print n, bad + 0 }' <<< "$output"
     assert_output "20 0"
 }
 
