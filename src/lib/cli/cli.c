@@ -627,6 +627,18 @@ void gpc_cli_check(int status)
         gpc_die_last(status);
 }
 
+/* The last line of defence against silent garbage: every result a tool
+ * writes is a finite number. */
+static void check_finite(const gsl_matrix *m)
+{
+    for (size_t i = 0; i < m->size1; i++)
+        for (size_t j = 0; j < m->size2; j++)
+            if (!isfinite(gsl_matrix_get(m, i, j)))
+                gpc_die(GPC_ENUM, "the result is not a finite number (row %zu, column %zu is "
+                        "%g), so nothing was written: the hyperparameters are probably out of "
+                        "range (their logs far above 0)", i + 1, j + 1, gsl_matrix_get(m, i, j));
+}
+
 void gpc_cli_write_tokens(gpc_output *o, const gsl_matrix *m, gpc_format fmt, size_t col,
                           char *const *text)
 {
@@ -634,12 +646,7 @@ void gpc_cli_write_tokens(gpc_output *o, const gsl_matrix *m, gpc_format fmt, si
         gpc_cli_write_matrix(o, m, fmt);
         return;
     }
-    for (size_t i = 0; i < m->size1; i++)
-        for (size_t j = 0; j < m->size2; j++)
-            if (!isfinite(gsl_matrix_get(m, i, j)))
-                gpc_die(GPC_ENUM, "the result is not a finite number (row %zu, column %zu is "
-                        "%g), so nothing was written: the hyperparameters are probably out of "
-                        "range (their logs far above 0)", i + 1, j + 1, gsl_matrix_get(m, i, j));
+    check_finite(m);
     gpc_cli_check(gpc_matrix_write_tokens(gpc_output_file(o), gpc_output_name(o), m, fmt, col,
                                           text));
     gpc_cli_check(gpc_output_commit(o));
@@ -657,14 +664,7 @@ gsl_matrix *gpc_cli_read_predictions(const char *path, gpc_source *src)
 
 void gpc_cli_write_matrix(gpc_output *o, const gsl_matrix *m, gpc_format fmt)
 {
-    /* the last line of defence against silent garbage: every result a tool
-     * writes is a finite number */
-    for (size_t i = 0; i < m->size1; i++)
-        for (size_t j = 0; j < m->size2; j++)
-            if (!isfinite(gsl_matrix_get(m, i, j)))
-                gpc_die(GPC_ENUM, "the result is not a finite number (row %zu, column %zu is "
-                        "%g), so nothing was written: the hyperparameters are probably out of "
-                        "range (their logs far above 0)", i + 1, j + 1, gsl_matrix_get(m, i, j));
+    check_finite(m);
     /* on failure gpc_die removes the temporary */
     gpc_cli_check(gpc_matrix_write(gpc_output_file(o), gpc_output_name(o), m, fmt));
     gpc_cli_check(gpc_output_commit(o));
