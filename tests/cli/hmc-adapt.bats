@@ -99,15 +99,17 @@ acceptance() { gpc-hmc --summary "$1" | sed -n '1s/.*acceptance rate \([0-9.]*\)
     gpc-fit -q -k se -O none -m m.txt Xz.txt y.txt
     cols=p,plugin,mean
     # default burn-in per chain: a's warm-up of 3 (more than 9/3), b's third (4 > 2)
-    gpc-predict -q -m m.txt --chain a.txt -c $cols Xtz.txt > pa.txt
-    gpc-predict -q -m m.txt --chain b.txt -c $cols Xtz.txt > pb.txt
-    gpc-predict -q -m m.txt --chain a.txt --chain b.txt -c $cols Xtz.txt > pab.txt
+    # (the numbers only: each file opens with its column names)
+    gpc-predict -q -m m.txt --chain a.txt -c $cols Xtz.txt | grep -v '^#' > pa.txt
+    gpc-predict -q -m m.txt --chain b.txt -c $cols Xtz.txt | grep -v '^#' > pb.txt
+    gpc-predict -q -m m.txt --chain a.txt --chain b.txt -c $cols Xtz.txt | grep -v '^#' > pab.txt
     paste pa.txt pb.txt | awk '{ for (j = 1; j <= 3; j++) printf "%.17g%s", (6 * $j + 10 * $(j + 3)) / 16, j < 3 ? " " : "\n" }' > want.txt
     assert_matrices_close want.txt pab.txt 1e-12
     # --burn and --thin apply to each chain: rows 4, 6, 8 of a and 4, 6, ..., 14 of b
-    gpc-predict -q -m m.txt --chain a.txt --burn 3 --thin 2 -c p Xtz.txt > ta.txt
-    gpc-predict -q -m m.txt --chain b.txt --burn 3 --thin 2 -c p Xtz.txt > tb.txt
-    gpc-predict -q -m m.txt --chain b.txt --chain a.txt --burn 3 --thin 2 -c p Xtz.txt > tab.txt
+    gpc-predict -q -m m.txt --chain a.txt --burn 3 --thin 2 -c p Xtz.txt | grep -v '^#' > ta.txt
+    gpc-predict -q -m m.txt --chain b.txt --burn 3 --thin 2 -c p Xtz.txt | grep -v '^#' > tb.txt
+    gpc-predict -q -m m.txt --chain b.txt --chain a.txt --burn 3 --thin 2 -c p Xtz.txt |
+        grep -v '^#' > tab.txt
     paste ta.txt tb.txt | awk '{ printf "%.17g\n", (3 * $1 + 6 * $2) / 9 }' > twant.txt
     assert_matrices_close twant.txt tab.txt 1e-12
 }
