@@ -3,7 +3,8 @@
  * the spec, whose column names (bare or quoted) are first resolved against
  * a few fixed ones.  A parsed kernel must give back a spec that parses
  * again to the same spec and number of hyperparameters, must evaluate on a
- * small matrix, and named after the columns must find every hyperparameter
+ * small matrix (when its gram terms fit three cases, as the tools check),
+ * and named after the columns must find every hyperparameter
  * by either of its names. */
 #include <stdint.h>
 #include <stdlib.h>
@@ -51,12 +52,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         for (size_t j = 0; j < gpc_kernel_nparams(k) && gpc_kernel_nparams(k) <= 2048; j++)
             if (gpc_kernel_param_index(k, gpc_kernel_param_label(k, j)) != (long)j)
                 abort(); /* a name after a column names two hyperparameters */
-        gsl_matrix *X = gsl_matrix_alloc(3, dim), *K = gsl_matrix_alloc(3, 3);
-        for (size_t i = 0; i < X->size1 * X->size2; i++)
-            X->data[i] = (double)(i % 3);
-        gpc_kernel_matrix(k, X, K);
-        gsl_matrix_free(X);
-        gsl_matrix_free(K);
+        /* evaluated as the tools do, after the width check of gram terms
+         * (a gram term reads a column per training case) */
+        if (gpc_kernel_check_test(k, 3) == GPC_OK) {
+            gsl_matrix *X = gsl_matrix_alloc(3, dim), *K = gsl_matrix_alloc(3, 3);
+            for (size_t i = 0; i < X->size1 * X->size2; i++)
+                X->data[i] = (double)(i % 3);
+            gpc_kernel_matrix(k, X, K);
+            gsl_matrix_free(X);
+            gsl_matrix_free(K);
+        }
         gpc_kernel_free(c);
         gpc_kernel_free(k);
     } else if (gpc_errmsg()[0] == '\0') {

@@ -837,6 +837,30 @@ static void check_column_labels(void)
     gpc_kernel_free(k);
 }
 
+/* An ARD term over the most columns a kernel may weigh: a case's columns
+ * once lived on the stack (8 MB of them at 2^20), which overflowed it.  Two
+ * cases one apart in the last column only: k = v exp(-w / 2). */
+static void check_widest_ard(void)
+{
+    size_t d = GPC_KERNEL_MAX_DIM;
+    gpc_kernel *k;
+    TEST_OK(gpc_kernel_parse("ard", d, &k) == GPC_OK, "ard over %zu columns parses", d);
+    gsl_matrix *X = gsl_matrix_calloc(2, d), *K = gsl_matrix_alloc(2, 2), *Ks = gsl_matrix_alloc(2, 2);
+    gsl_matrix_set(X, 1, d - 1, 1.0);
+    gpc_kernel_matrix(k, X, K);
+    gpc_kernel_cross(k, X, X, Ks);
+    double v = exp(gpc_kernel_params(k)[0]), w = exp(gpc_kernel_params(k)[d]);
+    TEST_OK(fabs(gsl_matrix_get(K, 1, 0) - v * exp(-0.5 * w)) <= 1e-15 * v &&
+                fabs(gsl_matrix_get(K, 0, 0) - v) <= 1e-15 * v,
+            "its matrix: %.17g and %.17g", gsl_matrix_get(K, 0, 0), gsl_matrix_get(K, 1, 0));
+    TEST_OK(fabs(gsl_matrix_get(Ks, 0, 1) - gsl_matrix_get(K, 1, 0)) <= 1e-15 * v,
+            "its cross-covariance agrees (%.17g)", gsl_matrix_get(Ks, 0, 1));
+    gsl_matrix_free(X);
+    gsl_matrix_free(K);
+    gsl_matrix_free(Ks);
+    gpc_kernel_free(k);
+}
+
 int main(void)
 {
     gpc_gsl_quiet();
@@ -850,6 +874,7 @@ int main(void)
     check_spec(r, "ard+bias+jitter", 450);
     /* with K, above the rows where it is contracted by matrix products */
     check_spec(r, "ard+jitter", GPC_KERNEL_CONTRACT_PRODUCT_ROWS + 1);
+    check_widest_ard();
     check_contract_products(r, 60);
     check_contract_products(r, 450); /* its copies on OpenMP threads */
     /* discrete columns 2 and 3 take few values, so pairs match and differ */

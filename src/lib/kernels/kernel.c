@@ -988,13 +988,24 @@ add_ard_values(const gpc_kernel *k, const term *t, const double *xi, const doubl
 
 /* Row i of an ARD term without discrete columns from its transposed
  * columns xt (n points). */
+/* A case's columns of one ARD term: on the stack up to ROW_ON_STACK of
+ * them, else on the heap (a term may weigh up to GPC_KERNEL_MAX_DIM
+ * columns, far more than a thread's stack holds). */
+#define ROW_ON_STACK 128
+static double *row_buffer(const term *t, double *stack)
+{
+    return t->ncols <= ROW_ON_STACK ? stack : gpc_mallocarray(t->ncols, sizeof *stack);
+}
+
 static void add_ard_row(const gpc_kernel *k, const term *t, const double *xt, size_t n, size_t i,
                         double *Ki)
 {
-    double xi[t->ncols];
+    double stack[ROW_ON_STACK] = {0}, *xi = row_buffer(t, stack);
     for (size_t l = 0; l < t->ncols; l++)
         xi[l] = xt[l * n + i];
     add_ard_values(k, t, xi, xt, n, i + 1, Ki);
+    if (xi != stack)
+        free(xi);
 }
 
 /* Add one term's values k(x_i, x_j), j <= i, to Ki[0..i], for the terms
@@ -1071,10 +1082,12 @@ static void cross_row(const gpc_kernel *k, const gsl_matrix *X, const gsl_matrix
     for (size_t ti = 0; ti < k->nterms; ti++) {
         const term *t = &k->terms[ti];
         if (xt[ti]) {
-            double xi[t->ncols];
+            double stack[ROW_ON_STACK] = {0}, *xi = row_buffer(t, stack);
             for (size_t l = 0; l < t->ncols; l++)
                 xi[l] = row(X, i)[t->cols[l]];
             add_ard_values(k, t, xi, xt[ti], m, m, Ki);
+            if (xi != stack)
+                free(xi);
             continue;
         }
         for (size_t j = 0; j < m; j++)
