@@ -328,6 +328,19 @@ int gpc_colnames_match(char *const *model, char *const *input, const char *xname
 
 static int plain(unsigned char c) { return c > 0x20 && c < 0x7f && c != '%' && c != '#'; }
 
+void gpc_colnames_write_line(FILE *f, const char *key, char *const *names)
+{
+    if (!names)
+        return;
+    fputs(key, f);
+    for (size_t j = 0; names[j]; j++) {
+        char *e = gpc_colnames_encode(names[j]);
+        fprintf(f, " %s", e);
+        free(e);
+    }
+    fputc('\n', f);
+}
+
 char *gpc_colnames_encode(const char *name)
 {
     char *e = gpc_malloc(3 * strlen(name) + 1), *q = e;

@@ -21,6 +21,7 @@
 #define GPC_COLNAMES_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 /* How many names (0 for NULL). */
 size_t gpc_colnames_count(char *const *names);
@@ -55,5 +56,9 @@ int gpc_colnames_match(char *const *model, char *const *input, const char *xname
  * non-ASCII bytes as %XX; and back (NULL if malformed).  New strings. */
 char *gpc_colnames_encode(const char *name);
 char *gpc_colnames_decode(const char *token);
+
+/* The line "KEY NAME..." with every name encoded, as model files and chains
+ * record the inputs' columns; nothing when names is NULL. */
+void gpc_colnames_write_line(FILE *f, const char *key, char *const *names);
 
 #endif

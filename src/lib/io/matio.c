@@ -924,15 +924,7 @@ int gpc_input_read_all(const char *path, char **text, size_t *len, const char **
 
 int gpc_matrix_read(const char *path, gsl_matrix **out, gpc_source *src)
 {
-    reset(out, src);
-    FILE *f;
-    const char *name;
-    int st = gpc_input_open(path, &f, &name);
-    if (st != GPC_OK)
-        return st;
-    st = gpc_matrix_read_stream(f, path, out, src);
-    gpc_input_close(f);
-    return st;
+    return gpc_matrix_read_with(path, NULL, out, src, NULL, NULL);
 }
 
 void gpc_source_free(gpc_source *src)

@@ -81,20 +81,6 @@ static double label_written(const gpc_method_ops *ops, double y)
     return ops->latent ? y : y + 1.0;
 }
 
-/* "columns age bmi ...", the training inputs' names, if they had any. */
-static void write_colnames(FILE *out, char *const *names)
-{
-    if (!names)
-        return;
-    fputs("columns", out);
-    for (size_t j = 0; names[j]; j++) {
-        char *e = gpc_colnames_encode(names[j]);
-        fprintf(out, " %s", e);
-        free(e);
-    }
-    fputc('\n', out);
-}
-
 int gpc_model_write(FILE *out, const char *name, const gpc_model *m)
 {
     const gpc_kernel *k = m->kernel;
@@ -110,7 +96,7 @@ int gpc_model_write(FILE *out, const char *name, const gpc_model *m)
     for (size_t c = 0; c < m->nclasses; c++)
         fprintf(out, " %s", gpc_model_class(m, c));
     fprintf(out, "\nkernel %s\ndim %zu\n", gpc_kernel_spec(k), d);
-    write_colnames(out, m->colnames);
+    gpc_colnames_write_line(out, "columns", m->colnames); /* the training inputs' names */
     if (m->zero_based)
         fputs("libsvm zero-based\n", out);
     fprintf(out, "hyperparameters %zu\n", p);
@@ -232,7 +218,7 @@ static int read_classes(reader *r, gpc_model *m)
     return GPC_OK;
 }
 
-/* "columns A B ...": dim distinct names, as write_colnames encodes them. */
+/* "columns A B ...": dim distinct names, as gpc_colnames_write_line encodes them. */
 static int read_colnames(reader *r, gpc_model *m, size_t dim)
 {
     char *v, *save;

@@ -44,21 +44,6 @@ static size_t extra_values(const gpc_chain_settings *s, size_t p)
     return s->gibbs ? s->classes * s->ntrain : s->hmc.persistence > 0 ? p : 0;
 }
 
-/* The inputs' column names, as the model file writes them, so that a
- * summary or a trace can name the length scales after them. */
-static void write_columns(FILE *f, char *const *names)
-{
-    if (!names)
-        return;
-    fputs("# columns", f);
-    for (size_t j = 0; names[j]; j++) {
-        char *e = gpc_colnames_encode(names[j]);
-        fprintf(f, " %s", e);
-        free(e);
-    }
-    fputc('\n', f);
-}
-
 void gpc_chain_write_header(FILE *f, const gpc_chain_settings *s, const gpc_kernel *k)
 {
     fprintf(f, "# gpc-chain %d\n# method %s\n# likelihood %s\n# kernel %s\n# dim %zu\n",
@@ -74,7 +59,9 @@ void gpc_chain_write_header(FILE *f, const gpc_chain_settings *s, const gpc_kern
     fprintf(f, "# seed %lu\n", s->hmc.seed);
     if (s->fixed)
         fprintf(f, "# fixed %s\n", s->fixed);
-    write_columns(f, gpc_kernel_colnames(k));
+    /* the inputs' column names, so that a summary or a trace can name the
+     * length scales after them */
+    gpc_colnames_write_line(f, "# columns", gpc_kernel_colnames(k));
     size_t p = gpc_kernel_nparams(k);
     fputs("iteration", f);
     for (size_t j = 0; j < p; j++)
