@@ -1,11 +1,36 @@
 /* kernel — covariance functions named by spec strings, with hyperparameters in
  * log space and analytic gradients.
  *
- * A spec is a sum of terms joined by '+', each optionally restricted to a
- * subset of input columns with '@' (1-based, commas and ranges):
+ * A spec is an expression of terms joined by '+' (sum) and '*' (product,
+ * binding tighter), with parentheses; each term is optionally restricted to
+ * a subset of input columns with '@' (1-based, commas and ranges):
  *
- *   ard            v0 exp(-1/2 sum_l w_l (x_l - x'_l)^2)   log_v0, log_w<l>...
- *   se             v0 exp(-1/2 w |x - x'|^2)               log_v0, log_w
+ *   spec    = sum { ':' clause }
+ *   sum     = product { '+' product }
+ *   product = factor { '*' factor }
+ *   factor  = term | '(' sum ')'
+ *   term    = NAME [ '@' columns ]
+ *
+ * e.g. "ard+bias+jitter", "ard@1-3+se@4,5", "ard@1-3*periodic@4" or
+ * "(matern32@1-3+linear@4)*periodic@5".  The terms, with q the scaled
+ * squared distance, q = sum_l w_l d_l (ARD forms, one w_l per column) or
+ * q = w sum_l d_l (isotropic forms, one w), d_l = (x_l - x'_l)^2, and
+ * r = sqrt(q):
+ *
+ *   ard            v0 exp(-q/2), ARD                       log_v0, log_w<l>...
+ *   se             v0 exp(-q/2), isotropic                 log_v0, log_w
+ *   matern12       v0 exp(-r)                              log_v0, log_w
+ *   matern32       v0 (1 + sqrt3 r) exp(-sqrt3 r)          log_v0, log_w
+ *   matern52       v0 (1 + sqrt5 r + 5 r^2/3) exp(-sqrt5 r) log_v0, log_w
+ *   matern12ard, matern32ard, matern52ard: the same, ARD   log_v0, log_w<l>...
+ *   rq             v0 (1 + q / (2 alpha))^-alpha           log_v0, log_w, log_alpha
+ *   rqard          the same, ARD                           log_v0, log_w<l>..., log_alpha
+ *   periodic       v0 exp(-2 w sum_l sin^2(pi (x_l - x'_l) / p))
+ *                                                          log_v0, log_w, log_p
+ *   periodicard    v0 exp(-2 sum_l w_l sin^2(pi (x_l - x'_l) / p_l))
+ *                                                          log_v0, log_w<l>..., log_p<l>...
+ *   poly<P>        v (c + x.x')^P, P = 1..GPC_KERNEL_MAX_DEGREE fixed in the
+ *                  name ("poly2")                          log_v, log_c
  *   linear         v x.x'                                  log_v
  *   nn             v0 (2/pi) asin(2 u(x,x') /
  *                    sqrt((1 + 2 u(x,x)) (1 + 2 u(x',x'))))
@@ -16,9 +41,35 @@
  *   gram           v G(x, x'), a precomputed Gram matrix   log_v
  *                  read from the inputs themselves
  *
- * e.g. "ard+bias+jitter" or "ard@1-3+se@4,5".  Names get a "t<k>." prefix
- * (k = term number) only where two terms would share a name.  theta holds the
- * log hyperparameters, so every one of them is unconstrained.
+ * w = 1 / lengthscale^2 throughout (w_l per column).  The periodic terms are
+ * MacKay's (1998) per column, a product of one-dimensional periodic kernels
+ * and so positive semi-definite in any dimension (the form with the
+ * Euclidean distance inside the sine is not, beyond one dimension).
+ *
+ * Exact at the edges: the Matern terms' derivatives go through
+ * dk/dq, which is finite at r = 0 for nu = 3/2 and 5/2; for nu = 1/2 it is
+ * not, but each w_l d_l <= q, so dk/dlog w_l = dk/dq w_l d_l tends to 0 and
+ * is 0 at r = 0.  The periodic terms use sin^2, never 1 - cos, so that at
+ * periods far beyond the data the kernel and its derivatives keep their
+ * relative accuracy.  rq's derivative in log alpha, k alpha (z/(1+z) -
+ * log1p(z)) with z = q/(2 alpha), is summed as a series where z is small
+ * (the two parts cancel).
+ *
+ * Names: each term's hyperparameters as listed; terms are numbered 1, 2, ...
+ * left to right in the spec whatever the nesting, and every name of a term
+ * gets the prefix "t<k>." (k its number) where two terms would share a name
+ * ("ard@1-3*periodic@4": t1.log_v0, t1.log_w1.., t2.log_v0, t2.log_w,
+ * t2.log_p).  theta holds the log hyperparameters, so every one of them is
+ * unconstrained.  In a product only the product of the terms' amplitudes
+ * matters; fix all but one (--fix) where that flat direction is unwanted.
+ *
+ * Evaluation: a sum of terms (every spec without '*') is evaluated term by
+ * term as it always was.  A spec with a product is a tree of sums and
+ * products over its terms (nested sums and nested products flattened): each
+ * term's values are formed as alone, then combined; its gradient for a
+ * hyperparameter of term t is dk_t/dtheta times the product of the other
+ * factors on t's path (the product rule, by prefix and suffix products, so
+ * a zero factor gives no 0/0).
  *
  * The terms may be followed by one clause ":discrete=COLS" (same column-list
  * syntax) marking input columns as discrete, after Kim & Ghahramani (2008,
@@ -26,8 +77,9 @@
  * 0 if the two values are equal and 1 if not, instead of (x_l - x'_l)^2, so
  * "ard+bias+jitter:discrete=3,5" is their
  *     v0 exp(-1/2 sum_l w_l d_l(x_l, x'_l)) + b + j delta(x, x').
- * linear and nn read the raw values.  Every discrete column must be read by
- * some ard or se term.  The canonical spec keeps the clause, with the columns
+ * The same d_l enters every term built on q (ard, se, matern*, rq*).  linear,
+ * poly, nn read the raw values; a periodic term may not read a discrete
+ * column.  Every discrete column must be read by some term built on q.  The canonical spec keeps the clause, with the columns
  * in increasing order (runs of three or more as ranges).
  *
  * A clause ":per-class=C" gives each of C classes its own copy of the
@@ -47,6 +99,8 @@
  * their logs), so the stored values are the logs of beta_t^2.  Their prior
  * (gpc_log_prior) is Dirichlet with parameters alpha_t, each with a
  * Gamma(SHAPE, RATE) hyperprior: ":simplex=SHAPE,RATE" (default 1,1).
+ * The simplex weighs a sum of single terms: a spec with '*' or parentheses
+ * cannot carry it.
  *
  * A gram term reads a precomputed similarity from the inputs: its columns
  * (1 + n of them, for n training cases) hold a case's similarity to itself
@@ -71,6 +125,8 @@
 #define GPC_KERNEL_MAX_DIM GPC_MATRIX_MAX_COLS
 /* The most classes a per-class kernel has. */
 #define GPC_KERNEL_MAX_CLASSES 1000
+/* The highest degree of a poly term. */
+#define GPC_KERNEL_MAX_DEGREE 32
 
 typedef struct gpc_kernel gpc_kernel;
 
@@ -137,8 +193,8 @@ int gpc_kernel_check_test(const gpc_kernel *k, size_t ntrain);
 int gpc_kernel_has_gram(const gpc_kernel *k);
 
 /* Starting values: log v0 = 0, log w = -2 (Barber & Williams' initial state),
- * log v = 0, log s0 = log s = 0, log bias = -3, log jitter = -6; on the
- * simplex equal weights. */
+ * log v = 0, log s0 = log s = 0, log bias = -3, log jitter = -6, log alpha
+ * = 0, log p = 0, log c = 0; on the simplex equal weights. */
 void gpc_kernel_default_params(const gpc_kernel *k, double *theta);
 
 /* K(X, X) (n x n, jitter on the diagonal), K(X, Xs) (n x m, no jitter), and
