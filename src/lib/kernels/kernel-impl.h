@@ -1,0 +1,76 @@
+/* kernel-impl — what the kernel module's files share: the parsed form of a
+ * spec (its terms and the tree that joins them) and the per-pair values of
+ * the terms.  Private to src/lib/kernels. */
+#ifndef GPC_KERNEL_IMPL_H
+#define GPC_KERNEL_IMPL_H
+
+#include <stddef.h>
+
+#include "kernels/kernel.h"
+
+typedef enum { T_ARD, T_SE, T_LINEAR, T_NN, T_BIAS, T_JITTER, T_GRAM } term_type;
+
+typedef struct {
+    term_type type;
+    size_t *cols;   /* input columns this term reads (0-based) */
+    size_t ncols;
+    int all_cols;   /* no '@' in the spec: every column */
+    size_t offset;  /* first hyperparameter of the term in theta */
+    size_t nparams;
+    /* For ard and se: disc[l] != 0 if column cols[l] is discrete (its distance
+     * is the 0/1 mismatch instead of the squared difference); NULL if none of
+     * the term's columns is, so the common case keeps its plain loops. */
+    unsigned char *disc;
+    char *text;     /* the term as the spec writes it, "se@1-76" */
+} term;
+
+struct gpc_kernel {
+    size_t dim, nterms;
+    size_t nparams;  /* hyperparameters of one copy of the terms */
+    size_t copies;   /* 1, or C for ":per-class=C": C independent sets of them */
+    size_t total;    /* copies * nparams: the length of theta */
+    term terms[GPC_KERNEL_MAX_TERMS];
+    double *theta;
+    double *etheta; /* exp(theta), kept in step with theta */
+    char (*names)[GPC_NAME_MAX];
+    /* the input columns' names (gpc_kernel_name_columns), or NULL; then
+     * labels[j] names hyperparameter j by its column where it weighs one */
+    char **colnames;
+    char (*labels)[GPC_NAME_MAX];
+    unsigned char *discrete; /* per input column, from ":discrete=COLS"; NULL if none */
+    /* ":simplex": every term but jitter is weighted by beta_t^2 on the
+     * simplex, its first parameter the weight's log (normalised on setting);
+     * the weights have a Dirichlet prior whose parameters have a
+     * Gamma(dir_shape, dir_rate) hyperprior. */
+    int simplex;
+    double dir_shape, dir_rate;
+    char spec[1024];
+};
+
+/* The distance of an ard or se term in its column l, times c: the squared
+ * difference, or for a discrete column 0 if the values are equal and 1 if not
+ * (Kim & Ghahramani 2008, eq. 12).  c * d * d is evaluated as before discrete
+ * columns existed, so continuous results are bit for bit unchanged. */
+static inline double col_dist(const term *t, size_t l, double c, const double *xa,
+                              const double *xb)
+{
+    double a = xa[t->cols[l]], b = xb[t->cols[l]];
+    if (t->disc && t->disc[l])
+        return a != b ? c : 0.0;
+    double d = a - b;
+    return c * d * d;
+}
+
+/* jb for a pair whose second row is no training case: a gram term reads
+ * the first row's similarity to itself. */
+#define GRAM_SELF ((size_t)-1)
+
+double gpc_term_pair(const term *t, const double *eth, const double *xa, const double *xb,
+                     size_t jb, int same, double *g);
+double gpc_kernel_pair(const gpc_kernel *k, const double *xa, const double *xb, size_t jb,
+                       int same);
+void gpc_kernel_simplex_correct(const gpc_kernel *k, double *g);
+void gpc_kernel_pair_grad(const gpc_kernel *k, const double *xa, const double *xb, size_t jb,
+                          int same, double *g);
+
+#endif

@@ -1,0 +1,737 @@
+#include "kernels/kernel.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/alloc.h"
+#include "base/err.h"
+#include "io/colnames.h"
+#include "kernels/kernel-impl.h"
+
+static const char *const type_names[] = {"ard", "se", "linear", "nn", "bias", "jitter", "gram"};
+#define N_TYPES (sizeof type_names / sizeof type_names[0])
+
+/* ---- parsing ----------------------------------------------------------- */
+
+static size_t term_nparams(term_type t, size_t ncols)
+{
+    switch (t) {
+    case T_ARD: return 1 + ncols;
+    case T_SE: return 2;
+    case T_LINEAR: return 1;
+    case T_NN: return 3;
+    default: return 1; /* bias, jitter */
+    }
+}
+
+/* Parse "1-3,5" into a sorted-as-given list of 0-based columns. */
+static int parse_cols(const char *what, const char *s, size_t dim, size_t **cols,
+                      size_t *ncols)
+{
+    size_t cap = 8, n = 0;
+    size_t *c = gpc_malloc(cap * sizeof *c);
+    const char *p = s;
+    while (*p) {
+        char *end;
+        long a = strtol(p, &end, 10), b;
+        if (end == p)
+            goto bad;
+        b = a;
+        if (*end == '-') {
+            p = end + 1;
+            b = strtol(p, &end, 10);
+            if (end == p)
+                goto bad;
+        }
+        if (a < 1 || b < a || (size_t)b > dim) {
+            free(c);
+            return gpc_fail(GPC_EUSAGE, "%s '%s': columns run from 1 to %zu", what, s, dim);
+        }
+        for (long j = a; j <= b; j++) {
+            if (n == cap)
+                c = gpc_realloc(c, (cap *= 2) * sizeof *c);
+            c[n++] = (size_t)(j - 1);
+        }
+        p = end;
+        if (*p == ',' && p[1] != '\0')
+            p++;
+        else if (*p)
+            goto bad;
+    }
+    if (n == 0)
+        goto bad;
+    for (size_t i = 0; i < n; i++) /* a repeated column would repeat a name */
+        for (size_t j = 0; j < i; j++)
+            if (c[i] == c[j]) {
+                size_t twice = c[i] + 1;
+                free(c);
+                return gpc_fail(GPC_EUSAGE, "%s '%s': column %zu appears twice", what, s, twice);
+            }
+    *cols = c;
+    *ncols = n;
+    return GPC_OK;
+bad:
+    free(c);
+    return gpc_fail(GPC_EUSAGE, "%s '%s': expected a list like 1-3,5", what, s);
+}
+
+static int parse_term(const char *text, size_t dim, term *t)
+{
+    char name[64];
+    const char *at = strchr(text, '@');
+    size_t len = at ? (size_t)(at - text) : strlen(text);
+    if (len == 0 || len >= sizeof name)
+        return gpc_fail(GPC_EUSAGE, "kernel spec: empty or overlong term '%s'", text);
+    memcpy(name, text, len);
+    name[len] = '\0';
+    size_t i;
+    for (i = 0; i < N_TYPES && strcmp(name, type_names[i]) != 0; i++)
+        ;
+    if (i == N_TYPES)
+        return gpc_fail(GPC_EUSAGE,
+                        "unknown kernel term '%s' (use ard, se, linear, nn, bias, jitter, gram)",
+                        name);
+    t->type = (term_type)i;
+    t->all_cols = at == NULL;
+    if (at) {
+        int rc = parse_cols("kernel columns", at + 1, dim, &t->cols, &t->ncols);
+        if (rc)
+            return rc;
+    } else {
+        t->ncols = dim;
+        t->cols = gpc_mallocarray(dim ? dim : 1, sizeof *t->cols);
+        for (size_t j = 0; j < dim; j++)
+            t->cols[j] = j;
+    }
+    t->nparams = term_nparams(t->type, t->ncols);
+    return GPC_OK;
+}
+
+static void term_local_name(const term *t, int simplex, size_t p, char *buf, size_t size)
+{
+    static const char *const nn_names[] = {"log_v0", "log_s0", "log_s"};
+    if (simplex && p == 0 && t->type != T_JITTER) {
+        snprintf(buf, size, "log_weight");
+        return;
+    }
+    switch (t->type) {
+    case T_ARD:
+        if (p == 0)
+            snprintf(buf, size, "log_v0");
+        else
+            snprintf(buf, size, "log_w%zu", t->cols[p - 1] + 1);
+        break;
+    case T_SE: snprintf(buf, size, p == 0 ? "log_v0" : "log_w"); break;
+    case T_LINEAR:
+    case T_GRAM: snprintf(buf, size, "log_v"); break;
+    case T_NN: snprintf(buf, size, "%s", nn_names[p]); break;
+    case T_BIAS: snprintf(buf, size, "log_bias"); break;
+    case T_JITTER: snprintf(buf, size, "log_jitter"); break;
+    }
+}
+
+typedef struct {
+    char name[32];
+    size_t term;
+} local_name;
+
+static int local_name_cmp(const void *a, const void *b)
+{
+    return strcmp(((const local_name *)a)->name, ((const local_name *)b)->name);
+}
+
+/* Names are the terms' own unless two terms would share one; then every name
+ * of the clashing terms gets the prefix "t<k>.".  Clashes are found by
+ * sorting the names, not by comparing every pair: ard+ard over thousands of
+ * columns would otherwise take minutes. */
+static void assign_names(gpc_kernel *k)
+{
+    int clash[GPC_KERNEL_MAX_TERMS] = {0};
+    local_name *all = gpc_mallocarray(k->nparams ? k->nparams : 1, sizeof *all);
+    size_t n = 0;
+    for (size_t t = 0; t < k->nterms; t++)
+        for (size_t p = 0; p < k->terms[t].nparams; p++, n++) {
+            term_local_name(&k->terms[t], k->simplex, p, all[n].name, sizeof all[n].name);
+            all[n].term = t;
+        }
+    qsort(all, n, sizeof *all, local_name_cmp);
+    /* Within a run of equal names every term meets a different one next to it
+     * (names within one term are distinct). */
+    for (size_t i = 1; i < n; i++)
+        if (all[i].term != all[i - 1].term && strcmp(all[i].name, all[i - 1].name) == 0)
+            clash[all[i].term] = clash[all[i - 1].term] = 1;
+    free(all);
+    for (size_t t = 0; t < k->nterms; t++)
+        for (size_t p = 0; p < k->terms[t].nparams; p++) {
+            char buf[32];
+            term_local_name(&k->terms[t], k->simplex, p, buf, sizeof buf);
+            if (clash[t])
+                snprintf(k->names[k->terms[t].offset + p], GPC_NAME_MAX, "t%zu.%s", t + 1, buf);
+            else
+                snprintf(k->names[k->terms[t].offset + p], GPC_NAME_MAX, "%s", buf);
+        }
+    /* per-class copies: the class number appended, "log_v0.c2" */
+    for (size_t c = k->copies; c-- > 0;)
+        for (size_t j = 0; j < k->nparams; j++) {
+            char buf[GPC_NAME_MAX];
+            snprintf(buf, sizeof buf, "%s", k->names[j]);
+            if (k->copies > 1)
+                snprintf(k->names[c * k->nparams + j], GPC_NAME_MAX, "%.36s.c%u", buf,
+                         (unsigned)(c + 1) % 10000u);
+        }
+}
+
+/* The given spec without blanks is canonical up to the discrete clause,
+ * which gpc_kernel_parse rewrites.  A spec too long to keep whole is an error:
+ * cut short, it would name another kernel in the model file. */
+static int canonical_spec(gpc_kernel *k, const char *given)
+{
+    size_t j = 0;
+    for (const char *p = given; *p; p++)
+        if (!isspace((unsigned char)*p)) {
+            if (j + 1 == sizeof k->spec)
+                return gpc_fail(GPC_EUSAGE, "kernel spec too long (more than %zu characters)",
+                                sizeof k->spec - 1);
+            k->spec[j++] = *p;
+        }
+    k->spec[j] = '\0';
+    return GPC_OK;
+}
+
+/* The columns flagged in flags[0..dim) as a 1-based list in increasing order,
+ * runs of three or more as a range: "1-3,5,7,8". */
+static void format_cols(const unsigned char *flags, size_t dim, char *buf, size_t size)
+{
+    size_t len = 0;
+    buf[0] = '\0';
+    for (size_t a = 0; a < dim; a++) {
+        if (!flags[a])
+            continue;
+        size_t b = a;
+        while (b + 1 < dim && flags[b + 1])
+            b++;
+        const char *sep = len ? "," : "";
+        int w;
+        if (b >= a + 2)
+            w = snprintf(buf + len, size - len, "%s%zu-%zu", sep, a + 1, b + 1);
+        else if (b == a + 1)
+            w = snprintf(buf + len, size - len, "%s%zu,%zu", sep, a + 1, b + 1);
+        else
+            w = snprintf(buf + len, size - len, "%s%zu", sep, a + 1);
+        if (w < 0 || (size_t)w >= size - len)
+            return; /* cannot happen: the list is never longer than the one given */
+        len += (size_t)w;
+        a = b;
+    }
+}
+
+/* ":per-class=C": C >= 2 classes, each with its own hyperparameters. */
+static int parse_per_class(gpc_kernel *k, const char *value, const char *spec)
+{
+    char *end;
+    errno = 0;
+    unsigned long C = strtoul(value, &end, 10);
+    if (k->copies > 1)
+        return gpc_fail(GPC_EUSAGE, "kernel spec '%s': per-class= is given twice", spec);
+    if (!isdigit((unsigned char)value[0]) || *end || errno || C < 2 || C > GPC_KERNEL_MAX_CLASSES)
+        return gpc_fail(GPC_EUSAGE, "kernel spec '%s': per-class needs the number of classes, "
+                        "2 to %d, as in ard:per-class=3", spec, GPC_KERNEL_MAX_CLASSES);
+    k->copies = C;
+    return GPC_OK;
+}
+
+/* ":simplex" or ":simplex=SHAPE,RATE": the terms weighted on the simplex,
+ * with the Gamma hyperprior on the weights' Dirichlet parameters. */
+static int parse_simplex(gpc_kernel *k, const char *value, const char *spec)
+{
+    if (k->simplex)
+        return gpc_fail(GPC_EUSAGE, "kernel spec '%s': simplex is given twice", spec);
+    k->simplex = 1;
+    k->dir_shape = k->dir_rate = 1.0;
+    if (!value)
+        return GPC_OK;
+    char *end;
+    errno = 0;
+    double a = strtod(value, &end), b = 0.0;
+    if (end != value && *end == ',') {
+        const char *p = end + 1;
+        b = strtod(p, &end);
+        if (end == p)
+            b = 0.0;
+    }
+    if (*end || errno || !(a > 0 && a < 1e6) || !(b > 0 && b < 1e6))
+        return gpc_fail(GPC_EUSAGE, "kernel spec '%s': simplex=SHAPE,RATE needs the shape and "
+                        "rate of the Gamma prior on the weights' Dirichlet parameters, both "
+                        "positive, as in se@1-4+se@5-9:simplex=1,1", spec);
+    k->dir_shape = a;
+    k->dir_rate = b;
+    return GPC_OK;
+}
+
+/* ":discrete=COLUMNS": the columns whose distance is the 0/1 mismatch. */
+static int parse_discrete(gpc_kernel *k, const char *value, const char *spec)
+{
+    if (!value)
+        return gpc_fail(GPC_EUSAGE, "kernel spec '%s': discrete needs its columns, as in "
+                        "discrete=2,4", spec);
+    if (k->discrete)
+        return gpc_fail(GPC_EUSAGE, "kernel spec '%s': discrete= is given twice "
+                        "(list all discrete columns in one clause)", spec);
+    if (strchr(value, '+'))
+        return gpc_fail(GPC_EUSAGE, "kernel spec '%s': the discrete clause comes after all "
+                        "the terms, as in ard+bias:discrete=2,4", spec);
+    size_t *cols, n;
+    int rc = parse_cols("discrete columns", value, k->dim, &cols, &n);
+    if (rc != GPC_OK)
+        return gpc_fail(rc, "kernel spec '%s': %s", spec, gpc_errmsg());
+    k->discrete = gpc_calloc(k->dim, 1);
+    for (size_t l = 0; l < n; l++)
+        k->discrete[cols[l]] = 1;
+    free(cols);
+    return GPC_OK;
+}
+
+#define CLAUSES "discrete=COLUMNS, per-class=C and simplex[=SHAPE,RATE], e.g. " \
+                "ard+bias:discrete=2,4"
+
+/* The clauses after the terms: ':'-separated items "name" or "name=value". */
+static int parse_clauses(gpc_kernel *k, const char *text, const char *spec)
+{
+    char *copy = gpc_strdup(text), *p = copy;
+    int rc = GPC_OK;
+    for (;;) {
+        char *end = strchr(p, ':'), *value;
+        if (end)
+            *end = '\0';
+        if ((value = strchr(p, '=')) != NULL)
+            *value++ = '\0';
+        if (*p == '\0')
+            rc = gpc_fail(GPC_EUSAGE, "kernel spec '%s': empty clause after ':' (the clauses "
+                          "are " CLAUSES ")", spec);
+        else if (strcmp(p, "per-class") == 0)
+            rc = parse_per_class(k, value ? value : "", spec);
+        else if (strcmp(p, "discrete") == 0)
+            rc = parse_discrete(k, value, spec);
+        else if (strcmp(p, "simplex") == 0)
+            rc = parse_simplex(k, value, spec);
+        else
+            rc = gpc_fail(GPC_EUSAGE, "kernel spec '%s': unknown clause '%s' (the clauses are "
+                          CLAUSES ")", spec, p);
+        if (rc != GPC_OK || !end)
+            break;
+        p = end + 1;
+    }
+    free(copy);
+    return rc;
+}
+
+/* The simplex needs two weighted terms (jitter is not weighted), and the
+ * terms that read inputs must read separate feature sets: weights of terms
+ * over shared columns would not say which features matter. */
+static int check_simplex(const gpc_kernel *k, const char *spec)
+{
+    size_t J = 0;
+    for (size_t t = 0; t < k->nterms; t++)
+        J += k->terms[t].type != T_JITTER;
+    if (J < 2)
+        return gpc_fail(GPC_EUSAGE, "kernel spec '%s': simplex weights two or more terms "
+                        "(jitter is not weighted), as in se@1-4+se@5-9:simplex", spec);
+    size_t *owner = gpc_calloc(k->dim ? k->dim : 1, sizeof *owner); /* term + 1, or 0 */
+    int rc = GPC_OK;
+    for (size_t t = 0; t < k->nterms && rc == GPC_OK; t++) {
+        const term *tm = &k->terms[t];
+        if (tm->type == T_JITTER || tm->type == T_BIAS)
+            continue; /* they read no inputs */
+        for (size_t l = 0; l < tm->ncols && rc == GPC_OK; l++) {
+            size_t c = tm->cols[l];
+            if (owner[c])
+                rc = gpc_fail(GPC_EUSAGE, "kernel spec '%s': terms %zu and %zu both read "
+                              "column %zu; on the simplex each term weighs its own feature "
+                              "set (give each its columns with @, as in se@1-4+se@5-9:simplex)",
+                              spec, owner[c], t + 1, c + 1);
+            owner[c] = t + 1;
+        }
+    }
+    free(owner);
+    return rc;
+}
+
+/* Give the ard and se terms their per-column discrete flags; every discrete
+ * column must be read by one of them. */
+static int apply_discrete(gpc_kernel *k, const char *spec)
+{
+    unsigned char *used = gpc_calloc(k->dim ? k->dim : 1, 1);
+    for (size_t ti = 0; ti < k->nterms; ti++) {
+        term *t = &k->terms[ti];
+        if (t->type != T_ARD && t->type != T_SE)
+            continue;
+        for (size_t l = 0; l < t->ncols; l++)
+            if (k->discrete[t->cols[l]]) {
+                if (!t->disc)
+                    t->disc = gpc_calloc(t->ncols, 1);
+                t->disc[l] = 1;
+                used[t->cols[l]] = 1;
+            }
+    }
+    int rc = GPC_OK;
+    for (size_t c = 0; c < k->dim && rc == GPC_OK; c++)
+        if (k->discrete[c] && !used[c])
+            rc = gpc_fail(GPC_EUSAGE, "kernel spec '%s': discrete column %zu is read by no ard "
+                          "or se term, so marking it would have no effect", spec, c + 1);
+    free(used);
+    return rc;
+}
+
+int gpc_kernel_parse(const char *spec, size_t dim, gpc_kernel **out)
+{
+    /* Every term keeps a list of its columns and ard a weight per column, so
+     * an absurd dimension (from a damaged model or chain file) would end in
+     * "out of memory" without saying why; no data set comes near this one. */
+    if (dim > GPC_KERNEL_MAX_DIM)
+        return gpc_fail(GPC_EINPUT, "kernel for %zu input columns: more than gpc handles "
+                        "(at most %u)", dim, GPC_KERNEL_MAX_DIM);
+    gpc_kernel *k = gpc_calloc(1, sizeof *k);
+    k->dim = dim;
+    k->copies = 1;
+    if (canonical_spec(k, spec) != GPC_OK) {
+        free(k);
+        return GPC_EUSAGE;
+    }
+    if (k->spec[0] == '\0') {
+        free(k);
+        return gpc_fail(GPC_EUSAGE, "empty kernel spec (try ard)");
+    }
+    /* terms[] is the sum of terms, clauses what follows the first ':' */
+    char *terms = gpc_strdup(k->spec), *clauses = strchr(terms, ':');
+    if (clauses)
+        *clauses++ = '\0';
+    size_t len = strlen(terms);
+    if (len == 0) {
+        free(terms);
+        free(k);
+        return gpc_fail(GPC_EUSAGE, "kernel spec '%s' has no terms before ':' (try ard%s)", spec,
+                        strchr(spec, ':'));
+    }
+    if (terms[0] == '+' || terms[len - 1] == '+' || strstr(terms, "++")) {
+        free(terms);
+        free(k);
+        return gpc_fail(GPC_EUSAGE, "kernel spec '%s' has an empty term", spec);
+    }
+    char *copy = gpc_strdup(terms), *save = NULL;
+    int rc = GPC_OK;
+    for (char *tok = strtok_r(copy, "+", &save); tok; tok = strtok_r(NULL, "+", &save)) {
+        if (k->nterms == GPC_KERNEL_MAX_TERMS) {
+            rc = gpc_fail(GPC_EUSAGE, "kernel spec: more than %d terms", GPC_KERNEL_MAX_TERMS);
+            break;
+        }
+        term *t = &k->terms[k->nterms];
+        if ((rc = parse_term(tok, dim, t)) != GPC_OK)
+            break;
+        t->text = gpc_strdup(tok);
+        t->offset = k->nparams;
+        k->nparams += t->nparams;
+        k->nterms++;
+    }
+    free(copy);
+    if (rc == GPC_OK && k->nterms == 0)
+        rc = gpc_fail(GPC_EUSAGE, "kernel spec '%s' has no terms", spec);
+    if (rc == GPC_OK && clauses)
+        rc = parse_clauses(k, clauses, spec);
+    if (rc == GPC_OK && k->discrete)
+        rc = apply_discrete(k, spec);
+    if (rc == GPC_OK && k->simplex)
+        rc = check_simplex(k, spec);
+    if (rc == GPC_OK && (k->discrete || k->copies > 1 || k->simplex)) {
+        /* canonical: the terms as given, the discrete columns in increasing
+         * order, the simplex's hyperprior unless it is the default, the
+         * number of classes (last: gpc_kernel_base cuts it off) */
+        char list[sizeof k->spec] = "", simplex[80] = "", classes[32] = "";
+        if (k->discrete) {
+            strcpy(list, ":discrete=");
+            format_cols(k->discrete, dim, list + strlen(list), sizeof list - strlen(list));
+        }
+        if (k->simplex && k->dir_shape == 1.0 && k->dir_rate == 1.0)
+            strcpy(simplex, ":simplex");
+        else if (k->simplex)
+            snprintf(simplex, sizeof simplex, ":simplex=%.17g,%.17g", k->dir_shape, k->dir_rate);
+        if (k->copies > 1)
+            snprintf(classes, sizeof classes, ":per-class=%zu", k->copies);
+        int w = snprintf(k->spec, sizeof k->spec, "%s%s%s%s", terms, list, simplex, classes);
+        /* the list is never longer than the one given, but a spec cut short
+         * would name another kernel */
+        if (w < 0 || (size_t)w >= sizeof k->spec)
+            rc = gpc_fail(GPC_EUSAGE, "kernel spec too long (more than %zu characters)",
+                          sizeof k->spec - 1);
+    }
+    free(terms);
+    if (rc) {
+        gpc_kernel_free(k);
+        return rc;
+    }
+    k->total = k->copies * k->nparams;
+    k->theta = gpc_calloc(k->total, sizeof *k->theta);
+    k->etheta = gpc_calloc(k->total, sizeof *k->etheta);
+    k->names = gpc_calloc(k->total, sizeof *k->names);
+    assign_names(k);
+    double *th0 = gpc_mallocarray(k->total, sizeof *th0);
+    gpc_kernel_default_params(k, th0);
+    gpc_kernel_set_params(k, th0);
+    free(th0);
+    *out = k;
+    return GPC_OK;
+}
+
+void gpc_kernel_free(gpc_kernel *k)
+{
+    if (!k)
+        return;
+    for (size_t t = 0; t < k->nterms; t++) {
+        free(k->terms[t].cols);
+        free(k->terms[t].disc);
+        free(k->terms[t].text);
+    }
+    free(k->discrete);
+    free(k->theta);
+    free(k->etheta);
+    free(k->names);
+    free(k->labels);
+    gpc_colnames_free(k->colnames);
+    free(k);
+}
+
+gpc_kernel *gpc_kernel_clone(const gpc_kernel *k)
+{
+    gpc_kernel *c;
+    if (gpc_kernel_parse(k->spec, k->dim, &c) != GPC_OK)
+        return NULL;
+    gpc_kernel_set_params(c, k->theta);
+    gpc_kernel_name_columns(c, k->colnames);
+    return c;
+}
+
+const char *gpc_kernel_spec(const gpc_kernel *k) { return k->spec; }
+size_t gpc_kernel_dim(const gpc_kernel *k) { return k->dim; }
+size_t gpc_kernel_nparams(const gpc_kernel *k) { return k->total; }
+size_t gpc_kernel_copies(const gpc_kernel *k) { return k->copies; }
+
+gpc_kernel *gpc_kernel_base(const gpc_kernel *k)
+{
+    char *spec = gpc_strdup(k->spec), *clause = strstr(spec, ":per-class=");
+    gpc_kernel *b;
+    if (clause)
+        *clause = '\0';
+    int rc = gpc_kernel_parse(spec, k->dim, &b);
+    free(spec);
+    if (rc != GPC_OK)
+        return NULL;
+    gpc_kernel_set_params(b, k->theta);
+    gpc_kernel_name_columns(b, k->colnames);
+    return b;
+}
+const char *gpc_kernel_param_name(const gpc_kernel *k, size_t j) { return k->names[j]; }
+
+char *const *gpc_kernel_colnames(const gpc_kernel *k) { return k->colnames; }
+
+const char *gpc_kernel_param_label(const gpc_kernel *k, size_t j)
+{
+    return k->labels ? k->labels[j] : k->names[j];
+}
+
+/* names[j] with its "log_w<col+1>" written "log_w.<word>" in label; 0 if
+ * the column's name gives no word or the label would be too long. */
+static int column_label(const gpc_kernel *k, size_t j, size_t col, char *label)
+{
+    char word[GPC_NAME_MAX], num[32];
+    if (!gpc_colnames_word(k->colnames[col], word, sizeof word))
+        return 0;
+    snprintf(num, sizeof num, "log_w%zu", col + 1);
+    const char *name = k->names[j], *at = strstr(name, num);
+    if (!at)
+        return 0;
+    int w = snprintf(label, GPC_NAME_MAX, "%.*slog_w.%s%s", (int)(at - name), name, word,
+                     at + strlen(num));
+    return w > 0 && w < GPC_NAME_MAX;
+}
+
+static int label_cmp(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Labels two columns' words share ("a b" and "a_b") go back to the numbered
+ * names, so that every label names one hyperparameter.  Found by sorting. */
+static void unshare_labels(gpc_kernel *k)
+{
+    char **byname = gpc_mallocarray(k->total ? k->total : 1, sizeof *byname);
+    size_t n = 0;
+    for (size_t j = 0; j < k->total; j++)
+        if (strcmp(k->labels[j], k->names[j]) != 0)
+            byname[n++] = k->labels[j];
+    qsort(byname, n, sizeof *byname, label_cmp);
+    unsigned char *shared = gpc_calloc(k->total ? k->total : 1, 1);
+    for (size_t i = 1; i < n; i++)
+        if (!strcmp(byname[i], byname[i - 1])) {
+            shared[(size_t)(byname[i] - k->labels[0]) / GPC_NAME_MAX] = 1;
+            shared[(size_t)(byname[i - 1] - k->labels[0]) / GPC_NAME_MAX] = 1;
+        }
+    for (size_t j = 0; j < k->total; j++)
+        if (shared[j])
+            memcpy(k->labels[j], k->names[j], GPC_NAME_MAX);
+    free(shared);
+    free(byname);
+}
+
+void gpc_kernel_name_columns(gpc_kernel *k, char *const *colnames)
+{
+    char **copy = gpc_colnames_copy(colnames);
+    free(k->labels);
+    gpc_colnames_free(k->colnames);
+    k->labels = NULL;
+    k->colnames = copy;
+    if (!copy)
+        return;
+    size_t ncols = gpc_colnames_count(copy);
+    k->labels = gpc_calloc(k->total ? k->total : 1, sizeof *k->labels);
+    for (size_t j = 0; j < k->total; j++) {
+        long col = gpc_kernel_param_column(k, j);
+        if (col < 0 || (size_t)col >= ncols || !column_label(k, j, (size_t)col, k->labels[j]))
+            memcpy(k->labels[j], k->names[j], GPC_NAME_MAX);
+    }
+    unshare_labels(k);
+}
+const double *gpc_kernel_params(const gpc_kernel *k) { return k->theta; }
+
+long gpc_kernel_param_column(const gpc_kernel *k, size_t j)
+{
+    size_t local = j % k->nparams;
+    for (size_t t = 0; t < k->nterms; t++) {
+        const term *tm = &k->terms[t];
+        if (local >= tm->offset && local < tm->offset + tm->nparams)
+            return tm->type == T_ARD && local > tm->offset
+                       ? (long)tm->cols[local - tm->offset - 1] : -1;
+    }
+    return -1;
+}
+
+long gpc_kernel_param_index(const gpc_kernel *k, const char *name)
+{
+    for (size_t j = 0; j < k->total; j++)
+        if (strcmp(k->names[j], name) == 0)
+            return (long)j;
+    for (size_t j = 0; k->labels && j < k->total; j++)
+        if (strcmp(k->labels[j], name) == 0)
+            return (long)j;
+    return -1;
+}
+
+/* Shift one copy's log weights so that the weights sum to one: the kernel
+ * depends only on their ratios, and the stored values are then the logs of
+ * the weights themselves. */
+static void normalise_weights(const gpc_kernel *k, double *theta)
+{
+    double mx = -INFINITY, sum = 0.0;
+    for (size_t t = 0; t < k->nterms; t++)
+        if (k->terms[t].type != T_JITTER)
+            mx = fmax(mx, theta[k->terms[t].offset]);
+    if (!isfinite(mx))
+        return; /* a NaN or infinite weight is the caller's to report */
+    for (size_t t = 0; t < k->nterms; t++)
+        if (k->terms[t].type != T_JITTER)
+            sum += exp(theta[k->terms[t].offset] - mx);
+    double lse = mx + log(sum);
+    if (fabs(lse) < 1e-14)
+        return; /* already normalised: setting stored values changes no bit */
+    for (size_t t = 0; t < k->nterms; t++)
+        if (k->terms[t].type != T_JITTER)
+            theta[k->terms[t].offset] -= lse;
+}
+
+void gpc_kernel_set_params(gpc_kernel *k, const double *theta)
+{
+    memcpy(k->theta, theta, k->total * sizeof *theta);
+    if (k->simplex)
+        for (size_t c = 0; c < k->copies; c++)
+            normalise_weights(k, k->theta + c * k->nparams);
+    for (size_t j = 0; j < k->total; j++)
+        k->etheta[j] = exp(k->theta[j]);
+}
+
+int gpc_kernel_simplex(const gpc_kernel *k, double *shape, double *rate)
+{
+    if (shape)
+        *shape = k->dir_shape;
+    if (rate)
+        *rate = k->dir_rate;
+    return k->simplex;
+}
+
+int gpc_kernel_is_weight(const gpc_kernel *k, size_t j)
+{
+    if (!k->simplex || j >= k->total)
+        return 0;
+    j %= k->nparams;
+    for (size_t t = 0; t < k->nterms; t++)
+        if (k->terms[t].offset == j)
+            return k->terms[t].type != T_JITTER;
+    return 0;
+}
+
+const char *gpc_kernel_weight_term(const gpc_kernel *k, size_t t)
+{
+    for (size_t i = 0; i < k->nterms; i++)
+        if (k->terms[i].type != T_JITTER && t-- == 0)
+            return k->terms[i].text;
+    return NULL;
+}
+
+size_t gpc_kernel_weights(const gpc_kernel *k, size_t copy, double *w, size_t *index)
+{
+    size_t J = 0;
+    if (!k->simplex)
+        return 0;
+    for (size_t t = 0; t < k->nterms; t++)
+        if (k->terms[t].type != T_JITTER) {
+            size_t j = copy * k->nparams + k->terms[t].offset;
+            if (w)
+                w[J] = k->etheta[j];
+            if (index)
+                index[J] = j;
+            J++;
+        }
+    return J;
+}
+
+
+/* The starting values of one copy of the terms. */
+static void default_params_one(const gpc_kernel *k, double *theta)
+{
+    for (size_t t = 0; t < k->nterms; t++) {
+        const term *tm = &k->terms[t];
+        double *th = theta + tm->offset;
+        switch (tm->type) {
+        case T_ARD:
+        case T_SE:
+            th[0] = 0.0;
+            for (size_t p = 1; p < tm->nparams; p++)
+                th[p] = -2.0;
+            break;
+        case T_LINEAR:
+        case T_GRAM: th[0] = 0.0; break;
+        case T_NN: th[0] = th[1] = th[2] = 0.0; break;
+        case T_BIAS: th[0] = -3.0; break;
+        case T_JITTER: th[0] = -6.0; break;
+        }
+        if (k->simplex && tm->type != T_JITTER)
+            th[0] = 0.0; /* equal weights */
+    }
+}
+
+void gpc_kernel_default_params(const gpc_kernel *k, double *theta)
+{
+    for (size_t c = 0; c < k->copies; c++)
+        default_params_one(k, theta + c * k->nparams);
+}
