@@ -216,8 +216,8 @@ static int quoted_name(builder *b, const char **pp, char *const *names, const ch
  * stands alone there, so that '3"a"' cannot run two numbers together. */
 static int item_edge(char c) { return c == ',' || c == '-' || c == '\0'; }
 
-/* A column list from *pp up to the next term ('+', for a term's list) or
- * clause (':'): names become numbers, everything else is copied for the
+/* A column list from *pp up to the next operator or parenthesis (for a
+ * term's list) or clause (':'): names become numbers, everything else is copied for the
  * kernel parser to judge.  *pp moves to the list's end. */
 static int resolve_list(builder *b, const char **pp, const char *stops, char *const *names,
                         const char *xname)
@@ -274,9 +274,9 @@ int gpc_colnames_resolve(const char *spec, char *const *names, const char *xname
             continue;
         }
         append(&b, p, (size_t)(list - p));
-        /* a term's columns end at the next term or clause, a clause's at the
-         * next clause (outside quotes) */
-        const char *stops = *p == '@' ? "+:" : ":";
+        /* a term's columns end at the next operator, parenthesis or clause,
+         * a clause's at the next clause (outside quotes) */
+        const char *stops = *p == '@' ? "+*():" : ":";
         p = list;
         int st = resolve_list(&b, &p, stops, names, xname);
         if (st != GPC_OK) {

@@ -10,8 +10,8 @@
  * digits, '_' and '.' that starts with a letter or '_' is written as it is;
  * any other name in double quotes, with a quote in it doubled (as CSV does):
  * 'ard@"worst radius",age' or '"say ""hi"""-"c"'.  A quoted name stands
- * alone as a list item or a range's end; inside the quotes '+', ':', ','
- * and '-' are the name's own.  Any column can still be given by its number.
+ * alone as a list item or a range's end; inside the quotes '+', '*', '(',
+ * ')', ':', ',' and '-' are the name's own.  Any column can still be given by its number.
  *
  * Hyperparameters that weigh one column (an ARD length scale) are also
  * named after it (kernel.h): the name as a word, every byte other than a

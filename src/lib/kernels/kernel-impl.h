@@ -8,7 +8,13 @@
 
 #include "kernels/kernel.h"
 
-typedef enum { T_ARD, T_SE, T_LINEAR, T_NN, T_BIAS, T_JITTER, T_GRAM } term_type;
+typedef enum {
+    T_ARD, T_SE, T_LINEAR, T_NN, T_BIAS, T_JITTER, T_GRAM,
+    T_MATERN,   /* matern12, 32, 52 and their ARD forms (nu2 = 2 nu, iso) */
+    T_RQ,       /* rq, rqard */
+    T_PERIODIC, /* periodic, periodicard */
+    T_POLY      /* poly<degree> */
+} term_type;
 
 typedef struct {
     term_type type;
@@ -22,7 +28,21 @@ typedef struct {
      * the term's columns is, so the common case keeps its plain loops. */
     unsigned char *disc;
     char *text;     /* the term as the spec writes it, "se@1-76" */
+    int iso;        /* matern, rq, periodic: one w (and p) for all columns */
+    int nu2;        /* matern: 2 nu, that is 1, 3 or 5 */
+    int degree;     /* poly: the power */
 } term;
+
+/* A node of the tree of sums and products over the terms.  The nodes are
+ * stored children first (postfix), the root last; a node's children are
+ * kids[first .. first + count). */
+typedef enum { N_TERM, N_SUM, N_PROD } node_kind;
+typedef struct {
+    node_kind kind;
+    size_t term;  /* N_TERM: the term's index */
+    size_t first, count;
+} node;
+#define GPC_KERNEL_MAX_NODES (2 * GPC_KERNEL_MAX_TERMS)
 
 struct gpc_kernel {
     size_t dim, nterms;
@@ -30,6 +50,13 @@ struct gpc_kernel {
     size_t copies;   /* 1, or C for ":per-class=C": C independent sets of them */
     size_t total;    /* copies * nparams: the length of theta */
     term terms[GPC_KERNEL_MAX_TERMS];
+    /* tree != 0: the spec has a product, and the terms combine as the
+     * nodes say; else they are summed in order, as every spec without '*'
+     * always was */
+    int tree;
+    size_t nnodes;
+    node nodes[GPC_KERNEL_MAX_NODES];
+    size_t kids[GPC_KERNEL_MAX_NODES];
     double *theta;
     double *etheta; /* exp(theta), kept in step with theta */
     char (*names)[GPC_NAME_MAX];
@@ -47,7 +74,14 @@ struct gpc_kernel {
     char spec[1024];
 };
 
-/* The distance of an ard or se term in its column l, times c: the squared
+/* Whether a term is built on the scaled squared distance q (and so reads
+ * discrete columns as 0/1 mismatches). */
+static inline int term_on_distance(const term *t)
+{
+    return t->type == T_ARD || t->type == T_SE || t->type == T_MATERN || t->type == T_RQ;
+}
+
+/* The distance of a term built on q in its column l, times c: the squared
  * difference, or for a discrete column 0 if the values are equal and 1 if not
  * (Kim & Ghahramani 2008, eq. 12).  c * d * d is evaluated as before discrete
  * columns existed, so continuous results are bit for bit unchanged. */
@@ -72,5 +106,19 @@ double gpc_kernel_pair(const gpc_kernel *k, const double *xa, const double *xb, 
 void gpc_kernel_simplex_correct(const gpc_kernel *k, double *g);
 void gpc_kernel_pair_grad(const gpc_kernel *k, const double *xa, const double *xb, size_t jb,
                           int same, double *g);
+
+/* The tree's value from its terms' values tv[nterms]; val is scratch of
+ * nnodes. */
+double gpc_kernel_tree_value(const gpc_kernel *k, const double *tv, double *val);
+/* The derivative of the tree's value with respect to each term's value,
+ * into adj[nterms], from the node values val that gpc_kernel_tree_value
+ * left; scratch of nnodes in nadj. */
+void gpc_kernel_tree_adjoints(const gpc_kernel *k, const double *val, double *nadj,
+                              double *adj);
+
+/* A distance term's value and derivatives from q: *dkdq = dk/dq, and for
+ * rq *dalpha = dk/dlog alpha (either pointer may be NULL). */
+double gpc_distance_profile(const term *t, const double *eth, double q, double *dkdq,
+                            double *dalpha);
 
 #endif

@@ -21,11 +21,18 @@ static const double *row(const gsl_matrix *X, size_t i) { return X->data + i * X
  * number of threads. */
 #define ROW_CHUNK 256
 
-/* The columns an ARD term reads, transposed (ncols x n), so that a row of
+/* Whether a term's rows go by its transposed columns: ard, Matern and rq
+ * terms without discrete columns. */
+static int by_columns(const term *t)
+{
+    return (t->type == T_ARD || t->type == T_MATERN || t->type == T_RQ) && !t->disc;
+}
+
+/* The columns such a term reads, transposed (ncols x n), so that a row of
  * its matrix runs along contiguous memory; NULL for other terms. */
 static double *ard_columns(const term *t, const gsl_matrix *X)
 {
-    if (t->type != T_ARD || t->disc)
+    if (!by_columns(t))
         return NULL;
     size_t n = X->size1;
     double *xt = gpc_mallocarray(t->ncols * n, sizeof *xt);
@@ -77,8 +84,55 @@ add_ard_values(const gpc_kernel *k, const term *t, const double *xi, const doubl
     }
 }
 
-/* Row i of an ARD term without discrete columns from its transposed
- * columns xt (n points). */
+/* out[j] += a Matern or rq term's value, as add_ard_values does for ard:
+ * the distances q of a chunk summed eight at a time, then the term's
+ * profile over the chunk (Matern: one sqrt and one exp per pair). */
+__attribute__((target_clones("avx512f", "avx2", "default"))) static void
+add_dist_values(const gpc_kernel *k, const term *t, const double *xi, const double *xt,
+                size_t stride, size_t count, double *out)
+{
+    const double *eth = k->etheta + t->offset;
+    double q[ROW_CHUNK], e[ROW_CHUNK];
+    for (size_t j0 = 0; j0 < count; j0 += ROW_CHUNK) {
+        size_t m = count - j0 < ROW_CHUNK ? count - j0 : ROW_CHUNK;
+        size_t j = 0;
+        for (; j + 8 <= m; j += 8) {
+            vec8d acc = {0};
+            for (size_t l = 0; l < t->ncols; l++) {
+                vec8d d;
+                memcpy(&d, xt + l * stride + j0 + j, sizeof d);
+                d = xi[l] - d;
+                acc += eth[t->iso ? 1 : 1 + l] * d * d;
+            }
+            memcpy(q + j, &acc, sizeof acc);
+        }
+        for (; j < m; j++) {
+            double acc = 0.0;
+            for (size_t l = 0; l < t->ncols; l++) {
+                double d = xi[l] - xt[l * stride + j0 + j];
+                acc += eth[t->iso ? 1 : 1 + l] * d * d;
+            }
+            q[j] = acc;
+        }
+        if (t->type == T_RQ) {
+            for (j = 0; j < m; j++)
+                out[j0 + j] += gpc_distance_profile(t, eth, q[j], NULL, NULL);
+            continue;
+        }
+        double c = t->nu2 == 1 ? 1.0 : sqrt((double)t->nu2);
+        for (j = 0; j < m; j++) {
+            q[j] = sqrt(q[j]) * c; /* s = sqrt(2 nu) r */
+            e[j] = -q[j];
+        }
+        gpc_exp_array(e, m);
+        for (j = 0; j < m; j++) {
+            double sj = q[j];
+            double f = t->nu2 == 1 ? 1.0 : t->nu2 == 3 ? 1.0 + sj : 1.0 + sj + sj * sj / 3.0;
+            out[j0 + j] += eth[0] * f * e[j];
+        }
+    }
+}
+
 /* A case's columns of one ARD term: on the stack up to ROW_ON_STACK of
  * them, else on the heap (a term may weigh up to GPC_KERNEL_MAX_DIM
  * columns, far more than a thread's stack holds). */
@@ -88,13 +142,26 @@ static double *row_buffer(const term *t, double *stack)
     return t->ncols <= ROW_ON_STACK ? stack : gpc_mallocarray(t->ncols, sizeof *stack);
 }
 
+/* out[j] += the term's value between the point whose term columns are xi
+ * and the count points of xt, for a term by_columns takes. */
+static void add_column_values(const gpc_kernel *k, const term *t, const double *xi,
+                              const double *xt, size_t stride, size_t count, double *out)
+{
+    if (t->type == T_ARD)
+        add_ard_values(k, t, xi, xt, stride, count, out);
+    else
+        add_dist_values(k, t, xi, xt, stride, count, out);
+}
+
+/* Row i of a term by_columns takes from its transposed columns xt (n
+ * points). */
 static void add_ard_row(const gpc_kernel *k, const term *t, const double *xt, size_t n, size_t i,
                         double *Ki)
 {
     double stack[ROW_ON_STACK] = {0}, *xi = row_buffer(t, stack);
     for (size_t l = 0; l < t->ncols; l++)
         xi[l] = xt[l * n + i];
-    add_ard_values(k, t, xi, xt, n, i + 1, Ki);
+    add_column_values(k, t, xi, xt, n, i + 1, Ki);
     if (xi != stack)
         free(xi);
 }
@@ -138,6 +205,29 @@ static void mirror_lower(double *S, size_t n, size_t ld)
                     S[a * ld + b] = S[b * ld + a];
 }
 
+/* Row i of one term, k_t(x_i, x_j) for j <= i, added to Ki[0..i]. */
+static void add_row(const gpc_kernel *k, const term *t, const double *xt, const gsl_matrix *X,
+                    size_t i, double *Ki)
+{
+    if (xt)
+        add_ard_row(k, t, xt, X->size1, i, Ki);
+    else
+        add_term_row(k, t, X, i, Ki);
+}
+
+/* Combine the terms' values Lt[t * width + j] (j < count) by the kernel's
+ * tree into out[j]. */
+static void combine_terms(const gpc_kernel *k, const double *Lt, size_t width, size_t count,
+                          double *out)
+{
+    double tv[GPC_KERNEL_MAX_TERMS], val[GPC_KERNEL_MAX_NODES];
+    for (size_t j = 0; j < count; j++) {
+        for (size_t t = 0; t < k->nterms; t++)
+            tv[t] = Lt[t * width + j];
+        out[j] = gpc_kernel_tree_value(k, tv, val);
+    }
+}
+
 void gpc_kernel_matrix(const gpc_kernel *k, const gsl_matrix *X, gsl_matrix *K)
 {
     size_t n = X->size1;
@@ -148,42 +238,61 @@ void gpc_kernel_matrix(const gpc_kernel *k, const gsl_matrix *X, gsl_matrix *K)
     if (n >= GPC_PARALLEL_MIN_ROWS)
     for (size_t i = 0; i < n; i++) {
         double *Ki = K->data + i * K->tda;
+        if (k->tree) { /* each term's row apart, then combined */
+            double *Lt = gpc_calloc(k->nterms * (i + 1), sizeof *Lt);
+            for (size_t t = 0; t < k->nterms; t++)
+                add_row(k, &k->terms[t], xt[t], X, i, Lt + t * (i + 1));
+            combine_terms(k, Lt, i + 1, i + 1, Ki);
+            free(Lt);
+            continue;
+        }
         for (size_t j = 0; j <= i; j++)
             Ki[j] = 0.0;
         for (size_t t = 0; t < k->nterms; t++)
-            if (xt[t])
-                add_ard_row(k, &k->terms[t], xt[t], n, i, Ki);
-            else
-                add_term_row(k, &k->terms[t], X, i, Ki);
+            add_row(k, &k->terms[t], xt[t], X, i, Ki);
     }
     mirror_lower(K->data, n, K->tda);
     for (size_t t = 0; t < k->nterms; t++)
         free(xt[t]);
 }
 
+/* Training case i against every test case for one term, added to out[0..m):
+ * terms by_columns takes from the test inputs' columns transposed in xt. */
+static void cross_term_row(const gpc_kernel *k, const term *t, const gsl_matrix *X,
+                           const gsl_matrix *Xs, const double *xt, size_t i, double *out)
+{
+    size_t m = Xs->size1;
+    if (xt) {
+        double stack[ROW_ON_STACK] = {0}, *xi = row_buffer(t, stack);
+        for (size_t l = 0; l < t->ncols; l++)
+            xi[l] = row(X, i)[t->cols[l]];
+        add_column_values(k, t, xi, xt, m, m, out);
+        if (xi != stack)
+            free(xi);
+        return;
+    }
+    for (size_t j = 0; j < m; j++)
+        out[j] += gpc_term_pair(t, k->etheta + t->offset, row(Xs, j), row(X, i), i, 0, NULL);
+}
+
 /* Row i, training case i against every test case: the terms in the kernel's
- * order, as kernel_pair adds them; ARD terms from the test inputs' columns
- * transposed in xt[t]. */
+ * order, as gpc_kernel_pair adds them, or combined by its tree. */
 static void cross_row(const gpc_kernel *k, const gsl_matrix *X, const gsl_matrix *Xs,
                       double *const *xt, size_t i, double *Ki)
 {
     size_t m = Xs->size1;
+    if (k->tree) {
+        double *Lt = gpc_calloc(k->nterms * (m ? m : 1), sizeof *Lt);
+        for (size_t t = 0; t < k->nterms; t++)
+            cross_term_row(k, &k->terms[t], X, Xs, xt[t], i, Lt + t * m);
+        combine_terms(k, Lt, m, m, Ki);
+        free(Lt);
+        return;
+    }
     for (size_t j = 0; j < m; j++)
         Ki[j] = 0.0;
-    for (size_t ti = 0; ti < k->nterms; ti++) {
-        const term *t = &k->terms[ti];
-        if (xt[ti]) {
-            double stack[ROW_ON_STACK] = {0}, *xi = row_buffer(t, stack);
-            for (size_t l = 0; l < t->ncols; l++)
-                xi[l] = row(X, i)[t->cols[l]];
-            add_ard_values(k, t, xi, xt[ti], m, m, Ki);
-            if (xi != stack)
-                free(xi);
-            continue;
-        }
-        for (size_t j = 0; j < m; j++)
-            Ki[j] += gpc_term_pair(t, k->etheta + t->offset, row(Xs, j), row(X, i), i, 0, NULL);
-    }
+    for (size_t ti = 0; ti < k->nterms; ti++)
+        cross_term_row(k, &k->terms[ti], X, Xs, xt[ti], i, Ki);
 }
 
 void gpc_kernel_cross(const gpc_kernel *k, const gsl_matrix *X, const gsl_matrix *Xs,
@@ -308,17 +417,98 @@ static void contract_row_term(const contraction *c, const term *t, size_t a, dou
     }
 }
 
+/* Row a for a Matern or rq term, fused as contract_row_ard is: q and the
+ * profile's dk/dq once per pair, dK/dlog w_l = dk/dq w_l d_l (ARD) or
+ * dk/dq q (isotropic), dK/dlog v0 = k, and rq's dK/dlog alpha. */
+static void contract_row_dist(const contraction *c, const term *t, size_t a, double *s,
+                              double *B)
+{
+    size_t p = c->k->nparams, m = t->ncols, o = t->offset, np = t->nparams;
+    const double *eth = c->k->etheta + o, *xa = row(c->X, a);
+    const double *Ra = c->R->data + a * c->R->tda;
+    size_t nw = t->iso ? 1 : m; /* the weights */
+    /* the distances and sums on the stack up to ROW_ON_STACK columns */
+    double dd_stack[ROW_ON_STACK], sl_stack[ROW_ON_STACK + 2];
+    double *dd = m <= ROW_ON_STACK ? dd_stack : gpc_mallocarray(m, sizeof *dd);
+    double *sl = np <= ROW_ON_STACK + 2 ? sl_stack : gpc_mallocarray(np, sizeof *sl);
+    for (size_t j = 0; j < np; j++)
+        sl[j] = 0.0;
+    double *Ba = B + a * p + o;
+    for (size_t b = 0; b <= a; b++) {
+        const double *xb = row(c->X, b);
+        double q = 0.0;
+        for (size_t l = 0; l < m; l++) {
+            dd[l] = col_dist(t, l, 1.0, xa, xb);
+            q += (t->iso ? eth[1] : eth[1 + l]) * dd[l];
+        }
+        double dkdq, dalpha = 0.0;
+        double kv = gpc_distance_profile(t, eth, q, &dkdq, &dalpha);
+        double w2 = a == b ? 1.0 : 2.0; /* an off-diagonal pair stands for two */
+        double mm = w2 * (c->alpha * c->u[a] * c->u[b] + c->beta * Ra[b]);
+        double *Bb = B + b * p + o;
+        double vb = c->v[b], va = a == b ? 0.0 : c->v[a];
+        sl[0] += mm * kv;
+        Ba[0] += kv * vb;
+        Bb[0] += kv * va;
+        for (size_t l = 0; l < nw; l++) {
+            double e = t->iso ? dkdq * q : dkdq * eth[1 + l] * dd[l];
+            sl[1 + l] += mm * e;
+            Ba[1 + l] += e * vb;
+            Bb[1 + l] += e * va;
+        }
+        if (t->type == T_RQ) {
+            sl[np - 1] += mm * dalpha;
+            Ba[np - 1] += dalpha * vb;
+            Bb[np - 1] += dalpha * va;
+        }
+    }
+    for (size_t j = 0; j < np; j++)
+        s[o + j] += sl[j];
+    if (dd != dd_stack)
+        free(dd);
+    if (sl != sl_stack)
+        free(sl);
+}
+
+/* Row a for a kernel with a product: every hyperparameter's derivative
+ * at each pair by the product rule (gpc_kernel_pair_grad), into g. */
+static void contract_row_tree(const contraction *c, size_t a, double *g, double *s, double *B)
+{
+    size_t p = c->k->nparams;
+    const double *Ra = c->R->data + a * c->R->tda;
+    double *Ba = B + a * p;
+    for (size_t b = 0; b <= a; b++) {
+        gpc_kernel_pair_grad(c->k, row(c->X, a), row(c->X, b), b, a == b, g);
+        double w2 = a == b ? 1.0 : 2.0;
+        double mm = w2 * (c->alpha * c->u[a] * c->u[b] + c->beta * Ra[b]);
+        double *Bb = B + b * p;
+        double vb = c->v[b], va = a == b ? 0.0 : c->v[a];
+        for (size_t j = 0; j < p; j++) {
+            s[j] += g[j] * mm;
+            Ba[j] += g[j] * vb;
+            Bb[j] += g[j] * va;
+        }
+    }
+}
+
 static void contract_rows(const contraction *c, size_t lo, size_t hi, double *s, double *B)
 {
     double *g = gpc_malloc(c->k->nparams * sizeof *g);
-    for (size_t a = lo; a < hi; a++)
+    for (size_t a = lo; a < hi; a++) {
+        if (c->k->tree) {
+            contract_row_tree(c, a, g, s, B);
+            continue;
+        }
         for (size_t ti = 0; ti < c->k->nterms; ti++) {
             const term *t = &c->k->terms[ti];
             if (t->type == T_ARD)
                 contract_row_ard(c, t, a, s, B);
+            else if (t->type == T_MATERN || t->type == T_RQ)
+                contract_row_dist(c, t, a, s, B);
             else
                 contract_row_term(c, t, a, g, s, B);
         }
+    }
     free(g);
 }
 
@@ -328,7 +518,7 @@ static void contract_rows(const contraction *c, size_t lo, size_t hi, double *s,
  * off it the kernel's matrix holds the term's values bit for bit. */
 static const term *product_term(const gpc_kernel *k)
 {
-    if (k->copies != 1 || k->simplex || k->nterms > 2)
+    if (k->copies != 1 || k->simplex || k->tree || k->nterms > 2)
         return NULL;
     const term *found = NULL;
     for (size_t ti = 0; ti < k->nterms; ti++) {

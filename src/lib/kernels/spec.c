@@ -3,6 +3,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,19 +13,52 @@
 #include "io/colnames.h"
 #include "kernels/kernel-impl.h"
 
-static const char *const type_names[] = {"ard", "se", "linear", "nn", "bias", "jitter", "gram"};
-#define N_TYPES (sizeof type_names / sizeof type_names[0])
+/* The terms' names in the spec, and what each makes. */
+typedef struct {
+    const char *name;
+    term_type type;
+    int iso, nu2;
+} term_name;
+
+static const term_name term_names[] = {
+    {"ard", T_ARD, 0, 0},
+    {"se", T_SE, 1, 0},
+    {"linear", T_LINEAR, 0, 0},
+    {"nn", T_NN, 0, 0},
+    {"bias", T_BIAS, 0, 0},
+    {"jitter", T_JITTER, 0, 0},
+    {"gram", T_GRAM, 0, 0},
+    {"matern12", T_MATERN, 1, 1},
+    {"matern32", T_MATERN, 1, 3},
+    {"matern52", T_MATERN, 1, 5},
+    {"matern12ard", T_MATERN, 0, 1},
+    {"matern32ard", T_MATERN, 0, 3},
+    {"matern52ard", T_MATERN, 0, 5},
+    {"rq", T_RQ, 1, 0},
+    {"rqard", T_RQ, 0, 0},
+    {"periodic", T_PERIODIC, 1, 0},
+    {"periodicard", T_PERIODIC, 0, 0},
+};
+#define N_TERM_NAMES (sizeof term_names / sizeof term_names[0])
+#define TERM_LIST "ard, se, matern12, matern32, matern52, matern12ard, matern32ard, " \
+                  "matern52ard, rq, rqard, periodic, periodicard, poly<degree>, linear, nn, " \
+                  "bias, jitter, gram"
 
 /* ---- parsing ----------------------------------------------------------- */
 
-static size_t term_nparams(term_type t, size_t ncols)
+static size_t term_nparams(const term *t)
 {
-    switch (t) {
+    size_t ncols = t->ncols;
+    switch (t->type) {
     case T_ARD: return 1 + ncols;
     case T_SE: return 2;
     case T_LINEAR: return 1;
     case T_NN: return 3;
-    default: return 1; /* bias, jitter */
+    case T_MATERN: return t->iso ? 2 : 1 + ncols;
+    case T_RQ: return t->iso ? 3 : 2 + ncols;
+    case T_PERIODIC: return t->iso ? 3 : 1 + 2 * ncols;
+    case T_POLY: return 2;
+    default: return 1; /* bias, jitter, gram */
     }
 }
 
@@ -79,26 +113,58 @@ bad:
     return gpc_fail(GPC_EUSAGE, "%s '%s': expected a list like 1-3,5", what, s);
 }
 
-static int parse_term(const char *text, size_t dim, term *t)
+/* "poly<P>": the degree P, 1 to GPC_KERNEL_MAX_DEGREE; 0 if name is
+ * no polynomial, -1 if its degree is bad. */
+static int poly_degree(const char *name)
 {
-    char name[64];
-    const char *at = strchr(text, '@');
-    size_t len = at ? (size_t)(at - text) : strlen(text);
-    if (len == 0 || len >= sizeof name)
-        return gpc_fail(GPC_EUSAGE, "kernel spec: empty or overlong term '%s'", text);
-    memcpy(name, text, len);
-    name[len] = '\0';
+    if (strncmp(name, "poly", 4) != 0)
+        return 0;
+    const char *d = name + 4;
+    if (!isdigit((unsigned char)d[0]) || d[0] == '0' || strlen(d) > 2)
+        return -1;
+    for (const char *c = d; *c; c++)
+        if (!isdigit((unsigned char)*c))
+            return -1;
+    int p = atoi(d);
+    return p <= GPC_KERNEL_MAX_DEGREE ? p : -1;
+}
+
+/* The term named name (len bytes): its type.  Messages say what is wrong;
+ * the parser adds where. */
+static int parse_term_name(const char *name, size_t len, term *t)
+{
+    char buf[64];
+    if (len == 0 || len >= sizeof buf)
+        return gpc_fail(GPC_EUSAGE, "empty or overlong term name");
+    memcpy(buf, name, len);
+    buf[len] = '\0';
     size_t i;
-    for (i = 0; i < N_TYPES && strcmp(name, type_names[i]) != 0; i++)
+    for (i = 0; i < N_TERM_NAMES && strcmp(buf, term_names[i].name) != 0; i++)
         ;
-    if (i == N_TYPES)
-        return gpc_fail(GPC_EUSAGE,
-                        "unknown kernel term '%s' (use ard, se, linear, nn, bias, jitter, gram)",
-                        name);
-    t->type = (term_type)i;
-    t->all_cols = at == NULL;
-    if (at) {
-        int rc = parse_cols("kernel columns", at + 1, dim, &t->cols, &t->ncols);
+    if (i < N_TERM_NAMES) {
+        t->type = term_names[i].type;
+        t->iso = term_names[i].iso;
+        t->nu2 = term_names[i].nu2;
+        return GPC_OK;
+    }
+    int deg = poly_degree(buf);
+    if (deg < 0)
+        return gpc_fail(GPC_EUSAGE, "polynomial term '%s': its degree must be a whole number "
+                        "from 1 to %d written after the name, as in poly2", buf,
+                        GPC_KERNEL_MAX_DEGREE);
+    if (deg == 0)
+        return gpc_fail(GPC_EUSAGE, "unknown kernel term '%s' (use " TERM_LIST ")", buf);
+    t->type = T_POLY;
+    t->degree = deg;
+    return GPC_OK;
+}
+
+/* The term's columns: the list cols, or every column if NULL. */
+static int parse_term_cols(const char *cols, size_t dim, term *t)
+{
+    t->all_cols = cols == NULL;
+    if (cols) {
+        int rc = parse_cols("kernel columns", cols, dim, &t->cols, &t->ncols);
         if (rc)
             return rc;
     } else {
@@ -107,13 +173,29 @@ static int parse_term(const char *text, size_t dim, term *t)
         for (size_t j = 0; j < dim; j++)
             t->cols[j] = j;
     }
-    t->nparams = term_nparams(t->type, t->ncols);
+    t->nparams = term_nparams(t);
     return GPC_OK;
+}
+
+/* The column (0-based) that the term's p-th hyperparameter weighs alone
+ * (a length scale or period of an ARD form), or -1. */
+static long term_param_column(const term *t, size_t p)
+{
+    if (p == 0)
+        return -1;
+    switch (t->type) {
+    case T_ARD: return (long)t->cols[p - 1];
+    case T_MATERN:
+    case T_RQ: return !t->iso && p <= t->ncols ? (long)t->cols[p - 1] : -1;
+    case T_PERIODIC: return t->iso ? -1 : (long)t->cols[(p - 1) % t->ncols];
+    default: return -1;
+    }
 }
 
 static void term_local_name(const term *t, int simplex, size_t p, char *buf, size_t size)
 {
     static const char *const nn_names[] = {"log_v0", "log_s0", "log_s"};
+    long col = term_param_column(t, p);
     if (simplex && p == 0 && t->type != T_JITTER) {
         snprintf(buf, size, "log_weight");
         return;
@@ -131,6 +213,26 @@ static void term_local_name(const term *t, int simplex, size_t p, char *buf, siz
     case T_NN: snprintf(buf, size, "%s", nn_names[p]); break;
     case T_BIAS: snprintf(buf, size, "log_bias"); break;
     case T_JITTER: snprintf(buf, size, "log_jitter"); break;
+    case T_MATERN:
+    case T_RQ:
+        if (p == 0)
+            snprintf(buf, size, "log_v0");
+        else if (p + 1 == t->nparams && t->type == T_RQ)
+            snprintf(buf, size, "log_alpha");
+        else if (col >= 0)
+            snprintf(buf, size, "log_w%ld", col + 1);
+        else
+            snprintf(buf, size, "log_w");
+        break;
+    case T_PERIODIC:
+        if (p == 0)
+            snprintf(buf, size, "log_v0");
+        else if (col >= 0)
+            snprintf(buf, size, "log_%c%ld", p <= t->ncols ? 'w' : 'p', col + 1);
+        else
+            snprintf(buf, size, p == 1 ? "log_w" : "log_p");
+        break;
+    case T_POLY: snprintf(buf, size, p == 0 ? "log_v" : "log_c"); break;
     }
 }
 
@@ -188,7 +290,7 @@ static void assign_names(gpc_kernel *k)
 /* The given spec without blanks is canonical up to the discrete clause,
  * which gpc_kernel_parse rewrites.  A spec too long to keep whole is an error:
  * cut short, it would name another kernel in the model file. */
-static int canonical_spec(gpc_kernel *k, const char *given)
+static int canonical_spec(gpc_kernel *k, const char *given, size_t *where)
 {
     size_t j = 0;
     for (const char *p = given; *p; p++)
@@ -196,8 +298,10 @@ static int canonical_spec(gpc_kernel *k, const char *given)
             if (j + 1 == sizeof k->spec)
                 return gpc_fail(GPC_EUSAGE, "kernel spec too long (more than %zu characters)",
                                 sizeof k->spec - 1);
+            where[j] = (size_t)(p - given);
             k->spec[j++] = *p;
         }
+    where[j] = strlen(given);
     k->spec[j] = '\0';
     return GPC_OK;
 }
@@ -334,6 +438,9 @@ static int parse_clauses(gpc_kernel *k, const char *text, const char *spec)
  * over shared columns would not say which features matter. */
 static int check_simplex(const gpc_kernel *k, const char *spec)
 {
+    if (k->tree)
+        return gpc_fail(GPC_EUSAGE, "kernel spec '%s': simplex weighs a sum of single terms, "
+                        "and this one has a product", spec);
     size_t J = 0;
     for (size_t t = 0; t < k->nterms; t++)
         J += k->terms[t].type != T_JITTER;
@@ -360,14 +467,22 @@ static int check_simplex(const gpc_kernel *k, const char *spec)
     return rc;
 }
 
-/* Give the ard and se terms their per-column discrete flags; every discrete
- * column must be read by one of them. */
+/* Give the terms built on q their per-column discrete flags; every discrete
+ * column must be read by one of them, and none by a periodic term. */
 static int apply_discrete(gpc_kernel *k, const char *spec)
 {
     unsigned char *used = gpc_calloc(k->dim ? k->dim : 1, 1);
-    for (size_t ti = 0; ti < k->nterms; ti++) {
+    int rc = GPC_OK;
+    for (size_t ti = 0; ti < k->nterms && rc == GPC_OK; ti++) {
         term *t = &k->terms[ti];
-        if (t->type != T_ARD && t->type != T_SE)
+        if (t->type == T_PERIODIC)
+            for (size_t l = 0; l < t->ncols && rc == GPC_OK; l++)
+                if (k->discrete[t->cols[l]])
+                    rc = gpc_fail(GPC_EUSAGE, "kernel spec '%s': term %zu (%s) is periodic in "
+                                  "column %zu, which is discrete; a period needs a distance "
+                                  "along the column (leave the column out of the periodic "
+                                  "term)", spec, ti + 1, t->text, t->cols[l] + 1);
+        if (!term_on_distance(t))
             continue;
         for (size_t l = 0; l < t->ncols; l++)
             if (k->discrete[t->cols[l]]) {
@@ -377,12 +492,211 @@ static int apply_discrete(gpc_kernel *k, const char *spec)
                 used[t->cols[l]] = 1;
             }
     }
-    int rc = GPC_OK;
     for (size_t c = 0; c < k->dim && rc == GPC_OK; c++)
         if (k->discrete[c] && !used[c])
-            rc = gpc_fail(GPC_EUSAGE, "kernel spec '%s': discrete column %zu is read by no ard "
-                          "or se term, so marking it would have no effect", spec, c + 1);
+            rc = gpc_fail(GPC_EUSAGE, "kernel spec '%s': discrete column %zu is read by no ard, "
+                          "se, matern or rq term, so marking it would have no effect", spec,
+                          c + 1);
     free(used);
+    return rc;
+}
+
+/* ---- the expression of terms ------------------------------------------ */
+
+/* A node while parsing: nested sums and nested products are flattened as
+ * they are built, so that the tree has alternating kinds. */
+typedef struct {
+    node_kind kind;
+    size_t term, n;
+    size_t kid[GPC_KERNEL_MAX_TERMS];
+} parse_node;
+
+typedef struct {
+    gpc_kernel *k;
+    const char *s;      /* the terms without blanks */
+    size_t pos, dim;
+    const char *given;  /* the spec as given, for messages */
+    const size_t *where; /* where[i]: s[i]'s place in given */
+    size_t npool;
+    /* each node made joins two or more subtrees, so there are fewer than
+     * twice as many nodes as terms */
+    parse_node pool[GPC_KERNEL_MAX_NODES];
+} parser;
+
+/* A message about the spec at s[i], as "at character N" of the spec as
+ * given. */
+static int fail_at(const parser *ps, size_t i, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static int fail_at(const parser *ps, size_t i, const char *fmt, ...)
+{
+    char what[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    if (ps->s[i] == '\0')
+        return gpc_fail(GPC_EUSAGE, "kernel spec '%s': %s, at its end", ps->given, what);
+    return gpc_fail(GPC_EUSAGE, "kernel spec '%s': %s, at character %zu", ps->given, what,
+                    ps->where[i] + 1);
+}
+
+static int is_operator(char c) { return c == '+' || c == '*' || c == '(' || c == ')'; }
+
+/* A node of the given kind over kids[0..n), taking in the children of kids
+ * of the same kind; one kid is itself. */
+static size_t make_node(parser *ps, node_kind kind, const size_t *kids, size_t n)
+{
+    if (n == 1)
+        return kids[0];
+    size_t id = ps->npool++;
+    parse_node *nd = &ps->pool[id];
+    nd->kind = kind;
+    nd->n = 0;
+    for (size_t i = 0; i < n; i++) {
+        const parse_node *c = &ps->pool[kids[i]];
+        if (c->kind == kind)
+            for (size_t j = 0; j < c->n; j++)
+                nd->kid[nd->n++] = c->kid[j];
+        else
+            nd->kid[nd->n++] = kids[i];
+    }
+    return id;
+}
+
+/* What ends a term or a parenthesised group. */
+static int check_follow(const parser *ps, const char *what)
+{
+    char c = ps->s[ps->pos];
+    if (c == '\0' || c == '+' || c == '*' || c == ')')
+        return GPC_OK;
+    return fail_at(ps, ps->pos, "expected '+', '*' or ')' after %s, not '%c'", what, c);
+}
+
+/* A term, NAME[@COLUMNS], at s[pos]. */
+static int parse_leaf(parser *ps, size_t *id)
+{
+    gpc_kernel *k = ps->k;
+    size_t start = ps->pos, p = start;
+    while (isalnum((unsigned char)ps->s[p]))
+        p++;
+    if (k->nterms == GPC_KERNEL_MAX_TERMS)
+        return fail_at(ps, start, "more than %d terms", GPC_KERNEL_MAX_TERMS);
+    term *t = &k->terms[k->nterms];
+    if (parse_term_name(ps->s + start, p - start, t) != GPC_OK)
+        return fail_at(ps, start, "%s", gpc_errmsg());
+    char *cols = NULL;
+    size_t c0 = p + 1;
+    if (ps->s[p] == '@') {
+        for (p = c0; ps->s[p] && !is_operator(ps->s[p]); p++)
+            ;
+        if (p == c0)
+            return fail_at(ps, c0 - 1, "'@' needs the term's columns, as in ard@1-3");
+        cols = gpc_malloc(p - c0 + 1);
+        memcpy(cols, ps->s + c0, p - c0);
+        cols[p - c0] = '\0';
+    }
+    int rc = parse_term_cols(cols, ps->dim, t);
+    free(cols);
+    if (rc != GPC_OK) {
+        memset(t, 0, sizeof *t);
+        return fail_at(ps, c0, "%s", gpc_errmsg());
+    }
+    t->text = gpc_malloc(p - start + 1);
+    memcpy(t->text, ps->s + start, p - start);
+    t->text[p - start] = '\0';
+    t->offset = k->nparams;
+    k->nparams += t->nparams;
+    *id = ps->npool++;
+    ps->pool[*id] = (parse_node){.kind = N_TERM, .term = k->nterms++};
+    ps->pos = p;
+    return check_follow(ps, "a term");
+}
+
+static int parse_sum(parser *ps, size_t *id);
+
+/* A term or a parenthesised sum. */
+static int parse_factor(parser *ps, size_t *id)
+{
+    size_t at = ps->pos;
+    char c = ps->s[at];
+    if (c == '(') {
+        ps->pos++;
+        if (ps->s[ps->pos] == ')')
+            return fail_at(ps, at, "empty parentheses");
+        int rc = parse_sum(ps, id);
+        if (rc != GPC_OK)
+            return rc;
+        if (ps->s[ps->pos] != ')')
+            return fail_at(ps, at, "the '(' here is not closed");
+        ps->pos++;
+        return check_follow(ps, "')'");
+    }
+    if (isalnum((unsigned char)c))
+        return parse_leaf(ps, id);
+    if (c == '\0' && at > 0)
+        return fail_at(ps, at, "an empty term after '%c'", ps->s[at - 1]);
+    if (c == ')')
+        return fail_at(ps, at, "an empty term before ')'");
+    if (c == '+' || c == '*')
+        return fail_at(ps, at, "an empty term before '%c'", c);
+    return fail_at(ps, at, "expected a term, not '%c'", c);
+}
+
+/* factor { op factor }, op '*' for products and '+' for sums. */
+static int parse_list(parser *ps, char op, size_t *id)
+{
+    size_t kids[GPC_KERNEL_MAX_TERMS], n = 0;
+    for (;;) {
+        size_t kid;
+        int rc = op == '*' ? parse_factor(ps, &kid) : parse_list(ps, '*', &kid);
+        if (rc != GPC_OK)
+            return rc;
+        kids[n++] = kid; /* at most one per term */
+        if (ps->s[ps->pos] != op)
+            break;
+        ps->pos++;
+    }
+    *id = make_node(ps, op == '*' ? N_PROD : N_SUM, kids, n);
+    return GPC_OK;
+}
+
+static int parse_sum(parser *ps, size_t *id) { return parse_list(ps, '+', id); }
+
+/* The parsed tree into k->nodes, children first; returns the node's index. */
+static size_t emit_node(gpc_kernel *k, const parser *ps, size_t id)
+{
+    const parse_node *pn = &ps->pool[id];
+    size_t kids[GPC_KERNEL_MAX_TERMS];
+    for (size_t i = 0; i < pn->n; i++)
+        kids[i] = emit_node(k, ps, pn->kid[i]);
+    size_t me = k->nnodes++, first = 0;
+    for (size_t i = 0; i < k->nnodes - 1; i++) /* the kids used so far */
+        first += k->nodes[i].kind == N_TERM ? 0 : k->nodes[i].count;
+    memcpy(k->kids + first, kids, pn->n * sizeof *kids);
+    k->nodes[me] = (node){.kind = pn->kind, .term = pn->term, .first = first,
+                          .count = pn->kind == N_TERM ? 0 : pn->n};
+    return me;
+}
+
+/* The terms' expression s: the terms into k->terms, the tree into
+ * k->nodes; k->tree unless it is a plain sum of terms. */
+static int parse_expression(gpc_kernel *k, const char *s, const char *given,
+                            const size_t *where)
+{
+    parser *ps = gpc_calloc(1, sizeof *ps);
+    *ps = (parser){.k = k, .s = s, .dim = k->dim, .given = given, .where = where};
+    size_t root;
+    int rc = parse_sum(ps, &root);
+    if (rc == GPC_OK && s[ps->pos] == ')')
+        rc = fail_at(ps, ps->pos, "')' closes no '('");
+    if (rc == GPC_OK) {
+        emit_node(k, ps, root);
+        const node *r = &k->nodes[k->nnodes - 1];
+        k->tree = r->kind == N_PROD;
+        for (size_t i = 0; r->kind == N_SUM && i < r->count; i++)
+            k->tree |= k->nodes[k->kids[r->first + i]].kind != N_TERM;
+    }
+    free(ps);
     return rc;
 }
 
@@ -397,11 +711,14 @@ int gpc_kernel_parse(const char *spec, size_t dim, gpc_kernel **out)
     gpc_kernel *k = gpc_calloc(1, sizeof *k);
     k->dim = dim;
     k->copies = 1;
-    if (canonical_spec(k, spec) != GPC_OK) {
+    size_t *where = gpc_mallocarray(sizeof k->spec, sizeof *where);
+    if (canonical_spec(k, spec, where) != GPC_OK) {
+        free(where);
         free(k);
         return GPC_EUSAGE;
     }
     if (k->spec[0] == '\0') {
+        free(where);
         free(k);
         return gpc_fail(GPC_EUSAGE, "empty kernel spec (try ard)");
     }
@@ -411,34 +728,14 @@ int gpc_kernel_parse(const char *spec, size_t dim, gpc_kernel **out)
         *clauses++ = '\0';
     size_t len = strlen(terms);
     if (len == 0) {
+        free(where);
         free(terms);
         free(k);
         return gpc_fail(GPC_EUSAGE, "kernel spec '%s' has no terms before ':' (try ard%s)", spec,
                         strchr(spec, ':'));
     }
-    if (terms[0] == '+' || terms[len - 1] == '+' || strstr(terms, "++")) {
-        free(terms);
-        free(k);
-        return gpc_fail(GPC_EUSAGE, "kernel spec '%s' has an empty term", spec);
-    }
-    char *copy = gpc_strdup(terms), *save = NULL;
-    int rc = GPC_OK;
-    for (char *tok = strtok_r(copy, "+", &save); tok; tok = strtok_r(NULL, "+", &save)) {
-        if (k->nterms == GPC_KERNEL_MAX_TERMS) {
-            rc = gpc_fail(GPC_EUSAGE, "kernel spec: more than %d terms", GPC_KERNEL_MAX_TERMS);
-            break;
-        }
-        term *t = &k->terms[k->nterms];
-        if ((rc = parse_term(tok, dim, t)) != GPC_OK)
-            break;
-        t->text = gpc_strdup(tok);
-        t->offset = k->nparams;
-        k->nparams += t->nparams;
-        k->nterms++;
-    }
-    free(copy);
-    if (rc == GPC_OK && k->nterms == 0)
-        rc = gpc_fail(GPC_EUSAGE, "kernel spec '%s' has no terms", spec);
+    int rc = parse_expression(k, terms, spec, where);
+    free(where);
     if (rc == GPC_OK && clauses)
         rc = parse_clauses(k, clauses, spec);
     if (rc == GPC_OK && k->discrete)
@@ -548,11 +845,17 @@ static int column_label(const gpc_kernel *k, size_t j, size_t col, char *label)
     char word[GPC_NAME_MAX], num[32];
     if (!gpc_colnames_word(k->colnames[col], word, sizeof word))
         return 0;
-    snprintf(num, sizeof num, "log_w%zu", col + 1);
-    const char *name = k->names[j], *at = strstr(name, num);
+    /* a length scale, "log_w<col>", or a period, "log_p<col>" */
+    const char *name = k->names[j], *at = NULL;
+    char kind = 'w';
+    for (const char *c = "wp"; *c && !at; c++) {
+        snprintf(num, sizeof num, "log_%c%zu", *c, col + 1);
+        if ((at = strstr(name, num)) != NULL)
+            kind = *c;
+    }
     if (!at)
         return 0;
-    int w = snprintf(label, GPC_NAME_MAX, "%.*slog_w.%s%s", (int)(at - name), name, word,
+    int w = snprintf(label, GPC_NAME_MAX, "%.*slog_%c.%s%s", (int)(at - name), name, kind, word,
                      at + strlen(num));
     return w > 0 && w < GPC_NAME_MAX;
 }
@@ -611,8 +914,7 @@ long gpc_kernel_param_column(const gpc_kernel *k, size_t j)
     for (size_t t = 0; t < k->nterms; t++) {
         const term *tm = &k->terms[t];
         if (local >= tm->offset && local < tm->offset + tm->nparams)
-            return tm->type == T_ARD && local > tm->offset
-                       ? (long)tm->cols[local - tm->offset - 1] : -1;
+            return term_param_column(tm, local - tm->offset);
     }
     return -1;
 }
@@ -724,6 +1026,20 @@ static void default_params_one(const gpc_kernel *k, double *theta)
         case T_NN: th[0] = th[1] = th[2] = 0.0; break;
         case T_BIAS: th[0] = -3.0; break;
         case T_JITTER: th[0] = -6.0; break;
+        case T_MATERN:
+        case T_RQ:
+        case T_PERIODIC:
+            /* length scales as ard's; alpha, the periods: 1 */
+            th[0] = 0.0;
+            for (size_t p = 1; p < tm->nparams; p++)
+                th[p] = -2.0;
+            if (tm->type == T_RQ)
+                th[tm->nparams - 1] = 0.0;
+            if (tm->type == T_PERIODIC)
+                for (size_t p = tm->iso ? 2 : 1 + tm->ncols; p < tm->nparams; p++)
+                    th[p] = 0.0;
+            break;
+        case T_POLY: th[0] = th[1] = 0.0; break;
         }
         if (k->simplex && tm->type != T_JITTER)
             th[0] = 0.0; /* equal weights */

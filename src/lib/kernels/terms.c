@@ -7,6 +7,141 @@
 
 #include <gsl/gsl_math.h>
 
+/* rq's h(z) = z / (1 + z) - log1p(z), whose two parts cancel for small z:
+ * there the series sum_{i >= 2} (-1)^(i+1) (i - 1)/i z^i, to full
+ * precision in at most 17 terms below z = 0.1. */
+static double rq_shape_term(double z)
+{
+    if (z >= 0.1)
+        return z / (1.0 + z) - log1p(z);
+    double sum = 0.0, zi = z;
+    for (int i = 2; i < 40; i++) {
+        zi *= -z;                   /* (-1)^(i+1) z^i */
+        double ti = zi * (double)(i - 1) / (double)i;
+        sum += ti;
+        if (fabs(ti) <= 1e-17 * fabs(sum))
+            break;
+    }
+    return sum;
+}
+
+double gpc_distance_profile(const term *t, const double *eth, double q, double *dkdq,
+                            double *dalpha)
+{
+    double v0 = eth[0], kv = 0.0, d = 0.0;
+    if (t->type == T_MATERN) {
+        double r = sqrt(q);
+        if (t->nu2 == 1) {
+            double e = exp(-r);
+            kv = v0 * e;
+            /* dk/dq = -k / (2 r), unbounded at r = 0; every w_l d_l it
+             * multiplies is at most q = r^2, so the derivatives tend to 0
+             * there, and are 0 at r = 0 */
+            d = r > 0.0 ? -0.5 * kv / r : 0.0;
+        } else if (t->nu2 == 3) {
+            double s = M_SQRT3 * r, e = exp(-s);
+            kv = v0 * (1.0 + s) * e;
+            d = -1.5 * v0 * e;
+        } else {
+            double s = sqrt(5.0) * r, e = exp(-s);
+            kv = v0 * (1.0 + s + (5.0 / 3.0) * q) * e;
+            d = -(5.0 / 6.0) * v0 * (1.0 + s) * e;
+        }
+    } else if (t->type == T_RQ) {
+        double alpha = eth[t->nparams - 1], z = q / (2.0 * alpha), lz = log1p(z);
+        kv = v0 * exp(-alpha * lz);
+        d = -0.5 * kv / (1.0 + z);
+        if (dalpha)
+            *dalpha = kv * alpha * rq_shape_term(z);
+    } else { /* ard, se */
+        kv = v0 * exp(-0.5 * q);
+        d = -0.5 * kv;
+    }
+    if (dkdq)
+        *dkdq = d;
+    return kv;
+}
+
+/* A Matern or rq term: q from the columns, then its profile.  dk/dlog w_l
+ * = dk/dq w_l d_l (ARD), dk/dlog w = dk/dq q (isotropic). */
+static double distance_pair(const term *t, const double *eth, const double *xa,
+                            const double *xb, double *g)
+{
+    double q = 0.0;
+    if (t->iso) {
+        for (size_t l = 0; l < t->ncols; l++)
+            q += col_dist(t, l, 1.0, xa, xb);
+        q *= eth[1];
+    } else
+        for (size_t l = 0; l < t->ncols; l++)
+            q += col_dist(t, l, eth[1 + l], xa, xb);
+    double dkdq, dalpha = 0.0;
+    double kv = gpc_distance_profile(t, eth, q, g ? &dkdq : NULL, g ? &dalpha : NULL);
+    if (!g)
+        return kv;
+    g[0] = kv;
+    if (t->iso)
+        g[1] = dkdq * q;
+    else
+        for (size_t l = 0; l < t->ncols; l++)
+            g[1 + l] = col_dist(t, l, dkdq * eth[1 + l], xa, xb);
+    if (t->type == T_RQ)
+        g[t->nparams - 1] = dalpha;
+    return kv;
+}
+
+/* MacKay's periodic term, per column: theta_l = pi (x_l - x'_l) / p_l,
+ * k = v0 exp(-2 sum_l w_l sin^2 theta_l).  dk/dlog w_l = -2 k w_l sin^2
+ * theta_l; dk/dlog p_l = 2 k w_l theta_l sin(2 theta_l).  sin^2, not
+ * 1 - cos, keeps its relative accuracy as theta -> 0 (periods far beyond
+ * the data). */
+static double periodic_pair(const term *t, const double *eth, const double *xa,
+                            const double *xb, double *g)
+{
+    size_t m = t->ncols;
+    double q = 0.0;
+    for (size_t l = 0; l < m; l++) {
+        double w = eth[t->iso ? 1 : 1 + l], p = eth[t->iso ? 2 : 1 + m + l];
+        double s = sin(M_PI * (xa[t->cols[l]] - xb[t->cols[l]]) / p);
+        q += w * s * s;
+    }
+    double kv = eth[0] * exp(-2.0 * q);
+    if (!g)
+        return kv;
+    g[0] = kv;
+    if (t->iso)
+        g[1] = g[2] = 0.0;
+    for (size_t l = 0; l < m; l++) {
+        double w = eth[t->iso ? 1 : 1 + l], p = eth[t->iso ? 2 : 1 + m + l];
+        double th = M_PI * (xa[t->cols[l]] - xb[t->cols[l]]) / p, s = sin(th);
+        double gw = -2.0 * kv * w * s * s, gp = 2.0 * kv * w * th * sin(2.0 * th);
+        if (t->iso) {
+            g[1] += gw;
+            g[2] += gp;
+        } else {
+            g[1 + l] = gw;
+            g[1 + m + l] = gp;
+        }
+    }
+    return kv;
+}
+
+/* v (c + x.x')^P: dk/dlog v = k, dk/dlog c = v P (c + x.x')^(P-1) c. */
+static double poly_pair(const term *t, const double *eth, const double *xa, const double *xb,
+                        double *g)
+{
+    double dot = 0.0;
+    for (size_t l = 0; l < t->ncols; l++)
+        dot += xa[t->cols[l]] * xb[t->cols[l]];
+    double u = eth[1] + dot, up = gsl_pow_int(u, t->degree - 1);
+    double kv = eth[0] * up * u;
+    if (g) {
+        g[0] = kv;
+        g[1] = eth[0] * t->degree * up * eth[1];
+    }
+    return kv;
+}
+
 /* Value of one term at a pair of rows (xa, xb); `same` says the pair is one
  * training case with itself (only jitter cares), and jb is xb's number among
  * the training cases (only gram cares: it reads xa's similarity to training
@@ -90,13 +225,70 @@ double gpc_term_pair(const term *t, const double *eth, const double *xa, const d
             g[0] = kv;
         return kv;
     }
+    case T_MATERN:
+    case T_RQ: return distance_pair(t, eth, xa, xb, g);
+    case T_PERIODIC: return periodic_pair(t, eth, xa, xb, g);
+    case T_POLY: return poly_pair(t, eth, xa, xb, g);
     }
     return 0.0;
+}
+
+double gpc_kernel_tree_value(const gpc_kernel *k, const double *tv, double *val)
+{
+    for (size_t i = 0; i < k->nnodes; i++) {
+        const node *nd = &k->nodes[i];
+        if (nd->kind == N_TERM) {
+            val[i] = tv[nd->term];
+            continue;
+        }
+        double acc = val[k->kids[nd->first]];
+        for (size_t c = 1; c < nd->count; c++)
+            acc = nd->kind == N_SUM ? acc + val[k->kids[nd->first + c]]
+                                    : acc * val[k->kids[nd->first + c]];
+        val[i] = acc;
+    }
+    return val[k->nnodes - 1];
+}
+
+void gpc_kernel_tree_adjoints(const gpc_kernel *k, const double *val, double *nadj,
+                              double *adj)
+{
+    nadj[k->nnodes - 1] = 1.0;
+    for (size_t i = k->nnodes; i-- > 0;) {
+        const node *nd = &k->nodes[i];
+        const size_t *kid = k->kids + nd->first;
+        if (nd->kind == N_TERM) {
+            adj[nd->term] = nadj[i];
+        } else if (nd->kind == N_SUM) {
+            for (size_t c = 0; c < nd->count; c++)
+                nadj[kid[c]] = nadj[i];
+        } else {
+            /* the product of the other factors, as prefix times suffix
+             * products: no division, so a zero factor gives no 0/0 */
+            double prefix = nadj[i];
+            for (size_t c = 0; c < nd->count; c++) {
+                nadj[kid[c]] = prefix;
+                prefix *= val[kid[c]];
+            }
+            double suffix = 1.0;
+            for (size_t c = nd->count; c-- > 0;) {
+                nadj[kid[c]] *= suffix;
+                suffix *= val[kid[c]];
+            }
+        }
+    }
 }
 
 double gpc_kernel_pair(const gpc_kernel *k, const double *xa, const double *xb, size_t jb,
                        int same)
 {
+    if (k->tree) {
+        double tv[GPC_KERNEL_MAX_TERMS], val[GPC_KERNEL_MAX_NODES];
+        for (size_t t = 0; t < k->nterms; t++)
+            tv[t] = gpc_term_pair(&k->terms[t], k->etheta + k->terms[t].offset, xa, xb, jb, same,
+                                  NULL);
+        return gpc_kernel_tree_value(k, tv, val);
+    }
     double sum = 0.0;
     for (size_t t = 0; t < k->nterms; t++)
         sum += gpc_term_pair(&k->terms[t], k->etheta + k->terms[t].offset, xa, xb, jb, same, NULL);
@@ -124,9 +316,20 @@ void gpc_kernel_simplex_correct(const gpc_kernel *k, double *g)
 void gpc_kernel_pair_grad(const gpc_kernel *k, const double *xa, const double *xb, size_t jb,
                           int same, double *g)
 {
+    double tv[GPC_KERNEL_MAX_TERMS] = {0};
     for (size_t t = 0; t < k->nterms; t++) {
         const term *tm = &k->terms[t];
-        gpc_term_pair(tm, k->etheta + tm->offset, xa, xb, jb, same, g + tm->offset);
+        tv[t] = gpc_term_pair(tm, k->etheta + tm->offset, xa, xb, jb, same, g + tm->offset);
+    }
+    if (k->tree) {
+        /* the product rule: each term's derivatives times the derivative of
+         * the tree with respect to the term's value */
+        double val[GPC_KERNEL_MAX_NODES], nadj[GPC_KERNEL_MAX_NODES], adj[GPC_KERNEL_MAX_TERMS];
+        gpc_kernel_tree_value(k, tv, val);
+        gpc_kernel_tree_adjoints(k, val, nadj, adj);
+        for (size_t t = 0; t < k->nterms; t++)
+            for (size_t p = 0; p < k->terms[t].nparams; p++)
+                g[k->terms[t].offset + p] *= adj[t];
     }
     gpc_kernel_simplex_correct(k, g);
 }
