@@ -238,7 +238,7 @@ cpu_vector_units() {
     assert_success
     run gpc-kernel -k 'ard@1+linear@2:discrete=2' -o out/K.txt S.txt
     assert_failure 2
-    assert_output --partial "discrete column 2 is read by no ard or se term"
+    assert_output --partial "discrete column 2 is read by no ard, se, matern or rq term"
     assert_output --partial "no effect"
     run gpc-kernel -k 'ard:discrete=1,1' S.txt
     assert_failure 2
