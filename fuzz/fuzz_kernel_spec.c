@@ -3,7 +3,8 @@
  * the spec, whose column names (bare or quoted) are first resolved against
  * a few fixed ones.  A parsed kernel must give back a spec that parses
  * again to the same spec and number of hyperparameters, must evaluate on a
- * small matrix (when its gram terms fit three cases, as the tools check),
+ * small matrix with its gradient contraction (when its gram terms fit
+ * three cases, as the tools check),
  * and named after the columns must find every hyperparameter
  * by either of its names. */
 #include <stdint.h>
@@ -65,6 +66,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             for (size_t i = 0; i < X->size1 * X->size2; i++)
                 X->data[i] = (double)(i % 3);
             gpc_kernel_matrix(k, X, K);
+            /* and the gradient contraction, through the same paths as the
+             * evidence gradients (every term, sums, products) */
+            size_t p = gpc_kernel_nparams(k);
+            if (p <= 4096 && gpc_kernel_copies(k) == 1) {
+                gsl_vector *u = gsl_vector_alloc(3);
+                gsl_matrix *B = gsl_matrix_alloc(3, p), *R = gsl_matrix_alloc(3, 3);
+                double *s = malloc(p * sizeof *s);
+                gsl_vector_set_all(u, 1.0);
+                gsl_matrix_set_identity(R);
+                gpc_kernel_grad_contract(k, X, K, u, 0.5, R, -0.5, u, s, B);
+                free(s);
+                gsl_matrix_free(B);
+                gsl_matrix_free(R);
+                gsl_vector_free(u);
+            }
             gsl_matrix_free(X);
             gsl_matrix_free(K);
         }
