@@ -426,12 +426,15 @@ t2.log_p.blood_pressure 0  # also t2.log_p3, column 'blood pressure'"
 }
 
 @test "kernel methods: gpc-cv cross-validates with a product kernel, each fold its own fit" {
-    local spec='bias*(se+poly2)'
+    local spec='bias*(se+poly2)' errors
     run gpc-cv -q -K 4 -o cv.txt Xz.txt y.txt -- -k "$spec"
     assert_success
     assert_probs cv.txt 1 40
-    run gpc-score cv.txt y.txt
+    # gpc-score counts the errors the labels of the predictions make
+    run gpc-score -t cv.txt y.txt
     assert_success
+    errors="$(grep -v '^#' cv.txt | paste -d' ' - y.txt | awk '$4 != $5 { e++ } END { print e + 0 }')"
+    assert_output --regexp "^$errors 40 "
     # fold 1's predictions are a fit on the other folds: the same by hand
     gpc-folds -K 4 y.txt > folds.txt
     paste -d' ' folds.txt Xz.txt | awk '$1 != 1 { $1 = ""; sub(/^ /, ""); print }' > Xtr.txt
