@@ -40,8 +40,9 @@ TERMS=(
     'poly2|log_v=-6,log_c=0.5'
     'poly3@1-2|log_v=-8,log_c=0.5'
 )
-# One of each family, for the methods whose chain rule a term cannot change
-# once the first methods have checked every term.
+# One of each family (Matern, rational quadratic, periodic, polynomial), for
+# the methods after the first, which has checked every term: a method sees a
+# term only through K and dK, the same for every method.
 FEW=("${TERMS[0]}" "${TERMS[7]}" "${TERMS[9]}" "${TERMS[11]}")
 # Length scales of e^6 and e^-6 (log_w = -12 and 12), a period of e^3 far
 # beyond the data, a nearly squared-exponential rq.
@@ -177,7 +178,7 @@ opts_without_per_class() {
 }
 
 @test "kernel methods: multiclass softmax gradients match central differences (products, new terms, extremes)" {
-    fd_each X3.txt y3.txt "${PRODUCTS[@]}" "${NESTED[@]}" "${TERMS[@]}" "${EXTREME[@]}" -- -l softmax
+    fd_each X3.txt y3.txt "${PRODUCTS[@]}" "${NESTED[@]}" "${FEW[@]}" "${EXTREME[@]}" -- -l softmax
 }
 
 @test "kernel methods: softmax --per-class gradients match central differences, every class's copy" {
@@ -241,9 +242,9 @@ opts_without_per_class() {
     done
 }
 
-@test "kernel methods: naive mean field (-O none) fits and predicts with products and the new terms" {
+@test "kernel methods: naive mean field (-O none) fits and predicts with products and each family of terms" {
     local e spec
-    for e in "${PRODUCTS[@]}" "${TERMS[@]}"; do
+    for e in "${PRODUCTS[@]}" "${FEW[@]}"; do
         spec="${e%%|*}"
         rm -f m.txt p.txt
         run gpc-fit -q -M naive -O none -k "$spec" -p "${e#*|}" -m m.txt Xz.txt y.txt
