@@ -1086,6 +1086,33 @@ static void check_new_names(void)
     gpc_kernel_free(k);
 }
 
+/* Specs that differ only in blanks and redundant parentheses have one
+ * canonical form; the terms keep their order and their text. */
+static void check_canonical_parentheses(void)
+{
+    struct {
+        const char *given, *canonical;
+    } cases[] = {
+        {"((se))", "se"},
+        {"(se@1)*bias", "se@1*bias"},
+        {"(ard@1 + se@2) + (bias)", "ard@1+se@2+bias"},
+        {"ard@1*(se@2*bias)", "ard@1*se@2*bias"},
+        {"(ard@1+se@2)*bias", "(ard@1+se@2)*bias"},
+        {"((ard@1*se@2)+bias)*(jitter)", "(ard@1*se@2+bias)*jitter"},
+        {"(ard@1+se@2)*bias:per-class=3", "(ard@1+se@2)*bias:per-class=3"},
+        {"ard+bias+jitter", "ard+bias+jitter"},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        gpc_kernel *k;
+        int ok = gpc_kernel_parse(cases[c].given, 3, &k) == GPC_OK;
+        TEST_OK(ok && strcmp(gpc_kernel_spec(k), cases[c].canonical) == 0,
+                "'%s' is canonically '%s' (%s)", cases[c].given, cases[c].canonical,
+                ok ? gpc_kernel_spec(k) : gpc_errmsg());
+        if (ok)
+            gpc_kernel_free(k);
+    }
+}
+
 /* Bad specs: status GPC_EUSAGE and the place of the fault in the message. */
 static void check_spec_positions(void)
 {
@@ -1158,6 +1185,7 @@ int main(void)
     check_edges();
     check_new_names();
     check_spec_positions();
+    check_canonical_parentheses();
     check_known_values();
     check_discrete_values();
     check_discrete_cholesky();

@@ -287,7 +287,8 @@ static void assign_names(gpc_kernel *k)
         }
 }
 
-/* The given spec without blanks is canonical up to the discrete clause,
+/* The given spec without blanks is canonical up to redundant parentheses
+ * (node_text drops them) and the discrete clause,
  * which gpc_kernel_parse rewrites.  A spec too long to keep whole is an error:
  * cut short, it would name another kernel in the model file. */
 static int canonical_spec(gpc_kernel *k, const char *given, size_t *where)
@@ -700,6 +701,33 @@ static int parse_expression(gpc_kernel *k, const char *s, const char *given,
     return rc;
 }
 
+/* Append node i's text to buf (of size, *len used): terms as given, sums
+ * in parentheses only as factors of a product, so that specs that differ
+ * only in redundant parentheses have one canonical form. */
+static void node_text(const gpc_kernel *k, size_t i, int factor, char *buf, size_t size,
+                      size_t *len)
+{
+    const node *nd = &k->nodes[i];
+    int w;
+    if (nd->kind == N_TERM) {
+        w = snprintf(buf + *len, size - *len, "%s", k->terms[nd->term].text);
+    } else {
+        int paren = factor && nd->kind == N_SUM;
+        w = snprintf(buf + *len, size - *len, "%s", paren ? "(" : "");
+        *len += w > 0 && (size_t)w < size - *len ? (size_t)w : 0;
+        for (size_t c = 0; c < nd->count; c++) {
+            if (c > 0) {
+                w = snprintf(buf + *len, size - *len, "%c", nd->kind == N_SUM ? '+' : '*');
+                *len += w > 0 && (size_t)w < size - *len ? (size_t)w : 0;
+            }
+            node_text(k, k->kids[nd->first + c], nd->kind == N_PROD, buf, size, len);
+        }
+        w = snprintf(buf + *len, size - *len, "%s", paren ? ")" : "");
+    }
+    /* never cut short: the text is no longer than the terms as given */
+    *len += w > 0 && (size_t)w < size - *len ? (size_t)w : 0;
+}
+
 int gpc_kernel_parse(const char *spec, size_t dim, gpc_kernel **out)
 {
     /* Every term keeps a list of its columns and ard a weight per column, so
@@ -736,6 +764,13 @@ int gpc_kernel_parse(const char *spec, size_t dim, gpc_kernel **out)
     }
     int rc = parse_expression(k, terms, spec, where);
     free(where);
+    if (rc == GPC_OK) { /* the terms without redundant parentheses */
+        size_t tlen = 0;
+        node_text(k, k->nnodes - 1, 0, terms, len + 1, &tlen);
+        terms[tlen] = '\0';
+        if (!clauses)
+            memcpy(k->spec, terms, tlen + 1);
+    }
     if (rc == GPC_OK && clauses)
         rc = parse_clauses(k, clauses, spec);
     if (rc == GPC_OK && k->discrete)
