@@ -5,12 +5,15 @@
 #   bench/loaded.sh COMMAND [ARG]...
 set -eu
 busy=
+# KILL, which no shell can catch: a TERM that reaches a loop's shell between
+# its fork and its exec finds the trap below still set and is lost.
 stop_load() {
-    [ -z "$busy" ] || kill $busy 2>/dev/null || true
+    # shellcheck disable=SC2086 # one word per process id
+    [ -z "$busy" ] || kill -KILL $busy 2>/dev/null || true
 }
 trap stop_load EXIT
 trap 'exit 130' INT TERM
-for k in $(seq $((2 * $(nproc)))); do
+for _ in $(seq $((2 * $(nproc)))); do
     sh -c 'while :; do :; done' &
     busy="$busy $!"
 done
