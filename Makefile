@@ -153,7 +153,7 @@ check-slurm: deps
 # The softmax bench compares with scikit-learn (python3-sklearn).
 BENCH_BIN = $(BUILD)/bench-laplace $(BUILD)/bench-ep $(BUILD)/bench-softmax $(BUILD)/bench-vb \
             $(BUILD)/bench-blas \
-            $(BUILD)/bench-gibbs
+            $(BUILD)/bench-gibbs $(BUILD)/bench-kernels
 bench: deps
 	@sh scripts/deps.sh python3-sklearn
 	@$(MAKE) --no-print-directory all $(BENCH_BIN)

@@ -1,8 +1,9 @@
 #!/bin/sh
 # Speed and memory of the Laplace evidence with gradient, measured against one
 # BLAS Cholesky of the same size on this machine (and on one thread against
-# two), of HMC on Pima, of ML-II on Pima beside scikit-learn's, of tool runs
-# on the bundled data on one thread against two, of prediction beside
+# two), of each kind of kernel term against ard (idle, on one thread and
+# under load), of HMC on Pima, of ML-II on Pima beside scikit-learn's, of
+# tool runs on the bundled data on one thread against two, of prediction beside
 # scikit-learn's, of EP, of variational Bayes and the Gibbs sampler
 # (multinomial probit), and the multiclass Laplace
 # beside scikit-learn's one-vs-rest classifier on the same data (Debian's
@@ -33,6 +34,12 @@ export OPENBLAS_CORETYPE="$core"
         build/bench-laplace "$n" 8 "$([ "$n" -le 1000 ] && echo 50 || echo 5)"
         build/bench-laplace "$n" 8 0
     done
+    echo "## kernel terms: K and the gradient's contraction, n = 2000, d = 8, best of five; then the evidence + gradient of ard@1-4*ard@5-8 against ard, n = 200 and 1000"
+    build/bench-kernels 2000 8 5
+    echo "### one thread"
+    OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 build/bench-kernels 2000 8 5
+    echo "### under load: two busy processes per core throughout"
+    sh bench/loaded.sh build/bench-kernels 2000 8 5
     echo "## evidence + gradient, one thread against two (seconds, best of the repeats)"
     for n in 200 1000 2000 4000; do
         r=$([ "$n" -le 1000 ] && echo 50 || echo 3)
