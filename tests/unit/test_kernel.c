@@ -131,6 +131,16 @@ static void check_matrix(gpc_kernel *k, const gsl_matrix *X, const char *spec)
     gsl_vector_free(ev);
 }
 
+/* The largest length-scale weight w = exp(log w) of k (0 if none). */
+static double max_weight(const gpc_kernel *k)
+{
+    double w = 0.0;
+    for (size_t j = 0; j < gpc_kernel_nparams(k); j++)
+        if (strstr(gpc_kernel_param_name(k, j), "log_w"))
+            w = fmax(w, exp(gpc_kernel_params(k)[j]));
+    return w;
+}
+
 /* The contraction against sums over explicit dK_j, without and with the
  * kernel's matrix K (which one ard or se term, alone or plus jitter, turns
  * into matrix products); junk in R's strict upper triangle must not
@@ -167,11 +177,13 @@ static void check_contract(gsl_rng *r, gpc_kernel *k, const gsl_matrix *X, const
                        gpc_kernel_param_name(k, j), how);
             gsl_blas_dgemv(CblasNoTrans, 1.0, dK, v, 0.0, dKv);
             gsl_vector_view col = gsl_matrix_column(B, j);
-            /* with K, one ard or se term is contracted as matrix products,
-             * which subtract terms as large as w x^2 (of the centred x):
-             * at w = e^12 that costs a digit */
-            double scale = (withK ? 10.0 : 1.0) * (1.0 + fabs(gsl_vector_max(&col.vector)) +
-                                                   fabs(gsl_vector_min(&col.vector)));
+            /* with K, ard and se terms are contracted as matrix products,
+             * which subtract terms as large as w x^2 (x centred, |x| <= 1
+             * here): at w = e^12 that costs digits of the small results */
+            double scale = 1.0 + fabs(gsl_vector_max(&col.vector)) +
+                           fabs(gsl_vector_min(&col.vector));
+            if (withK)
+                scale += 1e-3 * max_weight(k) * (double)n;
             gsl_vector_sub(dKv, &col.vector);
             TEST_CLOSE(fabs(gsl_vector_max(dKv)) + fabs(gsl_vector_min(dKv)), 0, 0,
                        1e-12 * scale, "%s: contraction dK v for %s, %s", spec,
@@ -1175,6 +1187,9 @@ int main(void)
     /* the parallel blocks of the contraction, with a tree and fused rows */
     check_spec(r, "(matern32@1-2+linear@3)*periodic@3", 450);
     check_spec(r, "matern52ard+rq+jitter", 450);
+    /* products of ard and se terms are contracted as matrix products from K */
+    check_spec(r, "ard@1-2*se@3", 60);
+    check_spec(r, "se@2*ard@1,3+jitter", 450);
     const char *new_dspecs[] = {"matern32ard:discrete=2", "rq+matern12:discrete=2-3",
                                 "matern52ard@1-2*periodic@1+bias:discrete=2"};
     for (size_t s = 0; s < sizeof new_dspecs / sizeof new_dspecs[0]; s++)

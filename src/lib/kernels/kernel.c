@@ -512,23 +512,62 @@ static void contract_rows(const contraction *c, size_t lo, size_t hi, double *s,
     free(g);
 }
 
-/* A kernel that is one ard or se term without discrete columns, alone or
- * plus jitter, has a contraction that two matrix products give: this is that
- * term, or NULL for any other kernel.  Jitter adds to the diagonal only, so
- * off it the kernel's matrix holds the term's values bit for bit. */
-static const term *product_term(const gpc_kernel *k)
+/* Whether a term is an ard or se term without discrete columns. */
+static int se_term(const term *t) { return (t->type == T_ARD || t->type == T_SE) && !t->disc; }
+
+/* Whether node i is a product of such terms, their indices into f[*nf]. */
+static int se_product(const gpc_kernel *k, size_t i, const term **f, size_t *nf)
 {
-    if (k->copies != 1 || k->simplex || k->tree || k->nterms > 2)
-        return NULL;
-    const term *found = NULL;
+    const node *nd = &k->nodes[i];
+    if (nd->kind != N_PROD)
+        return 0;
+    for (size_t c = 0; c < nd->count; c++) {
+        const node *kid = &k->nodes[k->kids[nd->first + c]];
+        if (kid->kind != N_TERM || !se_term(&k->terms[kid->term]))
+            return 0;
+        f[(*nf)++] = &k->terms[kid->term];
+    }
+    return 1;
+}
+
+/* A kernel that is one ard or se term without discrete columns, or a
+ * product of such terms, alone or plus jitter, has a contraction that two
+ * matrix products give: its value is then v0 exp(-q/2) with one v0 (the
+ * product of the amplitudes) and q summed over all the factors' columns,
+ * and dK/dlog v0_t = K, dK/dlog w_l = -1/2 w_l d_l K for every factor t.
+ * Its factors go into f[*nf] (at most GPC_KERNEL_MAX_TERMS); 0 for any
+ * other kernel.  Jitter adds to the diagonal only, so off it the kernel's
+ * matrix holds the factors' values bit for bit. */
+static int product_terms(const gpc_kernel *k, const term **f, size_t *nf)
+{
+    *nf = 0;
+    if (k->copies != 1 || k->simplex)
+        return 0;
+    if (k->tree) {
+        const node *root = &k->nodes[k->nnodes - 1];
+        if (root->kind == N_PROD)
+            return se_product(k, k->nnodes - 1, f, nf);
+        size_t found = 0; /* a sum: one product and jitter */
+        for (size_t c = 0; c < root->count; c++) {
+            size_t i = k->kids[root->first + c];
+            const node *kid = &k->nodes[i];
+            if (kid->kind == N_TERM && k->terms[kid->term].type == T_JITTER)
+                continue;
+            if (found++ || !se_product(k, i, f, nf))
+                return 0;
+        }
+        return found == 1;
+    }
+    if (k->nterms > 2)
+        return 0;
     for (size_t ti = 0; ti < k->nterms; ti++) {
         const term *t = &k->terms[ti];
-        if ((t->type == T_ARD || t->type == T_SE) && !t->disc && !found)
-            found = t;
+        if (se_term(t) && *nf == 0)
+            f[(*nf)++] = t;
         else if (t->type != T_JITTER)
-            return NULL;
+            return 0;
     }
-    return found;
+    return *nf == 1;
 }
 
 /* The term's values Kt (K off the diagonal) and G = M o Kt with M = alpha
@@ -555,10 +594,10 @@ static void product_matrices(const contraction *c, const gsl_matrix *K, double *
     mirror_lower(G, n, n);
 }
 
-/* The term's m columns, each less its mean, into xc (n x m): distances do
+/* The term's m columns, each less its mean, into xc (n rows, stride apart): distances do
  * not change, and the expansion below then subtracts terms of the size of
  * the spread of x, not of x itself. */
-static void centred_columns(const term *t, const gsl_matrix *X, double *xc)
+static void centred_columns(const term *t, const gsl_matrix *X, double *xc, size_t stride)
 {
     size_t n = X->size1, m = t->ncols;
     for (size_t l = 0; l < m; l++) {
@@ -567,7 +606,7 @@ static void centred_columns(const term *t, const gsl_matrix *X, double *xc)
             mean += row(X, a)[t->cols[l]];
         mean /= (double)n;
         for (size_t a = 0; a < n; a++)
-            xc[a * m + l] = row(X, a)[t->cols[l]] - mean;
+            xc[a * stride + l] = row(X, a)[t->cols[l]] - mean;
     }
 }
 
@@ -620,32 +659,41 @@ static void multiply(const double *Kt, const double *G, size_t n, const double *
     gsl_blas_dgemm(CblasNoTrans, CblasNoTrans, 1.0, &Gv.matrix, &Yv.matrix, 0.0, &Qv.matrix);
 }
 
-/* The contraction for product_term's kernel from its matrix K, with no call
- * to exp and no pass over the pairs.  With d_l,ab = (x_al - x_bl)^2,
+/* The contraction for product_terms' kernel from its matrix K, with no call
+ * to exp and no pass over the pairs.  With d_l,ab = (x_al - x_bl)^2 over
+ * the m columns of all the factors,
  *     sum_b Kt_ab v_b d_l,ab = x_al^2 (Kt v)_a - 2 x_al (Kt (v o x_l))_a
  *                              + (Kt (v o x_l^2))_a
  *     sum_ab G_ab d_l,ab    = 2 sum_a (x_al^2 (G 1)_a - x_al (G x_l)_a):
  * the products of Kt with n x (2m + 1) columns and of G with n x (m + 1).
  * The diagonal, where d = 0 exactly but its three parts would cancel only to
  * rounding, is left out of both and added where it counts, in dK/dlog v0 =
- * Kt (Kt_aa = v0) and in jitter's dK = j I. */
-static void contract_products(const contraction *c, const term *t, const gsl_matrix *K,
-                              double *s, gsl_matrix *B)
+ * Kt (Kt_aa = v0, the product of the factors' amplitudes) and in jitter's
+ * dK = j I. */
+static void contract_products(const contraction *c, const term *const *f, size_t nf,
+                              const gsl_matrix *K, double *s, gsl_matrix *B)
 {
     const gpc_kernel *k = c->k;
-    size_t n = K->size1, m = t->ncols, o = t->offset, wz = 2 * m + 1, wy = m + 1;
-    const double *eth = k->etheta + o;
+    size_t n = K->size1, m = 0, off[GPC_KERNEL_MAX_TERMS];
+    double v0 = 1.0;
+    for (size_t i = 0; i < nf; i++) {
+        off[i] = m;
+        m += f[i]->ncols;
+        v0 = i ? v0 * k->etheta[f[i]->offset] : k->etheta[f[i]->offset];
+    }
+    size_t wz = 2 * m + 1, wy = m + 1;
     double *Kt = gpc_mallocarray(2 * n * n + n * m + 2 * n * (wz + wy) + m, sizeof *Kt);
     double *G = Kt + n * n, *xc = G + n * n, *Z = xc + n * m, *P = Z + n * wz, *Y = P + n * wz,
            *Q = Y + n * wy, *e = Q + n * wy;
     product_matrices(c, K, Kt, G);
-    centred_columns(t, c->X, xc);
+    for (size_t i = 0; i < nf; i++)
+        centred_columns(f[i], c->X, xc + off[i], m);
     right_sides(xc, c->v, n, m, Z, Y);
     multiply(Kt, G, n, Z, wz, Y, wy, P, Q);
 
     /* s, with e[l] = sum_ab G_ab d_l,ab and M's diagonal for the v0 and
      * jitter derivatives */
-    double v0 = eth[0], mdiag = 0.0, sumG = 0.0;
+    double mdiag = 0.0, sumG = 0.0;
     for (size_t l = 0; l < m; l++)
         e[l] = 0.0;
     for (size_t a = 0; a < n; a++) {
@@ -655,16 +703,20 @@ static void contract_products(const contraction *c, const term *t, const gsl_mat
         for (size_t l = 0; l < m; l++)
             e[l] += 2.0 * xa[l] * (xa[l] * Qa[0] - Qa[1 + l]);
     }
-    s[o] = sumG + v0 * mdiag;
-    weight_derivs(t, eth, e, s + o);
+    for (size_t i = 0; i < nf; i++) {
+        s[f[i]->offset] = sumG + v0 * mdiag;
+        weight_derivs(f[i], k->etheta + f[i]->offset, e + off[i], s + f[i]->offset);
+    }
     /* B, row by row with e[l] = sum_b Kt_ab v_b d_l,ab */
     for (size_t a = 0; a < n; a++) {
         const double *xa = xc + a * m, *Pa = P + a * wz;
-        double *Ba = B->data + a * B->tda + o;
-        Ba[0] = Pa[0] + v0 * c->v[a];
+        double *Ba = B->data + a * B->tda;
         for (size_t l = 0; l < m; l++)
             e[l] = xa[l] * xa[l] * Pa[0] - 2.0 * xa[l] * Pa[1 + l] + Pa[1 + m + l];
-        weight_derivs(t, eth, e, Ba);
+        for (size_t i = 0; i < nf; i++) {
+            Ba[f[i]->offset] = Pa[0] + v0 * c->v[a];
+            weight_derivs(f[i], k->etheta + f[i]->offset, e + off[i], Ba + f[i]->offset);
+        }
     }
     for (size_t ti = 0; ti < k->nterms; ti++) {
         const term *jt = &k->terms[ti];
@@ -696,9 +748,10 @@ void gpc_kernel_grad_contract(const gpc_kernel *k, const gsl_matrix *X, const gs
      * which glibc's malloc maps afresh at every call: the page faults made
      * the products slower than the pass at 1450 rows, and the pass keeps the
      * peak memory of a method at two n x n matrices. */
-    const term *t = K ? product_term(k) : NULL;
-    if (t && n > 0 && n <= GPC_KERNEL_CONTRACT_PRODUCT_ROWS) {
-        contract_products(&c, t, K, s, B);
+    const term *f[GPC_KERNEL_MAX_TERMS];
+    size_t nf = 0;
+    if (K && n > 0 && n <= GPC_KERNEL_CONTRACT_PRODUCT_ROWS && product_terms(k, f, &nf)) {
+        contract_products(&c, f, nf, K, s, B);
         free(ub);
         return;
     }

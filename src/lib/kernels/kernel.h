@@ -219,8 +219,8 @@ void gpc_kernel_grad_matrix(const gpc_kernel *k, const gsl_matrix *X, size_t j,
  *
  * K is optional (NULL): the kernel's own matrix K(X, X), full (both
  * triangles), as gpc_kernel_matrix gives it for k and X.  Where k is one ard
- * or se term without discrete columns, alone or plus jitter (no per-class or
- * simplex clause), and X has at most GPC_KERNEL_CONTRACT_PRODUCT_ROWS rows,
+ * or se term without discrete columns, or a product of such terms, alone or
+ * plus jitter (no per-class or simplex clause), and X has at most GPC_KERNEL_CONTRACT_PRODUCT_ROWS rows,
  * the contraction then reuses K's values instead of computing them again and
  * runs as two matrix products, about 7 times as fast at 200 rows and twice as
  * fast at 1000, with two n x n scratch matrices; the results agree with the
