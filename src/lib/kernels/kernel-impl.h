@@ -4,7 +4,10 @@
 #ifndef GPC_KERNEL_IMPL_H
 #define GPC_KERNEL_IMPL_H
 
+#include <math.h>
 #include <stddef.h>
+
+#include <gsl/gsl_math.h>
 
 #include "kernels/kernel.h"
 
@@ -117,8 +120,61 @@ void gpc_kernel_tree_adjoints(const gpc_kernel *k, const double *val, double *na
                               double *adj);
 
 /* A distance term's value and derivatives from q: *dkdq = dk/dq, and for
- * rq *dalpha = dk/dlog alpha (either pointer may be NULL). */
-double gpc_distance_profile(const term *t, const double *eth, double q, double *dkdq,
-                            double *dalpha);
+ * rq *dalpha = dk/dlog alpha (either pointer may be NULL).  Inline: the
+ * gradient contraction calls it at every pair. */
+/* rq's h(z) = z / (1 + z) - log1p(z), whose two parts cancel for small z:
+ * there the series sum_{i >= 2} (-1)^(i+1) (i - 1)/i z^i, to full
+ * precision in at most 17 terms below z = 0.1. */
+static inline double rq_shape_term(double z)
+{
+    if (z >= 0.1)
+        return z / (1.0 + z) - log1p(z);
+    double sum = 0.0, zi = z;
+    for (int i = 2; i < 40; i++) {
+        zi *= -z;                   /* (-1)^(i+1) z^i */
+        double ti = zi * (double)(i - 1) / (double)i;
+        sum += ti;
+        if (fabs(ti) <= 1e-17 * fabs(sum))
+            break;
+    }
+    return sum;
+}
+
+static inline double gpc_distance_profile(const term *t, const double *eth, double q,
+                                          double *dkdq, double *dalpha)
+{
+    double v0 = eth[0], kv = 0.0, d = 0.0;
+    if (t->type == T_MATERN) {
+        double r = sqrt(q);
+        if (t->nu2 == 1) {
+            double e = exp(-r);
+            kv = v0 * e;
+            /* dk/dq = -k / (2 r), unbounded at r = 0; every w_l d_l it
+             * multiplies is at most q = r^2, so the derivatives tend to 0
+             * there, and are 0 at r = 0 */
+            d = r > 0.0 ? -0.5 * kv / r : 0.0;
+        } else if (t->nu2 == 3) {
+            double s = M_SQRT3 * r, e = exp(-s);
+            kv = v0 * (1.0 + s) * e;
+            d = -1.5 * v0 * e;
+        } else {
+            double s = sqrt(5.0) * r, e = exp(-s);
+            kv = v0 * (1.0 + s + (5.0 / 3.0) * q) * e;
+            d = -(5.0 / 6.0) * v0 * (1.0 + s) * e;
+        }
+    } else if (t->type == T_RQ) {
+        double alpha = eth[t->nparams - 1], z = q / (2.0 * alpha), lz = log1p(z);
+        kv = v0 * exp(-alpha * lz);
+        d = -0.5 * kv / (1.0 + z);
+        if (dalpha)
+            *dalpha = kv * alpha * rq_shape_term(z);
+    } else { /* ard, se */
+        kv = v0 * exp(-0.5 * q);
+        d = -0.5 * kv;
+    }
+    if (dkdq)
+        *dkdq = d;
+    return kv;
+}
 
 #endif

@@ -417,9 +417,41 @@ static void contract_row_term(const contraction *c, const term *t, size_t a, dou
     }
 }
 
-/* Row a for a Matern or rq term, fused as contract_row_ard is: q and the
- * profile's dk/dq once per pair, dK/dlog w_l = dk/dq w_l d_l (ARD) or
- * dk/dq q (isotropic), dK/dlog v0 = k, and rq's dK/dlog alpha. */
+/* A chunk's values kv and dk/dq of a Matern or rq term from its distances
+ * q[0..m): for Matern the exps at once (gpc_exp_array), rq pair by pair
+ * with its alpha derivative into da. */
+static void profile_chunk(const term *t, const double *eth, const double *q, size_t m,
+                          double *kv, double *dk, double *da)
+{
+    if (t->type == T_RQ) {
+        for (size_t j = 0; j < m; j++)
+            kv[j] = gpc_distance_profile(t, eth, q[j], dk + j, da + j);
+        return;
+    }
+    double c = t->nu2 == 1 ? 1.0 : sqrt((double)t->nu2), v0 = eth[0];
+    for (size_t j = 0; j < m; j++)
+        dk[j] = -c * sqrt(q[j]); /* -s, s = sqrt(2 nu) r */
+    memcpy(kv, dk, m * sizeof *kv);
+    gpc_exp_array(kv, m);
+    for (size_t j = 0; j < m; j++) {
+        double sj = -dk[j], e = kv[j];
+        if (t->nu2 == 1) { /* dk/dq = -k / (2 r), and 0 at r = 0 (kernel.h) */
+            kv[j] = v0 * e;
+            dk[j] = sj > 0.0 ? -0.5 * kv[j] / sj : 0.0;
+        } else if (t->nu2 == 3) {
+            kv[j] = v0 * (1.0 + sj) * e;
+            dk[j] = -1.5 * v0 * e;
+        } else {
+            kv[j] = v0 * (1.0 + sj + sj * sj / 3.0) * e;
+            dk[j] = -(5.0 / 6.0) * v0 * (1.0 + sj) * e;
+        }
+    }
+}
+
+/* Row a for a Matern or rq term: the pairs (a, b), b <= a, in chunks, each
+ * chunk's distances q first, then its values and dk/dq (profile_chunk),
+ * then the sums: dK/dlog w_l = dk/dq w_l d_l (ARD) or dk/dq q (isotropic),
+ * dK/dlog v0 = k, and rq's dK/dlog alpha. */
 static void contract_row_dist(const contraction *c, const term *t, size_t a, double *s,
                               double *B)
 {
@@ -427,45 +459,53 @@ static void contract_row_dist(const contraction *c, const term *t, size_t a, dou
     const double *eth = c->k->etheta + o, *xa = row(c->X, a);
     const double *Ra = c->R->data + a * c->R->tda;
     size_t nw = t->iso ? 1 : m; /* the weights */
-    /* the distances and sums on the stack up to ROW_ON_STACK columns */
-    double dd_stack[ROW_ON_STACK], sl_stack[ROW_ON_STACK + 2];
-    double *dd = m <= ROW_ON_STACK ? dd_stack : gpc_mallocarray(m, sizeof *dd);
+    double q[ROW_CHUNK], kv[ROW_CHUNK], dk[ROW_CHUNK], da[ROW_CHUNK];
+    /* the weights and sums on the stack up to ROW_ON_STACK columns */
+    double wl_stack[ROW_ON_STACK], sl_stack[ROW_ON_STACK + 2];
+    double *wl = m <= ROW_ON_STACK ? wl_stack : gpc_mallocarray(m, sizeof *wl);
     double *sl = np <= ROW_ON_STACK + 2 ? sl_stack : gpc_mallocarray(np, sizeof *sl);
+    for (size_t l = 0; l < m; l++)
+        wl[l] = eth[t->iso ? 1 : 1 + l];
     for (size_t j = 0; j < np; j++)
         sl[j] = 0.0;
     double *Ba = B + a * p + o;
-    for (size_t b = 0; b <= a; b++) {
-        const double *xb = row(c->X, b);
-        double q = 0.0;
-        for (size_t l = 0; l < m; l++) {
-            dd[l] = col_dist(t, l, 1.0, xa, xb);
-            q += (t->iso ? eth[1] : eth[1 + l]) * dd[l];
+    for (size_t b0 = 0; b0 <= a; b0 += ROW_CHUNK) {
+        size_t mc = a + 1 - b0 < ROW_CHUNK ? a + 1 - b0 : ROW_CHUNK;
+        for (size_t j = 0; j < mc; j++) {
+            const double *xb = row(c->X, b0 + j);
+            double acc = 0.0;
+            for (size_t l = 0; l < m; l++)
+                acc += col_dist(t, l, wl[l], xa, xb);
+            q[j] = acc;
         }
-        double dkdq, dalpha = 0.0;
-        double kv = gpc_distance_profile(t, eth, q, &dkdq, &dalpha);
-        double w2 = a == b ? 1.0 : 2.0; /* an off-diagonal pair stands for two */
-        double mm = w2 * (c->alpha * c->u[a] * c->u[b] + c->beta * Ra[b]);
-        double *Bb = B + b * p + o;
-        double vb = c->v[b], va = a == b ? 0.0 : c->v[a];
-        sl[0] += mm * kv;
-        Ba[0] += kv * vb;
-        Bb[0] += kv * va;
-        for (size_t l = 0; l < nw; l++) {
-            double e = t->iso ? dkdq * q : dkdq * eth[1 + l] * dd[l];
-            sl[1 + l] += mm * e;
-            Ba[1 + l] += e * vb;
-            Bb[1 + l] += e * va;
-        }
-        if (t->type == T_RQ) {
-            sl[np - 1] += mm * dalpha;
-            Ba[np - 1] += dalpha * vb;
-            Bb[np - 1] += dalpha * va;
+        profile_chunk(t, eth, q, mc, kv, dk, da);
+        for (size_t j = 0; j < mc; j++) {
+            size_t b = b0 + j;
+            const double *xb = row(c->X, b);
+            double w2 = a == b ? 1.0 : 2.0; /* an off-diagonal pair stands for two */
+            double mm = w2 * (c->alpha * c->u[a] * c->u[b] + c->beta * Ra[b]);
+            double *Bb = B + b * p + o;
+            double vb = c->v[b], va = a == b ? 0.0 : c->v[a];
+            sl[0] += mm * kv[j];
+            Ba[0] += kv[j] * vb;
+            Bb[0] += kv[j] * va;
+            for (size_t l = 0; l < nw; l++) {
+                double e = t->iso ? dk[j] * q[j] : col_dist(t, l, dk[j] * wl[l], xa, xb);
+                sl[1 + l] += mm * e;
+                Ba[1 + l] += e * vb;
+                Bb[1 + l] += e * va;
+            }
+            if (t->type == T_RQ) {
+                sl[np - 1] += mm * da[j];
+                Ba[np - 1] += da[j] * vb;
+                Bb[np - 1] += da[j] * va;
+            }
         }
     }
     for (size_t j = 0; j < np; j++)
         s[o + j] += sl[j];
-    if (dd != dd_stack)
-        free(dd);
+    if (wl != wl_stack)
+        free(wl);
     if (sl != sl_stack)
         free(sl);
 }
