@@ -1148,6 +1148,8 @@ static void check_spec_positions(void)
         {"periodic@1+ard:discrete=1", "periodic in column 1, which is discrete"},
         {"se@1*se@2:simplex", "simplex weighs a sum of single terms"},
         {"matern32 @ 9", "at character 12"},
+        {"se+:discrete=1", "after '+', at character 4"},
+        {"se:discrete=1*se", "the discrete clause comes after all the terms"},
     };
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
         gpc_kernel *k = NULL;

@@ -274,9 +274,10 @@ int gpc_colnames_resolve(const char *spec, char *const *names, const char *xname
             continue;
         }
         append(&b, p, (size_t)(list - p));
-        /* a term's columns end at the next operator, parenthesis or clause,
-         * a clause's at the next clause (outside quotes) */
-        const char *stops = *p == '@' ? "+*():" : ":";
+        /* a column list ends at the next operator, parenthesis or clause
+         * (outside quotes): one after a clause is the kernel parser's to
+         * refuse */
+        const char *stops = "+*():";
         p = list;
         int st = resolve_list(&b, &p, stops, names, xname);
         if (st != GPC_OK) {

@@ -99,8 +99,8 @@
  * their logs), so the stored values are the logs of beta_t^2.  Their prior
  * (gpc_log_prior) is Dirichlet with parameters alpha_t, each with a
  * Gamma(SHAPE, RATE) hyperprior: ":simplex=SHAPE,RATE" (default 1,1).
- * The simplex weighs a sum of single terms: a spec with '*' or parentheses
- * cannot carry it.
+ * The simplex weighs a sum of single terms: a spec with a product cannot
+ * carry it.
  *
  * A gram term reads a precomputed similarity from the inputs: its columns
  * (1 + n of them, for n training cases) hold a case's similarity to itself
@@ -132,8 +132,10 @@ typedef struct gpc_kernel gpc_kernel;
 
 /* Parse spec for inputs of dimension dim.  Errors (GPC_EUSAGE, message set):
  * unknown term, bad or out-of-range column list, empty or overlong spec,
- * unknown clause after ':', a discrete column listed twice or read by no ard
- * or se term; GPC_EINPUT for dim above GPC_KERNEL_MAX_DIM. */
+ * unbalanced parentheses, an operator without a term, a bad polynomial
+ * degree (each naming the character where it goes wrong), unknown clause
+ * after ':', a discrete column listed twice, read by no ard, se, matern or rq
+ * term or read by a periodic term, the simplex with a product; GPC_EINPUT for dim above GPC_KERNEL_MAX_DIM. */
 int gpc_kernel_parse(const char *spec, size_t dim, gpc_kernel **out);
 void gpc_kernel_free(gpc_kernel *k);
 gpc_kernel *gpc_kernel_clone(const gpc_kernel *k);

@@ -386,7 +386,7 @@ static int parse_discrete(gpc_kernel *k, const char *value, const char *spec)
     if (k->discrete)
         return gpc_fail(GPC_EUSAGE, "kernel spec '%s': discrete= is given twice "
                         "(list all discrete columns in one clause)", spec);
-    if (strchr(value, '+'))
+    if (strpbrk(value, "+*()"))
         return gpc_fail(GPC_EUSAGE, "kernel spec '%s': the discrete clause comes after all "
                         "the terms, as in ard+bias:discrete=2,4", spec);
     size_t *cols, n;
@@ -535,7 +535,7 @@ static int fail_at(const parser *ps, size_t i, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(what, sizeof what, fmt, ap);
     va_end(ap);
-    if (ps->s[i] == '\0')
+    if (ps->given[ps->where[i]] == '\0')
         return gpc_fail(GPC_EUSAGE, "kernel spec '%s': %s, at its end", ps->given, what);
     return gpc_fail(GPC_EUSAGE, "kernel spec '%s': %s, at character %zu", ps->given, what,
                     ps->where[i] + 1);
