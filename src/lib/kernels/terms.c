@@ -44,30 +44,39 @@ static double periodic_pair(const term *t, const double *eth, const double *xa,
                             const double *xb, double *g)
 {
     size_t m = t->ncols;
-    double q = 0.0;
+    double q = 0.0, sum_s2 = 0.0, sum_ts = 0.0; /* the last two: isotropic */
     for (size_t l = 0; l < m; l++) {
         double w = eth[t->iso ? 1 : 1 + l], p = eth[t->iso ? 2 : 1 + m + l];
-        double s = sin(M_PI * (xa[t->cols[l]] - xb[t->cols[l]]) / p);
-        q += w * s * s;
+        double th = M_PI * (xa[t->cols[l]] - xb[t->cols[l]]) / p, sn, cs;
+        if (!g) {
+            sn = sin(th);
+            q += w * sn * sn;
+            continue;
+        }
+        sn = sin(th); /* the compiler joins the two into one sincos */
+        cs = cos(th);
+        q += w * sn * sn;
+        double ts = th * 2.0 * sn * cs; /* theta sin(2 theta) */
+        if (t->iso) {
+            sum_s2 += sn * sn;
+            sum_ts += ts;
+        } else {
+            g[1 + l] = w * sn * sn;
+            g[1 + m + l] = w * ts;
+        }
     }
     double kv = eth[0] * exp(-2.0 * q);
     if (!g)
         return kv;
     g[0] = kv;
-    if (t->iso)
-        g[1] = g[2] = 0.0;
-    for (size_t l = 0; l < m; l++) {
-        double w = eth[t->iso ? 1 : 1 + l], p = eth[t->iso ? 2 : 1 + m + l];
-        double th = M_PI * (xa[t->cols[l]] - xb[t->cols[l]]) / p, s = sin(th);
-        double gw = -2.0 * kv * w * s * s, gp = 2.0 * kv * w * th * sin(2.0 * th);
-        if (t->iso) {
-            g[1] += gw;
-            g[2] += gp;
-        } else {
-            g[1 + l] = gw;
-            g[1 + m + l] = gp;
+    if (t->iso) {
+        g[1] = -2.0 * kv * eth[1] * sum_s2;
+        g[2] = 2.0 * kv * eth[1] * sum_ts;
+    } else
+        for (size_t l = 0; l < m; l++) {
+            g[1 + l] *= -2.0 * kv;
+            g[1 + m + l] *= 2.0 * kv;
         }
-    }
     return kv;
 }
 
