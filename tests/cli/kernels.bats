@@ -136,7 +136,38 @@ np.savetxt("case3/K", K, fmt="%.17g")'
     assert_line --partial '--list names t1.log_v00'
     assert_line --regexp '^FAIL case3 '
     assert_line --partial "gpc-kernel's K(X, X) not positive semi-definite"
-    assert_line '3 of 4 cases failed'
+    assert_line --partial '3 of 4 cases failed'
+}
+
+# check_defaults: gpc-kernel --list without values, for every case, against
+# the reference's names and documented defaults.
+check_defaults() {
+    local d
+    for d in "${CASES[@]}"; do
+        gpc-kernel -k "$(cat "$d/spec")" -L X.txt > "$d/list0" 2> "$d/err" || rm -f "$d/list0"
+    done
+    run "$PY" "$REF" defaults X.txt "${CASES[@]}"
+    assert_success
+}
+
+@test "gpc-kernel --list: names, order and defaults of the existing terms in sums" {
+    local s
+    for s in 'ard+bias+jitter' 'ard@1-3+ard@4-5+jitter' 'se+nn+linear@2-3' 'linear@1+linear@2' \
+             'ard:discrete=5' 'jitter+jitter+bias@2'; do
+        add_case "$s"
+    done
+    check_defaults
+}
+
+@test "gpc-kernel --list: names, order and defaults of the new terms, in sums and products" {
+    local s
+    for s in 'matern12+matern32@1-2+matern52ard@3,5' 'matern12ard@2-3*matern32ard@4' \
+             'rq@1-2+rqard@3-4' 'periodic@1+periodicard@2-4' 'poly1+poly2@1-2+poly3@3-4+linear' \
+             'ard@1-3*periodic@4' '(matern32@1-2+linear@3)*periodic@4' \
+             '(ard@1-2+bias)*(rq@3-4+jitter)+jitter' 'poly32@1*nn@2' 'se@1-2*se@3-4'; do
+        add_case "$s"
+    done
+    check_defaults
 }
 
 # ---- terms that were there before products ----------------------------------------
@@ -244,7 +275,7 @@ EOF
              'matern12@1-4*ard@5:discrete=5'; do
         add_case "$s"
     done
-    add_case '(matern32@1-2+linear@3)*periodic@4' log_w=12
+    add_case '(matern32@1-2+linear@3)*periodic@4' t1.log_w=12
     add_case '(matern32@1-2+linear@3)*periodic@4' log_w=-12 log_p=6
     add_case 'rq@1-2*poly2@3-4' log_alpha=-6 log_c=6
     check_cases
@@ -286,17 +317,22 @@ EOF
 
 @test "bad specs with products, parentheses and the new terms: status 2, the position named" {
     cut -d' ' -f1-4 X.txt > X4.txt
-    local s
+    local s bad=""
     for s in 'foo' 'ard*' 'ard*+se' '(ard+se' 'ard)' '()' 'ard*()' 'poly0' 'poly2.5' 'poly' \
              'poly33' 'matern32@9' 'periodic@1+ard:discrete=1'; do
         run --separate-stderr gpc-kernel -k "$s" X4.txt
-        [ "$status" -eq 2 ] || fail "'$s': status $status, not 2 ($stderr)"
-        [ -z "$output" ] || fail "'$s': output on standard output: $output"
-        case "$stderr" in
-        *character*) ;;
-        *) fail "'$s': the message does not name the character: $stderr" ;;
-        esac
+        if [ "$status" -ne 2 ]; then
+            bad="$bad"$'\n'"'$s': status $status, not 2: $stderr"
+        elif [ -n "$output" ]; then
+            bad="$bad"$'\n'"'$s': output on standard output: $output"
+        else
+            case "$stderr" in
+            *character*) ;;
+            *) bad="$bad"$'\n'"'$s': the message does not name the character: $stderr" ;;
+            esac
+        fi
     done
+    [ -z "$bad" ] || fail "bad specs:$bad"
 }
 
 @test "a spec with a product cannot carry :simplex" {

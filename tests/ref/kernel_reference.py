@@ -17,11 +17,15 @@ Usage (X, XS: text matrices, one case per row; a CASE is a directory):
       for each CASE: read CASE/spec (the spec on its first line) and
       CASE/set (optional: words NAME=VALUE, e.g. "log_w=12 log_p3=-6"), write
       CASE/theta, the kernel's hyperparameters as "name value" lines: the
-      value given for the name without its "t<k>." prefix (log_w3), else for
+      value given for the name, else for the name without its "t<k>."
+      prefix (log_w3), else for
       that name without its column number (log_w), else the default, plus
       a small offset that differs from one hyperparameter to the next (0 with the word "exact"), so that
       a swapped order shows; with the word "fd", also CASE/plus.J and
       CASE/minus.J (J = 1, 2, ...), theta with theta_J moved by +-1e-5
+  kernel_reference.py defaults X CASE...
+      each CASE/list0, gpc-kernel's --list at the defaults, must hold the
+      reference's names and documented defaults, in order (exit 1 if not)
   kernel_reference.py check X XS CASE...
       compare gpc-kernel's results for each CASE with the reference at
       CASE/theta: CASE/list (its --list, names and values), CASE/K (K(X, X)),
@@ -51,8 +55,14 @@ import sys
 
 import numpy as np
 
-SQ3 = math.sqrt(3.0)
-SQ5 = math.sqrt(5.0)
+# The reference computes in extended precision (x87's 80 bits on x86-64),
+# so that its own rounding is far below the 1e-12 that gpc's double
+# precision is held to, even where the kernel is ill-conditioned (sines of
+# large angles at tiny periods); the results are rounded to double.
+REAL = np.longdouble
+SQ3 = np.sqrt(REAL(3))
+SQ5 = np.sqrt(REAL(5))
+PI = np.arccos(REAL(-1))
 MAX_DEGREE = 32
 
 # Each term: its kind ('ard' for one weight per column, 'iso' for one), the
@@ -243,7 +253,9 @@ class Kernel:
     def matrix(self, theta, A, B=None):
         """K(A, A) with jitter when B is None, else K(A, B) without."""
         same = B is None
-        return self.eval(self.tree, np.asarray(theta, float), A, A if same else B, same)
+        A = np.asarray(A, REAL)
+        B = A if same else np.asarray(B, REAL)
+        return self.eval(self.tree, np.asarray(theta, REAL), A, B, same).astype(float)
 
     def eval(self, node, theta, A, B, same):
         if isinstance(node, Term):
@@ -261,7 +273,7 @@ class Kernel:
         d = []
         for c in t.cols:
             diff = A[:, c][:, None] - B[:, c][None, :]
-            d.append((diff != 0).astype(float) if c in self.discrete else diff * diff)
+            d.append((diff != 0).astype(REAL) if c in self.discrete else diff * diff)
         return np.array(d)
 
     def term(self, t, th, A, B, same):
@@ -269,9 +281,9 @@ class Kernel:
         e = np.exp(th)
         f = t.family
         if f == "bias":
-            return np.full((n, m), e[0])
+            return np.full((n, m), e[0], REAL)
         if f == "jitter":
-            return e[0] * np.eye(n) if same else np.zeros((n, m))
+            return e[0] * np.eye(n, dtype=REAL) if same else np.zeros((n, m), REAL)
         if f in ("linear", "poly", "nn"):
             a, b = A[:, t.cols], B[:, t.cols]
             dot = a @ b.T
@@ -283,22 +295,22 @@ class Kernel:
             ua = 1 + 2 * (s0 + s * np.sum(a * a, axis=1))
             ub = 1 + 2 * (s0 + s * np.sum(b * b, axis=1))
             z = 2 * (s0 + s * dot) / np.sqrt(ua[:, None] * ub[None, :])
-            return e[0] * (2 / math.pi) * np.arcsin(z)
+            return e[0] * (2 / PI) * np.arcsin(z)
         v0 = e[0]
         L = len(t.cols)
         if f == "periodic":
             if t.kind == "ard":
                 w, p = e[1:1 + L], e[1 + L:1 + 2 * L]
             else:
-                w, p = np.full(L, e[1]), np.full(L, e[2])
-            s = 0.0
+                w, p = np.full(L, e[1], REAL), np.full(L, e[2], REAL)
+            s = REAL(0)
             for l, c in enumerate(t.cols):
-                sn = np.sin(math.pi * (A[:, c][:, None] - B[:, c][None, :]) / p[l])
+                sn = np.sin(PI * (A[:, c][:, None] - B[:, c][None, :]) / p[l])
                 s = s + w[l] * sn * sn
             return v0 * np.exp(-2 * s)
         d = self.sqdist(t, A, B)
-        w = e[1:1 + L] if t.kind == "ard" else np.full(L, e[1])
-        q = np.tensordot(w, d, axes=1) if L else np.zeros((n, m))
+        w = e[1:1 + L] if t.kind == "ard" else np.full(L, e[1], REAL)
+        q = np.tensordot(w, d, axes=1) if L else np.zeros((n, m), REAL)
         r = np.sqrt(q)
         if f == "se":
             return v0 * np.exp(-q / 2)
@@ -307,7 +319,7 @@ class Kernel:
         if f == "matern32":
             return v0 * (1 + SQ3 * r) * np.exp(-SQ3 * r)
         if f == "matern52":
-            return v0 * (1 + SQ5 * r + 5 * q / 3) * np.exp(-SQ5 * r)
+            return v0 * (1 + SQ5 * r + 5 * q / REAL(3)) * np.exp(-SQ5 * r)
         if f == "rq":
             alpha = e[-1]
             return v0 * np.exp(-alpha * np.log1p(q / (2 * alpha)))
@@ -381,7 +393,7 @@ def cmd_params(args):
         for j, n in enumerate(k.names):
             base = strip_name(n)
             plain = n.split(".", 1)[1] if n.startswith("t") and "." in n else n
-            v = float(given.get(plain, given.get(base, DEFAULTS[base])))
+            v = float(given.get(n, given.get(plain, given.get(base, DEFAULTS[base]))))
             if "exact" not in words:
                 v += 0.1 * ((7 * j) % 5 - 2)
             values.append(v)
@@ -394,12 +406,17 @@ def cmd_params(args):
                     write_params(os.path.join(case, "%s.%d" % (what, j + 1)), k.names, moved)
 
 
+WORST = [0.0]   # the largest deviation seen, relative to max |entry|
+
+
 def compare(got, want, what):
     """None if got agrees with want to 1e-12 of want's largest |entry|."""
     if got.shape != want.shape:
         return "%s: shape %s, reference %s" % (what, got.shape, want.shape)
     scale = np.max(np.abs(want)) if want.size else 0.0
     err = np.max(np.abs(got - want)) if want.size else 0.0
+    if scale > 0:
+        WORST[0] = max(WORST[0], err / scale)
     if not err <= 1e-12 * scale:
         i, j = np.unravel_index(np.argmax(np.abs(got - want)), want.shape)
         return ("%s: entry (%d,%d) %.17g, reference %.17g (max |diff| %.3g, "
@@ -439,6 +456,30 @@ def check_case(case, X, XS):
     return [p for p in problems if p]
 
 
+def cmd_defaults(args):
+    """Each CASE/list0 (gpc-kernel --list without values) must be the
+    reference's names with their documented defaults."""
+    X = read_matrix(args[0])
+    bad = 0
+    for case in args[1:]:
+        k = Kernel(read_spec(case), X.shape[1])
+        want = ["%s %.17g" % nv for nv in zip(k.names, k.defaults())]
+        got = []
+        if os.path.exists(os.path.join(case, "list0")):
+            names, values = read_params(os.path.join(case, "list0"))
+            got = ["%s %.17g" % nv for nv in zip(names, values)]
+        ok = got == want
+        print("%s %s  %s" % ("ok  " if ok else "FAIL", case, read_spec(case)))
+        if not ok and not got and os.path.exists(os.path.join(case, "err")):
+            print("     gpc-kernel failed: " + open(os.path.join(case, "err")).read().strip())
+        elif not ok:
+            print("     --list gave: " + ", ".join(got))
+            print("     reference:   " + ", ".join(want))
+        bad += not ok
+    print("%d of %d cases failed" % (bad, len(args) - 1))
+    return 1 if bad else 0
+
+
 def cmd_check(args):
     X, XS = read_matrix(args[0]), read_matrix(args[1])
     bad = 0
@@ -449,7 +490,7 @@ def cmd_check(args):
         for p in problems:
             print("     " + p)
         bad += bool(problems)
-    print("%d of %d cases failed" % (bad, len(args) - 2))
+    print("%d of %d cases failed; largest deviation %.2g of max |K|" % (bad, len(args) - 2, WORST[0]))
     return 1 if bad else 0
 
 
@@ -467,6 +508,7 @@ def cmd_gradcheck(args):
                 fd = (read_matrix(path("Kp.%d" % j)) - read_matrix(path("Km.%d" % j))) / step
                 err = np.max(np.abs(fd - D))
                 tol = 1e-7 * np.max(np.abs(D)) + 1e-9 * np.max(np.abs(K))
+                WORST[0] = max(WORST[0], err / tol)
                 if not err <= tol:
                     problems.append("%s: max |dK - central difference| %.3g > %.3g (max |dK| %.3g)"
                                     % (n, err, tol, np.max(np.abs(D))))
@@ -477,7 +519,7 @@ def cmd_gradcheck(args):
         for p in problems:
             print("     " + p)
         bad += bool(problems)
-    print("%d of %d cases failed" % (bad, len(args)))
+    print("%d of %d cases failed; largest deviation %.2g of the tolerance" % (bad, len(args), WORST[0]))
     return 1 if bad else 0
 
 
@@ -566,6 +608,8 @@ def main(argv):
         cmd_params(args)
     elif cmd == "check" and len(args) >= 2:
         return cmd_check(args)
+    elif cmd == "defaults" and args:
+        return cmd_defaults(args)
     elif cmd == "gradcheck":
         return cmd_gradcheck(args)
     elif cmd == "selftest":
