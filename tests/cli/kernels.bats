@@ -66,11 +66,12 @@ gpc_cases() {
     "$PY" "$REF" params X.txt "${CASES[@]}" || fail "the reference refused a spec"
     for d in "${CASES[@]}"; do
         spec="$(cat "$d/spec")"
-        gpc-kernel -k "$spec" -H "$d/theta" -L X.txt > "$d/list" 2> "$d/err" &&
-            gpc-kernel -k "$spec" -H "$d/theta" X.txt XS.txt > "$d/Ks" 2>> "$d/err" &&
-            gpc-kernel -k "$spec" -H "$d/theta" -d X.txt > "$d/diag" 2>> "$d/err" &&
-            gpc-kernel -k "$spec" -H "$d/theta" X.txt > "$d/K" 2>> "$d/err" ||
+        if ! { gpc-kernel -k "$spec" -H "$d/theta" -L X.txt > "$d/list" 2> "$d/err" &&
+               gpc-kernel -k "$spec" -H "$d/theta" X.txt XS.txt > "$d/Ks" 2>> "$d/err" &&
+               gpc-kernel -k "$spec" -H "$d/theta" -d X.txt > "$d/diag" 2>> "$d/err" &&
+               gpc-kernel -k "$spec" -H "$d/theta" X.txt > "$d/K" 2>> "$d/err"; }; then
             rm -f "$d/K"
+        fi
     done
 }
 
@@ -93,10 +94,11 @@ check_gradients() {
         gpc-kernel -k "$spec" -H "$d/theta" X.txt > "$d/K" 2> "$d/err" || continue
         for j in $(seq 1 "$n"); do
             name="$(sed -n "${j}p" "$d/theta" | cut -d' ' -f1)"
-            gpc-kernel -k "$spec" -H "$d/theta" -D "$name" X.txt > "$d/D.$j" 2>> "$d/err" &&
-                gpc-kernel -k "$spec" -H "$d/plus.$j" X.txt > "$d/Kp.$j" 2>> "$d/err" &&
-                gpc-kernel -k "$spec" -H "$d/minus.$j" X.txt > "$d/Km.$j" 2>> "$d/err" ||
+            if ! { gpc-kernel -k "$spec" -H "$d/theta" -D "$name" X.txt > "$d/D.$j" 2>> "$d/err" &&
+                   gpc-kernel -k "$spec" -H "$d/plus.$j" X.txt > "$d/Kp.$j" 2>> "$d/err" &&
+                   gpc-kernel -k "$spec" -H "$d/minus.$j" X.txt > "$d/Km.$j" 2>> "$d/err"; }; then
                 break
+            fi
         done
     done
     run "$PY" "$REF" gradcheck "${CASES[@]}"
