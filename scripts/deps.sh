@@ -4,7 +4,7 @@
 # Extra packages (e.g. gnuplot-nox for plots) can be named as arguments.
 # libopenblas-openmp-dev is OpenBLAS's OpenMP build, which the Makefile links
 # so that OpenBLAS and gpc's own loops share one pool of threads.
-# python3-numpy runs the independent EP reference (tests/ref/ep_reference.py);
+# python3-numpy runs the independent EP and kernel references (tests/ref/);
 # python3-pandas writes the data frames that the input tests read.
 # gnuplot-nox (pngcairo and svg terminals) draws gpc-plot's pictures, whose
 # tests look at them.
