@@ -51,8 +51,8 @@ kernels = { 'ard',         {@covSEard};
 liks = { 'logistic', @likLogistic;
          'probit',   @likErf };
 % Hyperparameters as GPML orders them: log ell_1..log ell_D, log sf.
-% iso: the unit lengthscale of 2 everywhere (on pima's raw columns most pairs
-% are far apart, so K is near v0 I); scaled: each lengthscale near its
+% iso: lengthscale 2 in every column (on pima's raw columns most pairs of
+% rows are far apart, so K is near v0 I); scaled: each lengthscale near its
 % column's spread; varied: lengthscales and amplitude away from both.
 settings = { 'iso',    [log(2) * ones(D, 1); 0.5];
              'scaled', [log([3; 30; 12; 12; 6; 0.3; 11]); 0.5];
@@ -76,6 +76,7 @@ for k = 1:rows(kernels)
       text = [text sprintf('nlZ %.17g\n', nlZ)];
       text = [text 'dnlZ.cov' sprintf(' %.17g', dnlZ.cov) sprintf('\n')];
       fid = fopen(fullfile(here, [name '.txt']), 'w');
+      if fid < 0, error('cannot write %s.txt in %s', name, here); end
       fputs(fid, text); fclose(fid);
       printf('== %s\n%s', name, text);
     end
