@@ -161,8 +161,9 @@ int main(int argc, char **argv)
     }
     for (size_t i = 0; i < res->size1 * res->size2; i++)
         if (!isfinite(res->data[i]))
-            gpc_die(GPC_ENUM, "kernel values overflow: the hyperparameters are too large "
-                    "(their logs should stay well below 700)");
+            gpc_die(GPC_ENUM, "the kernel's values are not finite at these hyperparameters "
+                    "(exp of a log beyond about +-700 overflows or underflows: an amplitude, "
+                    "a weight w, a period or alpha out of range)");
     gpc_cli_write_matrix(output, res, fmt);
     gsl_matrix_free(res);
     gsl_matrix_free(X);

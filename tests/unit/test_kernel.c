@@ -624,7 +624,7 @@ static void check_parse_errors(void)
         {"ard:discrete=a", "expected a list"},
         {"ard:discrete=0", "columns run from 1 to 3"},
         {"ard:discrete=4", "columns run from 1 to 3"},
-        {"ard:discrete=3-2", "columns run from 1 to 3"},
+        {"ard:discrete=3-2", "runs downward (write 2-3)"},
         {"ard:discrete=1,1", "column 1 appears twice"},
         {"ard:discrete=1-3,2", "column 2 appears twice"},
         {"ard:discrete=1:discrete=2", "twice"},

@@ -81,6 +81,11 @@ static int parse_cols(const char *what, const char *s, size_t dim, size_t **cols
             if (end == p)
                 goto bad;
         }
+        if (b < a && a >= 1 && (size_t)a <= dim) {
+            free(c);
+            return gpc_fail(GPC_EUSAGE, "%s '%s': the range %ld-%ld runs downward (write %ld-%ld)",
+                            what, s, a, b, b, a);
+        }
         if (a < 1 || b < a || (size_t)b > dim) {
             free(c);
             return gpc_fail(GPC_EUSAGE, "%s '%s': columns run from 1 to %zu", what, s, dim);
