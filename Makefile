@@ -59,7 +59,7 @@ VERSION := $(shell cat VERSION)
 TOOLS   = gpc-kernel gpc-fit gpc-predict gpc-evidence gpc-hmc gpc-scale gpc-score gpc-combine gpc-plot gpc-folds gpc-cv
 # The library, one folder per concern (gpc(7), LIBRARY LAYOUT); a file
 # includes another by its folder, "kernels/kernel.h".
-LIB_DIRS = base linalg io kernels liks methods hyper sampling report cli
+LIB_DIRS = base linalg io kernels liks sparse methods hyper sampling report cli
 LIB_SRC = $(foreach d,$(LIB_DIRS),$(wildcard src/lib/$(d)/*.c))
 LIB_OBJ = $(LIB_SRC:src/lib/%.c=$(BUILD)/lib/%.o)
 LIB     = $(BUILD)/libgpc.a

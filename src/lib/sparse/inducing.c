@@ -1,0 +1,151 @@
+#include "sparse/inducing.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+#include <gsl/gsl_blas.h>
+#include <gsl/gsl_rng.h>
+
+#include "base/alloc.h"
+#include "base/err.h"
+
+/* LAPACK through OpenBLAS.  Row-major lower is column-major upper, hence "U". */
+void dpotrf_(const char *uplo, const int *n, double *a, const int *lda, int *info,
+             size_t uplo_len);
+
+static double sq_dist(const gsl_matrix *X, size_t a, const gsl_matrix *Z, size_t b)
+{
+    double s = 0.0;
+    for (size_t l = 0; l < X->size2; l++) {
+        double d = gsl_matrix_get(X, a, l) - gsl_matrix_get(Z, b, l);
+        s += d * d;
+    }
+    return s;
+}
+
+/* The row whose cumulative weight first passes u * total. */
+static size_t draw_weighted(const double *w, size_t n, double total, double u)
+{
+    double target = u * total, acc = 0.0;
+    size_t last = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (w[i] <= 0.0)
+            continue;
+        last = i;
+        acc += w[i];
+        if (acc > target)
+            return i;
+    }
+    return last; /* rounding left target at the very end */
+}
+
+int gpc_inducing_kmeanspp(const gsl_matrix *X, size_t m, unsigned long seed, gsl_matrix *Z)
+{
+    size_t n = X->size1;
+    if (m == 0 || m > n)
+        return gpc_fail(GPC_EUSAGE, "%zu inducing inputs from %zu cases: choose from 1 to %zu",
+                        m, n, n);
+    gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+    gsl_rng_set(r, seed);
+    double *d2 = gpc_mallocarray(n, sizeof *d2);
+    size_t first = (size_t)gsl_rng_uniform_int(r, n);
+    gsl_vector_const_view x0 = gsl_matrix_const_row(X, first);
+    gsl_matrix_set_row(Z, 0, &x0.vector);
+    for (size_t i = 0; i < n; i++)
+        d2[i] = sq_dist(X, i, Z, 0);
+    int rc = GPC_OK;
+    for (size_t j = 1; j < m; j++) {
+        double total = 0.0;
+        size_t distinct = j;
+        for (size_t i = 0; i < n; i++) {
+            total += d2[i];
+            distinct += d2[i] > 0.0;
+        }
+        if (!(total > 0.0) || !isfinite(total)) {
+            rc = gpc_fail(GPC_EUSAGE, "%zu inducing inputs, but the cases have only %zu "
+                          "distinct rows%s: choose at most that many", m, distinct,
+                          isfinite(total) ? "" : " (or values too large to compare)");
+            break;
+        }
+        size_t next = draw_weighted(d2, n, total, gsl_rng_uniform(r));
+        gsl_vector_const_view xn = gsl_matrix_const_row(X, next);
+        gsl_matrix_set_row(Z, j, &xn.vector);
+        for (size_t i = 0; i < n; i++)
+            d2[i] = fmin(d2[i], sq_dist(X, i, Z, j));
+    }
+    free(d2);
+    gsl_rng_free(r);
+    return rc;
+}
+
+int gpc_inducing_factor(const gpc_kernel *k, const gsl_matrix *Z, gsl_matrix *L, double *jitter)
+{
+    size_t m = Z->size1;
+    gsl_matrix *K = gpc_matrix_alloc(m, m);
+    gpc_kernel_matrix(k, Z, K);
+    double mean = 0.0;
+    for (size_t i = 0; i < m; i++)
+        mean += gsl_matrix_get(K, i, i) / (double)m;
+    *jitter = 0.0;
+    int rc = GPC_ENUM;
+    if (isfinite(mean) && mean > 0.0)
+        for (double j = 0.0; j <= 1e-2 * mean; j = j > 0.0 ? 10.0 * j : 1e-10 * mean) {
+            gsl_matrix_memcpy(L, K);
+            for (size_t i = 0; i < m; i++)
+                gsl_matrix_set(L, i, i, gsl_matrix_get(L, i, i) + j);
+            int nn = (int)m, lda = (int)L->tda, info;
+            dpotrf_("U", &nn, L->data, &lda, &info, 1);
+            if (info == 0) {
+                *jitter = j;
+                rc = GPC_OK;
+                break;
+            }
+        }
+    gsl_matrix_free(K);
+    if (rc != GPC_OK && !(isfinite(mean) && mean > 0.0))
+        return gpc_fail(GPC_ENUM, "the inducing inputs' kernel matrix (%zu x %zu) has a mean "
+                        "variance of %.3g: the hyperparameters are out of range", m, m, mean);
+    if (rc != GPC_OK)
+        return gpc_fail(GPC_ENUM, "the inducing inputs' kernel matrix (%zu x %zu) is not "
+                        "positive definite even with a jitter of 1e-2 of its mean variance "
+                        "(%.3g): the inducing inputs or the hyperparameters are degenerate",
+                        m, m, mean);
+    for (size_t i = 0; i < m; i++)
+        for (size_t j = i + 1; j < m; j++)
+            gsl_matrix_set(L, i, j, 0.0);
+    return GPC_OK;
+}
+
+void gpc_inducing_globals(const gsl_matrix *L, const gsl_vector *mc, const gsl_matrix *S,
+                          gsl_vector *p, gsl_matrix *Q)
+{
+    size_t m = L->size1;
+    gsl_vector_memcpy(p, mc);
+    gsl_blas_dtrsv(CblasLower, CblasTrans, CblasNonUnit, L, p);
+    gsl_matrix_memcpy(Q, S);
+    for (size_t i = 0; i < m; i++)
+        gsl_matrix_set(Q, i, i, gsl_matrix_get(Q, i, i) - 1.0);
+    /* Q <- L'^-1 (S - I), then Q <- Q L^-1 */
+    gsl_blas_dtrsm(CblasLeft, CblasLower, CblasTrans, CblasNonUnit, 1.0, L, Q);
+    gsl_blas_dtrsm(CblasRight, CblasLower, CblasNoTrans, CblasNonUnit, 1.0, L, Q);
+    for (size_t i = 0; i < m; i++) /* symmetric up to rounding: make it exactly so */
+        for (size_t j = 0; j < i; j++) {
+            double a = 0.5 * (gsl_matrix_get(Q, i, j) + gsl_matrix_get(Q, j, i));
+            gsl_matrix_set(Q, i, j, a);
+            gsl_matrix_set(Q, j, i, a);
+        }
+}
+
+void gpc_inducing_marginal(const gsl_vector *k, double kxx, const gsl_vector *p,
+                           const gsl_matrix *Q, double *mu, double *s2)
+{
+    double quad = 0.0;
+    gsl_blas_ddot(k, p, mu);
+    for (size_t i = 0; i < k->size; i++) {
+        double row = 0.0;
+        for (size_t j = 0; j < k->size; j++)
+            row += gsl_matrix_get(Q, i, j) * gsl_vector_get(k, j);
+        quad += gsl_vector_get(k, i) * row;
+    }
+    *s2 = fmax(kxx + quad, 0.0);
+}

@@ -1,0 +1,45 @@
+/* inducing — the inducing inputs of the sparse variational method, and
+ * what its bound needs of them (gpc(7), SPARSE VARIATIONAL METHOD): a start
+ * for Z by k-means++ over candidate rows, the Cholesky factor L of K_ZZ,
+ * and the global p_c = L'^-1 m_c and Q_c = L'^-1 (S_c - I) L^-1 through
+ * which every case enters its marginal
+ *     mu = k' p,   s2 = k_xx + k' Q k,   k = k(Z, x). */
+#ifndef GPC_INDUCING_H
+#define GPC_INDUCING_H
+
+#include <stddef.h>
+
+#include <gsl/gsl_matrix.h>
+#include <gsl/gsl_vector.h>
+
+#include "kernels/kernel.h"
+
+/* m rows of X chosen by k-means++ (Arthur & Vassilvitskii 2007): the
+ * first uniformly, each next one with probability proportional to its
+ * squared distance to the nearest chosen, by a generator seeded with seed,
+ * so the same seed gives the same rows.  Z is m x (columns of X).
+ * GPC_EUSAGE (message set) for m = 0, m above the rows of X, or m above
+ * the number of distinct rows (a row chosen twice would make K_ZZ
+ * singular). */
+int gpc_inducing_kmeanspp(const gsl_matrix *X, size_t m, unsigned long seed, gsl_matrix *Z);
+
+/* L, the lower Cholesky factor of K_ZZ = k(Z, Z) (m x m; the upper
+ * triangle is zeroed).  Where K_ZZ is not numerically positive definite
+ * (inducing inputs too close for the length scales) a jitter j is added to
+ * its diagonal, from 1e-10 times its mean diagonal up by tens to 1e-2
+ * times it, and *jitter is j (0 when none was needed): the caller reports
+ * it.  GPC_ENUM (message set) if even that fails or K_ZZ is not finite. */
+int gpc_inducing_factor(const gpc_kernel *k, const gsl_matrix *Z, gsl_matrix *L, double *jitter);
+
+/* p = L'^-1 mc and Q = L'^-1 (S - I) L^-1 (m x m, symmetric), from L and
+ * one class's q(v) = N(mc, S), by triangular solves. */
+void gpc_inducing_globals(const gsl_matrix *L, const gsl_vector *mc, const gsl_matrix *S,
+                          gsl_vector *p, gsl_matrix *Q);
+
+/* One case's marginal under q: *mu = k' p, *s2 = kxx + k' Q k, the latter
+ * at least 0 (it is mathematically: a difference of two variances can
+ * only come out below 0 by rounding). */
+void gpc_inducing_marginal(const gsl_vector *k, double kxx, const gsl_vector *p,
+                           const gsl_matrix *Q, double *mu, double *s2);
+
+#endif
