@@ -1098,6 +1098,60 @@ static void check_new_names(void)
     gpc_kernel_free(k);
 }
 
+/* sum A o K(X, Xs) at theta. */
+static double cross_sum(gpc_kernel *k, const double *th, const gsl_matrix *X,
+                        const gsl_matrix *Xs, const gsl_matrix *A)
+{
+    gsl_matrix *C = gsl_matrix_alloc(X->size1, Xs->size1);
+    gpc_kernel_set_params(k, th);
+    gpc_kernel_cross(k, X, Xs, C);
+    double sum = 0.0;
+    for (size_t i = 0; i < C->size1 * C->size2; i++)
+        sum += A->data[i] * C->data[i];
+    gsl_matrix_free(C);
+    return sum;
+}
+
+/* The cross contraction against fourth-order differences of sum A o
+ * K(X, Xs), for every spec, on rows of which some repeat training rows,
+ * and with enough rows for its parallel blocks. */
+static void check_cross_contract(gsl_rng *r, size_t n)
+{
+    for (size_t sp = 0; sp < sizeof new_specs / sizeof new_specs[0] + 2; sp++) {
+        const char *spec = sp == 0 ? "ard+bias+jitter" : sp == 1 ? "nn+linear@2" : new_specs[sp - 2];
+        gsl_matrix *X = random_matrix(r, n, 3), *Xs = random_matrix(r, 5, 3),
+                   *A = random_matrix(r, n, 5);
+        gsl_vector_const_view x0 = gsl_matrix_const_row(X, 0);
+        gsl_matrix_set_row(Xs, 2, &x0.vector); /* a test row equal to a training row */
+        gpc_kernel *k;
+        gpc_kernel_parse(spec, 3, &k);
+        size_t p = gpc_kernel_nparams(k);
+        double *th = malloc(p * sizeof *th), *s = malloc(p * sizeof *s), worst = 0.0;
+        for (size_t j = 0; j < p; j++)
+            th[j] = 1.5 * gsl_rng_uniform(r) - 1.0;
+        gpc_kernel_set_params(k, th);
+        gpc_kernel_cross_contract(k, X, Xs, A, s);
+        for (size_t j = 0; j < p; j++) {
+            double h = 1e-4, t0 = th[j], fd = 0.0;
+            static const double step[4] = {-2, -1, 1, 2}, coef[4] = {1, -8, 8, -1};
+            for (int i = 0; i < 4; i++) {
+                th[j] = t0 + step[i] * h;
+                fd += coef[i] * cross_sum(k, th, X, Xs, A) / (12 * h);
+            }
+            th[j] = t0;
+            worst = fmax(worst, fabs(fd - s[j]) / (1.0 + fabs(s[j])));
+        }
+        TEST_CLOSE(worst, 0, 0, 1e-8, "%s: the cross contraction against differences (%zu rows)",
+                   spec, n);
+        free(th);
+        free(s);
+        gpc_kernel_free(k);
+        gsl_matrix_free(X);
+        gsl_matrix_free(Xs);
+        gsl_matrix_free(A);
+    }
+}
+
 /* Specs that differ only in blanks and redundant parentheses have one
  * canonical form; the terms keep their order and their text. */
 static void check_canonical_parentheses(void)
@@ -1203,6 +1257,8 @@ int main(void)
     check_new_names();
     check_spec_positions();
     check_canonical_parentheses();
+    check_cross_contract(r, 9);
+    check_cross_contract(r, 200);
     check_known_values();
     check_discrete_values();
     check_discrete_cholesky();

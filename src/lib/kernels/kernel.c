@@ -821,6 +821,45 @@ void gpc_kernel_grad_contract(const gpc_kernel *k, const gsl_matrix *X, const gs
     free(Bbuf);
 }
 
+/* Rows lo..hi of the cross contraction into s (nparams, zeroed by the
+ * caller), with g scratch of nparams.  The pair is (x_a, xs_b) as
+ * gpc_kernel_cross evaluates it: test row first, training case a. */
+static void cross_contract_rows(const gpc_kernel *k, const gsl_matrix *X, const gsl_matrix *Xs,
+                                const gsl_matrix *A, size_t lo, size_t hi, double *g, double *s)
+{
+    for (size_t a = lo; a < hi; a++)
+        for (size_t b = 0; b < Xs->size1; b++) {
+            double w = gsl_matrix_get(A, a, b);
+            if (w == 0.0)
+                continue;
+            gpc_kernel_pair_grad(k, row(Xs, b), row(X, a), a, 0, g);
+            for (size_t j = 0; j < k->nparams; j++)
+                s[j] += w * g[j];
+        }
+}
+
+void gpc_kernel_cross_contract(const gpc_kernel *k, const gsl_matrix *X, const gsl_matrix *Xs,
+                               const gsl_matrix *A, double *s)
+{
+    size_t n = X->size1, p = k->nparams, nb = n < 4 * CONTRACT_BLOCKS ? 1 : CONTRACT_BLOCKS;
+    double *sbuf = gpc_calloc(nb * p, sizeof *sbuf);
+    /* fixed blocks of rows, summed in block order: the same result on any
+     * number of threads */
+#pragma omp parallel for num_threads(gpc_parallel_threads()) schedule(dynamic, 1) \
+    if (n >= GPC_PARALLEL_MIN_ROWS)
+    for (size_t b = 0; b < nb; b++) {
+        double *g = gpc_malloc(p * sizeof *g);
+        cross_contract_rows(k, X, Xs, A, n * b / nb, n * (b + 1) / nb, g, sbuf + b * p);
+        free(g);
+    }
+    for (size_t j = 0; j < p; j++) {
+        s[j] = 0.0;
+        for (size_t b = 0; b < nb; b++)
+            s[j] += sbuf[b * p + j];
+    }
+    free(sbuf);
+}
+
 /* ---- precomputed Gram matrices ----------------------------------------- */
 
 static int gram_width(const gpc_kernel *k, const term *t, size_t ntrain)

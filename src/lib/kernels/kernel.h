@@ -227,6 +227,14 @@ void gpc_kernel_grad_matrix(const gpc_kernel *k, const gsl_matrix *X, size_t j,
  * runs as two matrix products, about 7 times as fast at 200 rows and twice as
  * fast at 1000, with two n x n scratch matrices; the results agree with the
  * pass over the pairs to rounding.  Otherwise K is not read. */
+/* The contraction of the cross-covariance's derivatives with an n x m
+ * matrix A (rows of X against rows of Xs, as gpc_kernel_cross): for every
+ * j, s[j] = sum_{a,b} A[a,b] dK(X, Xs)[a,b] / dtheta_j, in one pass over
+ * the pairs without forming any derivative matrix.  The sparse variational
+ * bound's gradient through the inducing inputs' kernel columns is this. */
+void gpc_kernel_cross_contract(const gpc_kernel *k, const gsl_matrix *X, const gsl_matrix *Xs,
+                               const gsl_matrix *A, double *s);
+
 #define GPC_KERNEL_CONTRACT_PRODUCT_ROWS 1400
 void gpc_kernel_grad_contract(const gpc_kernel *k, const gsl_matrix *X, const gsl_matrix *K,
                               const gsl_vector *u, double alpha, const gsl_matrix *R,
