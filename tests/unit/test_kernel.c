@@ -1152,6 +1152,47 @@ static void check_cross_contract(gsl_rng *r, size_t n)
     }
 }
 
+/* The input derivatives of the cross contraction against fourth-order
+ * differences in each coordinate of X (rows apart from Xs's, so that no
+ * distance is zero, where matern12 has a cusp). */
+static void check_cross_input_contract(gsl_rng *r)
+{
+    for (size_t sp = 0; sp < sizeof new_specs / sizeof new_specs[0] + 2; sp++) {
+        const char *spec = sp == 0 ? "ard+bias+jitter" : sp == 1 ? "nn+linear@2" : new_specs[sp - 2];
+        size_t n = 4;
+        gsl_matrix *X = random_matrix(r, n, 3), *Xs = random_matrix(r, 6, 3),
+                   *A = random_matrix(r, n, 6), *dX = gsl_matrix_alloc(n, 3);
+        gpc_kernel *k;
+        gpc_kernel_parse(spec, 3, &k);
+        size_t p = gpc_kernel_nparams(k);
+        double *th = malloc(p * sizeof *th), worst = 0.0;
+        for (size_t j = 0; j < p; j++)
+            th[j] = 1.5 * gsl_rng_uniform(r) - 1.0;
+        gpc_kernel_set_params(k, th);
+        gpc_kernel_cross_input_contract(k, X, Xs, A, dX);
+        for (size_t a = 0; a < n; a++)
+            for (size_t l = 0; l < 3; l++) {
+                double h = 1e-4, x0 = gsl_matrix_get(X, a, l), fd = 0.0;
+                static const double step[4] = {-2, -1, 1, 2}, coef[4] = {1, -8, 8, -1};
+                for (int i = 0; i < 4; i++) {
+                    gsl_matrix_set(X, a, l, x0 + step[i] * h);
+                    fd += coef[i] * cross_sum(k, th, X, Xs, A) / (12 * h);
+                }
+                gsl_matrix_set(X, a, l, x0);
+                double got = gsl_matrix_get(dX, a, l);
+                worst = fmax(worst, fabs(fd - got) / (1.0 + fabs(got)));
+            }
+        TEST_CLOSE(worst, 0, 0, 1e-8, "%s: the cross contraction's input derivatives against "
+                   "differences", spec);
+        free(th);
+        gpc_kernel_free(k);
+        gsl_matrix_free(X);
+        gsl_matrix_free(Xs);
+        gsl_matrix_free(A);
+        gsl_matrix_free(dX);
+    }
+}
+
 /* Specs that differ only in blanks and redundant parentheses have one
  * canonical form; the terms keep their order and their text. */
 static void check_canonical_parentheses(void)
@@ -1259,6 +1300,7 @@ int main(void)
     check_canonical_parentheses();
     check_cross_contract(r, 9);
     check_cross_contract(r, 200);
+    check_cross_input_contract(r);
     check_known_values();
     check_discrete_values();
     check_discrete_cholesky();

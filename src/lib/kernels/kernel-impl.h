@@ -110,6 +110,11 @@ void gpc_kernel_simplex_correct(const gpc_kernel *k, double *g);
 void gpc_kernel_pair_grad(const gpc_kernel *k, const double *xa, const double *xb, size_t jb,
                           int same, double *g);
 
+/* The gradient of k(xa, xb) in xa, into gx[dim]; scratch of the most
+ * columns a term reads. */
+void gpc_kernel_pair_input_grad(const gpc_kernel *k, const double *xa, const double *xb,
+                                double *gx, double *scratch);
+
 /* The tree's value from its terms' values tv[nterms]; val is scratch of
  * nnodes. */
 double gpc_kernel_tree_value(const gpc_kernel *k, const double *tv, double *val);

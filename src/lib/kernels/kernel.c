@@ -860,6 +860,32 @@ void gpc_kernel_cross_contract(const gpc_kernel *k, const gsl_matrix *X, const g
     free(sbuf);
 }
 
+void gpc_kernel_cross_input_contract(const gpc_kernel *k, const gsl_matrix *X,
+                                     const gsl_matrix *Xs, const gsl_matrix *A, gsl_matrix *dX)
+{
+    size_t n = X->size1, widest = 1;
+    for (size_t t = 0; t < k->nterms; t++)
+        widest = k->terms[t].ncols > widest ? k->terms[t].ncols : widest;
+    /* each row of dX is its own thread's: no sums across threads */
+#pragma omp parallel for num_threads(gpc_parallel_threads()) schedule(static) \
+    if (n >= GPC_PARALLEL_MIN_ROWS)
+    for (size_t a = 0; a < n; a++) {
+        double *gx = gpc_mallocarray(k->dim + widest, sizeof *gx), *scratch = gx + k->dim;
+        double *out = dX->data + a * dX->tda;
+        for (size_t l = 0; l < k->dim; l++)
+            out[l] = 0.0;
+        for (size_t b = 0; b < Xs->size1; b++) {
+            double w = gsl_matrix_get(A, a, b);
+            if (w == 0.0)
+                continue;
+            gpc_kernel_pair_input_grad(k, row(X, a), row(Xs, b), gx, scratch);
+            for (size_t l = 0; l < k->dim; l++)
+                out[l] += w * gx[l];
+        }
+        free(gx);
+    }
+}
+
 /* ---- precomputed Gram matrices ----------------------------------------- */
 
 static int gram_width(const gpc_kernel *k, const term *t, size_t ntrain)

@@ -235,6 +235,15 @@ void gpc_kernel_grad_matrix(const gpc_kernel *k, const gsl_matrix *X, size_t j,
 void gpc_kernel_cross_contract(const gpc_kernel *k, const gsl_matrix *X, const gsl_matrix *Xs,
                                const gsl_matrix *A, double *s);
 
+/* The same contraction's derivatives in the rows of X: dX[a,l] = sum_b
+ * A[a,b] dK(X, Xs)[a,b] / dX[a,l] (n x dim), as the bound's gradient in the
+ * inducing inputs needs.  Discrete columns, bias, jitter and gram terms
+ * contribute nothing (they are not differentiable in the inputs, or
+ * constant); matern12's cusp at zero distance contributes 0.  Not for a
+ * kernel with a gram term (its columns are no inputs to move). */
+void gpc_kernel_cross_input_contract(const gpc_kernel *k, const gsl_matrix *X,
+                                     const gsl_matrix *Xs, const gsl_matrix *A, gsl_matrix *dX);
+
 #define GPC_KERNEL_CONTRACT_PRODUCT_ROWS 1400
 void gpc_kernel_grad_contract(const gpc_kernel *k, const gsl_matrix *X, const gsl_matrix *K,
                               const gsl_vector *u, double alpha, const gsl_matrix *R,

@@ -187,6 +187,99 @@ double gpc_term_pair(const term *t, const double *eth, const double *xa, const d
     return 0.0;
 }
 
+/* dk_t(xa, xb)/dxa over the term's columns, into gx[0..ncols): the
+ * gradient in the first input.  Zero for discrete columns (the mismatch
+ * has no derivative) and for bias, jitter and gram; matern12's at zero
+ * distance, where it has a cusp, is taken as 0. */
+static void term_input_grad(const term *t, const double *eth, const double *xa,
+                            const double *xb, double kv, double *gx)
+{
+    size_t m = t->ncols;
+    for (size_t l = 0; l < m; l++)
+        gx[l] = 0.0;
+    switch (t->type) {
+    case T_ARD:
+    case T_SE:
+    case T_MATERN:
+    case T_RQ: {
+        double q = 0.0;
+        for (size_t l = 0; l < m; l++)
+            q += col_dist(t, l, eth[t->iso ? 1 : 1 + l], xa, xb);
+        double dkdq;
+        gpc_distance_profile(t, eth, q, &dkdq, NULL);
+        for (size_t l = 0; l < m; l++)
+            if (!(t->disc && t->disc[l])) {
+                double w = eth[t->iso ? 1 : 1 + l];
+                gx[l] = dkdq * 2.0 * w * (xa[t->cols[l]] - xb[t->cols[l]]);
+            }
+        break;
+    }
+    case T_PERIODIC:
+        for (size_t l = 0; l < m; l++) {
+            double w = eth[t->iso ? 1 : 1 + l], p = eth[t->iso ? 2 : 1 + m + l];
+            double th = M_PI * (xa[t->cols[l]] - xb[t->cols[l]]) / p;
+            gx[l] = -2.0 * kv * w * sin(2.0 * th) * M_PI / p;
+        }
+        break;
+    case T_LINEAR:
+        for (size_t l = 0; l < m; l++)
+            gx[l] = eth[0] * xb[t->cols[l]];
+        break;
+    case T_POLY: {
+        double dot = 0.0;
+        for (size_t l = 0; l < m; l++)
+            dot += xa[t->cols[l]] * xb[t->cols[l]];
+        double d = eth[0] * t->degree * gsl_pow_int(eth[1] + dot, t->degree - 1);
+        for (size_t l = 0; l < m; l++)
+            gx[l] = d * xb[t->cols[l]];
+        break;
+    }
+    case T_NN: {
+        double dab = 0.0, daa = 0.0, dbb = 0.0;
+        for (size_t l = 0; l < m; l++) {
+            double a = xa[t->cols[l]], b = xb[t->cols[l]];
+            dab += a * b;
+            daa += a * a;
+            dbb += b * b;
+        }
+        double s0 = eth[1], s = eth[2];
+        double ea = 1.0 + 2.0 * (s0 + s * daa), eb = 1.0 + 2.0 * (s0 + s * dbb);
+        double rho = 2.0 * (s0 + s * dab) / sqrt(ea * eb);
+        double dk_drho = eth[0] * M_2_PI / sqrt(1.0 - rho * rho);
+        /* d rho / d a_l = 2 s b_l / sqrt(ea eb) - rho (2 s a_l) / ea */
+        for (size_t l = 0; l < m; l++)
+            gx[l] = dk_drho * (2.0 * s * xb[t->cols[l]] / sqrt(ea * eb) -
+                               rho * 2.0 * s * xa[t->cols[l]] / ea);
+        break;
+    }
+    default: break; /* bias, jitter, gram */
+    }
+}
+
+void gpc_kernel_pair_input_grad(const gpc_kernel *k, const double *xa, const double *xb,
+                                double *gx, double *scratch)
+{
+    double tv[GPC_KERNEL_MAX_TERMS] = {0}, adj[GPC_KERNEL_MAX_TERMS];
+    for (size_t t = 0; t < k->nterms; t++)
+        tv[t] = gpc_term_pair(&k->terms[t], k->etheta + k->terms[t].offset, xa, xb, GRAM_SELF,
+                              0, NULL);
+    if (k->tree) {
+        double val[GPC_KERNEL_MAX_NODES], nadj[GPC_KERNEL_MAX_NODES];
+        gpc_kernel_tree_value(k, tv, val);
+        gpc_kernel_tree_adjoints(k, val, nadj, adj);
+    } else
+        for (size_t t = 0; t < k->nterms; t++)
+            adj[t] = 1.0;
+    for (size_t l = 0; l < k->dim; l++)
+        gx[l] = 0.0;
+    for (size_t t = 0; t < k->nterms; t++) {
+        const term *tm = &k->terms[t];
+        term_input_grad(tm, k->etheta + tm->offset, xa, xb, tv[t], scratch);
+        for (size_t l = 0; l < tm->ncols; l++)
+            gx[tm->cols[l]] += adj[t] * scratch[l];
+    }
+}
+
 double gpc_kernel_tree_value(const gpc_kernel *k, const double *tv, double *val)
 {
     for (size_t i = 0; i < k->nnodes; i++) {
