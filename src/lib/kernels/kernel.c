@@ -860,6 +860,20 @@ void gpc_kernel_cross_contract(const gpc_kernel *k, const gsl_matrix *X, const g
     free(sbuf);
 }
 
+void gpc_kernel_diag_contract(const gpc_kernel *k, const gsl_matrix *Xs, const double *a,
+                              double *s)
+{
+    double *g = gpc_malloc(k->nparams * sizeof *g);
+    for (size_t j = 0; j < k->nparams; j++)
+        s[j] = 0.0;
+    for (size_t i = 0; i < Xs->size1; i++) {
+        gpc_kernel_pair_grad(k, row(Xs, i), row(Xs, i), GRAM_SELF, 1, g);
+        for (size_t j = 0; j < k->nparams; j++)
+            s[j] += a[i] * g[j];
+    }
+    free(g);
+}
+
 void gpc_kernel_cross_input_contract(const gpc_kernel *k, const gsl_matrix *X,
                                      const gsl_matrix *Xs, const gsl_matrix *A, gsl_matrix *dX)
 {

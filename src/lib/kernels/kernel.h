@@ -235,6 +235,11 @@ void gpc_kernel_grad_matrix(const gpc_kernel *k, const gsl_matrix *X, size_t j,
 void gpc_kernel_cross_contract(const gpc_kernel *k, const gsl_matrix *X, const gsl_matrix *Xs,
                                const gsl_matrix *A, double *s);
 
+/* s[j] = sum_i a[i] dk(x_i, x_i) / dtheta_j over the rows of Xs (the
+ * derivatives of gpc_kernel_diag, jitter included). */
+void gpc_kernel_diag_contract(const gpc_kernel *k, const gsl_matrix *Xs, const double *a,
+                              double *s);
+
 /* The same contraction's derivatives in the rows of X: dX[a,l] = sum_b
  * A[a,b] dK(X, Xs)[a,b] / dX[a,l] (n x dim), as the bound's gradient in the
  * inducing inputs needs.  Discrete columns, bias, jitter and gram terms

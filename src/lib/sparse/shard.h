@@ -1,0 +1,51 @@
+/* shard — what a set of training rows contributes to the sparse variational
+ * bound (gpc(7), SPARSE VARIATIONAL METHOD, What a shard computes): sums
+ * over its rows of
+ *     lambda_i                       the expected log likelihoods,
+ *     G_c = sum_i g_ic k_i           (g_ic = d lambda_i / d mu_ic),
+ *     H_c = sum_i h_ic k_i k_i'      (h_ic = d lambda_i / d s2_ic),
+ * and the gradient through the rows' own kernel values k_i = k(Z, x_i) and
+ * k_ii, in every hyperparameter and every coordinate of Z, at given global
+ * terms p_c and Q_c (sparse/inducing).  Shards add: the statistics of a set
+ * of rows are the sums of those of its parts, so processes can each take a
+ * part and sum them.  One kernel is shared by the classes here. */
+#ifndef GPC_SHARD_H
+#define GPC_SHARD_H
+
+#include <stddef.h>
+
+#include <gsl/gsl_matrix.h>
+
+#include "kernels/kernel.h"
+
+/* One case's expected log likelihood lambda from its C marginals N(mu_c,
+ * s2_c), with g[c] = d lambda / d mu_c and h[c] = d lambda / d s2_c; y is
+ * its label as the caller codes it, ctx the caller's. */
+typedef double (*gpc_shard_lik)(const void *ctx, size_t C, double y, const double *mu,
+                                const double *s2, double *g, double *h);
+
+typedef struct {
+    size_t m, C, dim, nparams;
+    size_t rows;       /* the rows summed */
+    double lambda;     /* sum of lambda_i */
+    gsl_matrix *G;     /* C x m, row c is G_c */
+    gsl_matrix **H;    /* C matrices m x m */
+    double *dtheta;    /* nparams */
+    gsl_matrix *dZ;    /* m x dim */
+} gpc_shard_stats;
+
+gpc_shard_stats *gpc_shard_stats_alloc(size_t m, size_t C, size_t dim, size_t nparams);
+void gpc_shard_stats_free(gpc_shard_stats *st);
+void gpc_shard_stats_zero(gpc_shard_stats *st);
+/* sum += part. */
+void gpc_shard_stats_add(gpc_shard_stats *sum, const gpc_shard_stats *part);
+
+/* Add the statistics of the rows of Xb (labels yb) to st, at inducing
+ * inputs Z, kernel k, p (C x m, row c is p_c) and Q[c].  GPC_ENUM (message
+ * set) if a likelihood value or derivative is not finite, naming the row
+ * (first + its index in Xb). */
+int gpc_shard_add_rows(const gpc_kernel *k, const gsl_matrix *Z, const gsl_matrix *p,
+                       gsl_matrix *const *Q, const gsl_matrix *Xb, const double *yb,
+                       size_t first, gpc_shard_lik lik, const void *ctx, gpc_shard_stats *st);
+
+#endif
