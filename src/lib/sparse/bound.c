@@ -1,0 +1,167 @@
+#include "sparse/bound.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+#include <gsl/gsl_blas.h>
+
+#include "base/alloc.h"
+#include "base/err.h"
+#include "sparse/inducing.h"
+
+void dpotrf_(const char *uplo, const int *n, double *a, const int *lda, int *info,
+             size_t uplo_len);
+void dpotri_(const char *uplo, const int *n, double *a, const int *lda, int *info,
+             size_t uplo_len);
+
+/* KL(N(mc, S) || N(0, I)) = 1/2 (tr S + mc'mc - m - log|S|); Sinv gets
+ * S^-1 (full).  GPC_ENUM if S is not positive definite. */
+static int kl_term(const gsl_vector *mc, const gsl_matrix *S, gsl_matrix *Sinv, double *kl)
+{
+    size_t m = S->size1;
+    int nn = (int)m, lda = (int)Sinv->tda, info;
+    gsl_matrix_memcpy(Sinv, S);
+    dpotrf_("U", &nn, Sinv->data, &lda, &info, 1); /* row-major lower factor */
+    if (info != 0)
+        return gpc_fail(GPC_ENUM, "a variational covariance is not positive definite "
+                        "(pivot %d)", info);
+    double logdet = 0.0, tr = 0.0, mm;
+    for (size_t i = 0; i < m; i++) {
+        logdet += 2.0 * log(gsl_matrix_get(Sinv, i, i));
+        tr += gsl_matrix_get(S, i, i);
+    }
+    gsl_blas_ddot(mc, mc, &mm);
+    dpotri_("U", &nn, Sinv->data, &lda, &info, 1);
+    for (size_t i = 0; i < m; i++) /* the lower triangle holds it: mirror */
+        for (size_t j = 0; j < i; j++)
+            gsl_matrix_set(Sinv, j, i, gsl_matrix_get(Sinv, i, j));
+    *kl = 0.5 * (tr + mm - (double)m - logdet);
+    return GPC_OK;
+}
+
+/* Lbar += -scale (p u' + 2 Q H L'^-1), u = L^-1 G, for one class. */
+static void add_L_adjoint(const gsl_matrix *L, const gsl_vector *p, const gsl_matrix *Q,
+                          const gsl_vector *G, const gsl_matrix *H, double scale,
+                          gsl_matrix *Lbar, gsl_matrix *work)
+{
+    gsl_vector *u = gsl_vector_alloc(L->size1);
+    gsl_vector_memcpy(u, G);
+    gsl_blas_dtrsv(CblasLower, CblasNoTrans, CblasNonUnit, L, u);
+    gsl_blas_dger(-scale, p, u, Lbar);
+    /* work = H L'^-1 (solve X L' = H from the right), then Lbar -= 2 scale Q work */
+    gsl_matrix_memcpy(work, H);
+    gsl_blas_dtrsm(CblasRight, CblasLower, CblasTrans, CblasNonUnit, 1.0, L, work);
+    gsl_blas_dgemm(CblasNoTrans, CblasNoTrans, -2.0 * scale, Q, work, 1.0, Lbar);
+    gsl_vector_free(u);
+}
+
+/* Kbar = L'^-1 Sym(Phi(L' Lbar)) L^-1 from the lower part of Lbar. */
+static void K_adjoint(const gsl_matrix *L, gsl_matrix *Lbar, gsl_matrix *Kbar)
+{
+    size_t m = L->size1;
+    for (size_t i = 0; i < m; i++)
+        for (size_t j = i + 1; j < m; j++)
+            gsl_matrix_set(Lbar, i, j, 0.0);
+    gsl_blas_dgemm(CblasTrans, CblasNoTrans, 1.0, L, Lbar, 0.0, Kbar);
+    for (size_t i = 0; i < m; i++) { /* Phi, then the symmetric part */
+        gsl_matrix_set(Kbar, i, i, 0.5 * gsl_matrix_get(Kbar, i, i));
+        for (size_t j = i + 1; j < m; j++)
+            gsl_matrix_set(Kbar, i, j, 0.0);
+    }
+    for (size_t i = 0; i < m; i++)
+        for (size_t j = 0; j < i; j++) {
+            double a = 0.5 * gsl_matrix_get(Kbar, i, j);
+            gsl_matrix_set(Kbar, i, j, a);
+            gsl_matrix_set(Kbar, j, i, a);
+        }
+    gsl_blas_dtrsm(CblasLeft, CblasLower, CblasTrans, CblasNonUnit, 1.0, L, Kbar);
+    gsl_blas_dtrsm(CblasRight, CblasLower, CblasNoTrans, CblasNonUnit, 1.0, L, Kbar);
+}
+
+/* dtheta and dZ through K_ZZ from its adjoint Kbar. */
+static void through_Kzz(const gpc_kernel *k, const gsl_matrix *Z, const gsl_matrix *Kbar,
+                        double *dtheta, gsl_matrix *dZ)
+{
+    size_t m = Z->size1, np = gpc_kernel_nparams(k);
+    if (dtheta) {
+        gsl_vector *zero = gsl_vector_calloc(m);
+        gsl_matrix *B = gsl_matrix_alloc(m, np ? np : 1);
+        double *s = gpc_mallocarray(np ? np : 1, sizeof *s);
+        gpc_kernel_grad_contract(k, Z, NULL, zero, 0.0, Kbar, 1.0, zero, s, B);
+        for (size_t j = 0; j < np; j++)
+            dtheta[j] += s[j];
+        free(s);
+        gsl_matrix_free(B);
+        gsl_vector_free(zero);
+    }
+    if (dZ) { /* K_ZZ moves with Z in both arguments: twice the first's */
+        gsl_matrix *A2 = gsl_matrix_alloc(m, m), *g = gsl_matrix_alloc(m, Z->size2);
+        gsl_matrix_memcpy(A2, Kbar);
+        gsl_matrix_scale(A2, 2.0);
+        gpc_kernel_cross_input_contract(k, Z, Z, A2, g);
+        gsl_matrix_add(dZ, g);
+        gsl_matrix_free(A2);
+        gsl_matrix_free(g);
+    }
+}
+
+int gpc_bound_eval(const gpc_kernel *k, const gsl_matrix *Z, const gsl_matrix *L,
+                   const gsl_matrix *M, gsl_matrix *const *S, const gpc_shard_stats *st,
+                   double scale, double *elbo, gsl_matrix *dM, gsl_matrix **dS, double *dtheta,
+                   gsl_matrix *dZ)
+{
+    size_t m = L->size1, C = M->size1, np = gpc_kernel_nparams(k);
+    gsl_matrix *Sinv = gsl_matrix_alloc(m, m), *Q = gsl_matrix_alloc(m, m),
+               *Lbar = gsl_matrix_calloc(m, m), *work = gsl_matrix_alloc(m, m);
+    gsl_vector *p = gsl_vector_alloc(m);
+    double total = scale * st->lambda;
+    int rc = GPC_OK;
+    for (size_t c = 0; c < C && rc == GPC_OK; c++) {
+        gsl_vector_const_view mc = gsl_matrix_const_row(M, c);
+        gsl_vector_const_view Gc = gsl_matrix_const_row(st->G, c);
+        double kl = 0.0;
+        if ((rc = kl_term(&mc.vector, S[c], Sinv, &kl)) != GPC_OK)
+            break;
+        total -= kl;
+        if (dM) { /* scale L^-1 G_c - m_c */
+            gsl_vector_view d = gsl_matrix_row(dM, c);
+            gsl_vector_memcpy(&d.vector, &Gc.vector);
+            gsl_blas_dtrsv(CblasLower, CblasNoTrans, CblasNonUnit, L, &d.vector);
+            gsl_vector_scale(&d.vector, scale);
+            gsl_vector_sub(&d.vector, &mc.vector);
+        }
+        if (dS) { /* scale L^-1 H_c L'^-1 - 1/2 (I - S_c^-1) */
+            gsl_matrix_memcpy(dS[c], st->H[c]);
+            gsl_blas_dtrsm(CblasLeft, CblasLower, CblasNoTrans, CblasNonUnit, scale, L, dS[c]);
+            gsl_blas_dtrsm(CblasRight, CblasLower, CblasTrans, CblasNonUnit, 1.0, L, dS[c]);
+            for (size_t i = 0; i < m; i++)
+                for (size_t j = 0; j < m; j++)
+                    dS[c]->data[i * dS[c]->tda + j] +=
+                        0.5 * gsl_matrix_get(Sinv, i, j) - (i == j ? 0.5 : 0.0);
+        }
+        if (dtheta || dZ) {
+            gpc_inducing_globals(L, &mc.vector, S[c], p, Q);
+            add_L_adjoint(L, p, Q, &Gc.vector, st->H[c], scale, Lbar, work);
+        }
+    }
+    if (rc == GPC_OK) {
+        *elbo = total;
+        if (dtheta)
+            for (size_t j = 0; j < np; j++)
+                dtheta[j] = scale * st->dtheta[j];
+        if (dZ) {
+            gsl_matrix_memcpy(dZ, st->dZ);
+            gsl_matrix_scale(dZ, scale);
+        }
+        if (dtheta || dZ) {
+            K_adjoint(L, Lbar, work);
+            through_Kzz(k, Z, work, dtheta, dZ);
+        }
+    }
+    gsl_matrix_free(Sinv);
+    gsl_matrix_free(Q);
+    gsl_matrix_free(Lbar);
+    gsl_matrix_free(work);
+    gsl_vector_free(p);
+    return rc;
+}

@@ -1,0 +1,34 @@
+/* bound — the global part of the sparse variational bound (gpc(7), SPARSE
+ * VARIATIONAL METHOD, Global part): from the summed shard statistics, the
+ * bound
+ *     ELBO = scale sum_i lambda_i - sum_c KL(N(m_c, S_c) || N(0, I)),
+ * (scale = n / rows for a minibatch, 1 for all rows) and its gradient in
+ * every m_c and S_c, in the hyperparameters and in the inducing inputs Z,
+ * the latter two through the rows' kernel values (the shard's part) and
+ * through K_ZZ's factor L: p_c = L'^-1 m_c and Q_c = L'^-1 (S_c - I) L^-1
+ * give L's adjoint
+ *     Lbar = -scale sum_c (p_c (L^-1 G_c)' + 2 Q_c H_c L'^-1)   (lower part),
+ * the Cholesky factorisation's backward step gives K_ZZ's,
+ *     Kbar = L'^-1 Sym(Phi(L' Lbar)) L^-1,   Phi: lower part, half diagonal,
+ * and the kernel's contractions take it to the hyperparameters and Z. */
+#ifndef GPC_BOUND_H
+#define GPC_BOUND_H
+
+#include <gsl/gsl_matrix.h>
+
+#include "kernels/kernel.h"
+#include "sparse/shard.h"
+
+/* The bound and its gradient.  M is C x m (row c is m_c), S[c] the
+ * covariances, L the factor of K_ZZ (sparse/inducing) at k's
+ * hyperparameters and Z, st the statistics summed over the rows at the
+ * p_c, Q_c of these.  Outputs: *elbo, dM (C x m), dS[c] (m x m, symmetric:
+ * dELBO = sum tr(dS_c' dS_c-change)), dtheta (k's nparams), dZ (m x dim);
+ * any output pointer but elbo may be NULL.  GPC_ENUM (message set) if an
+ * S_c is not positive definite. */
+int gpc_bound_eval(const gpc_kernel *k, const gsl_matrix *Z, const gsl_matrix *L,
+                   const gsl_matrix *M, gsl_matrix *const *S, const gpc_shard_stats *st,
+                   double scale, double *elbo, gsl_matrix *dM, gsl_matrix **dS, double *dtheta,
+                   gsl_matrix *dZ);
+
+#endif

@@ -1,0 +1,249 @@
+/* The sparse bound's global part, with a Gaussian likelihood:
+ * - with the inducing inputs at the training inputs (Z = X) and q at its
+ *   optimum, the bound is the exact log marginal likelihood of GP
+ *   regression, log N(y | 0, K + V I), and its gradient in q is 0;
+ * - every gradient (m_c, S_c, hyperparameters, Z) against fourth-order
+ *   differences of the whole bound (factor, globals, shard, bound), for
+ *   two classes and several kernels, products among them;
+ * - a minibatch's scale multiplies the data terms only. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <gsl/gsl_blas.h>
+#include <gsl/gsl_linalg.h>
+#include <gsl/gsl_math.h>
+#include <gsl/gsl_rng.h>
+
+#include "base/err.h"
+#include "kernels/kernel.h"
+#include "sparse/bound.h"
+#include "sparse/inducing.h"
+#include "sparse/shard.h"
+#include "gaussian_lik.h"
+#include "tap.h"
+
+static const double V = 0.2;
+
+static double lik(const void *ctx, size_t C, double y, const double *mu, const double *s2,
+                  double *g, double *h)
+{
+    (void)ctx;
+    return gaussian_expect(&V, C, y, mu, s2, g, h);
+}
+
+typedef struct {
+    gpc_kernel *k;
+    gsl_matrix *Z, *X, *M, *S[2];
+    double *y, scale;
+    size_t C;
+} problem;
+
+static gsl_matrix *random_matrix(gsl_rng *r, size_t n, size_t d)
+{
+    gsl_matrix *X = gsl_matrix_alloc(n, d);
+    for (size_t i = 0; i < n * d; i++)
+        X->data[i] = 2.0 * gsl_rng_uniform(r) - 1.0;
+    return X;
+}
+
+/* The bound of pr, with its gradients where the pointers are not NULL. */
+static double bound(problem *pr, gsl_matrix *dM, gsl_matrix **dS, double *dtheta, gsl_matrix *dZ)
+{
+    size_t m = pr->Z->size1, C = pr->C;
+    gsl_matrix *L = gsl_matrix_alloc(m, m), *p = gsl_matrix_alloc(C, m), *Q[2];
+    double jitter, elbo = NAN;
+    if (gpc_inducing_factor(pr->k, pr->Z, L, &jitter) != GPC_OK || jitter != 0.0)
+        return NAN;
+    for (size_t c = 0; c < C; c++) {
+        gsl_vector_const_view mc = gsl_matrix_const_row(pr->M, c);
+        gsl_vector_view pc = gsl_matrix_row(p, c);
+        Q[c] = gsl_matrix_alloc(m, m);
+        gpc_inducing_globals(L, &mc.vector, pr->S[c], &pc.vector, Q[c]);
+    }
+    gpc_shard_stats *st = gpc_shard_stats_alloc(m, C, pr->Z->size2, gpc_kernel_nparams(pr->k));
+    if (gpc_shard_add_rows(pr->k, pr->Z, p, Q, pr->X, pr->y, 0, lik, NULL, st) == GPC_OK)
+        gpc_bound_eval(pr->k, pr->Z, L, pr->M, pr->S, st, pr->scale, &elbo, dM, dS, dtheta, dZ);
+    gpc_shard_stats_free(st);
+    for (size_t c = 0; c < C; c++)
+        gsl_matrix_free(Q[c]);
+    gsl_matrix_free(L);
+    gsl_matrix_free(p);
+    return elbo;
+}
+
+static double *theta;
+/* Fourth-order central difference of the bound in *x and, if x2 is not
+ * NULL, *x2 moved with it (a symmetric pair of S). */
+static double diff(problem *pr, double *x, double *x2, int is_theta)
+{
+    static const double step[4] = {-2, -1, 1, 2}, coef[4] = {1, -8, 8, -1};
+    double x0 = *x, h = 1e-4, d = 0.0;
+    for (int i = 0; i < 4; i++) {
+        *x = x0 + step[i] * h;
+        if (x2)
+            *x2 = *x;
+        if (is_theta)
+            gpc_kernel_set_params(pr->k, theta);
+        d += coef[i] * bound(pr, NULL, NULL, NULL, NULL) / (12 * h);
+    }
+    *x = x0;
+    if (x2)
+        *x2 = x0;
+    if (is_theta)
+        gpc_kernel_set_params(pr->k, theta);
+    return d;
+}
+
+static void check_gradients(gsl_rng *r, const char *spec, double scale)
+{
+    size_t m = 4, n = 7, C = 2;
+    problem pr = {.C = C, .scale = scale};
+    gpc_kernel_parse(spec, 2, &pr.k);
+    size_t np = gpc_kernel_nparams(pr.k);
+    theta = malloc(np * sizeof *theta);
+    for (size_t j = 0; j < np; j++)
+        theta[j] = 0.8 * gsl_rng_uniform(r) - 0.6;
+    gpc_kernel_set_params(pr.k, theta);
+    pr.Z = random_matrix(r, m, 2);
+    pr.X = random_matrix(r, n, 2);
+    pr.M = random_matrix(r, C, m);
+    pr.y = malloc(n * sizeof *pr.y);
+    for (size_t i = 0; i < n; i++)
+        pr.y[i] = gsl_rng_uniform(r) - 0.5;
+    gsl_matrix *dS[2];
+    for (size_t c = 0; c < C; c++) {
+        gsl_matrix *R = random_matrix(r, m, m);
+        pr.S[c] = gsl_matrix_alloc(m, m);
+        dS[c] = gsl_matrix_alloc(m, m);
+        gsl_blas_dgemm(CblasNoTrans, CblasTrans, 0.3, R, R, 0.0, pr.S[c]);
+        for (size_t i = 0; i < m; i++)
+            gsl_matrix_set(pr.S[c], i, i, gsl_matrix_get(pr.S[c], i, i) + 0.2);
+        gsl_matrix_free(R);
+    }
+    gsl_matrix *dM = gsl_matrix_alloc(C, m), *dZ = gsl_matrix_alloc(m, 2);
+    double *dth = malloc(np * sizeof *dth);
+    double e = bound(&pr, dM, dS, dth, dZ);
+    TEST_OK(isfinite(e), "%s (scale %g): the bound is %.6g", spec, scale, e);
+    double wM = 0, wS = 0, wt = 0, wZ = 0;
+    for (size_t c = 0; c < C; c++)
+        for (size_t i = 0; i < m; i++) {
+            double d = diff(&pr, pr.M->data + c * pr.M->tda + i, NULL, 0);
+            wM = fmax(wM, fabs(d - gsl_matrix_get(dM, c, i)) / (1 + fabs(d)));
+            for (size_t j = 0; j <= i; j++) {
+                double *a = pr.S[c]->data + i * pr.S[c]->tda + j,
+                       *b = pr.S[c]->data + j * pr.S[c]->tda + i;
+                double ds = diff(&pr, a, i == j ? NULL : b, 0);
+                double want = i == j ? gsl_matrix_get(dS[c], i, i)
+                                     : gsl_matrix_get(dS[c], i, j) + gsl_matrix_get(dS[c], j, i);
+                wS = fmax(wS, fabs(ds - want) / (1 + fabs(ds)));
+            }
+        }
+    for (size_t j = 0; j < np; j++) {
+        double d = diff(&pr, theta + j, NULL, 1);
+        wt = fmax(wt, fabs(d - dth[j]) / (1 + fabs(d)));
+    }
+    for (size_t i = 0; i < m * 2; i++) {
+        double d = diff(&pr, pr.Z->data + i, NULL, 0);
+        wZ = fmax(wZ, fabs(d - dZ->data[i]) / (1 + fabs(d)));
+    }
+    TEST_CLOSE(wM, 0, 0, 1e-7, "%s (scale %g): d bound / d m_c against differences", spec, scale);
+    TEST_CLOSE(wS, 0, 0, 1e-7, "%s (scale %g): d bound / d S_c against differences", spec, scale);
+    TEST_CLOSE(wt, 0, 0, 1e-7, "%s (scale %g): the hyperparameter gradient against differences",
+               spec, scale);
+    TEST_CLOSE(wZ, 0, 0, 1e-7, "%s (scale %g): the gradient in Z against differences", spec,
+               scale);
+    for (size_t c = 0; c < C; c++) {
+        gsl_matrix_free(pr.S[c]);
+        gsl_matrix_free(dS[c]);
+    }
+    gsl_matrix_free(pr.Z);
+    gsl_matrix_free(pr.X);
+    gsl_matrix_free(pr.M);
+    gsl_matrix_free(dM);
+    gsl_matrix_free(dZ);
+    free(pr.y);
+    free(dth);
+    free(theta);
+    gpc_kernel_free(pr.k);
+}
+
+/* Z = X and q at its optimum for the Gaussian likelihood: the bound is the
+ * exact log marginal likelihood. */
+static void check_exact(gsl_rng *r, const char *spec)
+{
+    size_t n = 8;
+    problem pr = {.C = 1, .scale = 1.0};
+    gpc_kernel_parse(spec, 2, &pr.k);
+    pr.X = random_matrix(r, n, 2);
+    pr.Z = gsl_matrix_alloc(n, 2);
+    gsl_matrix_memcpy(pr.Z, pr.X);
+    pr.y = malloc(n * sizeof *pr.y);
+    for (size_t i = 0; i < n; i++)
+        pr.y[i] = sin(3 * gsl_matrix_get(pr.X, i, 0)) + 0.1 * gsl_rng_uniform(r);
+    gsl_matrix *L = gsl_matrix_alloc(n, n), *A = gsl_matrix_alloc(n, n), *K = gsl_matrix_alloc(n, n);
+    double jitter;
+    gpc_inducing_factor(pr.k, pr.Z, L, &jitter);
+    /* the optimum: S = (I + L'L / V)^-1, m = S L' y / V */
+    gsl_matrix_set_identity(A);
+    gsl_blas_dgemm(CblasTrans, CblasNoTrans, 1.0 / V, L, L, 1.0, A);
+    gsl_linalg_cholesky_decomp1(A);
+    gsl_linalg_cholesky_invert(A);
+    pr.S[0] = A;
+    pr.M = gsl_matrix_alloc(1, n);
+    gsl_vector_view yv = gsl_vector_view_array(pr.y, n), mrow = gsl_matrix_row(pr.M, 0);
+    gsl_vector *Ly = gsl_vector_alloc(n);
+    gsl_blas_dgemv(CblasTrans, 1.0 / V, L, &yv.vector, 0.0, Ly);
+    gsl_blas_dgemv(CblasNoTrans, 1.0, A, Ly, 0.0, &mrow.vector);
+    gsl_matrix *dM = gsl_matrix_alloc(1, n), *dS[1] = {gsl_matrix_alloc(n, n)};
+    double e = bound(&pr, dM, dS, NULL, NULL);
+    /* log N(y | 0, K + V I) */
+    gpc_kernel_matrix(pr.k, pr.X, K);
+    for (size_t i = 0; i < n; i++)
+        gsl_matrix_set(K, i, i, gsl_matrix_get(K, i, i) + V);
+    gsl_linalg_cholesky_decomp1(K);
+    gsl_vector *a = gsl_vector_alloc(n);
+    gsl_vector_memcpy(a, &yv.vector);
+    gsl_blas_dtrsv(CblasLower, CblasNoTrans, CblasNonUnit, K, a);
+    double quad, logdet = 0.0;
+    gsl_blas_ddot(a, a, &quad);
+    for (size_t i = 0; i < n; i++)
+        logdet += 2 * log(gsl_matrix_get(K, i, i));
+    double exact = -0.5 * (quad + logdet + n * log(2 * M_PI));
+    TEST_CLOSE(e, exact, 1e-10, 0, "%s, Z = X, q at its optimum: the bound is the exact log "
+               "marginal likelihood (%.10g)", spec, exact);
+    double g = 0.0;
+    for (size_t i = 0; i < n; i++) {
+        g = fmax(g, fabs(gsl_matrix_get(dM, 0, i)));
+        for (size_t j = 0; j < n; j++)
+            g = fmax(g, fabs(gsl_matrix_get(dS[0], i, j)));
+    }
+    TEST_CLOSE(g, 0, 0, 1e-8, "%s, Z = X: the gradient in q vanishes at its optimum", spec);
+    gsl_matrix_free(L);
+    gsl_matrix_free(A);
+    gsl_matrix_free(K);
+    gsl_matrix_free(pr.X);
+    gsl_matrix_free(pr.Z);
+    gsl_matrix_free(pr.M);
+    gsl_matrix_free(dM);
+    gsl_matrix_free(dS[0]);
+    gsl_vector_free(Ly);
+    gsl_vector_free(a);
+    free(pr.y);
+    gpc_kernel_free(pr.k);
+}
+
+int main(void)
+{
+    gpc_gsl_quiet();
+    gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+    gsl_rng_set(r, 17);
+    check_exact(r, "se");
+    check_exact(r, "matern32ard*periodic@1+bias");
+    const char *specs[] = {"ard+jitter", "matern52*periodic@1+linear", "(rq@1+bias)*matern32ard"};
+    for (size_t s = 0; s < 3; s++)
+        check_gradients(r, specs[s], 1.0);
+    check_gradients(r, "ard", 12.5);
+    gsl_rng_free(r);
+    return tap_done();
+}
