@@ -5,7 +5,10 @@
  * - every gradient (m_c, S_c, hyperparameters, Z) against fourth-order
  *   differences of the whole bound (factor, globals, shard, bound), for
  *   two classes and several kernels, products among them;
- * - a minibatch's scale multiplies the data terms only. */
+ * - a minibatch's scale multiplies the data terms only;
+ * - a natural-gradient step of size 1 lands on q's optimum (Gaussian
+ *   likelihood), for Z = X and for fewer inducing inputs; shorter steps
+ *   climb; a step that leaves the precision indefinite changes nothing. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +22,7 @@
 #include "kernels/kernel.h"
 #include "sparse/bound.h"
 #include "sparse/inducing.h"
+#include "sparse/natgrad.h"
 #include "sparse/shard.h"
 #include "gaussian_lik.h"
 #include "tap.h"
@@ -233,6 +237,86 @@ static void check_exact(gsl_rng *r, const char *spec)
     gpc_kernel_free(pr.k);
 }
 
+/* One natural step of size rho for each class of pr. */
+static int natural_step(problem *pr, double rho)
+{
+    size_t m = pr->Z->size1;
+    gsl_matrix *dM = gsl_matrix_alloc(pr->C, m), *dS[2];
+    for (size_t c = 0; c < pr->C; c++)
+        dS[c] = gsl_matrix_alloc(m, m);
+    bound(pr, dM, dS, NULL, NULL);
+    int rc = GPC_OK;
+    for (size_t c = 0; c < pr->C && rc == GPC_OK; c++) {
+        gsl_vector_view mc = gsl_matrix_row(pr->M, c), dmc = gsl_matrix_row(dM, c);
+        rc = gpc_natgrad_step(&mc.vector, pr->S[c], &dmc.vector, dS[c], rho);
+    }
+    for (size_t c = 0; c < pr->C; c++)
+        gsl_matrix_free(dS[c]);
+    gsl_matrix_free(dM);
+    return rc;
+}
+
+/* The largest |gradient| in q. */
+static double q_gradient(problem *pr)
+{
+    size_t m = pr->Z->size1;
+    gsl_matrix *dM = gsl_matrix_alloc(pr->C, m), *dS[2];
+    for (size_t c = 0; c < pr->C; c++)
+        dS[c] = gsl_matrix_alloc(m, m);
+    bound(pr, dM, dS, NULL, NULL);
+    double g = 0.0;
+    for (size_t i = 0; i < pr->C * m; i++)
+        g = fmax(g, fabs(dM->data[i]));
+    for (size_t c = 0; c < pr->C; c++) {
+        for (size_t i = 0; i < m * m; i++)
+            g = fmax(g, fabs(dS[c]->data[i]));
+        gsl_matrix_free(dS[c]);
+    }
+    gsl_matrix_free(dM);
+    return g;
+}
+
+static void check_natgrad(gsl_rng *r, size_t m)
+{
+    size_t n = 9;
+    problem pr = {.C = 2, .scale = 1.0};
+    gpc_kernel_parse("matern52ard", 2, &pr.k);
+    pr.X = random_matrix(r, n, 2);
+    pr.Z = gsl_matrix_alloc(m, 2);
+    gsl_matrix_view top = gsl_matrix_submatrix(pr.X, 0, 0, m, 2);
+    gsl_matrix_memcpy(pr.Z, &top.matrix); /* Z = the first m training inputs */
+    pr.M = random_matrix(r, 2, m);
+    pr.y = malloc(n * sizeof *pr.y);
+    for (size_t i = 0; i < n; i++)
+        pr.y[i] = gsl_rng_uniform(r) - 0.5;
+    for (size_t c = 0; c < 2; c++) {
+        pr.S[c] = gsl_matrix_alloc(m, m);
+        gsl_matrix_set_identity(pr.S[c]);
+    }
+    double before = bound(&pr, NULL, NULL, NULL, NULL);
+    TEST_OK(natural_step(&pr, 0.1) == GPC_OK && bound(&pr, NULL, NULL, NULL, NULL) > before,
+            "m = %zu: a natural step of 0.1 raises the bound", m);
+    gsl_matrix *M0 = gsl_matrix_alloc(2, m), *S0 = gsl_matrix_alloc(m, m);
+    gsl_matrix_memcpy(M0, pr.M);
+    gsl_matrix_memcpy(S0, pr.S[0]);
+    int rc = natural_step(&pr, -50.0);
+    TEST_OK(rc == GPC_ENUM && gsl_matrix_equal(M0, pr.M) && gsl_matrix_equal(S0, pr.S[0]),
+            "m = %zu: a step that leaves the precision indefinite is refused, q unchanged: %s", m,
+            gpc_errmsg());
+    TEST_OK(natural_step(&pr, 1.0) == GPC_OK, "m = %zu: a natural step of 1", m);
+    TEST_CLOSE(q_gradient(&pr), 0, 0, 1e-9, "m = %zu: one natural step of 1 lands on q's "
+               "optimum (Gaussian likelihood)", m);
+    gsl_matrix_free(M0);
+    gsl_matrix_free(S0);
+    for (size_t c = 0; c < 2; c++)
+        gsl_matrix_free(pr.S[c]);
+    gsl_matrix_free(pr.X);
+    gsl_matrix_free(pr.Z);
+    gsl_matrix_free(pr.M);
+    free(pr.y);
+    gpc_kernel_free(pr.k);
+}
+
 int main(void)
 {
     gpc_gsl_quiet();
@@ -244,6 +328,8 @@ int main(void)
     for (size_t s = 0; s < 3; s++)
         check_gradients(r, specs[s], 1.0);
     check_gradients(r, "ard", 12.5);
+    check_natgrad(r, 9);
+    check_natgrad(r, 4);
     gsl_rng_free(r);
     return tap_done();
 }

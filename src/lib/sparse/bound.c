@@ -9,32 +9,19 @@
 #include "base/err.h"
 #include "sparse/inducing.h"
 
-void dpotrf_(const char *uplo, const int *n, double *a, const int *lda, int *info,
-             size_t uplo_len);
-void dpotri_(const char *uplo, const int *n, double *a, const int *lda, int *info,
-             size_t uplo_len);
-
 /* KL(N(mc, S) || N(0, I)) = 1/2 (tr S + mc'mc - m - log|S|); Sinv gets
  * S^-1 (full).  GPC_ENUM if S is not positive definite. */
 static int kl_term(const gsl_vector *mc, const gsl_matrix *S, gsl_matrix *Sinv, double *kl)
 {
     size_t m = S->size1;
-    int nn = (int)m, lda = (int)Sinv->tda, info;
-    gsl_matrix_memcpy(Sinv, S);
-    dpotrf_("U", &nn, Sinv->data, &lda, &info, 1); /* row-major lower factor */
+    double logdet, tr = 0.0, mm;
+    int info = gpc_inducing_spd_inverse(S, Sinv, &logdet);
     if (info != 0)
         return gpc_fail(GPC_ENUM, "a variational covariance is not positive definite "
                         "(pivot %d)", info);
-    double logdet = 0.0, tr = 0.0, mm;
-    for (size_t i = 0; i < m; i++) {
-        logdet += 2.0 * log(gsl_matrix_get(Sinv, i, i));
+    for (size_t i = 0; i < m; i++)
         tr += gsl_matrix_get(S, i, i);
-    }
     gsl_blas_ddot(mc, mc, &mm);
-    dpotri_("U", &nn, Sinv->data, &lda, &info, 1);
-    for (size_t i = 0; i < m; i++) /* the lower triangle holds it: mirror */
-        for (size_t j = 0; j < i; j++)
-            gsl_matrix_set(Sinv, j, i, gsl_matrix_get(Sinv, i, j));
     *kl = 0.5 * (tr + mm - (double)m - logdet);
     return GPC_OK;
 }

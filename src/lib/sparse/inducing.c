@@ -12,6 +12,8 @@
 /* LAPACK through OpenBLAS.  Row-major lower is column-major upper, hence "U". */
 void dpotrf_(const char *uplo, const int *n, double *a, const int *lda, int *info,
              size_t uplo_len);
+void dpotri_(const char *uplo, const int *n, double *a, const int *lda, int *info,
+             size_t uplo_len);
 
 static double sq_dist(const gsl_matrix *X, size_t a, const gsl_matrix *Z, size_t b)
 {
@@ -134,6 +136,26 @@ void gpc_inducing_globals(const gsl_matrix *L, const gsl_vector *mc, const gsl_m
             gsl_matrix_set(Q, i, j, a);
             gsl_matrix_set(Q, j, i, a);
         }
+}
+
+int gpc_inducing_spd_inverse(const gsl_matrix *A, gsl_matrix *Ainv, double *logdet)
+{
+    size_t m = A->size1;
+    int nn = (int)m, lda = (int)Ainv->tda, info;
+    gsl_matrix_memcpy(Ainv, A);
+    dpotrf_("U", &nn, Ainv->data, &lda, &info, 1); /* row-major lower factor */
+    if (info != 0)
+        return info;
+    double ld = 0.0;
+    for (size_t i = 0; i < m; i++)
+        ld += 2.0 * log(gsl_matrix_get(Ainv, i, i));
+    if (logdet)
+        *logdet = ld;
+    dpotri_("U", &nn, Ainv->data, &lda, &info, 1);
+    for (size_t i = 0; i < m; i++) /* the lower triangle holds it: mirror */
+        for (size_t j = 0; j < i; j++)
+            gsl_matrix_set(Ainv, j, i, gsl_matrix_get(Ainv, i, j));
+    return info;
 }
 
 void gpc_inducing_marginal(const gsl_vector *k, double kxx, const gsl_vector *p,

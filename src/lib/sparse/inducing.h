@@ -36,6 +36,12 @@ int gpc_inducing_factor(const gpc_kernel *k, const gsl_matrix *Z, gsl_matrix *L,
 void gpc_inducing_globals(const gsl_matrix *L, const gsl_vector *mc, const gsl_matrix *S,
                           gsl_vector *p, gsl_matrix *Q);
 
+/* Ainv = A^-1 for a symmetric positive definite A (full, both triangles)
+ * by Cholesky factor and inverse, and *logdet = log|A| (logdet may be
+ * NULL).  Nonzero (LAPACK's pivot) if A is not positive definite; Ainv is
+ * then undefined. */
+int gpc_inducing_spd_inverse(const gsl_matrix *A, gsl_matrix *Ainv, double *logdet);
+
 /* One case's marginal under q: *mu = k' p, *s2 = kxx + k' Q k, the latter
  * at least 0 (it is mathematically: a difference of two variances can
  * only come out below 0 by rounding). */
