@@ -25,6 +25,7 @@
 #include "sparse/natgrad.h"
 #include "sparse/shard.h"
 #include "gaussian_lik.h"
+#include "random_matrix.h"
 #include "tap.h"
 
 static const double V = 0.2;
@@ -42,14 +43,6 @@ typedef struct {
     double *y, scale;
     size_t C;
 } problem;
-
-static gsl_matrix *random_matrix(gsl_rng *r, size_t n, size_t d)
-{
-    gsl_matrix *X = gsl_matrix_alloc(n, d);
-    for (size_t i = 0; i < n * d; i++)
-        X->data[i] = 2.0 * gsl_rng_uniform(r) - 1.0;
-    return X;
-}
 
 /* The bound of pr, with its gradients where the pointers are not NULL. */
 static double bound(problem *pr, gsl_matrix *dM, gsl_matrix **dS, double *dtheta, gsl_matrix *dZ)

@@ -14,15 +14,8 @@
 #include "base/err.h"
 #include "kernels/kernel.h"
 #include "sparse/inducing.h"
+#include "random_matrix.h"
 #include "tap.h"
-
-static gsl_matrix *random_matrix(gsl_rng *r, size_t n, size_t d)
-{
-    gsl_matrix *X = gsl_matrix_alloc(n, d);
-    for (size_t i = 0; i < n * d; i++)
-        X->data[i] = 2.0 * gsl_rng_uniform(r) - 1.0;
-    return X;
-}
 
 /* A random q(v) = N(mc, S) with S = R R' + 0.1 I. */
 static void random_q(gsl_rng *r, gsl_vector *mc, gsl_matrix *S)

@@ -17,6 +17,7 @@
 
 #include "base/err.h"
 #include "kernels/kernel.h"
+#include "random_matrix.h"
 #include "tap.h"
 
 static double max_abs_diff(const gsl_matrix *a, const gsl_matrix *b)
@@ -34,14 +35,6 @@ static double max_abs(const gsl_matrix *a)
     for (size_t i = 0; i < a->size1 * a->size2; i++)
         m = fmax(m, fabs(a->data[i]));
     return m;
-}
-
-static gsl_matrix *random_matrix(gsl_rng *r, size_t n, size_t d)
-{
-    gsl_matrix *X = gsl_matrix_alloc(n, d);
-    for (size_t i = 0; i < n * d; i++)
-        X->data[i] = 2.0 * gsl_rng_uniform(r) - 1.0;
-    return X;
 }
 
 /* Like random_matrix, but columns 2 and 3 take few values (0, 1, 2 and -1, 1),

@@ -16,6 +16,7 @@
 #include "kernels/kernel.h"
 #include "sparse/inducing.h"
 #include "sparse/shard.h"
+#include "random_matrix.h"
 #include "tap.h"
 
 #include "gaussian_lik.h"
@@ -34,14 +35,6 @@ static double nan_lik(const void *ctx, size_t C, double y, const double *mu, con
 {
     double l = gauss_lik(ctx, C, y, mu, s2, g, h);
     return y > 0.9 ? NAN : l;
-}
-
-static gsl_matrix *random_matrix(gsl_rng *r, size_t n, size_t d)
-{
-    gsl_matrix *X = gsl_matrix_alloc(n, d);
-    for (size_t i = 0; i < n * d; i++)
-        X->data[i] = 2.0 * gsl_rng_uniform(r) - 1.0;
-    return X;
 }
 
 typedef struct {
