@@ -37,7 +37,7 @@
 #include "base/err.h"
 
 #define GH_N 64
-#define S_SMALL 2.0
+#define S_SMALL 1.0
 #define T_FAR 10.0
 #define GL_N 16
 #define K_GEO 10
