@@ -2,7 +2,8 @@
  *
  * The reference is independent of the library's fixed rule: adaptive
  * quadrature (QAGP) of g(mu + s t) phi(t) over t in [-38, 38], with the bend
- * at t0 = -mu/s and the points t0 +- k/s (k = 1, 10, 40) as breakpoints, for
+ * at t0 = -mu/s, the points t0 +- k/s (k = 1, 10, 40) and t = +-1, 2, 4, ...
+ * as breakpoints, for
  * the value and for E[g'] and E[g'']/2 separately.  Derivatives are also
  * checked against central differences of gpc_lik_expect itself (the rule
  * must be smooth), s2 = 0 against log p exactly, and the switch between the
@@ -96,10 +97,14 @@ static double reference(gpc_lik lik, double y, double mu, double s2, int order)
         return order == 0 ? g : order == 1 ? d1 : 0.5 * d2;
     }
     const double L = 38.0;
-    double pts[16];
+    double pts[32];
     size_t n = 0;
     pts[n++] = -L;
     pts[n++] = L;
+    for (double t = 1; t < L; t *= 2) { /* the Gaussian's own scale */
+        pts[n++] = t;
+        pts[n++] = -t;
+    }
     double t0 = -mu / s, offs[] = {0, 1, -1, 10, -10, 40, -40};
     for (size_t k = 0; k < sizeof offs / sizeof *offs; k++) {
         double t = t0 + offs[k] / s;

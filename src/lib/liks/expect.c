@@ -36,11 +36,11 @@
 
 #include "base/err.h"
 
-#define GH_N 64
+#define GH_N 48
 #define S_SMALL 1.0
 #define T_FAR 10.0
-#define GL_N 16
-#define K_GEO 10
+#define GL_N 12
+#define K_GEO 6
 #define M_WIDE 8
 #define T_RANGE 10.0
 
