@@ -17,7 +17,9 @@
  *    on each side x = |z| runs over [0, 1], then K_GEO panels in geometric
  *    progression from 1 to s (the bend's scale up to the Gaussian's), then
  *    M_WIDE equal panels from s to X = max(0, +-m) + T_RANGE s, past which
- *    the Gaussian weight is below phi(T_RANGE) ~ 1e-22 of its peak.  Every
+ *    the Gaussian weight is below phi(T_RANGE) ~ 1e-22 of its peak (on the
+ *    right, where g vanishes like exp(-z), X is at most 40 and the
+ *    progression ends at min(s, X)).  Every
  *    panel is short compared with the distance to g's singularities and
  *    with the Gaussian's width, so GL_N nodes each give full accuracy.  The
  *    count of panels is fixed and their ends move smoothly with m and s, so
@@ -111,20 +113,30 @@ static void panel(sums *acc, gpc_lik lik, double side, double a, double b, doubl
     }
 }
 
+/* On the right, g and its derivatives are below exp(-Z_RIGHT) ~ 4e-18 in
+ * size beyond z = Z_RIGHT (logistic; the probit's fall faster), so the
+ * panels stop there. */
+#define Z_RIGHT 40.0
+
 static void composite(sums *acc, gpc_lik lik, double m, double s)
 {
-    double q = pow(s, 1.0 / K_GEO); /* s > S_SMALL > 1 */
     for (int side = -1; side <= 1; side += 2) {
-        double far = fmax(0.0, side * m) + T_RANGE * s, a = 1.0;
+        double far = fmax(0.0, side * m) + T_RANGE * s;
+        if (side > 0)
+            far = fmin(far, Z_RIGHT);
+        double top = fmin(s, far), q = pow(top, 1.0 / K_GEO), a = 1.0; /* top > 1 */
         panel(acc, lik, side, 0.0, 1.0, m, s);
         for (int k = 1; k <= K_GEO; k++) {
-            double b = k == K_GEO ? s : a * q;
+            double b = k == K_GEO ? top : a * q;
             panel(acc, lik, side, a, b, m, s);
             a = b;
         }
-        double h = (far - s) / M_WIDE;
-        for (int k = 0; k < M_WIDE; k++)
-            panel(acc, lik, side, s + k * h, k == M_WIDE - 1 ? far : s + (k + 1) * h, m, s);
+        if (far > top) { /* empty when the right side stops below s */
+            double h = (far - top) / M_WIDE;
+            for (int k = 0; k < M_WIDE; k++)
+                panel(acc, lik, side, top + k * h, k == M_WIDE - 1 ? far : top + (k + 1) * h, m,
+                      s);
+        }
     }
 }
 
