@@ -234,6 +234,23 @@ static void check_switches(void)
     report(&w, "no jump where the rule switches");
 }
 
+/* The first calls come from several threads at once (the nodes are made at
+ * first use) and must give what one thread gives. */
+static void check_threads(void)
+{
+    enum { N = 2 * 2 * NMU * NS2 };
+    static double par[N];
+#pragma omp parallel for num_threads(4) schedule(static, 1)
+    for (int k = 0; k < N; k++)
+        par[k] = gpc_lik_expect(LIKS[k % 2], LABELS[k / 2 % 2], MUS[k / 4 % NMU],
+                                S2S[k / 4 / NMU], NULL, NULL);
+    int same = 1;
+    for (int k = 0; k < N; k++)
+        same &= par[k] == gpc_lik_expect(LIKS[k % 2], LABELS[k / 2 % 2], MUS[k / 4 % NMU],
+                                         S2S[k / 4 / NMU], NULL, NULL);
+    TEST_OK(same, "first calls from four threads give what one thread gives");
+}
+
 static void check_bad_input(void)
 {
     double dmu = 0, ds2 = 0;
@@ -269,6 +286,7 @@ static void time_calls(void)
 int main(void)
 {
     gsl_set_error_handler_off();
+    check_threads();
     check_point_mass();
     check_reference();
     check_differences();
