@@ -10,8 +10,10 @@
  * far in the Gaussian tail that it carries no weight.  Hence two rules:
  *
  *  - Gauss-Hermite with GH_N nodes when s <= S_SMALL or |m| / s >= T_FAR.
- *    g is analytic in a strip of half-width >= 1.4 in t there, and the
- *    rule's error is below 1e-14 (see the test).
+ *    g is analytic in a strip of half-width about 2.8 / s in t, so up to
+ *    s = 1 the rule's error is at the rounding level (at s = 2 it would be
+ *    1e-10 for the probit), and beyond 10 standard deviations the bend's
+ *    weight is below 1e-22.
  *
  *  - Otherwise a composite Gauss-Legendre rule in z, split at the bend:
  *    on each side x = |z| runs over [0, 1], then K_GEO panels in geometric
@@ -26,7 +28,24 @@
  *    the rule has no jumps other than at the switch from Gauss-Hermite,
  *    where both rules agree to about 1e-14 relative.
  *
- * The derivatives are E[g'] and E[g'']/2 by the same rule. */
+ * The derivatives are E[g'] and E[g'']/2 by the same rule.
+ *
+ * Accuracy seen, as |error| / max(1, |exact|), for value, dE/dmu and dE/ds2:
+ * on the grid of the test (mu in 0, +-1e-3, +-0.5, +-3, +-30, +-1e3; s2 from
+ * 0 to 1e6; both labels and likelihoods) at most 2.2e-15 against adaptive
+ * quadrature; over 20000 random points (|mu| from 1e-4 to 1e3 and s2 from
+ * 1e-12 to 1e6, log-uniform, a quarter of them at |mu| / s near 10) at most
+ * 1.3e-15 (logistic) and 6.5e-15 (probit) in each of the three regions
+ * (Gauss-Hermite at small s, far bend, composite), apart from a few points
+ * where the adaptive reference itself is off by up to 5e-13, as a 30-digit
+ * evaluation showed (the rule was within 2e-15 there).  The two rules meet
+ * at their switches to 1e-14 relative.  The stated 1e-10 leaves a wide
+ * margin: halving GL_N or K_GEO, or a T_RANGE of 5, break it.
+ *
+ * Cost: 48 likelihood evaluations (Gauss-Hermite) or at most 360 (composite;
+ * 12 x 15 a side, fewer on the right), about 1 and 4-10 us a call for the
+ * logistic; the probit's evaluations cost 100-400 ns each (log erfc and
+ * the continued fraction of its tail), so 5-9 and 20-70 us. */
 #include "liks/expect.h"
 
 #include <math.h>
