@@ -32,13 +32,14 @@
  *
  * Accuracy seen, as |error| / max(1, |exact|), for value, dE/dmu and dE/ds2:
  * on the grid of the test (mu in 0, +-1e-3, +-0.5, +-3, +-30, +-1e3; s2 from
- * 0 to 1e6; both labels and likelihoods) at most 2.2e-15 against adaptive
- * quadrature; over 20000 random points (|mu| from 1e-4 to 1e3 and s2 from
- * 1e-12 to 1e6, log-uniform, a quarter of them at |mu| / s near 10) at most
- * 1.3e-15 (logistic) and 6.5e-15 (probit) in each of the three regions
- * (Gauss-Hermite at small s, far bend, composite), apart from a few points
- * where the adaptive reference itself is off by up to 5e-13, as a 30-digit
- * evaluation showed (the rule was within 2e-15 there).  The two rules meet
+ * 0 to 1e6; both labels and likelihoods) at most 6.5e-15 against adaptive
+ * quadrature, and within 1e-13 of six 40-digit values; over 20000 random
+ * points (|mu| from 1e-4 to 1e3 and s2 from 1e-12 to 1e6, log-uniform, a
+ * quarter of them at |mu| / s near 10) at most 1.3e-15 (Gauss-Hermite, small
+ * s), 1.1e-15 (far bend) and 2.8e-15 (composite) for the logistic, and
+ * 3.7e-15, 1.3e-15 and 3.4e-15 for the probit, apart from a few points where
+ * the adaptive reference itself is off by up to 5e-13, as 30-digit
+ * evaluations showed (the rule was within 2e-15 there).  The two rules meet
  * at their switches to 1e-14 relative.  The stated 1e-10 leaves a wide
  * margin: halving GL_N or K_GEO, or a T_RANGE of 5, break it.
  *
