@@ -56,7 +56,7 @@
 #include <gsl/gsl_integration.h>
 #include <gsl/gsl_math.h>
 
-#include "base/err.h"
+#include "base/alloc.h"
 
 #define GH_N 48
 #define S_SMALL 1.0
@@ -78,8 +78,8 @@ static void init_nodes(void)
     gsl_integration_fixed_workspace *gh =
         gsl_integration_fixed_alloc(gsl_integration_fixed_hermite, GH_N, 0.0, 1.0, 0.0, 0.0);
     gsl_integration_glfixed_table *gl = gsl_integration_glfixed_table_alloc(GL_N);
-    if (!gh || !gl)
-        gpc_die(GPC_ENUM, "out of memory for quadrature nodes");
+    if (!gh || !gl) /* GSL's own small allocations */
+        gpc_out_of_memory(sizeof *gh + sizeof *gl);
     const double *x = gsl_integration_fixed_nodes(gh), *w = gsl_integration_fixed_weights(gh);
     for (int i = 0; i < GH_N; i++) { /* weight exp(-x^2) to N(0, 1): t = sqrt 2 x */
         gh_t[i] = M_SQRT2 * x[i];
