@@ -10,7 +10,7 @@
  * far in the Gaussian tail that it carries no weight.  Hence two rules:
  *
  *  - Gauss-Hermite with GH_N nodes when s <= S_SMALL or |m| / s >= T_FAR.
- *    g is analytic in a strip of half-width about 2.8 / s in t, so up to
+ *    g is analytic in a strip of half-width about 3 / s in t, so up to
  *    s = 1 the rule's error is at the rounding level (at s = 2 it would be
  *    1e-10 for the probit), and beyond 10 standard deviations the bend's
  *    weight is below 1e-22.
@@ -21,12 +21,12 @@
  *    M_WIDE equal panels from s to X = max(0, +-m) + T_RANGE s, past which
  *    the Gaussian weight is below phi(T_RANGE) ~ 1e-22 of its peak (on the
  *    right, where g vanishes like exp(-z), X is at most 40 and the
- *    progression ends at min(s, X)).  Every
- *    panel is short compared with the distance to g's singularities and
- *    with the Gaussian's width, so GL_N nodes each give full accuracy.  The
- *    count of panels is fixed and their ends move smoothly with m and s, so
- *    the rule has no jumps other than at the switch from Gauss-Hermite,
- *    where both rules agree to about 1e-14 relative.
+ *    progression ends at min(s, X)).  Every panel is short compared with
+ *    the distance to g's singularities and with the Gaussian's width, so
+ *    GL_N nodes each give full accuracy.  The count of panels is fixed and
+ *    their ends move smoothly with m and s, so the rule has no jumps other
+ *    than at the switch from Gauss-Hermite, where both rules agree to about
+ *    1e-14 relative.
  *
  * The derivatives are E[g'] and E[g'']/2 by the same rule.
  *
@@ -41,7 +41,7 @@
  * the adaptive reference itself is off by up to 5e-13, as 30-digit
  * evaluations showed (the rule was within 2e-15 there).  The two rules meet
  * at their switches to 1e-14 relative.  The stated 1e-10 leaves a wide
- * margin: halving GL_N or K_GEO, or a T_RANGE of 5, break it.
+ * margin, yet GL_N = 8, K_GEO = 2 or T_RANGE = 5 each make the test fail.
  *
  * Cost: 48 likelihood evaluations (Gauss-Hermite) or at most 360 (composite;
  * 12 x 15 a side, fewer on the right), about 1 and 4-10 us a call for the
