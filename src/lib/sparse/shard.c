@@ -7,6 +7,15 @@
 
 #include "base/alloc.h"
 #include "base/err.h"
+#include "liks/expect.h"
+#include "liks/lik.h"
+
+double gpc_shard_binary_lik(const void *ctx, size_t C, double y, const double *mu,
+                            const double *s2, double *g, double *h)
+{
+    (void)C;
+    return gpc_lik_expect(*(const gpc_lik *)ctx, y, mu[0], s2[0], g, h);
+}
 
 gpc_shard_stats *gpc_shard_stats_alloc(size_t m, size_t C, size_t dim, size_t nparams)
 {

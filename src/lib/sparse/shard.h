@@ -24,6 +24,12 @@
 typedef double (*gpc_shard_lik)(const void *ctx, size_t C, double y, const double *mu,
                                 const double *s2, double *g, double *h);
 
+/* The binary likelihoods' gpc_shard_lik (C = 1, y = -1 or +1): ctx points
+ * to the gpc_lik, logistic or probit, and lambda is its expectation by
+ * gpc_lik_expect. */
+double gpc_shard_binary_lik(const void *ctx, size_t C, double y, const double *mu,
+                            const double *s2, double *g, double *h);
+
 typedef struct {
     size_t m, C, dim, nparams;
     size_t rows;       /* the rows summed */
