@@ -60,7 +60,7 @@ static double bound(problem *pr, gsl_matrix *dM, gsl_matrix **dS, double *dtheta
     }
     gpc_shard_stats *st = gpc_shard_stats_alloc(m, C, pr->Z->size2, gpc_kernel_nparams(pr->k));
     if (gpc_shard_add_rows(pr->k, pr->Z, p, Q, pr->X, pr->y, 0, lik, NULL, st) == GPC_OK)
-        gpc_bound_eval(pr->k, pr->Z, L, pr->M, pr->S, st, pr->scale, &elbo, dM, dS, dtheta, dZ);
+        gpc_bound_eval(pr->k, pr->Z, L, pr->M, pr->S, p, Q, st, pr->scale, &elbo, dM, dS, dtheta, dZ);
     gpc_shard_stats_free(st);
     for (size_t c = 0; c < C; c++)
         gsl_matrix_free(Q[c]);

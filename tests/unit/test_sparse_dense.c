@@ -117,7 +117,7 @@ static void check(gsl_rng *r, gpc_lik lik, const char *spec)
         gpc_inducing_globals(L, &mc.vector, S[0], &pc.vector, Q[0]);
         gpc_shard_stats_zero(st);
         gpc_shard_add_rows(k, X, p, Q, X, y, 0, gpc_shard_binary_lik, &lik, st);
-        gpc_bound_eval(k, X, L, M, S, st, 1.0, &elbo, dM, dS, NULL, NULL);
+        gpc_bound_eval(k, X, L, M, S, p, Q, st, 1.0, &elbo, dM, dS, NULL, NULL);
         gpc_natgrad_step(&mc.vector, S[0], &dmc.vector, dS[0], 0.5);
     }
     TEST_OK(jitter == 0.0, "%s: K_ZZ factors without jitter", spec);

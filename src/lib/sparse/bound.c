@@ -93,14 +93,14 @@ static void through_Kzz(const gpc_kernel *k, const gsl_matrix *Z, const gsl_matr
 }
 
 int gpc_bound_eval(const gpc_kernel *k, const gsl_matrix *Z, const gsl_matrix *L,
-                   const gsl_matrix *M, gsl_matrix *const *S, const gpc_shard_stats *st,
+                   const gsl_matrix *M, gsl_matrix *const *S, const gsl_matrix *p,
+                   gsl_matrix *const *Q, const gpc_shard_stats *st,
                    double scale, double *elbo, gsl_matrix *dM, gsl_matrix **dS, double *dtheta,
                    gsl_matrix *dZ)
 {
     size_t m = L->size1, C = M->size1, np = gpc_kernel_nparams(k);
-    gsl_matrix *Sinv = gsl_matrix_alloc(m, m), *Q = gsl_matrix_alloc(m, m),
-               *Lbar = gsl_matrix_calloc(m, m), *work = gsl_matrix_alloc(m, m);
-    gsl_vector *p = gsl_vector_alloc(m);
+    gsl_matrix *Sinv = gsl_matrix_alloc(m, m), *Lbar = gsl_matrix_calloc(m, m),
+               *work = gsl_matrix_alloc(m, m);
     double total = scale * st->lambda;
     int rc = GPC_OK;
     for (size_t c = 0; c < C && rc == GPC_OK; c++) {
@@ -127,8 +127,8 @@ int gpc_bound_eval(const gpc_kernel *k, const gsl_matrix *Z, const gsl_matrix *L
                         0.5 * gsl_matrix_get(Sinv, i, j) - (i == j ? 0.5 : 0.0);
         }
         if (dtheta || dZ) {
-            gpc_inducing_globals(L, &mc.vector, S[c], p, Q);
-            add_L_adjoint(L, p, Q, &Gc.vector, st->H[c], scale, Lbar, work);
+            gsl_vector_const_view pc = gsl_matrix_const_row(p, c);
+            add_L_adjoint(L, &pc.vector, Q[c], &Gc.vector, st->H[c], scale, Lbar, work);
         }
     }
     if (rc == GPC_OK) {
@@ -146,9 +146,7 @@ int gpc_bound_eval(const gpc_kernel *k, const gsl_matrix *Z, const gsl_matrix *L
         }
     }
     gsl_matrix_free(Sinv);
-    gsl_matrix_free(Q);
     gsl_matrix_free(Lbar);
     gsl_matrix_free(work);
-    gsl_vector_free(p);
     return rc;
 }

@@ -21,13 +21,15 @@
 
 /* The bound and its gradient.  M is C x m (row c is m_c), S[c] the
  * covariances, L the factor of K_ZZ (sparse/inducing) at k's
- * hyperparameters and Z, st the statistics summed over the rows at the
- * p_c, Q_c of these.  Outputs: *elbo, dM (C x m), dS[c] (m x m, symmetric:
+ * hyperparameters and Z, p (C x m) and Q[c] the global terms the shards
+ * were given (gpc_inducing_globals: taken, not computed again), st the
+ * statistics summed over the rows at them.  Outputs: *elbo, dM (C x m), dS[c] (m x m, symmetric:
  * dELBO = sum tr(dS_c' dS_c-change)), dtheta (k's nparams), dZ (m x dim);
  * any output pointer but elbo may be NULL.  GPC_ENUM (message set) if an
  * S_c is not positive definite. */
 int gpc_bound_eval(const gpc_kernel *k, const gsl_matrix *Z, const gsl_matrix *L,
-                   const gsl_matrix *M, gsl_matrix *const *S, const gpc_shard_stats *st,
+                   const gsl_matrix *M, gsl_matrix *const *S, const gsl_matrix *p,
+                   gsl_matrix *const *Q, const gpc_shard_stats *st,
                    double scale, double *elbo, gsl_matrix *dM, gsl_matrix **dS, double *dtheta,
                    gsl_matrix *dZ);
 
