@@ -1186,6 +1186,32 @@ static void check_cross_input_contract(gsl_rng *r)
     }
 }
 
+/* Above GPC_PARALLEL_MIN_ROWS rows the input derivatives run on threads:
+ * each row must equal the same row computed alone (one row, no threads). */
+static void check_cross_input_parallel(gsl_rng *r)
+{
+    size_t n = 450;
+    gsl_matrix *X = random_matrix(r, n, 3), *Xs = random_matrix(r, 7, 3),
+               *A = random_matrix(r, n, 7), *dX = gsl_matrix_alloc(n, 3), *d1 = gsl_matrix_alloc(1, 3);
+    gpc_kernel *k;
+    gpc_kernel_parse("(matern32@1-2+linear@3)*periodic@3", 3, &k);
+    gpc_kernel_cross_input_contract(k, X, Xs, A, dX);
+    int same = 1;
+    for (size_t a = 0; a < n; a++) {
+        gsl_matrix_view xa = gsl_matrix_submatrix(X, a, 0, 1, 3), Aa = gsl_matrix_submatrix(A, a, 0, 1, 7);
+        gpc_kernel_cross_input_contract(k, &xa.matrix, Xs, &Aa.matrix, d1);
+        for (size_t l = 0; l < 3; l++)
+            same &= gsl_matrix_get(d1, 0, l) == gsl_matrix_get(dX, a, l);
+    }
+    TEST_OK(same, "%zu rows: the input derivatives on threads equal each row's alone", n);
+    gpc_kernel_free(k);
+    gsl_matrix_free(X);
+    gsl_matrix_free(Xs);
+    gsl_matrix_free(A);
+    gsl_matrix_free(dX);
+    gsl_matrix_free(d1);
+}
+
 /* Specs that differ only in blanks and redundant parentheses have one
  * canonical form; the terms keep their order and their text. */
 static void check_canonical_parentheses(void)
@@ -1292,8 +1318,9 @@ int main(void)
     check_spec_positions();
     check_canonical_parentheses();
     check_cross_contract(r, 9);
-    check_cross_contract(r, 200);
+    check_cross_contract(r, 450); /* above GPC_PARALLEL_MIN_ROWS: blocks on threads */
     check_cross_input_contract(r);
+    check_cross_input_parallel(r);
     check_known_values();
     check_discrete_values();
     check_discrete_cholesky();
