@@ -3,7 +3,7 @@
  *   optimum, the bound is the exact log marginal likelihood of GP
  *   regression, log N(y | 0, K + V I), and its gradient in q is 0;
  * - every gradient (m_c, S_c, hyperparameters, Z) against fourth-order
- *   differences of the whole bound (factor, globals, shard, bound), for
+ *   differences of the whole bound (factor, shard, bound), for
  *   two classes and several kernels, products among them;
  * - a minibatch's scale multiplies the data terms only;
  * - a natural-gradient step of size 1 lands on q's optimum (Gaussian
@@ -48,24 +48,15 @@ typedef struct {
 static double bound(problem *pr, gsl_matrix *dM, gsl_matrix **dS, double *dtheta, gsl_matrix *dZ)
 {
     size_t m = pr->Z->size1, C = pr->C;
-    gsl_matrix *L = gsl_matrix_alloc(m, m), *p = gsl_matrix_alloc(C, m), *Q[2];
+    gsl_matrix *L = gsl_matrix_alloc(m, m);
     double jitter, elbo = NAN;
     if (gpc_inducing_factor(pr->k, pr->Z, L, &jitter) != GPC_OK || jitter != 0.0)
         return NAN;
-    for (size_t c = 0; c < C; c++) {
-        gsl_vector_const_view mc = gsl_matrix_const_row(pr->M, c);
-        gsl_vector_view pc = gsl_matrix_row(p, c);
-        Q[c] = gsl_matrix_alloc(m, m);
-        gpc_inducing_globals(L, &mc.vector, pr->S[c], &pc.vector, Q[c]);
-    }
     gpc_shard_stats *st = gpc_shard_stats_alloc(m, C, pr->Z->size2, gpc_kernel_nparams(pr->k));
-    if (gpc_shard_add_rows(pr->k, pr->Z, p, Q, pr->X, pr->y, 0, lik, NULL, st) == GPC_OK)
-        gpc_bound_eval(pr->k, pr->Z, L, pr->M, pr->S, p, Q, st, pr->scale, &elbo, dM, dS, dtheta, dZ);
+    if (gpc_shard_add_rows(pr->k, pr->Z, L, pr->M, pr->S, pr->X, pr->y, 0, lik, NULL, st) == GPC_OK)
+        gpc_bound_eval(pr->k, pr->Z, L, pr->M, pr->S, st, pr->scale, &elbo, dM, dS, dtheta, dZ);
     gpc_shard_stats_free(st);
-    for (size_t c = 0; c < C; c++)
-        gsl_matrix_free(Q[c]);
     gsl_matrix_free(L);
-    gsl_matrix_free(p);
     return elbo;
 }
 

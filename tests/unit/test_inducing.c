@@ -1,6 +1,6 @@
 /* Inducing inputs: k-means++ is seeded and picks distinct rows; K_ZZ's
- * factor, with jitter only where needed; and the marginals through p and Q
- * against the dense answers they stand for: with Z = X the marginal of
+ * factor, with jitter only where needed; and the marginals through the
+ * whitened kernel column against the dense answers they stand for: with Z = X the marginal of
  * f_i is row i of N(L m, L S L'), and with S = 0 the variance is the
  * Nystrom residual k_xx - k' K_ZZ^-1 k. */
 #include <math.h>
@@ -84,9 +84,9 @@ static void check_dense_marginals(gsl_rng *r, const char *spec)
 {
     size_t n = 12;
     gsl_matrix *X = random_matrix(r, n, 2), *L = gsl_matrix_alloc(n, n), *K = gsl_matrix_alloc(n, n),
-               *S = gsl_matrix_alloc(n, n), *Q = gsl_matrix_alloc(n, n), *LS = gsl_matrix_alloc(n, n),
+               *S = gsl_matrix_alloc(n, n), *LS = gsl_matrix_alloc(n, n),
                *V = gsl_matrix_alloc(n, n);
-    gsl_vector *mc = gsl_vector_alloc(n), *p = gsl_vector_alloc(n), *want = gsl_vector_alloc(n);
+    gsl_vector *mc = gsl_vector_alloc(n), *want = gsl_vector_alloc(n);
     gpc_kernel *k;
     gpc_kernel_parse(spec, 2, &k);
     double th[8] = {0.3, 0.5, -0.4, 0.2, -1.0, 0.1, 0.0, 0.0};
@@ -95,7 +95,6 @@ static void check_dense_marginals(gsl_rng *r, const char *spec)
     TEST_OK(gpc_inducing_factor(k, X, L, &jitter) == GPC_OK && jitter == 0.0,
             "%s: K_ZZ of distinct rows factors without jitter", spec);
     random_q(r, mc, S);
-    gpc_inducing_globals(L, mc, S, p, Q);
     gpc_kernel_matrix(k, X, K);
     gsl_blas_dgemv(CblasNoTrans, 1.0, L, mc, 0.0, want);
     gsl_blas_dgemm(CblasNoTrans, CblasNoTrans, 1.0, L, S, 0.0, LS);
@@ -104,27 +103,20 @@ static void check_dense_marginals(gsl_rng *r, const char *spec)
     for (size_t i = 0; i < n; i++) {
         gsl_vector_view ki = gsl_matrix_row(K, i);
         double mu, s2;
-        gpc_inducing_marginal(&ki.vector, gsl_matrix_get(K, i, i), p, Q, &mu, &s2);
+        gpc_inducing_marginal(L, &ki.vector, gsl_matrix_get(K, i, i), mc, S, &mu, &s2);
         emu = fmax(emu, fabs(mu - gsl_vector_get(want, i)));
         es2 = fmax(es2, fabs(s2 - gsl_matrix_get(V, i, i)) / gsl_matrix_get(V, i, i));
     }
     TEST_CLOSE(emu, 0, 0, 1e-12, "%s, Z = X: the means are L m", spec);
     TEST_CLOSE(es2, 0, 0, 1e-10, "%s, Z = X: the variances are diag(L S L')", spec);
-    int sym = 1;
-    for (size_t i = 0; i < n; i++)
-        for (size_t j = 0; j < n; j++)
-            sym &= gsl_matrix_get(Q, i, j) == gsl_matrix_get(Q, j, i);
-    TEST_OK(sym, "%s: Q is exactly symmetric", spec);
     gpc_kernel_free(k);
     gsl_matrix_free(X);
     gsl_matrix_free(L);
     gsl_matrix_free(K);
     gsl_matrix_free(S);
-    gsl_matrix_free(Q);
     gsl_matrix_free(LS);
     gsl_matrix_free(V);
     gsl_vector_free(mc);
-    gsl_vector_free(p);
     gsl_vector_free(want);
 }
 
@@ -135,8 +127,8 @@ static void check_nystrom(gsl_rng *r)
     size_t m = 6;
     gsl_matrix *Z = random_matrix(r, m, 2), *x = random_matrix(r, 1, 2),
                *L = gsl_matrix_alloc(m, m), *Kzz = gsl_matrix_alloc(m, m),
-               *S = gsl_matrix_calloc(m, m), *Q = gsl_matrix_alloc(m, m), *kx = gsl_matrix_alloc(m, 1);
-    gsl_vector *mc = gsl_vector_calloc(m), *p = gsl_vector_alloc(m), *sol = gsl_vector_alloc(m);
+               *S = gsl_matrix_calloc(m, m), *kx = gsl_matrix_alloc(m, 1);
+    gsl_vector *mc = gsl_vector_calloc(m), *sol = gsl_vector_alloc(m);
     gpc_kernel *k;
     gpc_kernel_parse("matern52ard+linear", 2, &k);
     double jitter, mu, s2, kxx;
@@ -147,8 +139,7 @@ static void check_nystrom(gsl_rng *r)
     gsl_vector *d = gsl_vector_alloc(1);
     gpc_kernel_diag(k, x, d);
     kxx = gsl_vector_get(d, 0);
-    gpc_inducing_globals(L, mc, S, p, Q);
-    gpc_inducing_marginal(&kv.vector, kxx, p, Q, &mu, &s2);
+    gpc_inducing_marginal(L, &kv.vector, kxx, mc, S, &mu, &s2);
     gsl_permutation *perm = gsl_permutation_alloc(m);
     int sgn;
     gsl_linalg_LU_decomp(Kzz, perm, &sgn);
@@ -158,8 +149,7 @@ static void check_nystrom(gsl_rng *r)
     TEST_CLOSE(s2, kxx - kKk, 1e-9, 1e-12, "S = 0: the variance is k_xx - k' K_ZZ^-1 k");
     TEST_OK(mu == 0.0, "m = 0: the mean is 0");
     gsl_matrix_set_identity(S);
-    gpc_inducing_globals(L, mc, S, p, Q);
-    gpc_inducing_marginal(&kv.vector, kxx, p, Q, &mu, &s2);
+    gpc_inducing_marginal(L, &kv.vector, kxx, mc, S, &mu, &s2);
     TEST_CLOSE(s2, kxx, 1e-14, 0, "S = I (q the prior): the variance is k_xx");
     gsl_permutation_free(perm);
     gpc_kernel_free(k);
@@ -168,10 +158,8 @@ static void check_nystrom(gsl_rng *r)
     gsl_matrix_free(L);
     gsl_matrix_free(Kzz);
     gsl_matrix_free(S);
-    gsl_matrix_free(Q);
     gsl_matrix_free(kx);
     gsl_vector_free(mc);
-    gsl_vector_free(p);
     gsl_vector_free(sol);
     gsl_vector_free(d);
 }

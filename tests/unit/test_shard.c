@@ -1,14 +1,15 @@
 /* Shard statistics, with a Gaussian likelihood per class (lambda = sum_c
  * log N(y | mu_c, v) - s2_c / (2 v), exact in closed form): the sum of
  * lambda against the marginals case by case; G, H, the hyperparameter and
- * inducing-input gradients against central differences of that sum (p, Q
- * held fixed: the shard's part of the chain rule); two shards adding up to
+ * inducing-input gradients against central differences of that sum in M,
+ * S, theta and Z (L held fixed: the shard's part of the chain rule); two shards adding up to
  * one over all rows; a non-finite likelihood refused naming the row. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <gsl/gsl_blas.h>
+#include <gsl/gsl_linalg.h>
 #include <gsl/gsl_math.h>
 #include <gsl/gsl_rng.h>
 
@@ -39,8 +40,8 @@ static double nan_lik(const void *ctx, size_t C, double y, const double *mu, con
 
 typedef struct {
     gpc_kernel *k;
-    gsl_matrix *Z, *X, *p;
-    gsl_matrix *Q[2];
+    gsl_matrix *Z, *X, *L, *M;
+    gsl_matrix *S[2];
     double *y;
 } problem;
 
@@ -48,7 +49,7 @@ static double lambda_sum(problem *pr)
 {
     gpc_shard_stats *st = gpc_shard_stats_alloc(pr->Z->size1, 2, pr->Z->size2,
                                                 gpc_kernel_nparams(pr->k));
-    gpc_shard_add_rows(pr->k, pr->Z, pr->p, pr->Q, pr->X, pr->y, 0, gauss_lik, NULL, st);
+    gpc_shard_add_rows(pr->k, pr->Z, pr->L, pr->M, pr->S, pr->X, pr->y, 0, gauss_lik, NULL, st);
     double l = st->lambda;
     gpc_shard_stats_free(st);
     return l;
@@ -86,18 +87,30 @@ static void check_spec(gsl_rng *r, const char *spec)
     gpc_kernel_set_params(pr.k, theta_buf);
     pr.Z = random_matrix(r, m, 2);
     pr.X = random_matrix(r, n, 2);
-    pr.p = random_matrix(r, 2, m);
+    pr.M = random_matrix(r, 2, m);
     pr.y = malloc(n * sizeof *pr.y);
     for (size_t i = 0; i < n; i++)
         pr.y[i] = gsl_rng_uniform(r) * 2 - 1;
-    for (int c = 0; c < 2; c++) { /* symmetric, and small enough that s2 stays above 0 */
+    for (int c = 0; c < 2; c++) { /* S_c = 0.3 R R' + 0.1 I */
         gsl_matrix *R = random_matrix(r, m, m);
-        pr.Q[c] = gsl_matrix_alloc(m, m);
-        gsl_blas_dgemm(CblasNoTrans, CblasTrans, 0.02, R, R, 0.0, pr.Q[c]);
+        pr.S[c] = gsl_matrix_alloc(m, m);
+        gsl_matrix_set_identity(pr.S[c]);
+        gsl_blas_dgemm(CblasNoTrans, CblasTrans, 0.3, R, R, 0.1, pr.S[c]);
         gsl_matrix_free(R);
     }
+    /* L the factor of K_ZZ + I/2, fixed: the Nystrom residual through it
+     * stays clear of 0 however theta and Z move a little */
+    gsl_matrix *Kzz = gsl_matrix_alloc(m, m);
+    gpc_kernel_matrix(pr.k, pr.Z, Kzz);
+    for (size_t j = 0; j < m; j++)
+        Kzz->data[j * (m + 1)] += 0.5;
+    gsl_linalg_cholesky_decomp1(Kzz);
+    for (size_t j = 0; j < m; j++)
+        for (size_t l = j + 1; l < m; l++)
+            gsl_matrix_set(Kzz, j, l, 0.0);
+    pr.L = Kzz;
     gpc_shard_stats *st = gpc_shard_stats_alloc(m, 2, 2, np);
-    int rc = gpc_shard_add_rows(pr.k, pr.Z, pr.p, pr.Q, pr.X, pr.y, 0, gauss_lik, NULL, st);
+    int rc = gpc_shard_add_rows(pr.k, pr.Z, pr.L, pr.M, pr.S, pr.X, pr.y, 0, gauss_lik, NULL, st);
     TEST_OK(rc == GPC_OK && st->rows == n, "%s: the shard's statistics", spec);
 
     /* lambda case by case through the marginals */
@@ -110,8 +123,9 @@ static void check_spec(gsl_rng *r, const char *spec)
         for (int c = 0; c < 2; c++) {
             double mu, s2, g, h;
             gsl_vector_view ki = gsl_matrix_column(Kzx, i);
-            gsl_vector_const_view pc = gsl_matrix_const_row(pr.p, c);
-            gpc_inducing_marginal(&ki.vector, gsl_vector_get(kxx, i), &pc.vector, pr.Q[c], &mu, &s2);
+            gsl_vector_const_view mc = gsl_matrix_const_row(pr.M, c);
+            gpc_inducing_marginal(pr.L, &ki.vector, gsl_vector_get(kxx, i), &mc.vector, pr.S[c],
+                                  &mu, &s2);
             want += gauss_lik(NULL, 1, pr.y[i], &mu, &s2, &g, &h);
         }
     TEST_CLOSE(st->lambda, want, 1e-13, 0, "%s: the sum of lambda is the marginals'", spec);
@@ -119,18 +133,18 @@ static void check_spec(gsl_rng *r, const char *spec)
     double worst = 0.0;
     for (int c = 0; c < 2; c++)
         for (size_t j = 0; j < m; j++) {
-            double d = diff(&pr, pr.p->data + c * pr.p->tda + j, NULL);
+            double d = diff(&pr, pr.M->data + c * pr.M->tda + j, NULL);
             worst = fmax(worst, fabs(d - gsl_matrix_get(st->G, c, j)) / (1 + fabs(d)));
         }
-    TEST_CLOSE(worst, 0, 0, 1e-8, "%s: G_c = d lambda / d p_c", spec);
+    TEST_CLOSE(worst, 0, 0, 1e-8, "%s: G_c = d lambda / d m_c", spec);
     worst = 0.0;
     for (int c = 0; c < 2; c++)
         for (size_t a = 0; a < m; a++)
             for (size_t b = 0; b < m; b++) {
-                double d = diff(&pr, pr.Q[c]->data + a * pr.Q[c]->tda + b, NULL);
+                double d = diff(&pr, pr.S[c]->data + a * pr.S[c]->tda + b, NULL);
                 worst = fmax(worst, fabs(d - gsl_matrix_get(st->H[c], a, b)) / (1 + fabs(d)));
             }
-    TEST_CLOSE(worst, 0, 0, 1e-8, "%s: H_c = d lambda / d Q_c, entry by entry", spec);
+    TEST_CLOSE(worst, 0, 0, 1e-8, "%s: H_c = d lambda / d S_c, entry by entry", spec);
     worst = 0.0;
     for (size_t j = 0; j < np; j++) {
         double d = diff(&pr, theta_buf + j, set_theta);
@@ -149,8 +163,8 @@ static void check_spec(gsl_rng *r, const char *spec)
     gsl_matrix_view top = gsl_matrix_submatrix(pr.X, 0, 0, 4, 2),
                     rest = gsl_matrix_submatrix(pr.X, 4, 0, n - 4, 2);
     gpc_shard_stats *s1 = gpc_shard_stats_alloc(m, 2, 2, np), *s2 = gpc_shard_stats_alloc(m, 2, 2, np);
-    gpc_shard_add_rows(pr.k, pr.Z, pr.p, pr.Q, &top.matrix, pr.y, 0, gauss_lik, NULL, s1);
-    gpc_shard_add_rows(pr.k, pr.Z, pr.p, pr.Q, &rest.matrix, pr.y + 4, 4, gauss_lik, NULL, s2);
+    gpc_shard_add_rows(pr.k, pr.Z, pr.L, pr.M, pr.S, &top.matrix, pr.y, 0, gauss_lik, NULL, s1);
+    gpc_shard_add_rows(pr.k, pr.Z, pr.L, pr.M, pr.S, &rest.matrix, pr.y + 4, 4, gauss_lik, NULL, s2);
     gpc_shard_stats_add(s1, s2);
     double e = fabs(s1->lambda - st->lambda) / fabs(st->lambda);
     for (size_t j = 0; j < np; j++)
@@ -162,7 +176,7 @@ static void check_spec(gsl_rng *r, const char *spec)
     /* a likelihood that is not finite at row 7 (1-based), in the second shard */
     pr.y[6] = 0.95;
     gpc_shard_stats_zero(s2);
-    rc = gpc_shard_add_rows(pr.k, pr.Z, pr.p, pr.Q, &rest.matrix, pr.y + 4, 4, nan_lik, NULL, s2);
+    rc = gpc_shard_add_rows(pr.k, pr.Z, pr.L, pr.M, pr.S, &rest.matrix, pr.y + 4, 4, nan_lik, NULL, s2);
     TEST_OK(rc == GPC_ENUM && strstr(gpc_errmsg(), "row 7:") && s2->rows == 0,
             "%s: a non-finite likelihood is refused naming the row, adding nothing: %s", spec,
             gpc_errmsg());
@@ -174,9 +188,10 @@ static void check_spec(gsl_rng *r, const char *spec)
     gsl_vector_free(kxx);
     gsl_matrix_free(pr.Z);
     gsl_matrix_free(pr.X);
-    gsl_matrix_free(pr.p);
-    gsl_matrix_free(pr.Q[0]);
-    gsl_matrix_free(pr.Q[1]);
+    gsl_matrix_free(pr.M);
+    gsl_matrix_free(pr.L);
+    gsl_matrix_free(pr.S[0]);
+    gsl_matrix_free(pr.S[1]);
     free(pr.y);
     free(theta_buf);
     gpc_kernel_free(pr.k);

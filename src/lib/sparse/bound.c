@@ -26,20 +26,18 @@ static int kl_term(const gsl_vector *mc, const gsl_matrix *S, gsl_matrix *Sinv, 
     return GPC_OK;
 }
 
-/* Lbar += -scale (p u' + 2 Q H L'^-1), u = L^-1 G, for one class. */
-static void add_L_adjoint(const gsl_matrix *L, const gsl_vector *p, const gsl_matrix *Q,
-                          const gsl_vector *G, const gsl_matrix *H, double scale,
-                          gsl_matrix *Lbar, gsl_matrix *work)
+/* X += m_c G_c' + 2 (S_c - I) H_c for one class (whitened statistics): then
+ * L's adjoint is the lower part of -scale L'^-1 X. */
+static void add_L_term(const gsl_vector *mc, const gsl_matrix *S, const gsl_vector *G,
+                       const gsl_matrix *H, gsl_matrix *X)
 {
-    gsl_vector *u = gsl_vector_alloc(L->size1);
-    gsl_vector_memcpy(u, G);
-    gsl_blas_dtrsv(CblasLower, CblasNoTrans, CblasNonUnit, L, u);
-    gsl_blas_dger(-scale, p, u, Lbar);
-    /* work = H L'^-1 (solve X L' = H from the right), then Lbar -= 2 scale Q work */
-    gsl_matrix_memcpy(work, H);
-    gsl_blas_dtrsm(CblasRight, CblasLower, CblasTrans, CblasNonUnit, 1.0, L, work);
-    gsl_blas_dgemm(CblasNoTrans, CblasNoTrans, -2.0 * scale, Q, work, 1.0, Lbar);
-    gsl_vector_free(u);
+    gsl_blas_dger(1.0, mc, G, X);
+    gsl_blas_dgemm(CblasNoTrans, CblasNoTrans, 2.0, S, H, 1.0, X);
+    gsl_matrix *H2 = gsl_matrix_alloc(H->size1, H->size2);
+    gsl_matrix_memcpy(H2, H);
+    gsl_matrix_scale(H2, 2.0);
+    gsl_matrix_sub(X, H2);
+    gsl_matrix_free(H2);
 }
 
 /* Kbar = L'^-1 Sym(Phi(L' Lbar)) L^-1 from the lower part of Lbar. */
@@ -93,13 +91,12 @@ static void through_Kzz(const gpc_kernel *k, const gsl_matrix *Z, const gsl_matr
 }
 
 int gpc_bound_eval(const gpc_kernel *k, const gsl_matrix *Z, const gsl_matrix *L,
-                   const gsl_matrix *M, gsl_matrix *const *S, const gsl_matrix *p,
-                   gsl_matrix *const *Q, const gpc_shard_stats *st,
+                   const gsl_matrix *M, gsl_matrix *const *S, const gpc_shard_stats *st,
                    double scale, double *elbo, gsl_matrix *dM, gsl_matrix **dS, double *dtheta,
                    gsl_matrix *dZ)
 {
     size_t m = L->size1, C = M->size1, np = gpc_kernel_nparams(k);
-    gsl_matrix *Sinv = gsl_matrix_alloc(m, m), *Lbar = gsl_matrix_calloc(m, m),
+    gsl_matrix *Sinv = gsl_matrix_alloc(m, m), *X = gsl_matrix_calloc(m, m),
                *work = gsl_matrix_alloc(m, m);
     double total = scale * st->lambda;
     int rc = GPC_OK;
@@ -110,26 +107,21 @@ int gpc_bound_eval(const gpc_kernel *k, const gsl_matrix *Z, const gsl_matrix *L
         if ((rc = kl_term(&mc.vector, S[c], Sinv, &kl)) != GPC_OK)
             break;
         total -= kl;
-        if (dM) { /* scale L^-1 G_c - m_c */
+        if (dM) { /* scale G_c - m_c */
             gsl_vector_view d = gsl_matrix_row(dM, c);
             gsl_vector_memcpy(&d.vector, &Gc.vector);
-            gsl_blas_dtrsv(CblasLower, CblasNoTrans, CblasNonUnit, L, &d.vector);
             gsl_vector_scale(&d.vector, scale);
             gsl_vector_sub(&d.vector, &mc.vector);
         }
-        if (dS) { /* scale L^-1 H_c L'^-1 - 1/2 (I - S_c^-1) */
-            gsl_matrix_memcpy(dS[c], st->H[c]);
-            gsl_blas_dtrsm(CblasLeft, CblasLower, CblasNoTrans, CblasNonUnit, scale, L, dS[c]);
-            gsl_blas_dtrsm(CblasRight, CblasLower, CblasTrans, CblasNonUnit, 1.0, L, dS[c]);
+        if (dS) { /* scale H_c - 1/2 (I - S_c^-1) */
             for (size_t i = 0; i < m; i++)
                 for (size_t j = 0; j < m; j++)
-                    dS[c]->data[i * dS[c]->tda + j] +=
-                        0.5 * gsl_matrix_get(Sinv, i, j) - (i == j ? 0.5 : 0.0);
+                    gsl_matrix_set(dS[c], i, j,
+                                   scale * gsl_matrix_get(st->H[c], i, j) +
+                                       0.5 * gsl_matrix_get(Sinv, i, j) - (i == j ? 0.5 : 0.0));
         }
-        if (dtheta || dZ) {
-            gsl_vector_const_view pc = gsl_matrix_const_row(p, c);
-            add_L_adjoint(L, &pc.vector, Q[c], &Gc.vector, st->H[c], scale, Lbar, work);
-        }
+        if (dtheta || dZ)
+            add_L_term(&mc.vector, S[c], &Gc.vector, st->H[c], X);
     }
     if (rc == GPC_OK) {
         *elbo = total;
@@ -140,13 +132,14 @@ int gpc_bound_eval(const gpc_kernel *k, const gsl_matrix *Z, const gsl_matrix *L
             gsl_matrix_memcpy(dZ, st->dZ);
             gsl_matrix_scale(dZ, scale);
         }
-        if (dtheta || dZ) {
-            K_adjoint(L, Lbar, work);
+        if (dtheta || dZ) { /* Lbar = -scale L'^-1 X, then back through the factor */
+            gsl_blas_dtrsm(CblasLeft, CblasLower, CblasTrans, CblasNonUnit, -scale, L, X);
+            K_adjoint(L, X, work);
             through_Kzz(k, Z, work, dtheta, dZ);
         }
     }
     gsl_matrix_free(Sinv);
-    gsl_matrix_free(Lbar);
+    gsl_matrix_free(X);
     gsl_matrix_free(work);
     return rc;
 }

@@ -1,13 +1,13 @@
 /* bound — the global part of the sparse variational bound (gpc(7), SPARSE
- * VARIATIONAL METHOD, Global part): from the summed shard statistics, the
- * bound
+ * VARIATIONAL METHOD, Global part): from the summed shard statistics
+ * (whitened: sparse/shard), the bound
  *     ELBO = scale sum_i lambda_i - sum_c KL(N(m_c, S_c) || N(0, I)),
  * (scale = n / rows for a minibatch, 1 for all rows) and its gradient in
- * every m_c and S_c, in the hyperparameters and in the inducing inputs Z,
- * the latter two through the rows' kernel values (the shard's part) and
- * through K_ZZ's factor L: p_c = L'^-1 m_c and Q_c = L'^-1 (S_c - I) L^-1
- * give L's adjoint
- *     Lbar = -scale sum_c (p_c (L^-1 G_c)' + 2 Q_c H_c L'^-1)   (lower part),
+ * every m_c (scale G_c - m_c) and S_c (scale H_c - 1/2 (I - S_c^-1)), in
+ * the hyperparameters and in the inducing inputs Z, the latter two through
+ * the rows' kernel values (the shard's part) and through K_ZZ's factor L:
+ * the whitened a_i = L^-1 k_i give L's adjoint
+ *     Lbar = -scale L'^-1 sum_c (m_c G_c' + 2 (S_c - I) H_c)   (lower part),
  * the Cholesky factorisation's backward step gives K_ZZ's,
  *     Kbar = L'^-1 Sym(Phi(L' Lbar)) L^-1,   Phi: lower part, half diagonal,
  * and the kernel's contractions take it to the hyperparameters and Z. */
@@ -21,15 +21,14 @@
 
 /* The bound and its gradient.  M is C x m (row c is m_c), S[c] the
  * covariances, L the factor of K_ZZ (sparse/inducing) at k's
- * hyperparameters and Z, p (C x m) and Q[c] the global terms the shards
- * were given (gpc_inducing_globals: taken, not computed again), st the
- * statistics summed over the rows at them.  Outputs: *elbo, dM (C x m), dS[c] (m x m, symmetric:
- * dELBO = sum tr(dS_c' dS_c-change)), dtheta (k's nparams), dZ (m x dim);
+ * hyperparameters and Z, st the statistics summed over the rows at them.
+ * Outputs: *elbo, dM (C x m), dS[c] (m x m, symmetric: the change of the
+ * bound is sum_c tr(dS_c' dS_c) to first order for a change dS_c of S_c),
+ * dtheta (k's nparams), dZ (m x dim);
  * any output pointer but elbo may be NULL.  GPC_ENUM (message set) if an
  * S_c is not positive definite. */
 int gpc_bound_eval(const gpc_kernel *k, const gsl_matrix *Z, const gsl_matrix *L,
-                   const gsl_matrix *M, gsl_matrix *const *S, const gsl_matrix *p,
-                   gsl_matrix *const *Q, const gpc_shard_stats *st,
+                   const gsl_matrix *M, gsl_matrix *const *S, const gpc_shard_stats *st,
                    double scale, double *elbo, gsl_matrix *dM, gsl_matrix **dS, double *dtheta,
                    gsl_matrix *dZ);
 

@@ -118,26 +118,6 @@ int gpc_inducing_factor(const gpc_kernel *k, const gsl_matrix *Z, gsl_matrix *L,
     return GPC_OK;
 }
 
-void gpc_inducing_globals(const gsl_matrix *L, const gsl_vector *mc, const gsl_matrix *S,
-                          gsl_vector *p, gsl_matrix *Q)
-{
-    size_t m = L->size1;
-    gsl_vector_memcpy(p, mc);
-    gsl_blas_dtrsv(CblasLower, CblasTrans, CblasNonUnit, L, p);
-    gsl_matrix_memcpy(Q, S);
-    for (size_t i = 0; i < m; i++)
-        gsl_matrix_set(Q, i, i, gsl_matrix_get(Q, i, i) - 1.0);
-    /* Q <- L'^-1 (S - I), then Q <- Q L^-1 */
-    gsl_blas_dtrsm(CblasLeft, CblasLower, CblasTrans, CblasNonUnit, 1.0, L, Q);
-    gsl_blas_dtrsm(CblasRight, CblasLower, CblasNoTrans, CblasNonUnit, 1.0, L, Q);
-    for (size_t i = 0; i < m; i++) /* symmetric up to rounding: make it exactly so */
-        for (size_t j = 0; j < i; j++) {
-            double a = 0.5 * (gsl_matrix_get(Q, i, j) + gsl_matrix_get(Q, j, i));
-            gsl_matrix_set(Q, i, j, a);
-            gsl_matrix_set(Q, j, i, a);
-        }
-}
-
 int gpc_inducing_spd_inverse(const gsl_matrix *A, gsl_matrix *Ainv, double *logdet)
 {
     size_t m = A->size1;
@@ -158,16 +138,19 @@ int gpc_inducing_spd_inverse(const gsl_matrix *A, gsl_matrix *Ainv, double *logd
     return info;
 }
 
-void gpc_inducing_marginal(const gsl_vector *k, double kxx, const gsl_vector *p,
-                           const gsl_matrix *Q, double *mu, double *s2)
+void gpc_inducing_marginal(const gsl_matrix *L, const gsl_vector *k, double kxx,
+                           const gsl_vector *mc, const gsl_matrix *S, double *mu, double *s2)
 {
-    double quad = 0.0;
-    gsl_blas_ddot(k, p, mu);
-    for (size_t i = 0; i < k->size; i++) {
-        double row = 0.0;
-        for (size_t j = 0; j < k->size; j++)
-            row += gsl_matrix_get(Q, i, j) * gsl_vector_get(k, j);
-        quad += gsl_vector_get(k, i) * row;
-    }
-    *s2 = fmax(kxx + quad, 0.0);
+    size_t m = k->size;
+    gsl_vector *a = gsl_vector_alloc(m), *Sa = gsl_vector_alloc(m);
+    double aa, aSa;
+    gsl_vector_memcpy(a, k);
+    gsl_blas_dtrsv(CblasLower, CblasNoTrans, CblasNonUnit, L, a);
+    gsl_blas_ddot(a, mc, mu);
+    gsl_blas_dgemv(CblasNoTrans, 1.0, S, a, 0.0, Sa);
+    gsl_blas_ddot(a, a, &aa);
+    gsl_blas_ddot(a, Sa, &aSa);
+    *s2 = fmax(kxx - aa, 0.0) + fmax(aSa, 0.0);
+    gsl_vector_free(a);
+    gsl_vector_free(Sa);
 }

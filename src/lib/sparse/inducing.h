@@ -1,9 +1,8 @@
 /* inducing — the inducing inputs of the sparse variational method, and
  * what its bound needs of them (gpc(7), SPARSE VARIATIONAL METHOD): a start
  * for Z by k-means++ over candidate rows, the Cholesky factor L of K_ZZ,
- * and the global p_c = L'^-1 m_c and Q_c = L'^-1 (S_c - I) L^-1 through
- * which every case enters its marginal
- *     mu = k' p,   s2 = k_xx + k' Q k,   k = k(Z, x). */
+ * and a case's marginal through its whitened kernel column a = L^-1 k(Z, x):
+ *     mu = a' m,   s2 = (k_xx - a'a) + a' S a. */
 #ifndef GPC_INDUCING_H
 #define GPC_INDUCING_H
 
@@ -31,21 +30,18 @@ int gpc_inducing_kmeanspp(const gsl_matrix *X, size_t m, unsigned long seed, gsl
  * it.  GPC_ENUM (message set) if even that fails or K_ZZ is not finite. */
 int gpc_inducing_factor(const gpc_kernel *k, const gsl_matrix *Z, gsl_matrix *L, double *jitter);
 
-/* p = L'^-1 mc and Q = L'^-1 (S - I) L^-1 (m x m, symmetric), from L and
- * one class's q(v) = N(mc, S), by triangular solves. */
-void gpc_inducing_globals(const gsl_matrix *L, const gsl_vector *mc, const gsl_matrix *S,
-                          gsl_vector *p, gsl_matrix *Q);
-
 /* Ainv = A^-1 for a symmetric positive definite A (full, both triangles)
  * by Cholesky factor and inverse, and *logdet = log|A| (logdet may be
  * NULL).  Nonzero (LAPACK's pivot) if A is not positive definite; Ainv is
  * then undefined. */
 int gpc_inducing_spd_inverse(const gsl_matrix *A, gsl_matrix *Ainv, double *logdet);
 
-/* One case's marginal under q: *mu = k' p, *s2 = kxx + k' Q k, the latter
- * at least 0 (it is mathematically: a difference of two variances can
- * only come out below 0 by rounding). */
-void gpc_inducing_marginal(const gsl_vector *k, double kxx, const gsl_vector *p,
-                           const gsl_matrix *Q, double *mu, double *s2);
+/* One case's marginal under q(v) = N(mc, S) of one latent function, from
+ * its kernel column k = k(Z, x) and variance kxx, whitened as a = L^-1 k:
+ * *mu = a' mc, *s2 = (kxx - a'a) + a' S a, each part at least 0 (each is a
+ * variance: the Nystrom residual and the variance q adds; below 0 only by
+ * rounding). */
+void gpc_inducing_marginal(const gsl_matrix *L, const gsl_vector *k, double kxx,
+                           const gsl_vector *mc, const gsl_matrix *S, double *mu, double *s2);
 
 #endif

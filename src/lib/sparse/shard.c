@@ -30,6 +30,7 @@ gpc_shard_stats *gpc_shard_stats_alloc(size_t m, size_t C, size_t dim, size_t np
         st->H[c] = gpc_matrix_alloc(m, m);
     st->dtheta = gpc_mallocarray(nparams ? nparams : 1, sizeof *st->dtheta);
     st->dZ = gpc_matrix_alloc(m, dim);
+    st->kernel_grads = 1;
     gpc_shard_stats_zero(st);
     return st;
 }
@@ -71,96 +72,160 @@ void gpc_shard_stats_add(gpc_shard_stats *sum, const gpc_shard_stats *part)
     gsl_matrix_add(sum->dZ, part->dZ);
 }
 
-/* The marginals of the b rows: MU and S2 (b x C) from the kernel columns
- * Kzx (m x b), kxx, p and QK[c] = Q_c Kzx. */
-static void marginals(const gsl_matrix *Kzx, const double *kxx, const gsl_matrix *p,
-                      gsl_matrix *const *QK, gsl_matrix *MU, gsl_matrix *S2)
+/* The marginals of the b rows, MU and S2 (b x C), from their whitened
+ * kernel columns A = L^-1 Kzx (m x b), kxx, M and SA[c] = S_c A:
+ *     mu_ic = a_i' m_c,   s2_ic = (kxx_i - a_i'a_i) + a_i' S_c a_i,
+ * the Nystrom residual first: both parts are variances, so each is at
+ * least 0 but for rounding, and neither is lost against the other. */
+static void marginals(const gsl_matrix *A, const double *kxx, const gsl_matrix *M,
+                      gsl_matrix *const *SA, gsl_matrix *MU, gsl_matrix *S2)
 {
-    size_t m = Kzx->size1, b = Kzx->size2, C = p->size1;
-    gsl_blas_dgemm(CblasTrans, CblasTrans, 1.0, Kzx, p, 0.0, MU);
-    for (size_t c = 0; c < C; c++)
-        for (size_t i = 0; i < b; i++) {
+    size_t m = A->size1, b = A->size2, C = M->size1;
+    gsl_blas_dgemm(CblasTrans, CblasTrans, 1.0, A, M, 0.0, MU);
+    for (size_t i = 0; i < b; i++) {
+        double aa = 0.0;
+        for (size_t j = 0; j < m; j++)
+            aa += gsl_matrix_get(A, j, i) * gsl_matrix_get(A, j, i);
+        double resid = fmax(kxx[i] - aa, 0.0);
+        for (size_t c = 0; c < C; c++) {
             double q = 0.0;
             for (size_t j = 0; j < m; j++)
-                q += gsl_matrix_get(Kzx, j, i) * gsl_matrix_get(QK[c], j, i);
-            /* a difference of variances below 0 only by rounding */
-            gsl_matrix_set(S2, i, c, fmax(kxx[i] + q, 0.0));
+                q += gsl_matrix_get(A, j, i) * gsl_matrix_get(SA[c], j, i);
+            gsl_matrix_set(S2, i, c, resid + fmax(q, 0.0));
         }
+    }
 }
 
-int gpc_shard_add_rows(const gpc_kernel *k, const gsl_matrix *Z, const gsl_matrix *p,
-                       gsl_matrix *const *Q, const gsl_matrix *Xb, const double *yb,
-                       size_t first, gpc_shard_lik lik, const void *ctx, gpc_shard_stats *st)
+/* A = L^-1 k(Z, Xb) (m x b), SA[c] = S_c A and kxx = k(x, x) for the rows. */
+static void whiten(const gpc_kernel *k, const gsl_matrix *Z, const gsl_matrix *L, size_t C,
+                   gsl_matrix *const *S, const gsl_matrix *Xb, gsl_matrix *A, gsl_matrix **SA,
+                   gsl_vector *kxx)
 {
-    size_t m = Z->size1, b = Xb->size1, C = p->size1, np = st->nparams;
-    gsl_matrix *Kzx = gpc_matrix_alloc(m, b), *MU = gpc_matrix_alloc(b, C),
-               *S2 = gpc_matrix_alloc(b, C), *Gm = gpc_matrix_alloc(b, C),
-               *Hm = gpc_matrix_alloc(b, C), *A = gpc_matrix_alloc(m, b),
-               *KH = gpc_matrix_alloc(m, b), *dZ = gpc_matrix_alloc(m, Z->size2);
-    gsl_matrix **QK = gpc_mallocarray(C, sizeof *QK);
-    gsl_vector *kxx = gsl_vector_alloc(b);
-    double *a = gpc_calloc(b, sizeof *a), *ds = gpc_mallocarray(np ? np : 1, sizeof *ds);
-    int rc = GPC_OK;
-    gpc_kernel_cross(k, Z, Xb, Kzx);
+    gpc_kernel_cross(k, Z, Xb, A);
     gpc_kernel_diag(k, Xb, kxx);
-    for (size_t c = 0; c < C; c++) {
-        QK[c] = gpc_matrix_alloc(m, b);
-        gsl_blas_dgemm(CblasNoTrans, CblasNoTrans, 1.0, Q[c], Kzx, 0.0, QK[c]);
-    }
-    marginals(Kzx, kxx->data, p, QK, MU, S2);
-    double lambda = 0.0;
-    for (size_t i = 0; i < b && rc == GPC_OK; i++) {
+    gsl_blas_dtrsm(CblasLeft, CblasLower, CblasNoTrans, CblasNonUnit, 1.0, L, A);
+    for (size_t c = 0; c < C; c++)
+        gsl_blas_dgemm(CblasNoTrans, CblasNoTrans, 1.0, S[c], A, 0.0, SA[c]);
+}
+
+void gpc_shard_marginals(const gpc_kernel *k, const gsl_matrix *Z, const gsl_matrix *L,
+                         const gsl_matrix *M, gsl_matrix *const *S, const gsl_matrix *Xs,
+                         gsl_matrix *mean, gsl_matrix *var)
+{
+    size_t m = Z->size1, b = Xs->size1, C = M->size1;
+    gsl_matrix *A = gpc_matrix_alloc(m, b), **SA = gpc_mallocarray(C, sizeof *SA);
+    gsl_vector *kxx = gsl_vector_alloc(b);
+    for (size_t c = 0; c < C; c++)
+        SA[c] = gpc_matrix_alloc(m, b);
+    whiten(k, Z, L, C, S, Xs, A, SA, kxx);
+    marginals(A, kxx->data, M, SA, mean, var);
+    for (size_t c = 0; c < C; c++)
+        gsl_matrix_free(SA[c]);
+    free(SA);
+    gsl_matrix_free(A);
+    gsl_vector_free(kxx);
+}
+
+/* The rows' likelihood terms into Gm and Hm (b x C); GPC_ENUM naming the
+ * first row whose term is not finite. */
+static int row_terms(const double *yb, size_t first, gpc_shard_lik lik, const void *ctx,
+                     const gsl_matrix *MU, const gsl_matrix *S2, gsl_matrix *Gm, gsl_matrix *Hm,
+                     double *lambda)
+{
+    size_t b = MU->size1, C = MU->size2;
+    *lambda = 0.0;
+    for (size_t i = 0; i < b; i++) {
         double *g = Gm->data + i * Gm->tda, *h = Hm->data + i * Hm->tda;
         double li = lik(ctx, C, yb[i], MU->data + i * MU->tda, S2->data + i * S2->tda, g, h);
         int finite = isfinite(li);
         for (size_t c = 0; c < C; c++)
             finite &= isfinite(g[c]) && isfinite(h[c]);
         if (!finite)
-            rc = gpc_fail(GPC_ENUM, "row %zu: its expected log likelihood or a derivative is "
-                          "not finite (mean %.3g, variance %.3g)", first + i + 1,
-                          gsl_matrix_get(MU, i, 0), gsl_matrix_get(S2, i, 0));
-        lambda += li;
+            return gpc_fail(GPC_ENUM, "row %zu: its expected log likelihood or a derivative "
+                            "is not finite (mean %.3g, variance %.3g)", first + i + 1,
+                            gsl_matrix_get(MU, i, 0), gsl_matrix_get(S2, i, 0));
+        *lambda += li;
     }
+    return GPC_OK;
+}
+
+/* The gradient through the rows' kernel values: with
+ *     abar_i = sum_c (g_ic m_c + 2 h_ic (S_c - I) a_i)   (dlambda_i / da_i),
+ * Kzx's adjoint is L'^-1 Abar and kxx's is sum_c h_ic. */
+static void add_kernel_grads(const gpc_kernel *k, const gsl_matrix *Z, const gsl_matrix *L,
+                             const gsl_matrix *M, const gsl_matrix *A, gsl_matrix *const *SA,
+                             const gsl_matrix *Xb, const gsl_matrix *Gm, const gsl_matrix *Hm,
+                             gpc_shard_stats *st)
+{
+    size_t m = A->size1, b = A->size2, C = M->size1, np = st->nparams;
+    gsl_matrix *Abar = gpc_matrix_alloc(m, b), *dZ = gpc_matrix_alloc(m, Z->size2);
+    double *a = gpc_calloc(b, sizeof *a), *ds = gpc_mallocarray(np ? np : 1, sizeof *ds);
+    gsl_blas_dgemm(CblasTrans, CblasTrans, 1.0, M, Gm, 0.0, Abar);
+    for (size_t c = 0; c < C; c++)
+        for (size_t j = 0; j < m; j++)
+            for (size_t i = 0; i < b; i++) {
+                double hc = gsl_matrix_get(Hm, i, c);
+                Abar->data[j * Abar->tda + i] +=
+                    2.0 * hc * (gsl_matrix_get(SA[c], j, i) - gsl_matrix_get(A, j, i));
+            }
+    gsl_blas_dtrsm(CblasLeft, CblasLower, CblasTrans, CblasNonUnit, 1.0, L, Abar);
+    for (size_t i = 0; i < b; i++)
+        for (size_t c = 0; c < C; c++)
+            a[i] += gsl_matrix_get(Hm, i, c);
+    gpc_kernel_cross_contract(k, Z, Xb, Abar, ds);
+    for (size_t j = 0; j < np; j++)
+        st->dtheta[j] += ds[j];
+    gpc_kernel_diag_contract(k, Xb, a, ds);
+    for (size_t j = 0; j < np; j++)
+        st->dtheta[j] += ds[j];
+    gpc_kernel_cross_input_contract(k, Z, Xb, Abar, dZ);
+    gsl_matrix_add(st->dZ, dZ);
+    gsl_matrix_free(Abar);
+    gsl_matrix_free(dZ);
+    free(a);
+    free(ds);
+}
+
+int gpc_shard_add_rows(const gpc_kernel *k, const gsl_matrix *Z, const gsl_matrix *L,
+                       const gsl_matrix *M, gsl_matrix *const *S, const gsl_matrix *Xb,
+                       const double *yb, size_t first, gpc_shard_lik lik, const void *ctx,
+                       gpc_shard_stats *st)
+{
+    size_t m = Z->size1, b = Xb->size1, C = M->size1;
+    gsl_matrix *A = gpc_matrix_alloc(m, b), *MU = gpc_matrix_alloc(b, C),
+               *S2 = gpc_matrix_alloc(b, C), *Gm = gpc_matrix_alloc(b, C),
+               *Hm = gpc_matrix_alloc(b, C), *AH = gpc_matrix_alloc(m, b);
+    gsl_matrix **SA = gpc_mallocarray(C, sizeof *SA);
+    gsl_vector *kxx = gsl_vector_alloc(b);
+    for (size_t c = 0; c < C; c++)
+        SA[c] = gpc_matrix_alloc(m, b);
+    whiten(k, Z, L, C, S, Xb, A, SA, kxx);
+    marginals(A, kxx->data, M, SA, MU, S2);
+    double lambda;
+    int rc = row_terms(yb, first, lik, ctx, MU, S2, Gm, Hm, &lambda);
     if (rc == GPC_OK) {
         st->rows += b;
         st->lambda += lambda;
-        /* G_c += Kzx g_c; H_c += Kzx diag(h_c) Kzx'; A = sum_c p_c g_c' + 2 QK_c diag(h_c) */
-        gsl_blas_dgemm(CblasTrans, CblasTrans, 1.0, Gm, Kzx, 1.0, st->G);
-        gsl_blas_dgemm(CblasTrans, CblasTrans, 1.0, p, Gm, 0.0, A);
+        /* G_c += A g_c; H_c += A diag(h_c) A' */
+        gsl_blas_dgemm(CblasTrans, CblasTrans, 1.0, Gm, A, 1.0, st->G);
         for (size_t c = 0; c < C; c++) {
             for (size_t j = 0; j < m; j++)
-                for (size_t i = 0; i < b; i++) {
-                    double hc = gsl_matrix_get(Hm, i, c);
-                    gsl_matrix_set(KH, j, i, gsl_matrix_get(Kzx, j, i) * hc);
-                    A->data[j * A->tda + i] += 2.0 * hc * gsl_matrix_get(QK[c], j, i);
-                }
-            gsl_blas_dgemm(CblasNoTrans, CblasTrans, 1.0, KH, Kzx, 1.0, st->H[c]);
+                for (size_t i = 0; i < b; i++)
+                    gsl_matrix_set(AH, j, i, gsl_matrix_get(A, j, i) * gsl_matrix_get(Hm, i, c));
+            gsl_blas_dgemm(CblasNoTrans, CblasTrans, 1.0, AH, A, 1.0, st->H[c]);
         }
-        for (size_t i = 0; i < b; i++)
-            for (size_t c = 0; c < C; c++)
-                a[i] += gsl_matrix_get(Hm, i, c);
-        gpc_kernel_cross_contract(k, Z, Xb, A, ds);
-        for (size_t j = 0; j < np; j++)
-            st->dtheta[j] += ds[j];
-        gpc_kernel_diag_contract(k, Xb, a, ds);
-        for (size_t j = 0; j < np; j++)
-            st->dtheta[j] += ds[j];
-        gpc_kernel_cross_input_contract(k, Z, Xb, A, dZ);
-        gsl_matrix_add(st->dZ, dZ);
+        if (st->kernel_grads)
+            add_kernel_grads(k, Z, L, M, A, SA, Xb, Gm, Hm, st);
     }
     for (size_t c = 0; c < C; c++)
-        gsl_matrix_free(QK[c]);
-    free(QK);
-    gsl_matrix_free(Kzx);
+        gsl_matrix_free(SA[c]);
+    free(SA);
+    gsl_matrix_free(A);
     gsl_matrix_free(MU);
     gsl_matrix_free(S2);
     gsl_matrix_free(Gm);
     gsl_matrix_free(Hm);
-    gsl_matrix_free(A);
-    gsl_matrix_free(KH);
-    gsl_matrix_free(dZ);
+    gsl_matrix_free(AH);
     gsl_vector_free(kxx);
-    free(a);
-    free(ds);
     return rc;
 }

@@ -1,14 +1,17 @@
 /* shard — what a set of training rows contributes to the sparse variational
- * bound (gpc(7), SPARSE VARIATIONAL METHOD, What a shard computes): sums
- * over its rows of
+ * bound (gpc(7), SPARSE VARIATIONAL METHOD, What a shard computes): with
+ * each row's kernel column whitened, a_i = L^-1 k(Z, x_i) (K_ZZ = L L'),
+ * sums over its rows of
  *     lambda_i                       the expected log likelihoods,
- *     G_c = sum_i g_ic k_i           (g_ic = d lambda_i / d mu_ic),
- *     H_c = sum_i h_ic k_i k_i'      (h_ic = d lambda_i / d s2_ic),
- * and the gradient through the rows' own kernel values k_i = k(Z, x_i) and
- * k_ii, in every hyperparameter and every coordinate of Z, at given global
- * terms p_c and Q_c (sparse/inducing).  Shards add: the statistics of a set
- * of rows are the sums of those of its parts, so processes can each take a
- * part and sum them.  One kernel is shared by the classes here. */
+ *     G_c = sum_i g_ic a_i           (g_ic = d lambda_i / d mu_ic),
+ *     H_c = sum_i h_ic a_i a_i'      (h_ic = d lambda_i / d s2_ic),
+ * and the gradient through the rows' own kernel values k(Z, x_i) and
+ * k(x_i, x_i), in every hyperparameter and every coordinate of Z, at given
+ * L and q(v_c) = N(m_c, S_c).  Whitening each row (rather than summing
+ * k_i k_i' and whitening the sum) keeps the statistics accurate however
+ * badly K_ZZ is conditioned.  Shards add: the statistics of a set of rows
+ * are the sums of those of its parts, so processes can each take a part
+ * and sum them.  One kernel is shared by the classes here. */
 #ifndef GPC_SHARD_H
 #define GPC_SHARD_H
 
@@ -34,10 +37,13 @@ typedef struct {
     size_t m, C, dim, nparams;
     size_t rows;       /* the rows summed */
     double lambda;     /* sum of lambda_i */
-    gsl_matrix *G;     /* C x m, row c is G_c */
+    gsl_matrix *G;     /* C x m, row c is G_c (whitened) */
     gsl_matrix **H;    /* C matrices m x m */
     double *dtheta;    /* nparams */
     gsl_matrix *dZ;    /* m x dim */
+    int kernel_grads;  /* 1 (the default): sum dtheta and dZ; 0: leave them
+                        * at 0, for steps that move q alone and need not
+                        * pay for the kernel's derivatives */
 } gpc_shard_stats;
 
 gpc_shard_stats *gpc_shard_stats_alloc(size_t m, size_t C, size_t dim, size_t nparams);
@@ -47,11 +53,19 @@ void gpc_shard_stats_zero(gpc_shard_stats *st);
 void gpc_shard_stats_add(gpc_shard_stats *sum, const gpc_shard_stats *part);
 
 /* Add the statistics of the rows of Xb (labels yb) to st, at inducing
- * inputs Z, kernel k, p (C x m, row c is p_c) and Q[c].  GPC_ENUM (message
- * set) if a likelihood value or derivative is not finite, naming the row
- * (first + its index in Xb). */
-int gpc_shard_add_rows(const gpc_kernel *k, const gsl_matrix *Z, const gsl_matrix *p,
-                       gsl_matrix *const *Q, const gsl_matrix *Xb, const double *yb,
-                       size_t first, gpc_shard_lik lik, const void *ctx, gpc_shard_stats *st);
+ * inputs Z, kernel k, K_ZZ's factor L (sparse/inducing), M (C x m, row c
+ * is m_c) and S[c].  GPC_ENUM (message set) if a likelihood value or
+ * derivative is not finite, naming the row (first + its index in Xb). */
+int gpc_shard_add_rows(const gpc_kernel *k, const gsl_matrix *Z, const gsl_matrix *L,
+                       const gsl_matrix *M, gsl_matrix *const *S, const gsl_matrix *Xb,
+                       const double *yb, size_t first, gpc_shard_lik lik, const void *ctx,
+                       gpc_shard_stats *st);
+
+/* The marginals N(mean_ic, var_ic) (rows x C) of the latent functions at
+ * the rows of Xs under q, as the shards compute them (the latent functions
+ * are independent under q). */
+void gpc_shard_marginals(const gpc_kernel *k, const gsl_matrix *Z, const gsl_matrix *L,
+                         const gsl_matrix *M, gsl_matrix *const *S, const gsl_matrix *Xs,
+                         gsl_matrix *mean, gsl_matrix *var);
 
 #endif
