@@ -38,8 +38,13 @@ static void usage(void)
            "                           or mprobit (multinomial probit, vb)\n"
            "  -M, --method=NAME        laplace (default), ep (expectation propagation),\n"
            "                           tap (the same as ep: adaptive TAP), naive (naive\n"
-           "                           mean field; no evidence, so -O none) or vb\n"
+           "                           mean field; no evidence, so -O none), vb\n"
            "                           (variational Bayes, multinomial probit, any classes)\n"
+           "                           or svgp (sparse variational: two classes, logistic or\n"
+           "                           probit, through inducing inputs)\n"
+           "      --inducing=M         with svgp: the number of inducing inputs, chosen among\n"
+           "                           the cases by k-means++ seeded with --seed (default 200,\n"
+           "                           or the number of cases if fewer)\n"
            "      --damping=D          with ep or naive: damped updates, 0 < D <= 1 (default 1)\n"
            "      --label-noise=HOW    with ep or naive: probability that a label is flipped:\n"
            "                           a number in [0, 0.5) (default 0); with ep also em\n"
@@ -47,7 +52,9 @@ static void usage(void)
            "                           with the higher evidence)\n"
            "      --tol=T              with ep: stop when no site moves by more than T,\n"
            "                           relative; with vb: when no sweep would move a latent\n"
-           "                           mean by more than T (default 1e-9 for both)\n"
+           "                           mean by more than T (default 1e-9 for both); with\n"
+           "                           svgp: when a step raises the bound by at most T,\n"
+           "                           relative (default 1e-10)\n"
            "  -p, --params=LIST        starting hyperparameters: name=value,... or all values\n"
            "  -H, --params-file=FILE   starting hyperparameters from 'name value' lines\n"
            "  -O, --optimize=HOW       ml (type-II maximum likelihood, default), map (maximum\n"
@@ -59,7 +66,8 @@ static void usage(void)
            "      --prior-sd=S         its standard deviation (default 3)\n"
            "      --fix=NAMES          keep these hyperparameters (comma-separated) as given\n"
            "  -R, --restarts=N         further optimiser starts from perturbed points (default 0)\n"
-           "  -S, --seed=N             seed for the perturbations or the draws (default 1)\n"
+           "  -S, --seed=N             seed for the perturbations, the draws or the inducing\n"
+           "                           inputs (default 1)\n"
            "      --max-iter=N         optimiser iterations per start (default 500)\n"
            "  -m, --model=FILE         write the model here (default: standard output)\n"
            "  -P, --params-out=FILE    also write the fitted hyperparameters as 'name value'\n"
@@ -78,7 +86,7 @@ static void usage(void)
 
 enum { OPT_PRIOR_MEAN = 256, OPT_PRIOR_SD, OPT_MAX_ITER, OPT_DAMPING, OPT_LABEL_NOISE, OPT_FIX, OPT_TOL,
        OPT_SAMPLES,
-       OPT_PER_CLASS, OPT_MULTICLASS };
+       OPT_PER_CLASS, OPT_MULTICLASS, OPT_INDUCING };
 
 static const struct option long_options[] = {
     {"kernel", required_argument, NULL, 'k'},
@@ -90,6 +98,7 @@ static const struct option long_options[] = {
     {"tol", required_argument, NULL, OPT_TOL},
     {"samples", required_argument, NULL, OPT_SAMPLES},
     {"per-class", no_argument, NULL, OPT_PER_CLASS},
+    {"inducing", required_argument, NULL, OPT_INDUCING},
     {"multiclass", required_argument, NULL, OPT_MULTICLASS},
     {"params", required_argument, NULL, 'p'},
     {"params-file", required_argument, NULL, 'H'},
@@ -109,6 +118,7 @@ typedef struct {
     const char *fix, *multiclass;
     double damping, tol;
     int tol_set, per_class, samples_set;
+    size_t inducing; /* 0: the method's default */
     gpc_robust_opts robust;
     gpc_importance_opts is; /* -O is */
 } options;
@@ -136,6 +146,9 @@ static void parse_options(int argc, char **argv, options *o)
         case 'k': o->kernel = optarg; break;
         case OPT_PER_CLASS: o->per_class = 1; break;
         case OPT_MULTICLASS: o->multiclass = optarg; break;
+        case OPT_INDUCING:
+            o->inducing = (size_t)gpc_cli_long("--inducing", optarg, 1, 1000000000);
+            break;
         case 'l': o->lik = optarg; break;
         case 'M': o->method = optarg; break;
         case OPT_DAMPING: o->damping = gpc_cli_double("--damping", optarg); break;
@@ -231,6 +244,7 @@ int main(int argc, char **argv)
     gpc_evidence *ev = gpc_cli_evidence(k, X, y, labels->nclasses, lik, method,
                                         o.robust.optimize);
     gpc_cli_damping(ev, o.damping);
+    gpc_cli_inducing(ev, k, o.inducing, o.robust.opt.seed);
     gpc_cli_label_noise(ev, o.robust.eps);
     if (o.tol_set && gpc_evidence_set_tol(ev, o.tol) != GPC_OK)
         gpc_cli_usage("%s", gpc_errmsg());
@@ -257,12 +271,14 @@ int main(int argc, char **argv)
                  "short of the optimum (try --max-iter)");
     gpc_kernel_set_params(k, theta);
 
+    /* an inducing method's model keeps its inducing inputs in place of the cases */
+    const gsl_matrix *Z = gpc_evidence_inducing_inputs(ev);
     gpc_model m = {.lik = lik, .label_noise = res.eps, .kernel = k,
-                   .log_evidence = res.log_evidence, .X = X, .y = y,
-                   .nclasses = labels->nclasses, .classes = labels->names,
+                   .log_evidence = res.log_evidence, .X = Z ? (gsl_matrix *)Z : X,
+                   .y = Z ? NULL : y, .nclasses = labels->nclasses, .classes = labels->names,
                    .colnames = names, .zero_based = zero_based};
     snprintf(m.method, sizeof m.method, "%s", gpc_method_name(method));
-    m.state = gpc_matrix_alloc(X->size1, gpc_model_state_columns(&m));
+    m.state = gpc_matrix_alloc(m.X->size1, gpc_model_state_columns(&m));
     gpc_evidence_state(ev, m.state);
     describe_fit(&o, m.fit, sizeof m.fit);
     gpc_evidence_report(ev, res.log_evidence);

@@ -372,6 +372,13 @@ static size_t input_column(const gpc_model *m, const char *mname, const char *to
                   m->colnames[1], dim > 2 ? ", ..." : "", dim);
 }
 
+/* Where the inputs not drawn are held by default: the means of the model's
+ * rows, which are the training inputs or an inducing method's inputs. */
+static const char *held_at(const gpc_model *m)
+{
+    return m->y ? "their training means" : "the means of the inducing inputs";
+}
+
 /* --axes=A,B, else the first two inputs. */
 static void choose_axes(const options *o, const gpc_model *m, const char *mname, size_t *axis)
 {
@@ -380,7 +387,7 @@ static void choose_axes(const options *o, const gpc_model *m, const char *mname,
     if (!o->axes) {
         if (m->X->size2 > 2)
             gpc_info(1, "%s has %zu inputs: drawing the first two (choose them with --axes), "
-                     "the others at their training means", mname, m->X->size2);
+                     "the others at %s", mname, m->X->size2, held_at(m));
         return;
     }
     const char *comma = strchr(o->axes, ',');
@@ -459,8 +466,8 @@ static void slice_note(const gpc_model *m, const gpc_surface *s, const unsigned 
         shown++;
     }
     if (others > shown && len < size)
-        snprintf(note + len, size - len, "%sthe %s%zu at their training means",
-                 shown ? "; " : "", shown ? "other " : "other inputs: all ", others - shown);
+        snprintf(note + len, size - len, "%sthe %s%zu at %s", shown ? "; " : "",
+                 shown ? "other " : "other inputs: all ", others - shown, held_at(m));
 }
 
 /* The grid as numbers: one row per point (in prob's order), the model's
@@ -600,13 +607,14 @@ static void draw_surface(gpc_plot *p, const options *o, int nargs, char **args,
     if (*table)
         write_table(*table, m, &pl.s, pr->prob, top);
     int binary = top == NULL;
-    size_t ncls = binary ? 2 : pr->prob->size2, *pcls = point_classes(m, binary);
+    /* a model that keeps only inducing inputs has no training points to mark */
+    size_t ncls = binary ? 2 : pr->prob->size2, *pcls = m->y ? point_classes(m, binary) : NULL;
     char **classes = gpc_mallocarray(ncls, sizeof *classes), note[400], title[1024], ax[2][64];
     for (size_t c = 0; c < ncls; c++)
         classes[c] = (char *)gpc_model_class(m, c);
     slice_note(m, &pl.s, pl.given, note, sizeof note);
     surface_title(o, m, path, binary, title, sizeof title);
-    gsl_matrix *points = gpc_surface_points(&pl.s, m->X);
+    gsl_matrix *points = m->y ? gpc_surface_points(&pl.s, m->X) : NULL;
     gpc_plot_surface_data d = {
         .grid = N, .lo = {pl.s.lo[0], pl.s.lo[1]}, .hi = {pl.s.hi[0], pl.s.hi[1]},
         .nclasses = ncls, .prob = prob, .cls = top, .points = points, .point_class = pcls,

@@ -182,6 +182,9 @@ static gpc_chain *read_chain(const gpc_model *m, const char *path)
     const char *name = gpc_cli_name(path);
     /* the model's inputs bound the chain's sizes before they are used */
     gpc_cli_check(gpc_chain_read(path, m->X->size2, &ch));
+    if (!m->y) /* an inducing model: no training data to compare */
+        gpc_die(GPC_EINPUT, "%s: a chain predicts through a model of its training data fitted "
+                "with -M laplace or vb, not %s", name, m->method);
     if (strcmp(ch->set.kernel, gpc_kernel_spec(m->kernel)) != 0 ||
         ch->set.ntrain != m->X->size1 || ch->set.data_hash != gpc_chain_data_hash(m->X, m->y))
         gpc_die(GPC_EINPUT, "%s: the chain is not for this model (kernel or training data "

@@ -46,7 +46,7 @@ setup() {
     assert_output --partial "EP takes the probit or the step likelihood"
     run gpc-evidence -M gibbs Xz.txt y.txt
     assert_failure 2
-    assert_output --partial "unknown method 'gibbs' (use laplace, ep, tap, naive or vb)"
+    assert_output --partial "unknown method 'gibbs' (use laplace, ep, tap, naive, vb or svgp)"
     assert_dir_empty out
 }
 

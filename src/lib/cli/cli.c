@@ -569,6 +569,16 @@ void gpc_cli_damping(gpc_evidence *ev, double damping)
         gpc_cli_usage("%s", gpc_errmsg());
 }
 
+void gpc_cli_inducing(gpc_evidence *ev, const gpc_kernel *k, size_t m, unsigned long seed)
+{
+    if (gpc_evidence_set_inducing(ev, m, seed) != GPC_OK)
+        gpc_cli_usage("%s", gpc_errmsg());
+    if (ev->ops->inducing && gpc_kernel_has_gram(k))
+        gpc_cli_usage("a gram term's columns hold the similarities to the training cases, "
+                      "and %s predicts through inducing inputs instead: compute the kernel "
+                      "with another term, or use a dense method", ev->ops->title);
+}
+
 void gpc_cli_label_noise(gpc_evidence *ev, double eps)
 {
     if (gpc_evidence_set_label_noise(ev, eps) != GPC_OK)

@@ -178,6 +178,10 @@ gpc_evidence *gpc_cli_evidence(const gpc_kernel *k, const gsl_matrix *X, const g
 
 /* Set EP's damping (usage error outside (0, 1], or other than 1 without EP). */
 void gpc_cli_damping(gpc_evidence *ev, double damping);
+/* Set an inducing method's number of inducing inputs (0: its default) and
+ * the seed of their choice (usage error for m > 0 with another method, and
+ * for a kernel with a gram term, whose columns hold the training cases). */
+void gpc_cli_inducing(gpc_evidence *ev, const gpc_kernel *k, size_t m, unsigned long seed);
 /* Set EP's label-flip probability (usage error outside [0, 1/2) or without EP). */
 void gpc_cli_label_noise(gpc_evidence *ev, double eps);
 

@@ -40,7 +40,7 @@ int gpc_evidence_set_tol(gpc_evidence *e, double tol)
         return gpc_fail(GPC_EUSAGE, "--tol must be in (0, 1), e.g. 1e-9");
     int st = e->ops->set(e->ws, GPC_SET_TOL, tol);
     if (st == GPC_METHOD_NO_SETTING)
-        return gpc_fail(GPC_EUSAGE, "--tol applies to -M ep, tap or vb");
+        return gpc_fail(GPC_EUSAGE, "--tol applies to -M ep, tap, vb or svgp");
     return st;
 }
 
@@ -53,6 +53,20 @@ int gpc_evidence_set_damping(gpc_evidence *e, double damping)
         return st;
     return damping == 1.0 ? GPC_OK
                           : gpc_fail(GPC_EUSAGE, "--damping applies to -M ep, tap or naive");
+}
+
+int gpc_evidence_set_inducing(gpc_evidence *e, size_t m, unsigned long seed)
+{
+    if (!e->ops->inducing)
+        return m ? gpc_fail(GPC_EUSAGE, "--inducing applies to -M svgp") : GPC_OK;
+    if (m)
+        e->ops->set(e->ws, GPC_SET_INDUCING, (double)m);
+    return e->ops->set(e->ws, GPC_SET_SEED, (double)seed);
+}
+
+const gsl_matrix *gpc_evidence_inducing_inputs(const gpc_evidence *e)
+{
+    return e->ops->inducing ? e->ops->inducing_inputs(e->ws) : NULL;
 }
 
 void *gpc_evidence_workspace(const gpc_evidence *e, const gpc_method_ops *ops)

@@ -44,6 +44,14 @@ int gpc_evidence_set_damping(gpc_evidence *e, double damping);
 
 /* The method's workspace if e uses method ops, else NULL: for algorithms
  * built on one method (learning EP's label noise). */
+/* An inducing method's number of inducing inputs (at most the cases: more
+ * are cut to their number; 0 keeps the method's default) and the seed of
+ * their choice; for another method nothing, or GPC_EUSAGE (message set)
+ * if m is not 0. */
+int gpc_evidence_set_inducing(gpc_evidence *e, size_t m, unsigned long seed);
+/* An inducing method's inputs after a fit (m x dim), else NULL. */
+const gsl_matrix *gpc_evidence_inducing_inputs(const gpc_evidence *e);
+
 void *gpc_evidence_workspace(const gpc_evidence *e, const gpc_method_ops *ops);
 
 /* The fitted state after an evaluation, n x ops->state_width, and a line on

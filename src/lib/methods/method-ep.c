@@ -41,6 +41,8 @@ static int ep_set(void *ws, gpc_method_setting key, double value)
     case GPC_SET_LABEL_NOISE: /* the likelihood is kept in the noise's sigma */
         return gpc_ep_set_likelihood(e, e->noise.sigma == 0.0 ? GPC_LIK_STEP : GPC_LIK_PROBIT,
                                      value);
+    default:
+        break;
     }
     return GPC_METHOD_NO_SETTING;
 }

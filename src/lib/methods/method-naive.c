@@ -67,7 +67,7 @@ static int naive_set(void *ws, gpc_method_setting key, double value)
             return gpc_fail(GPC_EUSAGE, "label noise %g is not in [0, 1/2)", value);
         w->noise.eps = value;
         return GPC_OK;
-    case GPC_SET_TOL:
+    default:
         break;
     }
     return GPC_METHOD_NO_SETTING;

@@ -18,6 +18,7 @@ static const gpc_method_ops *const methods[] = {
     [GPC_METHOD_EP_OVR] = &gpc_method_ep_ovr_ops,
     [GPC_METHOD_NAIVE_OVR] = &gpc_method_naive_ovr_ops,
     [GPC_METHOD_VB] = &gpc_method_vb_ops,
+    [GPC_METHOD_SVGP] = &gpc_method_svgp_ops,
 };
 
 #define N_METHODS (sizeof methods / sizeof methods[0])
@@ -104,7 +105,7 @@ const gpc_method_ops *gpc_method_lookup(const char *name)
 int gpc_method_parse(const char *name, gpc_lik lik, gpc_method *method)
 {
     if (!find_index(unalias(name), lik, method))
-        return gpc_fail(GPC_EUSAGE, "unknown method '%s' (use laplace, ep, tap, naive or vb)",
+        return gpc_fail(GPC_EUSAGE, "unknown method '%s' (use laplace, ep, tap, naive, vb or svgp)",
                         name);
     return methods[*method]->check_lik(lik);
 }

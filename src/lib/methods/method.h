@@ -51,14 +51,17 @@ typedef enum {
     GPC_METHOD_LAPLACE_OVR = 4, /* one-vs-rest: C binary classifiers (method-ovr.c) */
     GPC_METHOD_EP_OVR = 5,
     GPC_METHOD_NAIVE_OVR = 6,
-    GPC_METHOD_VB = 7    /* variational Bayes, multinomial probit (method-vb.c) */
+    GPC_METHOD_VB = 7,   /* variational Bayes, multinomial probit (method-vb.c) */
+    GPC_METHOD_SVGP = 8  /* sparse variational, binary (method-svgp.c) */
 } gpc_method;
 
 /* Settings a method may take through gpc_method_ops.set. */
 typedef enum {
     GPC_SET_DAMPING,     /* in (0, 1]: 1 is plain updates */
     GPC_SET_TOL,         /* convergence tolerance in (0, 1) */
-    GPC_SET_LABEL_NOISE  /* probability of a flipped label, in [0, 1/2) */
+    GPC_SET_LABEL_NOISE, /* probability of a flipped label, in [0, 1/2) */
+    GPC_SET_INDUCING,    /* the number of inducing inputs (a whole number >= 1) */
+    GPC_SET_SEED         /* the seed of a random choice the method makes */
 } gpc_method_setting;
 
 /* What set returns for a setting the method does not have (the caller
@@ -71,6 +74,10 @@ typedef struct {
     const char *title;         /* for messages: "the Laplace approximation", "EP", ... */
     const char *state_columns; /* names of the state columns: "f", "tau nu", "x" */
     size_t state_width;        /* state values per training case */
+    int inducing;              /* the state belongs to inducing inputs the method chose
+                                * (inducing_inputs), not to the training cases: one row
+                                * per inducing input, 1 + (their number) values per
+                                * latent function (state_width is 0) */
     int has_evidence;          /* 0: evidence sets NaN and refuses a gradient */
     int latent;                /* latent functions: 1 (labels -1/+1), or 0 for one
                                 * per class (labels 0..C-1, any C >= 2) */
@@ -104,6 +111,9 @@ typedef struct {
     int (*state_set)(void *ws, const gpc_kernel *k, const gsl_matrix *X, const gsl_vector *y,
                      const gsl_matrix *state);
 
+    /* An inducing method's inputs after a fit (m x dim), else NULL. */
+    const gsl_matrix *(*inducing_inputs)(const void *ws);
+
     /* Latent means (m x L) and covariances (m x L*L, one row per case) at
      * the m rows of Xs, for the training inputs X and kernel k of the fit
      * or state_set. */
@@ -127,7 +137,7 @@ typedef struct {
 
 extern const gpc_method_ops gpc_method_laplace_ops, gpc_method_ep_ops, gpc_method_naive_ops,
     gpc_method_softmax_ops, gpc_method_laplace_ovr_ops, gpc_method_ep_ovr_ops,
-    gpc_method_naive_ovr_ops, gpc_method_vb_ops;
+    gpc_method_naive_ovr_ops, gpc_method_vb_ops, gpc_method_svgp_ops;
 
 /* The operations of a method. */
 const gpc_method_ops *gpc_method_get(gpc_method method);

@@ -54,7 +54,24 @@ size_t gpc_model_prob_columns(const gpc_model *m)
 
 size_t gpc_model_state_columns(const gpc_model *m)
 {
-    return gpc_model_method(m)->state_width * gpc_model_latent(m);
+    const gpc_method_ops *ops = gpc_model_method(m);
+    size_t width = ops->inducing ? 1 + m->X->size1 : ops->state_width;
+    return width * gpc_model_latent(m);
+}
+
+/* The header of an inducing model's rows: "# m S1..S50 z1..z7", and for
+ * several latent functions "# m1 S1.1..S1.50 m2 S2.1..S2.50 z1..z7". */
+static void write_inducing_columns(FILE *out, const gpc_model *m)
+{
+    size_t L = gpc_model_latent(m), rows = m->X->size1;
+    fputs("#", out);
+    for (size_t c = 1; c <= L; c++) {
+        if (L == 1)
+            fprintf(out, " m S1..S%zu", rows);
+        else
+            fprintf(out, " m%zu S%zu.1..S%zu.%zu", c, c, c, rows);
+    }
+    fprintf(out, " z1..z%zu\n", m->X->size2);
 }
 
 /* The header of the training lines: "# y f x1..x7", and for a multiclass
@@ -107,12 +124,18 @@ int gpc_model_write(FILE *out, const char *name, const gpc_model *m)
         fprintf(out, "log_evidence %.17g\n", m->log_evidence);
     else
         fprintf(out, "log_evidence none\n");
-    fprintf(out, "training %zu\n", n);
-    write_columns_line(out, ops, gpc_model_latent(m), d);
+    if (ops->inducing) {
+        fprintf(out, "inducing %zu\n", n);
+        write_inducing_columns(out, m);
+    } else {
+        fprintf(out, "training %zu\n", n);
+        write_columns_line(out, ops, gpc_model_latent(m), d);
+    }
     for (size_t i = 0; i < n; i++) {
-        fprintf(out, "%g", label_written(ops, gsl_vector_get(m->y, i)));
+        if (!ops->inducing)
+            fprintf(out, "%g ", label_written(ops, gsl_vector_get(m->y, i)));
         for (size_t c = 0; c < m->state->size2; c++)
-            fprintf(out, " %.17g", gsl_matrix_get(m->state, i, c));
+            fprintf(out, "%s%.17g", c ? " " : "", gsl_matrix_get(m->state, i, c));
         for (size_t l = 0; l < d; l++)
             fprintf(out, " %.17g", gsl_matrix_get(m->X, i, l));
         fputc('\n', out);
@@ -409,30 +432,45 @@ static size_t count_tokens(const char *s)
     }
 }
 
+/* A training case's label as written: -1 or 1, or a class number 1..C. */
+static int check_label(const reader *r, const gpc_model *m, const gpc_method_ops *ops, double x)
+{
+    if (ops->latent && x != 1.0 && x != -1.0)
+        return gpc_fail(GPC_EINPUT, "%s:%zu: label must be -1 or 1", r->name, r->line);
+    if (!ops->latent && !(x >= 1 && x <= (double)m->nclasses && x == floor(x)))
+        return gpc_fail(GPC_EINPUT, "%s:%zu: label must be a class number from 1 to %zu",
+                        r->name, r->line, m->nclasses);
+    return GPC_OK;
+}
+
+/* The rows: training cases (label, state, inputs) or, for an inducing
+ * method, inducing inputs (state, inputs). */
 static int read_training(reader *r, gpc_model *m)
 {
     size_t n, d = gpc_kernel_dim(m->kernel);
-    int st = parse_count(r, "training", &n);
+    const gpc_method_ops *ops = gpc_model_method(m);
+    const char *rows = ops->inducing ? "inducing inputs" : "training cases";
+    int st = parse_count(r, ops->inducing ? "inducing" : "training", &n);
     if (st != GPC_OK)
         return st;
     if (n == 0)
-        return gpc_fail(GPC_EINPUT, "%s:%zu: no training cases", r->name, r->line);
-    const gpc_method_ops *ops = gpc_model_method(m);
-    size_t s_cols = gpc_model_state_columns(m); /* per-case state */
-    if (n > bytes_left(r) / 2 / (d + 1 + s_cols))
-        return gpc_fail(GPC_EINPUT, "%s:%zu: model file truncated: %zu training cases of %zu "
-                        "numbers cannot fit in the %zu bytes that follow", r->name, r->line, n,
-                        d + 1 + s_cols, bytes_left(r));
+        return gpc_fail(GPC_EINPUT, "%s:%zu: no %s", r->name, r->line, rows);
+    /* per-row state, and the label column that training cases have */
+    size_t s_cols = (ops->inducing ? 1 + n : ops->state_width) * gpc_model_latent(m);
+    size_t lab = ops->inducing ? 0 : 1, want = lab + s_cols + d;
+    if (want < s_cols || n > bytes_left(r) / 2 / want)
+        return gpc_fail(GPC_EINPUT, "%s:%zu: model file truncated: %zu %s of %zu numbers "
+                        "cannot fit in the %zu bytes that follow", r->name, r->line, n, rows,
+                        want, bytes_left(r));
     m->X = gpc_matrix_alloc(n, d);
-    m->y = gpc_vector_alloc(n);
+    m->y = lab ? gpc_vector_alloc(n) : NULL;
     m->state = gpc_matrix_alloc(n, s_cols);
-    size_t want = d + 1 + s_cols;
     for (size_t i = 0; i < n; i++) {
         char *s = next_line(r), *e;
         double x;
         if (!s)
-            return gpc_fail(GPC_EINPUT, "%s:%zu: model file truncated: %zu of %zu training "
-                            "cases", r->name, r->line, i, n);
+            return gpc_fail(GPC_EINPUT, "%s:%zu: model file truncated: %zu of %zu %s",
+                            r->name, r->line, i, n, rows);
         for (size_t c = 0; c < want; c++, s = e) {
             /* a short line (e.g. a classes line naming one class too many) is
              * named as such, not as a number missing at the end of the line */
@@ -441,25 +479,22 @@ static int read_training(reader *r, gpc_model *m)
                                 r->line, want, c);
             if ((st = parse_number(r, s, &x, &e)) != GPC_OK)
                 return st;
-            if (c == 0 && ops->latent && x != 1.0 && x != -1.0)
-                return gpc_fail(GPC_EINPUT, "%s:%zu: label must be -1 or 1", r->name, r->line);
-            if (c == 0 && !ops->latent && !(x >= 1 && x <= (double)m->nclasses && x == floor(x)))
-                return gpc_fail(GPC_EINPUT, "%s:%zu: label must be a class number from 1 to %zu",
-                                r->name, r->line, m->nclasses);
-            if (c == 0)
+            if (c < lab && (st = check_label(r, m, ops, x)) != GPC_OK)
+                return st;
+            if (c < lab)
                 gsl_vector_set(m->y, i, ops->latent ? x : x - 1.0);
-            else if (c <= s_cols)
-                gsl_matrix_set(m->state, i, c - 1, x);
+            else if (c < lab + s_cols)
+                gsl_matrix_set(m->state, i, c - lab, x);
             else
-                gsl_matrix_set(m->X, i, c - 1 - s_cols, x);
+                gsl_matrix_set(m->X, i, c - lab - s_cols, x);
         }
         if (s[strspn(s, " \t")] != '\0')
             return gpc_fail(GPC_EINPUT, "%s:%zu: expected %zu numbers, found %zu", r->name,
                             r->line, want, want + count_tokens(s));
     }
     if (next_line(r))
-        return gpc_fail(GPC_EINPUT, "%s:%zu: unexpected text after the training cases",
-                        r->name, r->line);
+        return gpc_fail(GPC_EINPUT, "%s:%zu: unexpected text after the %s", r->name, r->line,
+                        rows);
     return GPC_OK;
 }
 
@@ -529,10 +564,25 @@ static int model_workspace(const gpc_model *m, const gpc_method_ops **ops, void 
     return GPC_OK;
 }
 
+/* An inducing model keeps its inducing inputs, not its training cases: no
+ * refit or leave-one-out can start from it. */
+static int check_has_training(const gpc_model *m, const char *what)
+{
+    if (gpc_model_method(m)->inducing)
+        return gpc_fail(GPC_EUSAGE, "%s needs the training cases, and a model of %s keeps "
+                        "only its inducing inputs: fit again from the data (gpc-fit), or "
+                        "estimate the error by cross-validation (gpc-cv)", what,
+                        gpc_model_method(m)->title);
+    return GPC_OK;
+}
+
 int gpc_model_refit(gpc_model *m, const double *theta)
 {
     const gpc_method_ops *ops;
     void *ws;
+    int has = check_has_training(m, "a refit at new hyperparameters");
+    if (has != GPC_OK)
+        return has;
     gpc_kernel_set_params(m->kernel, theta);
     int st = model_workspace(m, &ops, &ws);
     if (st == GPC_OK)
@@ -677,6 +727,9 @@ static void copy_row(gpc_prediction *a, size_t i, const gpc_prediction *b)
 int gpc_model_loo_exact(const gpc_model *m, gpc_prediction *out)
 {
     size_t n = m->X->size1;
+    int has = check_has_training(m, "leave-one-out");
+    if (has != GPC_OK)
+        return has;
     if (n < 2)
         return gpc_fail(GPC_EUSAGE, "leave-one-out needs at least two training cases");
     if (gpc_kernel_has_gram(m->kernel))

@@ -816,7 +816,7 @@ int gpc_plot_surface(gpc_plot *p, const gpc_plot_surface_data *s)
 {
     size_t *counts = gpc_calloc(s->nclasses, sizeof *counts);
     int st = write_grid(p, s);
-    if (st == GPC_OK)
+    if (st == GPC_OK && s->points)
         st = write_points(p, s, counts);
     if (st != GPC_OK) {
         free(counts);
@@ -863,7 +863,7 @@ int gpc_plot_surface(gpc_plot *p, const gpc_plot_surface_data *s)
         gpc_plot_put_data(p, "half.dat");
         fputs(" using 1:2 with lines lw 3.5 lc rgb 'black' title 'p = 0.5'", f);
     }
-    for (size_t c = 0; c < s->nclasses; c++) {
+    for (size_t c = 0; s->points && c < s->nclasses; c++) {
         fputs(", \\\n     ", f);
         points_plot(p, s, c, counts);
     }

@@ -103,7 +103,8 @@ typedef struct {
                                  * p(y=+1), or the most probable class's */
     const size_t *cls;          /* multiclass: that class (0..C-1) per point;
                                  * NULL for a binary model */
-    const gsl_matrix *points;   /* the training points on the plane, n x 2 */
+    const gsl_matrix *points;   /* the training points on the plane, n x 2, or NULL
+                                 * (a model that keeps none) */
     const size_t *point_class;  /* their classes, 0..C-1 (binary: 0 is y = -1) */
     char *const *classes;       /* the C classes' names */
     const char *axes[2];        /* the inputs' names */
