@@ -32,14 +32,22 @@ static void usage(void)
            "                           (laplace; the default with three or more classes)\n"
            "                           or mprobit (multinomial probit, vb)\n"
            "  -M, --method=NAME        laplace (default), ep (expectation propagation),\n"
-           "                           tap (the same as ep: adaptive TAP) or vb (variational\n"
-           "                           Bayes, multinomial probit: its lower bound)\n"
+           "                           tap (the same as ep: adaptive TAP), vb (variational\n"
+           "                           Bayes, multinomial probit: its lower bound) or svgp\n"
+           "                           (sparse variational, two classes: its lower bound\n"
+           "                           with q at its optimum and the inducing inputs fixed)\n"
+           "      --inducing=M         with svgp: the number of inducing inputs, chosen among\n"
+           "                           the cases by k-means++ (default 200, or all cases if\n"
+           "                           fewer), the same for every row of --grid\n"
+           "  -S, --seed=N             with svgp: the seed of that choice (default 1)\n"
            "      --damping=D          with ep: damped site updates, 0 < D <= 1 (default 1)\n"
            "      --label-noise=EPS    with ep: each label flipped with probability EPS,\n"
            "                           0 <= EPS < 0.5 (default 0)\n"
            "      --tol=T              with ep: stop when no site moves by more than T,\n"
            "                           relative; with vb: when no sweep would move a latent\n"
-           "                           mean by more than T (default 1e-9 for both)\n"
+           "                           mean by more than T (default 1e-9 for both); with\n"
+           "                           svgp: when a step raises the bound by at most T,\n"
+           "                           relative (default 1e-10)\n"
            "  -p, --params=LIST        hyperparameters: name=value,... or all values\n"
            "  -H, --params-file=FILE   hyperparameters from 'name value' lines\n"
            "  -g, --grid=FILE          a matrix with one hyperparameter vector per row;\n"
@@ -60,7 +68,8 @@ static void usage(void)
     gpc_cli_exit_written(); /* exit 0, or 3 if the help could not be written */
 }
 
-enum { OPT_DAMPING = 256, OPT_LABEL_NOISE, OPT_TOL, OPT_PER_CLASS, OPT_MULTICLASS };
+enum { OPT_DAMPING = 256, OPT_LABEL_NOISE, OPT_TOL, OPT_PER_CLASS, OPT_MULTICLASS,
+       OPT_INDUCING };
 
 static const struct option long_options[] = {
     {"kernel", required_argument, NULL, 'k'},
@@ -71,6 +80,8 @@ static const struct option long_options[] = {
     {"tol", required_argument, NULL, OPT_TOL},
     {"per-class", no_argument, NULL, OPT_PER_CLASS},
     {"multiclass", required_argument, NULL, OPT_MULTICLASS},
+    {"inducing", required_argument, NULL, OPT_INDUCING},
+    {"seed", required_argument, NULL, 'S'},
     {"params", required_argument, NULL, 'p'},
     {"params-file", required_argument, NULL, 'H'},
     {"grid", required_argument, NULL, 'g'},
@@ -88,15 +99,19 @@ int main(int argc, char **argv)
     const char *grid_path = NULL, *out = "-";
     int no_grad = 0, tol_set = 0, per_class = 0, c;
     double damping = 1.0, label_noise = 0.0, tol = 0.0;
+    size_t inducing = 0; /* 0: the method's default */
+    unsigned long seed = 1;
     gpc_format fmt = GPC_FMT_TEXT;
     gpc_cli_init(argc, argv);
-    while ((c = getopt_long(argc, argv, "k:l:M:p:H:g:no:F:vqhV", long_options, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "k:l:M:p:H:g:no:F:S:vqhV", long_options, NULL)) != -1) {
         if (gpc_cli_common(c, optarg, &fmt))
             continue;
         switch (c) {
         case 'k': kspec = optarg; break;
         case OPT_PER_CLASS: per_class = 1; break;
         case OPT_MULTICLASS: multiclass = optarg; break;
+        case OPT_INDUCING: inducing = (size_t)gpc_cli_long("--inducing", optarg, 1, 1000000000); break;
+        case 'S': seed = (unsigned long)gpc_cli_long("--seed", optarg, 0, 4294967295L); break;
         case 'l': likname = optarg; break;
         case 'M': mname = optarg; break;
         case OPT_DAMPING: damping = gpc_cli_double("--damping", optarg); break;
@@ -140,6 +155,7 @@ int main(int argc, char **argv)
 
     gpc_evidence *ev = gpc_cli_evidence(k, X, y, labels->nclasses, lik, method, !no_grad);
     gpc_cli_damping(ev, damping);
+    gpc_cli_inducing(ev, k, inducing, seed);
     gpc_cli_label_noise(ev, label_noise);
     if (tol_set && gpc_evidence_set_tol(ev, tol) != GPC_OK)
         gpc_cli_usage("%s", gpc_errmsg());

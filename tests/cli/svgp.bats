@@ -1,0 +1,123 @@
+#!/usr/bin/env bats
+# The sparse variational method (-M svgp) through the tools, as a user runs
+# it: the bound's gradient against central differences of the bound, a fit
+# whose model file's predictions an independent numpy reading reproduces
+# (tests/ref/svgp_predict.py), the same model for the same seed, the
+# downstream tools (gpc-predict, gpc-cv, gpc-plot), and every refusal with
+# its exit status and message.
+
+load test_helper
+
+REF="$REPO/tests/ref/svgp_predict.py"
+
+setup() {
+    require_tools gpc-fit gpc-predict gpc-evidence gpc-cv gpc-plot gpc-hmc
+    common_setup
+}
+
+# The rows of an svgp model's inducing block.
+inducing_rows() {
+    awk '$1 == "inducing" { print $2 }' "$1"
+}
+
+@test "svgp: the bound's gradient matches central differences (ard, a product, probit)" {
+    evidence_fd Xz.txt y.txt ard 'log_v0=0.5,log_w1=-1,log_w3=-1.5' -M svgp --inducing 12 --tol=1e-15
+    evidence_fd Xz.txt y.txt 'matern32ard@1-2*periodic@3+bias' \
+        't1.log_v0=0.3,t1.log_w1=-1,t1.log_w2=-0.5,t2.log_p=0.8' -M svgp --inducing 15 --tol=1e-15
+    evidence_fd Xz.txt y.txt se 'log_v0=1,log_w=-2' -M svgp -l probit --inducing 40 --tol=1e-15
+}
+
+@test "svgp: with every case an inducing input the bound is at most the log evidence EP estimates, and close to it" {
+    # the bound of Gaussian q(f) over all 40 cases at fixed hyperparameters
+    # is a lower bound of log p(y); EP's estimate is accurate for probit
+    run gpc-evidence -q -n -M svgp -l probit --inducing 40 -p 'log_v0=1,log_w=-2' -k se Xz.txt y.txt
+    assert_success
+    local bound="$output"
+    run gpc-evidence -q -n -M ep -p 'log_v0=1,log_w=-2' -k se Xz.txt y.txt
+    assert_success
+    num_lt "$bound" "$output"
+    num_lt "$output" "$(awk -v b="$bound" 'BEGIN { print b + 1 }')"
+}
+
+@test "svgp: a fit's model file predicts what an independent reading of it gives" {
+    run gpc-fit -q -M svgp --inducing 15 -m m.txt Xz.txt y.txt
+    assert_success
+    assert_equal "$(model_value m.txt method)" svgp
+    assert_equal "$(inducing_rows m.txt)" 15
+    # the block: m, the 15 entries of S's row and the 7 inputs per row
+    run awk '$1 == "inducing" { n = $2; getline; getline; w = NF; for (i = 2; i <= n; i++) { getline; if (NF != w) exit 1 } print w }' m.txt
+    assert_success
+    assert_output 23
+    run gpc-predict -q -m m.txt -c p,mean,var -o p.txt Xtz.txt
+    assert_success
+    "$REF" m.txt Xtz.txt > ref.txt
+    assert_matrices_close p.txt ref.txt 1e-10
+}
+
+@test "svgp: the same seed makes the same model, another seed other inducing inputs" {
+    gpc-fit -q -M svgp --inducing 10 -S 3 -m a.txt Xz.txt y.txt
+    gpc-fit -q -M svgp --inducing 10 -S 3 -m b.txt Xz.txt y.txt
+    assert_files_equal a.txt b.txt
+    gpc-fit -q -M svgp --inducing 10 -S 4 -m c.txt Xz.txt y.txt
+    run cmp -s a.txt c.txt
+    assert_failure
+}
+
+@test "svgp: more inducing inputs than cases takes every case; the bound grows towards it" {
+    run gpc-fit -q -M svgp --inducing 1000 -O none -m all.txt Xz.txt y.txt
+    assert_success
+    assert_equal "$(inducing_rows all.txt)" 40
+    gpc-fit -q -M svgp --inducing 5 -O none -m five.txt Xz.txt y.txt
+    num_lt "$(model_value five.txt log_evidence)" "$(model_value all.txt log_evidence)"
+}
+
+@test "svgp: gpc-cv and gpc-plot take the method and its model" {
+    run gpc-cv -q -K 3 -o cv.txt Xz.txt y.txt -- -M svgp --inducing 8
+    assert_success
+    assert_shape cv.txt 40 4
+    gpc-fit -q -M svgp --inducing 8 -m m.txt Xz.txt y.txt
+    run gpc-plot surface -q -o s.svg m.txt
+    assert_success
+    [ -s s.svg ] || fail "no picture"
+}
+
+@test "svgp: what the method cannot do is refused with the exit status of a usage error" {
+    gpc-fit -q -M svgp --inducing 8 -m m.txt Xz.txt y.txt
+    run gpc-predict -m m.txt --loo
+    assert_failure 2
+    assert_output --partial "cross-validation (gpc-cv)"
+    run gpc-predict -m m.txt --loo=exact
+    assert_failure 2
+    assert_output --partial "keeps only its inducing inputs"
+    run gpc-fit -M laplace --inducing 8 Xz.txt y.txt
+    assert_failure 2
+    assert_output --partial "--inducing applies to -M svgp"
+    run gpc-fit -M svgp -l step Xz.txt y.txt
+    assert_failure 2
+    assert_output --partial "logistic or the probit likelihood"
+    awk '{ print NR % 3 + 1 }' y.txt > y3.txt
+    run gpc-fit -M svgp Xz.txt y3.txt
+    assert_failure 2
+    assert_output --partial "binary"
+    run gpc-hmc -M svgp Xz.txt y.txt
+    assert_failure 2
+}
+
+@test "svgp: a damaged model is refused naming the file" {
+    gpc-fit -q -M svgp --inducing 6 -m m.txt Xz.txt y.txt
+    # a variational covariance that is not positive definite: S's first entry -1
+    awk 'seen == 1 && !/^#/ { $2 = -1; seen = 2 } $1 == "inducing" { seen = 1 } { print }' m.txt > bad.txt
+    run gpc-predict -m bad.txt Xtz.txt
+    assert_failure 3
+    assert_output --partial "not positive definite"
+    # one inducing row short
+    head -n -1 m.txt > short.txt
+    run gpc-predict -m short.txt Xtz.txt
+    assert_failure 3
+    assert_output --partial "truncated"
+    # a row with a number missing
+    awk '$1 == "inducing" { n = NR } n && NR == n + 2 { $NF = "" } { print }' m.txt > narrow.txt
+    run gpc-predict -m narrow.txt Xtz.txt
+    assert_failure 3
+    assert_output --partial "expected 14 numbers"
+}
