@@ -1,0 +1,185 @@
+#include "sparse/train.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/alloc.h"
+#include "base/err.h"
+#include "sparse/bound.h"
+#include "sparse/inducing.h"
+#include "sparse/natgrad.h"
+#include "sparse/stream.h"
+
+/* Adam's constants, as Kingma & Ba recommend them. */
+#define ADAM_BETA1 0.9
+#define ADAM_BETA2 0.999
+#define ADAM_EPS 1e-8
+
+/* A natural step halved this often and still indefinite is a failure. */
+#define MAX_HALVINGS 30
+
+void gpc_train_defaults(gpc_train_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    o->batch = 256;
+    o->rho = 0.2;
+    o->lr = 0.01;
+    o->seed = 1;
+}
+
+gpc_train *gpc_train_alloc(size_t C, size_t m, size_t dim, size_t nparams)
+{
+    gpc_train *t = gpc_calloc(1, sizeof *t);
+    size_t nadam = nparams + m * dim;
+    t->s = gpc_svgp_alloc(C, m, dim);
+    t->nparams = nparams;
+    t->theta = gpc_calloc(nparams ? nparams : 1, sizeof *t->theta);
+    t->adam_m = gpc_calloc(nadam ? nadam : 1, sizeof *t->adam_m);
+    t->adam_v = gpc_calloc(nadam ? nadam : 1, sizeof *t->adam_v);
+    return t;
+}
+
+void gpc_train_free(gpc_train *t)
+{
+    if (!t)
+        return;
+    gpc_svgp_free(t->s);
+    free(t->theta);
+    free(t->adam_m);
+    free(t->adam_v);
+    free(t);
+}
+
+/* The rows of the step at the current place, gathered into Xb (b rows)
+ * and yb: places place .. place + b - 1 of the epoch's order. */
+static void gather(const gpc_train *t, const gpc_train_data *d, uint64_t seed, size_t b,
+                   gsl_matrix *Xb, double *yb)
+{
+    gpc_stream_order o = gpc_stream_order_for(seed, t->epoch, d->n);
+    for (size_t i = 0; i < b; i++) {
+        uint64_t r = gpc_stream_row(&o, t->place + i);
+        memcpy(Xb->data + i * Xb->tda, d->X + r * d->dim, d->dim * sizeof(double));
+        yb[i] = d->y[r];
+    }
+}
+
+/* The natural step on every class's q, halved until every precision stays
+ * positive definite; q as it was if that fails. */
+static int natural_step(gpc_svgp *s, const gsl_matrix *dM, gsl_matrix *const *dS, double rho)
+{
+    gsl_matrix *M0 = gpc_matrix_alloc(s->C, s->m), **S0 = gpc_mallocarray(s->C, sizeof *S0);
+    gsl_matrix_memcpy(M0, s->M);
+    for (size_t c = 0; c < s->C; c++) {
+        S0[c] = gpc_matrix_alloc(s->m, s->m);
+        gsl_matrix_memcpy(S0[c], s->S[c]);
+    }
+    int rc = GPC_ENUM;
+    for (int h = 0; h < MAX_HALVINGS && rc != GPC_OK; h++, rho *= 0.5) {
+        rc = GPC_OK;
+        for (size_t c = 0; c < s->C && rc == GPC_OK; c++) {
+            gsl_vector_view mc = gsl_matrix_row(s->M, c);
+            gsl_vector_const_view dm = gsl_matrix_const_row(dM, c);
+            rc = gpc_natgrad_step(&mc.vector, s->S[c], &dm.vector, dS[c], rho);
+        }
+        if (rc != GPC_OK) { /* back to the start for the shorter step */
+            gsl_matrix_memcpy(s->M, M0);
+            for (size_t c = 0; c < s->C; c++)
+                gsl_matrix_memcpy(s->S[c], S0[c]);
+        }
+    }
+    gsl_matrix_free(M0);
+    for (size_t c = 0; c < s->C; c++)
+        gsl_matrix_free(S0[c]);
+    free(S0);
+    return rc;
+}
+
+/* One Adam step up gradient g on x (count entries), skipping fixed ones;
+ * m and v are the moments, t the step number from 1. */
+static void adam(double *x, const double *g, double *m, double *v, size_t count,
+                 const unsigned char *fixed, uint64_t t, double lr)
+{
+    double c1 = 1.0 - pow(ADAM_BETA1, (double)t), c2 = 1.0 - pow(ADAM_BETA2, (double)t);
+    for (size_t j = 0; j < count; j++) {
+        if (fixed && fixed[j])
+            continue;
+        m[j] = ADAM_BETA1 * m[j] + (1.0 - ADAM_BETA1) * g[j];
+        v[j] = ADAM_BETA2 * v[j] + (1.0 - ADAM_BETA2) * g[j] * g[j];
+        x[j] += lr * (m[j] / c1) / (sqrt(v[j] / c2) + ADAM_EPS);
+    }
+}
+
+static int all_finite(const double *x, size_t count)
+{
+    for (size_t j = 0; j < count; j++)
+        if (!isfinite(x[j]))
+            return 0;
+    return 1;
+}
+
+/* The bound's estimate and gradient on the b rows of Xb: dM, dS, and the
+ * gradient in (theta, Z) into g (nparams + m dim). */
+static int batch_gradient(gpc_train *t, const gpc_kernel *k, const gsl_matrix *Xb,
+                          const double *yb, gpc_svgp_lik lik, double scale, double *bound,
+                          gsl_matrix *dM, gsl_matrix **dS, double *g)
+{
+    gpc_svgp *s = t->s;
+    size_t np = t->nparams;
+    gpc_shard_stats *st = gpc_shard_stats_alloc(s->m, s->C, s->dim, np);
+    gsl_matrix_view dZ = gsl_matrix_view_array(g + np, s->m, s->dim);
+    int rc = gpc_shard_add_rows(k, s->Z, s->L, s->M, s->S, Xb, yb, 0, lik.fn, lik.ctx, st);
+    if (rc == GPC_OK)
+        rc = gpc_bound_eval(k, s->Z, s->L, s->M, s->S, st, scale, bound, dM, dS, g, &dZ.matrix);
+    if (rc == GPC_OK && !(isfinite(*bound) && all_finite(g, np + s->m * s->dim)))
+        rc = gpc_fail(GPC_ENUM, "the bound or its gradient is not finite at step %llu: "
+                      "try a smaller --learning-rate", (unsigned long long)t->step + 1);
+    gpc_shard_stats_free(st);
+    return rc;
+}
+
+int gpc_train_step(gpc_train *t, gpc_kernel *k, const gpc_train_data *d, gpc_svgp_lik lik,
+                   const gpc_train_opts *o, double *bound)
+{
+    gpc_svgp *s = t->s;
+    size_t np = t->nparams, nz = s->m * s->dim;
+    uint64_t left = d->n - t->place;
+    size_t b = left < o->batch ? (size_t)left : o->batch;
+    gsl_matrix *Xb = gpc_matrix_alloc(b, d->dim), *dM = gpc_matrix_alloc(s->C, s->m);
+    gsl_matrix **dS = gpc_mallocarray(s->C, sizeof *dS);
+    double *yb = gpc_mallocarray(b, sizeof *yb), *g = gpc_mallocarray(np + nz, sizeof *g);
+    for (size_t c = 0; c < s->C; c++)
+        dS[c] = gpc_matrix_alloc(s->m, s->m);
+    gather(t, d, o->seed, b, Xb, yb);
+    gpc_kernel_set_params(k, t->theta);
+    int rc = gpc_svgp_factor(s, k);
+    if (rc == GPC_OK)
+        rc = batch_gradient(t, k, Xb, yb, lik, (double)d->n / (double)b, bound, dM, dS, g);
+    /* the step count in the schedule: T steps make an epoch */
+    double T = ceil((double)d->n / (double)o->batch);
+    if (rc == GPC_OK)
+        rc = natural_step(s, dM, dS, o->rho / sqrt(1.0 + (double)t->step / T));
+    if (rc == GPC_OK) {
+        t->step++;
+        adam(t->theta, g, t->adam_m, t->adam_v, np, o->fixed, t->step, o->lr);
+        if (!o->fix_inducing)
+            adam(s->Z->data, g + np, t->adam_m + np, t->adam_v + np, nz, NULL, t->step, o->lr);
+        t->jitter = fmax(t->jitter, s->jitter);
+        t->epoch_bound += *bound;
+        t->epoch_steps++;
+        t->place += b;
+        if (t->place == d->n) {
+            t->place = 0;
+            t->epoch++;
+        }
+    }
+    gpc_kernel_set_params(k, t->theta);
+    gsl_matrix_free(Xb);
+    gsl_matrix_free(dM);
+    for (size_t c = 0; c < s->C; c++)
+        gsl_matrix_free(dS[c]);
+    free(dS);
+    free(yb);
+    free(g);
+    return rc;
+}

@@ -1,0 +1,73 @@
+/* train — the sparse variational method by minibatches (gpc(7), SPARSE
+ * VARIATIONAL METHOD, Optimisation): each step takes the next b rows of the
+ * epoch's order (sparse/stream), sums their shard statistics at the
+ * current state, scales the data terms by n / b, and moves
+ *   - q by a natural step of size rho_t = rho / sqrt(1 + t / T), t the
+ *     steps taken and T the steps of one epoch (a step that would leave a
+ *     precision indefinite is halved until it does not);
+ *   - the log hyperparameters and Z by one step of Adam (Kingma & Ba 2015)
+ *     up the same gradient, those fixed left where they are.
+ * The state is everything a continued run needs: q, Z, the
+ * hyperparameters, Adam's moments, the step count and the place in the
+ * epoch.  The order is a function of the seed, the epoch and the place, so
+ * a run stopped after any step and continued from its state ends where an
+ * uninterrupted one does, bit for bit. */
+#ifndef GPC_TRAIN_H
+#define GPC_TRAIN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "kernels/kernel.h"
+#include "sparse/svgp.h"
+
+/* The training rows: row r's inputs are X[r dim .. r dim + dim - 1] and
+ * its label y[r] (as the likelihood takes it), in memory or mapped. */
+typedef struct {
+    uint64_t n;
+    size_t dim;
+    const double *X;
+    const double *y;
+} gpc_train_data;
+
+typedef struct {
+    size_t batch;                /* rows per step, at most n */
+    double rho;                  /* the natural step's size at the start, in (0, 1] */
+    double lr;                   /* Adam's step size for the hyperparameters and Z */
+    uint64_t seed;               /* of the epochs' orders */
+    const unsigned char *fixed;  /* hyperparameters Adam leaves alone (NULL: none) */
+    int fix_inducing;            /* Z stays where it is */
+} gpc_train_opts;
+
+/* Defaults: batch 256, rho 0.2, lr 0.01, seed 1, nothing fixed. */
+void gpc_train_defaults(gpc_train_opts *o);
+
+typedef struct {
+    gpc_svgp *s;        /* Z, q, and L at the current hyperparameters */
+    size_t nparams;
+    double *theta;      /* the log hyperparameters */
+    double *adam_m;     /* Adam's first and second moments over (theta, Z): */
+    double *adam_v;     /* nparams + m dim entries each */
+    uint64_t step;      /* steps taken */
+    uint64_t epoch;     /* whole epochs done */
+    uint64_t place;     /* where in the epoch's order the next step starts */
+    double epoch_bound; /* this epoch's steps' bound estimates, summed */
+    uint64_t epoch_steps; /* and their number */
+    double jitter;      /* the largest jitter K_ZZ needed so far */
+} gpc_train;
+
+/* A state for C latent functions, m inducing inputs of dim columns and
+ * nparams hyperparameters: q the prior, Z zero, moments zero. */
+gpc_train *gpc_train_alloc(size_t C, size_t m, size_t dim, size_t nparams);
+void gpc_train_free(gpc_train *t);
+
+/* One step on the next batch (a batch does not cross the end of an epoch:
+ * the epoch's last one is shorter).  k is the kernel (its parameters are
+ * set to theta); *bound the step's estimate of the bound (the batch's
+ * terms scaled by n / b, less the KL).  GPC_ENUM (message set) if the
+ * bound or its gradient is not finite, or K_ZZ cannot be factored; the
+ * state is then as before the step. */
+int gpc_train_step(gpc_train *t, gpc_kernel *k, const gpc_train_data *d, gpc_svgp_lik lik,
+                   const gpc_train_opts *o, double *bound);
+
+#endif
