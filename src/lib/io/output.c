@@ -21,6 +21,7 @@ struct gpc_output {
     unsigned long long dir_dev, dir_ino; /* target's directory, to tell two
                                             names of one output apart */
     int close_f;      /* f is ours to close (not stdout) */
+    int durable;      /* sync the data and the rename to the device on commit */
     gpc_output *next; /* in the list of live temporaries */
 };
 
@@ -250,6 +251,9 @@ static int replace_target(gpc_output *o)
     else if (rename(o->tmp, o->target) != 0)
         st = gpc_fail(GPC_EINPUT, "%s: cannot rename %s into place: %s", o->name, o->tmp,
                       strerror(errno));
+    else if (o->durable && dfd >= 0 && fsync(dfd) != 0)
+        st = gpc_fail(GPC_EINPUT, "%s: cannot sync its directory: %s", o->name,
+                      strerror(errno));
     if (dfd >= 0)
         close(dfd); /* and the flock with it */
     return st;
@@ -405,6 +409,9 @@ static int finish_stream(gpc_output *o)
 {
     errno = 0;
     int failed = fflush(o->f) != 0 || ferror(o->f);
+    /* a regular file only: a pipe or terminal has nothing to sync */
+    if (!failed && o->durable && o->tmp)
+        failed = fsync(fileno(o->f)) != 0;
     int err = errno;
     if (o->tmp)
         copy_mode(o);
@@ -437,6 +444,8 @@ int gpc_output_commit(gpc_output *o)
     output_free(o);
     return st;
 }
+
+void gpc_output_durable(gpc_output *o) { o->durable = 1; }
 
 void gpc_output_abort(gpc_output *o)
 {

@@ -42,6 +42,10 @@ int gpc_output_flush(gpc_output *o);
 int gpc_output_publish(gpc_output *o);
 /* Flush and check; rename a temporary into place.  Frees o. */
 int gpc_output_commit(gpc_output *o);
+/* Make gpc_output_commit durable: the temporary's data synced to the device
+ * before it is renamed, and the rename synced after (checkpoints that must
+ * survive a crash of the machine, not only of the process). */
+void gpc_output_durable(gpc_output *o);
 /* Remove the temporary file (a direct output is left as written).  Frees o. */
 void gpc_output_abort(gpc_output *o);
 

@@ -11,6 +11,7 @@
 #include "base/err.h"
 #include "base/progress.h"
 #include "io/colnames.h"
+#include "io/keyfile.h"
 #include "io/matio.h"
 #include "methods/method.h"
 
@@ -147,80 +148,12 @@ int gpc_model_write(FILE *out, const char *name, const gpc_model *m)
 
 /* ---- reading ----------------------------------------------------------- */
 
-typedef struct {
-    const char *name;
-    char *pos, *end; /* the unread part of the file's text */
-    size_t line;
-} reader;
-
-/* Next line that is neither blank nor a comment, without its newline (cut
- * in place); NULL at the end. */
-static char *next_line(reader *r)
-{
-    while (r->pos < r->end) {
-        char *s = r->pos, *nl = memchr(s, '\n', (size_t)(r->end - s));
-        if (nl) {
-            *nl = '\0';
-            r->pos = nl + 1;
-        } else {
-            r->pos = r->end;
-        }
-        r->line++;
-        s[strcspn(s, "\r")] = '\0';
-        while (*s == ' ' || *s == '\t')
-            s++;
-        if (*s && *s != '#')
-            return s;
-    }
-    return NULL;
-}
-
-/* Bytes not yet read: every number still to come takes at least two of them
- * (a digit and a separator), which bounds what a stated count can be. */
-static size_t bytes_left(const reader *r) { return (size_t)(r->end - r->pos); }
-
-/* Read "key value" where value is the rest of the line. */
-static int expect_key(reader *r, const char *key, char **value)
-{
-    char *s = next_line(r);
-    size_t kl = strlen(key);
-    if (!s)
-        return gpc_fail(GPC_EINPUT, "%s:%zu: model file ends early, expected '%s'", r->name,
-                        r->line, key);
-    if (strncmp(s, key, kl) != 0 || (s[kl] != ' ' && s[kl] != '\t'))
-        return gpc_fail(GPC_EINPUT, "%s:%zu: expected '%s ...' in a gpc model file", r->name,
-                        r->line, key);
-    s += kl;
-    while (*s == ' ' || *s == '\t')
-        s++;
-    *value = s;
-    return GPC_OK;
-}
-
-/* Whether the next line that is neither blank nor a comment is "key ...";
- * reads nothing, so that an optional key can be skipped. */
-static int next_key_is(const reader *r, const char *key)
-{
-    size_t kl = strlen(key);
-    for (const char *s = r->pos; s < r->end;) {
-        const char *nl = memchr(s, '\n', (size_t)(r->end - s));
-        const char *eol = nl ? nl : r->end;
-        while (s < eol && (*s == ' ' || *s == '\t'))
-            s++;
-        if (s < eol && *s != '#' && *s != '\r')
-            return (size_t)(eol - s) > kl && strncmp(s, key, kl) == 0 &&
-                   (s[kl] == ' ' || s[kl] == '\t');
-        s = eol + 1;
-    }
-    return 0;
-}
-
 /* "classes A B ...": distinct tokens, two for a binary method ("classes
  * NEG POS"), at least two for a multiclass one. */
-static int read_classes(reader *r, gpc_model *m)
+static int read_classes(gpc_keyfile *r, gpc_model *m)
 {
     char *v, *save;
-    int st = expect_key(r, "classes", &v);
+    int st = gpc_keyfile_expect(r, "classes", &v);
     if (st != GPC_OK)
         return st;
     size_t cap = strlen(v) / 2 + 1; /* tokens are at least one byte and a blank apart */
@@ -242,10 +175,10 @@ static int read_classes(reader *r, gpc_model *m)
 }
 
 /* "columns A B ...": dim distinct names, as gpc_colnames_write_line encodes them. */
-static int read_colnames(reader *r, gpc_model *m, size_t dim)
+static int read_colnames(gpc_keyfile *r, gpc_model *m, size_t dim)
 {
     char *v, *save;
-    int st = expect_key(r, "columns", &v);
+    int st = gpc_keyfile_expect(r, "columns", &v);
     if (st != GPC_OK)
         return st;
     m->colnames = gpc_calloc(dim + 1, sizeof *m->colnames);
@@ -270,10 +203,10 @@ static int read_colnames(reader *r, gpc_model *m, size_t dim)
 
 /* "libsvm zero-based": how the training file numbered its features (a
  * file numbered from 1, or not LIBSVM, has no such line). */
-static int read_libsvm_base(reader *r, gpc_model *m)
+static int read_libsvm_base(gpc_keyfile *r, gpc_model *m)
 {
     char *v;
-    int st = expect_key(r, "libsvm", &v);
+    int st = gpc_keyfile_expect(r, "libsvm", &v);
     if (st != GPC_OK)
         return st;
     v[strcspn(v, " \t\r")] = '\0';
@@ -284,37 +217,8 @@ static int read_libsvm_base(reader *r, gpc_model *m)
     return GPC_OK;
 }
 
-static int parse_number(reader *r, const char *s, double *x, char **end)
-{
-    char *e;
-    errno = 0;
-    *x = strtod(s, &e);
-    if (e == s || !isfinite(*x))
-        return gpc_fail(GPC_EINPUT, "%s:%zu: expected a finite number at '%.20s'", r->name,
-                        r->line, s);
-    if (end)
-        *end = e;
-    else if (e[strspn(e, " \t")] != '\0')
-        return gpc_fail(GPC_EINPUT, "%s:%zu: unexpected text '%.20s'", r->name, r->line, e);
-    return GPC_OK;
-}
-
-static int parse_count(reader *r, const char *key, size_t *out)
-{
-    char *v;
-    double x = 0.0;
-    int st = expect_key(r, key, &v);
-    if (st == GPC_OK)
-        st = parse_number(r, v, &x, NULL);
-    if (st == GPC_OK && (x < 0 || x != floor(x) || x > 1e9))
-        st = gpc_fail(GPC_EINPUT, "%s:%zu: '%s' needs a count", r->name, r->line, key);
-    /* converted only once in range: an out-of-range conversion is undefined */
-    *out = st == GPC_OK ? (size_t)x : 0;
-    return st;
-}
-
 /* "NAME" or "NAME EPS" with a label-flip probability EPS in [0, 1/2). */
-static int parse_likelihood(reader *r, char *v, gpc_model *m)
+static int parse_likelihood(gpc_keyfile *r, char *v, gpc_model *m)
 {
     char *rest = v + strcspn(v, " \t");
     int has_eps = *rest != '\0';
@@ -324,7 +228,7 @@ static int parse_likelihood(reader *r, char *v, gpc_model *m)
     m->label_noise = 0.0;
     if (!has_eps)
         return GPC_OK;
-    int st = parse_number(r, rest + 1, &m->label_noise, NULL);
+    int st = gpc_keyfile_number(r, rest + 1, &m->label_noise, NULL);
     if (st == GPC_OK && !(m->label_noise >= 0.0 && m->label_noise < 0.5))
         st = gpc_fail(GPC_EINPUT, "%s:%zu: label noise %g is not in [0, 1/2)", r->name,
                       r->line, m->label_noise);
@@ -334,7 +238,7 @@ static int parse_likelihood(reader *r, char *v, gpc_model *m)
 /* A model the tools could not have written is refused rather than
  * predicted from: e.g. Laplace with the step likelihood gives 0.5
  * everywhere. */
-static int check_method_likelihood(reader *r, gpc_model *m)
+static int check_method_likelihood(gpc_keyfile *r, gpc_model *m)
 {
     const gpc_method_ops *ops = gpc_model_method(m);
     if (ops->check_lik(m->lik) != GPC_OK)
@@ -346,23 +250,23 @@ static int check_method_likelihood(reader *r, gpc_model *m)
     return GPC_OK;
 }
 
-static int read_header(reader *r, gpc_model *m)
+static int read_header(gpc_keyfile *r, gpc_model *m)
 {
     char *v;
     size_t dim, p;
     int st;
-    if ((st = expect_key(r, "gpc-model", &v)) != GPC_OK)
+    if ((st = gpc_keyfile_expect(r, "gpc-model", &v)) != GPC_OK)
         return gpc_fail(GPC_EINPUT, "%s:%zu: not a gpc model file (it should start with "
                         "'gpc-model %d')", r->name, r->line, GPC_MODEL_VERSION);
     if (strcmp(v, "1") != 0)
         return gpc_fail(GPC_EINPUT, "%s:%zu: model file version %s is not supported (this is "
                         "version %d)", r->name, r->line, v, GPC_MODEL_VERSION);
-    if ((st = expect_key(r, "method", &v)) != GPC_OK)
+    if ((st = gpc_keyfile_expect(r, "method", &v)) != GPC_OK)
         return st;
     if (!gpc_method_known(v))
         return gpc_fail(GPC_EINPUT, "%s:%zu: unknown method '%s'", r->name, r->line, v);
     snprintf(m->method, sizeof m->method, "%s", v);
-    if ((st = expect_key(r, "likelihood", &v)) != GPC_OK)
+    if ((st = gpc_keyfile_expect(r, "likelihood", &v)) != GPC_OK)
         return st;
     if ((st = parse_likelihood(r, v, m)) != GPC_OK)
         return st;
@@ -371,7 +275,7 @@ static int read_header(reader *r, gpc_model *m)
     /* optional for a binary model: those written before classes were
      * recorded are -1/+1 */
     m->nclasses = 2;
-    if (next_key_is(r, "classes")) {
+    if (gpc_keyfile_next_is(r, "classes")) {
         if ((st = read_classes(r, m)) != GPC_OK)
             return st;
     } else if (!gpc_model_method(m)->latent) {
@@ -379,61 +283,48 @@ static int read_header(reader *r, gpc_model *m)
                         r->name, r->line + 1);
     }
     char spec[1024];
-    if ((st = expect_key(r, "kernel", &v)) != GPC_OK)
+    if ((st = gpc_keyfile_expect(r, "kernel", &v)) != GPC_OK)
         return st;
     snprintf(spec, sizeof spec, "%s", v);
-    if ((st = parse_count(r, "dim", &dim)) != GPC_OK)
+    if ((st = gpc_keyfile_count(r, "dim", &dim)) != GPC_OK)
         return st;
-    if (dim > bytes_left(r) / 2)
+    if (dim > gpc_keyfile_left(r) / 2)
         return gpc_fail(GPC_EINPUT, "%s:%zu: dim %zu is more than the rest of the file can "
                         "hold; the model file is damaged", r->name, r->line, dim);
     if (dim == 0 || gpc_kernel_parse(spec, dim, &m->kernel) != GPC_OK)
         return gpc_fail(GPC_EINPUT, "%s:%zu: bad kernel or dimension: %s", r->name, r->line,
                         dim ? gpc_errmsg() : "dim is 0");
-    if (next_key_is(r, "columns") && (st = read_colnames(r, m, dim)) != GPC_OK)
+    if (gpc_keyfile_next_is(r, "columns") && (st = read_colnames(r, m, dim)) != GPC_OK)
         return st;
-    if (next_key_is(r, "libsvm") && (st = read_libsvm_base(r, m)) != GPC_OK)
+    if (gpc_keyfile_next_is(r, "libsvm") && (st = read_libsvm_base(r, m)) != GPC_OK)
         return st;
     gpc_kernel_name_columns(m->kernel, m->colnames);
-    if ((st = parse_count(r, "hyperparameters", &p)) != GPC_OK)
+    if ((st = gpc_keyfile_count(r, "hyperparameters", &p)) != GPC_OK)
         return st;
     if (p != gpc_kernel_nparams(m->kernel))
         return gpc_fail(GPC_EINPUT, "%s:%zu: kernel '%s' has %zu hyperparameters, not %zu",
                         r->name, r->line, spec, gpc_kernel_nparams(m->kernel), p);
     double *theta = gpc_malloc(p * sizeof *theta);
     for (size_t j = 0; j < p && st == GPC_OK; j++)
-        if ((st = expect_key(r, gpc_kernel_param_name(m->kernel, j), &v)) == GPC_OK)
-            st = parse_number(r, v, &theta[j], NULL);
+        if ((st = gpc_keyfile_expect(r, gpc_kernel_param_name(m->kernel, j), &v)) == GPC_OK)
+            st = gpc_keyfile_number(r, v, &theta[j], NULL);
     if (st == GPC_OK)
         gpc_kernel_set_params(m->kernel, theta);
     free(theta);
-    if (st != GPC_OK || (st = expect_key(r, "fit", &v)) != GPC_OK)
+    if (st != GPC_OK || (st = gpc_keyfile_expect(r, "fit", &v)) != GPC_OK)
         return st;
     snprintf(m->fit, sizeof m->fit, "%s", v);
-    if ((st = expect_key(r, "log_evidence", &v)) != GPC_OK)
+    if ((st = gpc_keyfile_expect(r, "log_evidence", &v)) != GPC_OK)
         return st;
     if (strcmp(v, "none") == 0) { /* a method without an evidence (naive mean field) */
         m->log_evidence = GSL_NAN;
         return GPC_OK;
     }
-    return parse_number(r, v, &m->log_evidence, NULL);
-}
-
-/* The number of blank-separated tokens in s. */
-static size_t count_tokens(const char *s)
-{
-    size_t k = 0;
-    for (;;) {
-        s += strspn(s, " \t");
-        if (*s == '\0')
-            return k;
-        k++;
-        s += strcspn(s, " \t");
-    }
+    return gpc_keyfile_number(r, v, &m->log_evidence, NULL);
 }
 
 /* A training case's label as written: -1 or 1, or a class number 1..C. */
-static int check_label(const reader *r, const gpc_model *m, const gpc_method_ops *ops, double x)
+static int check_label(const gpc_keyfile *r, const gpc_model *m, const gpc_method_ops *ops, double x)
 {
     if (ops->latent && x != 1.0 && x != -1.0)
         return gpc_fail(GPC_EINPUT, "%s:%zu: label must be -1 or 1", r->name, r->line);
@@ -445,12 +336,12 @@ static int check_label(const reader *r, const gpc_model *m, const gpc_method_ops
 
 /* The rows: training cases (label, state, inputs) or, for an inducing
  * method, inducing inputs (state, inputs). */
-static int read_training(reader *r, gpc_model *m)
+static int read_training(gpc_keyfile *r, gpc_model *m)
 {
     size_t n, d = gpc_kernel_dim(m->kernel);
     const gpc_method_ops *ops = gpc_model_method(m);
     const char *rows = ops->inducing ? "inducing inputs" : "training cases";
-    int st = parse_count(r, ops->inducing ? "inducing" : "training", &n);
+    int st = gpc_keyfile_count(r, ops->inducing ? "inducing" : "training", &n);
     if (st != GPC_OK)
         return st;
     if (n == 0)
@@ -458,15 +349,15 @@ static int read_training(reader *r, gpc_model *m)
     /* per-row state, and the label column that training cases have */
     size_t s_cols = (ops->inducing ? 1 + n : ops->state_width) * gpc_model_latent(m);
     size_t lab = ops->inducing ? 0 : 1, want = lab + s_cols + d;
-    if (want < s_cols || n > bytes_left(r) / 2 / want)
+    if (want < s_cols || n > gpc_keyfile_left(r) / 2 / want)
         return gpc_fail(GPC_EINPUT, "%s:%zu: model file truncated: %zu %s of %zu numbers "
                         "cannot fit in the %zu bytes that follow", r->name, r->line, n, rows,
-                        want, bytes_left(r));
+                        want, gpc_keyfile_left(r));
     m->X = gpc_matrix_alloc(n, d);
     m->y = lab ? gpc_vector_alloc(n) : NULL;
     m->state = gpc_matrix_alloc(n, s_cols);
     for (size_t i = 0; i < n; i++) {
-        char *s = next_line(r), *e;
+        char *s = gpc_keyfile_line(r), *e;
         double x;
         if (!s)
             return gpc_fail(GPC_EINPUT, "%s:%zu: model file truncated: %zu of %zu %s",
@@ -477,7 +368,7 @@ static int read_training(reader *r, gpc_model *m)
             if (s[strspn(s, " \t")] == '\0')
                 return gpc_fail(GPC_EINPUT, "%s:%zu: expected %zu numbers, found %zu", r->name,
                                 r->line, want, c);
-            if ((st = parse_number(r, s, &x, &e)) != GPC_OK)
+            if ((st = gpc_keyfile_number(r, s, &x, &e)) != GPC_OK)
                 return st;
             if (c < lab && (st = check_label(r, m, ops, x)) != GPC_OK)
                 return st;
@@ -490,9 +381,9 @@ static int read_training(reader *r, gpc_model *m)
         }
         if (s[strspn(s, " \t")] != '\0')
             return gpc_fail(GPC_EINPUT, "%s:%zu: expected %zu numbers, found %zu", r->name,
-                            r->line, want, want + count_tokens(s));
+                            r->line, want, want + gpc_keyfile_tokens(s));
     }
-    if (next_line(r))
+    if (gpc_keyfile_line(r))
         return gpc_fail(GPC_EINPUT, "%s:%zu: unexpected text after the %s", r->name, r->line,
                         rows);
     return GPC_OK;
@@ -501,7 +392,7 @@ static int read_training(reader *r, gpc_model *m)
 /* The writer ends every line, the last too, with a newline.  A file cut
  * inside its last number still reads as numbers ("0.12345" cut to "0.12"),
  * so the newline is what tells a whole model from a truncated one. */
-static int check_complete(const reader *r, int ends_in_newline)
+static int check_complete(const gpc_keyfile *r, int ends_in_newline)
 {
     if (ends_in_newline)
         return GPC_OK;
@@ -513,7 +404,7 @@ static int check_complete(const reader *r, int ends_in_newline)
 /* The training inputs as gpc-fit takes them: a gram term's block edited
  * since (no longer symmetric, say) would be predicted from although no fit
  * accepts it.  The same check, tolerance and words as the fit's. */
-static int check_inputs(const reader *r, const gpc_model *m)
+static int check_inputs(const gpc_keyfile *r, const gpc_model *m)
 {
     if (gpc_kernel_check_train(m->kernel, m->X) != GPC_OK)
         return gpc_fail(GPC_EINPUT, "%s: %s; the model file was changed after it was "
@@ -525,13 +416,13 @@ int gpc_model_read(const char *path, gpc_model **out)
 {
     char *text;
     size_t len;
-    reader r = {NULL, NULL, NULL, 0};
+    gpc_keyfile r = {NULL, "model file", NULL, NULL, 0};
     int st = gpc_input_read_all(path, &text, &len, &r.name);
     if (st != GPC_OK)
         return st;
     r.pos = text;
     r.end = text + len;
-    int ends_in_newline = len > 0 && text[len - 1] == '\n'; /* the reader cuts lines in place */
+    int ends_in_newline = len > 0 && text[len - 1] == '\n'; /* the gpc_keyfile cuts lines in place */
     gpc_model *m = gpc_calloc(1, sizeof *m);
     st = read_header(&r, m);
     if (st == GPC_OK)
