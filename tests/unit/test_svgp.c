@@ -227,7 +227,7 @@ int main(void)
     gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
     gsl_rng_set(r, 31);
     check_gaussian(r);
-    double th_ard[3] = {0.5, 0.3, -0.2}, th_prod[4] = {0.2, 0.4, 0.1, -0.5};
+    double th_ard[3] = {0.5, 0.3, -0.2}, th_prod[5] = {0.2, 0.4, 0.1, -0.5, -1.0};
     check_binary(r, GPC_LIK_LOGISTIC, "ard", th_ard);
     check_binary(r, GPC_LIK_PROBIT, "ard", th_ard);
     check_binary(r, GPC_LIK_LOGISTIC, "matern32@1*se@2+bias", th_prod);
