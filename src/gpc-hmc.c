@@ -5,11 +5,9 @@
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "base/alloc.h"
 #include "base/err.h"
@@ -453,33 +451,6 @@ static gpc_chain_out *open_output(const options *o, const run_state *rs,
 
 /* ---- stopping ------------------------------------------------------------ */
 
-/* The signal that asked the run to stop, 0 if none.  Handlers only set it;
- * the run looks at it between iterations, so every row is whole. */
-static volatile sig_atomic_t stop_signal;
-
-static void on_signal(int sig) { stop_signal = sig; }
-
-/* A signal ignored when the program starts stays ignored: nohup ignores
- * SIGHUP, and a shell without job control makes background jobs ignore
- * SIGINT, so that a hangup or ^C does not reach them. */
-static void catch_signals(void)
-{
-    static const int sigs[] = {SIGINT, SIGTERM, SIGHUP};
-    struct sigaction sa, old;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_signal;
-    sigemptyset(&sa.sa_mask);
-    for (size_t i = 0; i < sizeof sigs / sizeof *sigs; i++)
-        if (sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler != SIG_IGN)
-            sigaction(sigs[i], &sa, NULL);
-}
-
-static const char *signal_name(int sig)
-{
-    return sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : sig == SIGHUP ? "SIGHUP"
-                                                                               : "a signal";
-}
-
 typedef struct {
     gpc_progress clock; /* counts the chain's iterations, times this run's */
     int leapfrog;
@@ -505,7 +476,7 @@ static int progress_level(long iteration) { return iteration % 10 == 0 ? 1 : 2; 
  * the time limit has passed. */
 static int should_stop(progress *pr, double now)
 {
-    if (stop_signal)
+    if (gpc_cli_stop_signal())
         return 1;
     pr->timed_out = pr->clock.time_limit > 0 && now - pr->clock.start >= pr->clock.time_limit;
     return pr->timed_out;
@@ -544,12 +515,10 @@ static _Noreturn void fail_run(int st, gpc_chain_out *out, const char *name, con
  * that a calling shell or batch system sees it. */
 static _Noreturn void end_by_signal(const char *name, const gpc_hmc *h)
 {
-    int sig = stop_signal;
+    int sig = gpc_cli_stop_signal();
     gpc_warn("stopped by %s after iteration %ld; %s holds every finished iteration, and "
-             "--extend continues it", signal_name(sig), h->iteration, name);
-    signal(sig, SIG_DFL);
-    raise(sig);
-    _exit(128 + sig); /* not reached: the default action ends the process */
+             "--extend continues it", gpc_cli_signal_name(sig), h->iteration, name);
+    gpc_cli_end_by_signal(sig);
 }
 
 /* The run has written its rows: close the chain, end as a signal asked, and
@@ -560,7 +529,7 @@ static void finish_run(gpc_chain_out *out, const char *name, const run_state *rs
                        double step)
 {
     gpc_cli_check(gpc_chain_out_close(out));
-    if (stop_signal)
+    if (gpc_cli_stop_signal())
         end_by_signal(name, rs->hmc);
     if (pr->timed_out && done < wanted)
         gpc_info(1, "time limit reached after %ld iterations; extend the chain to go on", done);
@@ -577,7 +546,7 @@ static void run_hmc(const options *o, run_state *rs, gpc_chain_settings *set)
     gpc_posterior post = {ev, set->prior_mean, set->prior_sd};
     gpc_potential U = {gpc_posterior_eval, gpc_posterior_restart, &post};
     const char *name;
-    catch_signals();
+    gpc_cli_catch_stop_signals();
     gpc_chain_out *out = open_output(o, rs, set, &name);
     progress pr = progress_start(o, rs, set->hmc.leapfrog);
     long done;
@@ -645,7 +614,7 @@ static void run_gibbs(const options *o, run_state *rs, const gpc_chain_settings 
     gpc_class_kernels *ck = gpc_class_kernels_alloc(rs->kernel, set->classes);
     gpc_gibbs *g = gibbs_start(rs, set, ck->k, ck->nK, cls);
     const char *name;
-    catch_signals();
+    gpc_cli_catch_stop_signals();
     gpc_chain_out *out = open_output(o, rs, set, &name);
     progress pr = progress_start(o, rs, 0);
     long done = 0;

@@ -5,9 +5,11 @@
 #include <locale.h>
 #include <math.h>
 #include <stdarg.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "base/alloc.h"
 #include "base/err.h"
@@ -567,6 +569,37 @@ void gpc_cli_damping(gpc_evidence *ev, double damping)
 {
     if (gpc_evidence_set_damping(ev, damping) != GPC_OK)
         gpc_cli_usage("%s", gpc_errmsg());
+}
+
+static volatile sig_atomic_t stop_signal;
+
+static void on_stop_signal(int sig) { stop_signal = sig; }
+
+void gpc_cli_catch_stop_signals(void)
+{
+    static const int sigs[] = {SIGINT, SIGTERM, SIGHUP};
+    struct sigaction sa, old;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_stop_signal;
+    sigemptyset(&sa.sa_mask);
+    for (size_t i = 0; i < sizeof sigs / sizeof *sigs; i++)
+        if (sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler != SIG_IGN)
+            sigaction(sigs[i], &sa, NULL);
+}
+
+int gpc_cli_stop_signal(void) { return stop_signal; }
+
+const char *gpc_cli_signal_name(int sig)
+{
+    return sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : sig == SIGHUP ? "SIGHUP"
+                                                                               : "a signal";
+}
+
+void gpc_cli_end_by_signal(int sig)
+{
+    signal(sig, SIG_DFL);
+    raise(sig);
+    _exit(128 + sig); /* not reached: the default action ends the process */
 }
 
 void gpc_cli_inducing(gpc_evidence *ev, const gpc_kernel *k, size_t m, unsigned long seed)

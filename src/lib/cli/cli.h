@@ -178,6 +178,19 @@ gpc_evidence *gpc_cli_evidence(const gpc_kernel *k, const gsl_matrix *X, const g
 
 /* Set EP's damping (usage error outside (0, 1], or other than 1 without EP). */
 void gpc_cli_damping(gpc_evidence *ev, double damping);
+/* Long runs (chains, minibatch fits) stop between steps when SIGINT,
+ * SIGTERM or SIGHUP arrives, so that what they write is whole: the handler
+ * only records the signal.  A signal ignored when the program starts stays
+ * ignored (nohup ignores SIGHUP, and a shell without job control makes
+ * background jobs ignore SIGINT). */
+void gpc_cli_catch_stop_signals(void);
+/* The signal that asked the run to stop, 0 if none. */
+int gpc_cli_stop_signal(void);
+const char *gpc_cli_signal_name(int sig);
+/* End the process by sig as its default action would (status 128 + sig in
+ * the shell), so that a calling shell or batch system sees it. */
+_Noreturn void gpc_cli_end_by_signal(int sig);
+
 /* Set an inducing method's number of inducing inputs (0: its default) and
  * the seed of their choice (usage error for m > 0 with another method, and
  * for a kernel with a gram term, whose columns hold the training cases). */

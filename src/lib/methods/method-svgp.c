@@ -122,17 +122,9 @@ static const gsl_matrix *svgp_inducing_inputs(const void *ws)
     return w->s ? w->s->Z : NULL;
 }
 
-/* Row j: for each latent function c, m_c[j] then row j of S_c. */
 static void svgp_state_get(const void *ws, gsl_matrix *state)
 {
-    const gpc_svgp *s = ((const svgp_ws *)ws)->s;
-    for (size_t c = 0; c < s->C; c++)
-        for (size_t j = 0; j < s->m; j++) {
-            size_t col = c * (s->m + 1);
-            gsl_matrix_set(state, j, col, gsl_matrix_get(s->M, c, j));
-            for (size_t l = 0; l < s->m; l++)
-                gsl_matrix_set(state, j, col + 1 + l, gsl_matrix_get(s->S[c], j, l));
-        }
+    gpc_svgp_state_get(((const svgp_ws *)ws)->s, state);
 }
 
 /* X holds the inducing inputs (the model's rows), y is unused. */
@@ -145,13 +137,7 @@ static int svgp_state_set(void *ws, const gpc_kernel *k, const gsl_matrix *X,
     gpc_svgp_free(w->s);
     w->s = gpc_svgp_alloc(w->latent, m, X->size2);
     gsl_matrix_memcpy(w->s->Z, X);
-    for (size_t c = 0; c < w->latent; c++)
-        for (size_t j = 0; j < m; j++) {
-            size_t col = c * (m + 1);
-            gsl_matrix_set(w->s->M, c, j, gsl_matrix_get(state, j, col));
-            for (size_t l = 0; l < m; l++)
-                gsl_matrix_set(w->s->S[c], j, l, gsl_matrix_get(state, j, col + 1 + l));
-        }
+    gpc_svgp_state_set(w->s, state);
     gsl_matrix *work = gpc_matrix_alloc(m, m);
     int st = GPC_OK;
     for (size_t c = 0; c < w->latent && st == GPC_OK; c++)

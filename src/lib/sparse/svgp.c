@@ -217,12 +217,35 @@ int gpc_svgp_gradient(const gpc_svgp *s, const gpc_kernel *k, const gsl_matrix *
                       gsl_matrix *dZ)
 {
     gpc_shard_stats *st = gpc_shard_stats_alloc(s->m, s->C, s->dim, gpc_kernel_nparams(k));
+    st->kernel_grads = dtheta || dZ;
     int rc = gpc_svgp_stats(s, k, X, y, lik, st);
     if (rc == GPC_OK)
         rc = gpc_bound_eval(k, s->Z, s->L, s->M, s->S, st, 1.0, bound, NULL, NULL,
                             dtheta, dZ);
     gpc_shard_stats_free(st);
     return rc;
+}
+
+void gpc_svgp_state_get(const gpc_svgp *s, gsl_matrix *state)
+{
+    for (size_t c = 0; c < s->C; c++)
+        for (size_t j = 0; j < s->m; j++) {
+            size_t col = c * (s->m + 1);
+            gsl_matrix_set(state, j, col, gsl_matrix_get(s->M, c, j));
+            for (size_t l = 0; l < s->m; l++)
+                gsl_matrix_set(state, j, col + 1 + l, gsl_matrix_get(s->S[c], j, l));
+        }
+}
+
+void gpc_svgp_state_set(gpc_svgp *s, const gsl_matrix *state)
+{
+    for (size_t c = 0; c < s->C; c++)
+        for (size_t j = 0; j < s->m; j++) {
+            size_t col = c * (s->m + 1);
+            gsl_matrix_set(s->M, c, j, gsl_matrix_get(state, j, col));
+            for (size_t l = 0; l < s->m; l++)
+                gsl_matrix_set(s->S[c], j, l, gsl_matrix_get(state, j, col + 1 + l));
+        }
 }
 
 void gpc_svgp_predict(const gpc_svgp *s, const gpc_kernel *k, const gsl_matrix *Xs,

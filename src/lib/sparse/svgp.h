@@ -80,10 +80,16 @@ int gpc_svgp_fit_q(gpc_svgp *s, const gpc_kernel *k, const gsl_matrix *X, const 
 
 /* The bound over all rows of X at the current q and its gradient in k's
  * hyperparameters (dtheta, nparams; NULL for none) and in Z (dZ, m x dim;
- * NULL for none), at fixed q. */
+ * NULL for none), at fixed q; with both NULL the bound alone, at the cost
+ * of one pass of the shard statistics without the kernel's derivatives. */
 int gpc_svgp_gradient(const gpc_svgp *s, const gpc_kernel *k, const gsl_matrix *X,
                       const double *y, gpc_svgp_lik lik, double *bound, double *dtheta,
                       gsl_matrix *dZ);
+
+/* q as a model file keeps it: state is m x C (1 + m), row j holding for
+ * each latent function c m_c[j] then row j of S_c. */
+void gpc_svgp_state_get(const gpc_svgp *s, gsl_matrix *state);
+void gpc_svgp_state_set(gpc_svgp *s, const gsl_matrix *state);
 
 /* The latent marginals at the rows of Xs: mean and var are rows x C
  * (the latent functions are independent under q). */
