@@ -14,11 +14,14 @@
 #include "cli/cli.h"
 #include "hyper/evidence.h"
 #include "hyper/importance.h"
+#include "hyper/minibatch.h"
 #include "hyper/optimize.h"
 #include "hyper/robust.h"
 #include "io/colnames.h"
 #include "io/matio.h"
 #include "methods/model.h"
+#include "sampling/chain.h"
+#include "sparse/svgp.h"
 
 static void usage(void)
 {
@@ -45,6 +48,20 @@ static void usage(void)
            "      --inducing=M         with svgp: the number of inducing inputs, chosen among\n"
            "                           the cases by k-means++ seeded with --seed (default 200,\n"
            "                           or the number of cases if fewer)\n"
+           "      --batch=B            with svgp: fit by minibatches of B cases (natural steps\n"
+           "                           for the approximation, Adam for the hyperparameters\n"
+           "                           and the inducing inputs) instead of all cases at once\n"
+           "      --epochs=E           with --batch: passes over the cases (default 20)\n"
+           "      --learning-rate=LR   with --batch: Adam's step size (default 0.01)\n"
+           "      --natural-step=RHO   with --batch: the first natural step's size, in (0, 1]\n"
+           "                           (default 0.2; it shrinks as 1/sqrt(epochs so far))\n"
+           "      --fix-inducing       with --batch: keep the inducing inputs where k-means++\n"
+           "                           put them\n"
+           "      --checkpoint=FILE    with --batch: the whole state after every epoch and\n"
+           "                           when stopped; a run given an existing FILE continues\n"
+           "                           from it and ends as an uninterrupted run would\n"
+           "  -T, --time-limit=SEC     with --batch: stop after the step running when SEC\n"
+           "                           seconds have passed, with the checkpoint written\n"
            "      --damping=D          with ep or naive: damped updates, 0 < D <= 1 (default 1)\n"
            "      --label-noise=HOW    with ep or naive: probability that a label is flipped:\n"
            "                           a number in [0, 0.5) (default 0); with ep also em\n"
@@ -86,7 +103,8 @@ static void usage(void)
 
 enum { OPT_PRIOR_MEAN = 256, OPT_PRIOR_SD, OPT_MAX_ITER, OPT_DAMPING, OPT_LABEL_NOISE, OPT_FIX, OPT_TOL,
        OPT_SAMPLES,
-       OPT_PER_CLASS, OPT_MULTICLASS, OPT_INDUCING };
+       OPT_PER_CLASS, OPT_MULTICLASS, OPT_INDUCING, OPT_BATCH, OPT_EPOCHS, OPT_LR, OPT_RHO,
+       OPT_FIX_INDUCING, OPT_CHECKPOINT };
 
 static const struct option long_options[] = {
     {"kernel", required_argument, NULL, 'k'},
@@ -99,6 +117,13 @@ static const struct option long_options[] = {
     {"samples", required_argument, NULL, OPT_SAMPLES},
     {"per-class", no_argument, NULL, OPT_PER_CLASS},
     {"inducing", required_argument, NULL, OPT_INDUCING},
+    {"batch", required_argument, NULL, OPT_BATCH},
+    {"epochs", required_argument, NULL, OPT_EPOCHS},
+    {"learning-rate", required_argument, NULL, OPT_LR},
+    {"natural-step", required_argument, NULL, OPT_RHO},
+    {"fix-inducing", no_argument, NULL, OPT_FIX_INDUCING},
+    {"checkpoint", required_argument, NULL, OPT_CHECKPOINT},
+    {"time-limit", required_argument, NULL, 'T'},
     {"multiclass", required_argument, NULL, OPT_MULTICLASS},
     {"params", required_argument, NULL, 'p'},
     {"params-file", required_argument, NULL, 'H'},
@@ -119,6 +144,8 @@ typedef struct {
     double damping, tol;
     int tol_set, per_class, samples_set;
     size_t inducing; /* 0: the method's default */
+    gpc_minibatch_opts mb; /* --batch and its settings; train.batch 0: not by minibatches */
+    const char *mb_option; /* the last option that needs --batch, for the message */
     gpc_robust_opts robust;
     gpc_importance_opts is; /* -O is */
 } options;
@@ -134,12 +161,38 @@ static void parse_label_noise(const char *arg, gpc_robust_opts *r)
         r->eps = gpc_cli_double("--label-noise", arg);
 }
 
+/* The minibatch options: with --batch, in range and with what they combine
+ * with; without it, absent. */
+static void check_minibatch_options(const options *o)
+{
+    const gpc_minibatch_opts *mb = &o->mb;
+    if (!mb->train.batch) {
+        if (o->mb_option)
+            gpc_cli_usage("%s is for minibatch fits: add --batch (with -M svgp)", o->mb_option);
+        return;
+    }
+    if (!(mb->train.lr > 0))
+        gpc_cli_usage("--learning-rate must be positive");
+    if (!(mb->train.rho > 0 && mb->train.rho <= 1))
+        gpc_cli_usage("--natural-step must be in (0, 1]");
+    if (!(mb->time_limit >= 0))
+        gpc_cli_usage("--time-limit must not be negative");
+    if (strcmp(o->how, "ml") != 0 && strcmp(o->how, "none") != 0)
+        gpc_cli_usage("--batch fits by -O ml (or keeps the hyperparameters with -O none), "
+                      "not -O %s", o->how);
+    if (o->robust.opt.restarts)
+        gpc_cli_usage("--restarts are for the full-batch fit; --batch makes one run");
+}
+
 static void parse_options(int argc, char **argv, options *o)
 {
     int c;
     gpc_format unused;
     gpc_robust_defaults(&o->robust);
-    while ((c = getopt_long(argc, argv, "k:l:M:p:H:O:R:S:m:P:vqhV", long_options, NULL)) != -1) {
+    gpc_train_defaults(&o->mb.train);
+    o->mb.train.batch = 0; /* not by minibatches unless --batch says so */
+    o->mb.epochs = 20;
+    while ((c = getopt_long(argc, argv, "k:l:M:p:H:O:R:S:m:P:T:vqhV", long_options, NULL)) != -1) {
         if (gpc_cli_common(c, optarg, &unused))
             continue;
         switch (c) {
@@ -148,6 +201,27 @@ static void parse_options(int argc, char **argv, options *o)
         case OPT_MULTICLASS: o->multiclass = optarg; break;
         case OPT_INDUCING:
             o->inducing = (size_t)gpc_cli_long("--inducing", optarg, 1, 1000000000);
+            break;
+        case OPT_BATCH:
+            o->mb.train.batch = (size_t)gpc_cli_long("--batch", optarg, 1, 1000000000);
+            break;
+        case OPT_EPOCHS:
+            o->mb.epochs = (uint64_t)gpc_cli_long("--epochs", optarg, 1, 1000000000);
+            o->mb_option = "--epochs";
+            break;
+        case OPT_LR:
+            o->mb.train.lr = gpc_cli_double("--learning-rate", optarg);
+            o->mb_option = "--learning-rate";
+            break;
+        case OPT_RHO:
+            o->mb.train.rho = gpc_cli_double("--natural-step", optarg);
+            o->mb_option = "--natural-step";
+            break;
+        case OPT_FIX_INDUCING: o->mb.train.fix_inducing = 1, o->mb_option = "--fix-inducing"; break;
+        case OPT_CHECKPOINT: o->mb.checkpoint = optarg, o->mb_option = "--checkpoint"; break;
+        case 'T':
+            o->mb.time_limit = gpc_cli_double("--time-limit", optarg);
+            o->mb_option = "--time-limit";
             break;
         case 'l': o->lik = optarg; break;
         case 'M': o->method = optarg; break;
@@ -184,6 +258,7 @@ static void parse_options(int argc, char **argv, options *o)
         gpc_cli_usage("--prior-sd must be positive");
     o->robust.opt.use_prior = strcmp(o->how, "map") == 0;
     o->robust.optimize = strcmp(o->how, "none") != 0 && strcmp(o->how, "is") != 0;
+    check_minibatch_options(o);
 }
 
 /* How the hyperparameters and the label noise were chosen, for the model. */
@@ -199,6 +274,121 @@ static void describe_fit(const options *o, char *buf, size_t size)
     if (o->robust.mode != GPC_ROBUST_FIXED && len >= 0 && (size_t)len < size)
         snprintf(buf + len, size - (size_t)len, ", label noise by %s",
                  o->robust.mode == GPC_ROBUST_EM ? "em" : "select");
+}
+
+/* The model and the hyperparameters, both written before either is
+ * committed, so that a failure leaves neither (gpc_die removes the
+ * temporaries). */
+static void write_outputs(const gpc_model *m, gpc_output *model_out, gpc_output *params_out)
+{
+    gpc_cli_check(gpc_model_write(gpc_output_file(model_out), gpc_output_name(model_out), m));
+    gpc_cli_check(gpc_output_flush(model_out));
+    if (params_out) {
+        gpc_cli_params_write(m->kernel, params_out);
+        gpc_cli_check(gpc_output_commit(params_out));
+    }
+    gpc_cli_check(gpc_output_commit(model_out));
+}
+
+/* ---- by minibatches ----------------------------------------------------- */
+
+/* What a checkpoint records of the run: a continued run must match it. */
+static void minibatch_settings(gpc_minibatch_opts *mb, const gpc_kernel *k, const gsl_matrix *X,
+                               const gsl_vector *y, gpc_lik lik, const unsigned char *fixed)
+{
+    gpc_checkpoint_settings *set = &mb->set;
+    snprintf(set->likelihood, sizeof set->likelihood, "%s", gpc_lik_name(lik));
+    snprintf(set->kernel, sizeof set->kernel, "%s", gpc_kernel_spec(k));
+    set->dim = X->size2;
+    set->cases = X->size1;
+    set->data_hash = gpc_chain_data_hash(X, y);
+    set->latent = 1;
+    set->batch = mb->train.batch;
+    set->seed = mb->train.seed;
+    set->rho = mb->train.rho;
+    set->lr = mb->train.lr;
+    set->fix_inducing = mb->train.fix_inducing;
+    size_t len = 0;
+    set->fixed[0] = '\0';
+    for (size_t j = 0; fixed && j < gpc_kernel_nparams(k); j++)
+        if (fixed[j] && len < sizeof set->fixed)
+            len += (size_t)snprintf(set->fixed + len, sizeof set->fixed - len, "%s%s",
+                                    len ? "," : "", gpc_kernel_param_name(k, j));
+    if (!len)
+        snprintf(set->fixed, sizeof set->fixed, "-");
+}
+
+/* Stopped by a signal: the checkpoint holds the state; end as the signal
+ * would have, leaving no model. */
+static _Noreturn void minibatch_stopped(const gpc_minibatch_opts *mb, const gpc_train *t,
+                                        gpc_output *model_out, gpc_output *params_out)
+{
+    int sig = gpc_cli_stop_signal();
+    gpc_output_abort(model_out);
+    if (params_out)
+        gpc_output_abort(params_out);
+    if (mb->checkpoint)
+        gpc_warn("stopped by %s at epoch %llu, step %llu; %s holds the state, and the same "
+                 "command continues from it", gpc_cli_signal_name(sig),
+                 (unsigned long long)t->epoch, (unsigned long long)t->step, mb->checkpoint);
+    else
+        gpc_warn("stopped by %s at epoch %llu; without --checkpoint the state is lost",
+                 gpc_cli_signal_name(sig), (unsigned long long)t->epoch);
+    gpc_cli_end_by_signal(sig);
+}
+
+/* Fit -M svgp by minibatches and write the model. */
+static void fit_minibatch(options *o, gpc_kernel *k, const gsl_matrix *X, const gsl_vector *y,
+                          gpc_model *m, unsigned char *fixed, gpc_output *model_out,
+                          gpc_output *params_out)
+{
+    gpc_minibatch_opts *mb = &o->mb;
+    size_t p = gpc_kernel_nparams(k);
+    unsigned char *all = NULL;
+    if (!o->robust.optimize) { /* -O none: q alone moves */
+        all = gpc_malloc(p ? p : 1);
+        memset(all, 1, p ? p : 1);
+        fixed = all;
+    }
+    mb->train.seed = o->robust.opt.seed;
+    mb->train.fixed = fixed;
+    if (mb->train.batch > X->size1)
+        mb->train.batch = X->size1;
+    mb->inducing = o->inducing ? o->inducing : 200;
+    mb->stop = gpc_cli_stop_signal;
+    minibatch_settings(mb, k, X, y, m->lik, fixed);
+    gpc_info(1, "fitting '%s' and q on %zu inducing inputs to %zu cases by minibatches of "
+             "%zu, %llu epochs", gpc_kernel_spec(k), mb->inducing < X->size1 ? mb->inducing
+                                                                              : X->size1,
+             X->size1, mb->train.batch, (unsigned long long)mb->epochs);
+    gpc_cli_catch_stop_signals();
+    gpc_minibatch_result r;
+    gpc_cli_check(gpc_minibatch_fit(k, X, y, m->lik, mb, &r));
+    gpc_train *t = r.train;
+    if (r.stopped)
+        minibatch_stopped(mb, t, model_out, params_out);
+    if (r.timed_out)
+        gpc_info(1, "time limit reached at epoch %llu of %llu: the model is of the state "
+                 "reached%s", (unsigned long long)t->epoch, (unsigned long long)mb->epochs,
+                 mb->checkpoint ? ", and the same command continues from the checkpoint" : "");
+    gpc_info(1, "bound %.10g on the log evidence over all %zu cases, after %llu epochs "
+             "(%llu steps)", r.bound, X->size1, (unsigned long long)t->epoch,
+             (unsigned long long)t->step);
+    if (t->jitter > 0)
+        gpc_info(1, "jitter up to %.3g added to the inducing inputs' kernel matrix", t->jitter);
+    gpc_kernel_set_params(k, t->theta);
+    m->X = t->s->Z;
+    m->y = NULL;
+    m->log_evidence = r.bound;
+    snprintf(m->fit, sizeof m->fit, "%s batch %zu epochs %llu seed %lu",
+             o->robust.optimize ? "ml" : "none", mb->train.batch,
+             (unsigned long long)t->epoch, o->robust.opt.seed);
+    m->state = gpc_matrix_alloc(t->s->m, gpc_model_state_columns(m));
+    gpc_svgp_state_get(t->s, m->state);
+    write_outputs(m, model_out, params_out);
+    gsl_matrix_free(m->state);
+    gpc_train_free(t);
+    free(all);
 }
 
 int main(int argc, char **argv)
@@ -239,6 +429,22 @@ int main(int argc, char **argv)
     double *theta = gpc_malloc(p * sizeof *theta);
     memcpy(theta, gpc_kernel_params(k), p * sizeof *theta);
     unsigned char *fixed = gpc_cli_fixed_mask(k, o.fix);
+    if (o.mb.train.batch) {
+        if (method != GPC_METHOD_SVGP)
+            gpc_cli_usage("--batch is for -M svgp, not %s", gpc_method_get(method)->title);
+        gpc_model mm = {.lik = lik, .kernel = k, .nclasses = labels->nclasses,
+                        .classes = labels->names, .colnames = names, .zero_based = zero_based};
+        snprintf(mm.method, sizeof mm.method, "%s", gpc_method_name(method));
+        fit_minibatch(&o, k, X, y, &mm, fixed, model_out, params_out);
+        gpc_kernel_free(k);
+        gsl_matrix_free(X);
+        gpc_colnames_free(names);
+        gsl_vector_free(y);
+        gpc_labels_free(labels);
+        free(theta);
+        free(fixed);
+        return 0;
+    }
     o.robust.opt.fixed = fixed;
     o.robust.opt.kernel = k;
     gpc_evidence *ev = gpc_cli_evidence(k, X, y, labels->nclasses, lik, method,
@@ -285,15 +491,7 @@ int main(int argc, char **argv)
     gpc_cli_report_weights(k);
     if (o.robust.mode != GPC_ROBUST_FIXED)
         gpc_info(1, "label noise %.8g after %d EM iterations", res.eps, res.em_iterations);
-    /* both written before either is committed, so a failure leaves neither
-     * (gpc_die removes the temporaries) */
-    gpc_cli_check(gpc_model_write(gpc_output_file(model_out), gpc_output_name(model_out), &m));
-    gpc_cli_check(gpc_output_flush(model_out));
-    if (params_out) {
-        gpc_cli_params_write(k, params_out);
-        gpc_cli_check(gpc_output_commit(params_out));
-    }
-    gpc_cli_check(gpc_output_commit(model_out));
+    write_outputs(&m, model_out, params_out);
 
     gsl_matrix_free(m.state);
     gpc_evidence_free(ev);

@@ -261,3 +261,42 @@ int gpc_checkpoint_read(const char *path, const gpc_kernel *k, gpc_checkpoint_se
     *out = t;
     return GPC_OK;
 }
+
+/* ---- comparing ---------------------------------------------------------- */
+
+static int differs(const char *path, const char *what, const char *file, const char *run)
+{
+    return gpc_fail(GPC_EINPUT, "%s: the checkpoint is of another run (%s %s there, %s "
+                    "here): give the options and data it was written with, or remove it to "
+                    "start afresh", path, what, file, run);
+}
+
+int gpc_checkpoint_same(const char *path, const gpc_checkpoint_settings *file,
+                        const gpc_checkpoint_settings *run)
+{
+    char a[64], b[64];
+#define SAME_STR(field, what)                                                                \
+    if (strcmp(file->field, run->field) != 0)                                                \
+        return differs(path, what, file->field, run->field);
+#define SAME_NUM(field, what, fmt, cast)                                                     \
+    if (file->field != run->field) {                                                         \
+        snprintf(a, sizeof a, fmt, (cast)file->field);                                       \
+        snprintf(b, sizeof b, fmt, (cast)run->field);                                        \
+        return differs(path, what, a, b);                                                    \
+    }
+    SAME_STR(likelihood, "likelihood")
+    SAME_STR(kernel, "kernel")
+    SAME_NUM(dim, "input columns", "%llu", unsigned long long)
+    SAME_NUM(cases, "cases", "%llu", unsigned long long)
+    SAME_NUM(data_hash, "data hash", "%llu", unsigned long long)
+    SAME_NUM(latent, "latent functions", "%llu", unsigned long long)
+    SAME_NUM(batch, "batch", "%llu", unsigned long long)
+    SAME_NUM(seed, "seed", "%llu", unsigned long long)
+    SAME_NUM(rho, "natural step", "%.17g", double)
+    SAME_NUM(lr, "learning rate", "%.17g", double)
+    SAME_STR(fixed, "fixed hyperparameters")
+    SAME_NUM(fix_inducing, "fixed inducing inputs", "%d", int)
+#undef SAME_STR
+#undef SAME_NUM
+    return GPC_OK;
+}

@@ -66,4 +66,10 @@ int gpc_checkpoint_write(const char *path, const gpc_checkpoint_settings *set,
 int gpc_checkpoint_read(const char *path, const gpc_kernel *k, gpc_checkpoint_settings *set,
                         gpc_train **t);
 
+/* GPC_OK if a checkpoint's settings (file) are the run's (run), else
+ * GPC_EINPUT naming path and the first setting that differs, both values,
+ * and what to do. */
+int gpc_checkpoint_same(const char *path, const gpc_checkpoint_settings *file,
+                        const gpc_checkpoint_settings *run);
+
 #endif

@@ -7,6 +7,7 @@
 
 #include "base/alloc.h"
 #include "base/err.h"
+#include "base/parallel.h"
 #include "sparse/bound.h"
 #include "sparse/inducing.h"
 #include "sparse/natgrad.h"
@@ -175,6 +176,7 @@ int gpc_svgp_fit_q(gpc_svgp *s, const gpc_kernel *k, const gsl_matrix *X, const 
                    gpc_svgp_lik lik, const gpc_svgp_fit_opts *o, gpc_svgp_fit_result *r)
 {
     size_t C = s->C;
+    gpc_parallel_blas(s->m); /* the m x m work: one thread below the parallel threshold */
     gpc_shard_stats *st = gpc_shard_stats_alloc(s->m, C, s->dim, 0);
     st->kernel_grads = 0;
     q_point cur, next;
@@ -216,6 +218,7 @@ int gpc_svgp_gradient(const gpc_svgp *s, const gpc_kernel *k, const gsl_matrix *
                       const double *y, gpc_svgp_lik lik, double *bound, double *dtheta,
                       gsl_matrix *dZ)
 {
+    gpc_parallel_blas(s->m);
     gpc_shard_stats *st = gpc_shard_stats_alloc(s->m, s->C, s->dim, gpc_kernel_nparams(k));
     st->kernel_grads = dtheta || dZ;
     int rc = gpc_svgp_stats(s, k, X, y, lik, st);
@@ -251,5 +254,6 @@ void gpc_svgp_state_set(gpc_svgp *s, const gsl_matrix *state)
 void gpc_svgp_predict(const gpc_svgp *s, const gpc_kernel *k, const gsl_matrix *Xs,
                       gsl_matrix *mean, gsl_matrix *var)
 {
+    gpc_parallel_blas(s->m);
     gpc_shard_marginals(k, s->Z, s->L, s->M, s->S, Xs, mean, var);
 }

@@ -6,6 +6,7 @@
 
 #include "base/alloc.h"
 #include "base/err.h"
+#include "base/parallel.h"
 #include "sparse/bound.h"
 #include "sparse/inducing.h"
 #include "sparse/natgrad.h"
@@ -151,6 +152,7 @@ int gpc_train_step(gpc_train *t, gpc_kernel *k, const gpc_train_data *d, gpc_svg
     for (size_t c = 0; c < s->C; c++)
         dS[c] = gpc_matrix_alloc(s->m, s->m);
     gather(t, d, o->seed, b, Xb, yb);
+    gpc_parallel_blas(s->m); /* the m x m work: one thread below the parallel threshold */
     gpc_kernel_set_params(k, t->theta);
     int rc = gpc_svgp_factor(s, k);
     if (rc == GPC_OK)

@@ -1,0 +1,46 @@
+/* minibatch — the sparse variational method fitted by minibatches over
+ * epochs (sparse/train), as a run: its start (from the k-means++ choice of
+ * the inducing inputs, or from a checkpoint of an earlier run), a progress
+ * line per epoch, a durable checkpoint after every epoch and when asked to
+ * stop, a time limit, and the bound over all rows at the end. */
+#ifndef GPC_MINIBATCH_H
+#define GPC_MINIBATCH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <gsl/gsl_matrix.h>
+#include <gsl/gsl_vector.h>
+
+#include "kernels/kernel.h"
+#include "liks/lik.h"
+#include "sparse/checkpoint.h"
+#include "sparse/train.h"
+
+typedef struct {
+    gpc_train_opts train;
+    size_t inducing;          /* m (cut to the number of cases) */
+    uint64_t epochs;          /* epochs in all, counting those of a checkpoint */
+    double time_limit;        /* seconds; 0: none */
+    const char *checkpoint;   /* the file, or NULL for none */
+    gpc_checkpoint_settings set; /* what a checkpoint records of the run (the
+                                  * caller fills the data's hash and names) */
+    int (*stop)(void);        /* nonzero when a signal asked the run to stop */
+} gpc_minibatch_opts;
+
+typedef struct {
+    gpc_train *train;   /* the state reached (the caller frees it) */
+    double bound;       /* the bound over all rows at that state */
+    int stopped;        /* stop() asked it to stop before the last epoch */
+    int timed_out;      /* the time limit did */
+    int resumed;        /* it began from the checkpoint */
+} gpc_minibatch_result;
+
+/* Fit the binary likelihood lik (logistic or probit) to the rows of X
+ * with labels y (-1/+1), starting from k's hyperparameters.  GPC_EINPUT
+ * (message set) for a checkpoint that cannot be read or is of another run;
+ * GPC_ENUM for a step that fails; the last checkpoint written stays. */
+int gpc_minibatch_fit(gpc_kernel *k, const gsl_matrix *X, const gsl_vector *y, gpc_lik lik,
+                      const gpc_minibatch_opts *o, gpc_minibatch_result *r);
+
+#endif
