@@ -121,3 +121,99 @@ inducing_rows() {
     assert_failure 3
     assert_output --partial "expected 14 numbers"
 }
+
+# ---- minibatches ------------------------------------------------------------------
+
+# N cases of 3 inputs, labels from a smooth function of them with a few
+# flipped, as Xb.txt and yb.txt (awk's generator seeded with SEED).
+# Usage: binary_data N SEED
+binary_data() {
+    awk -v n="$1" -v seed="$2" 'BEGIN { srand(seed)
+        for (i = 0; i < n; i++) {
+            a = 2 * rand() - 1; b = 2 * rand() - 1; c = 2 * rand() - 1
+            f = sin(3 * a) + b * c + 0.3 * (rand() - 0.5)
+            printf "%.6f %.6f %.6f\n", a, b, c > "Xb.txt"; print (f > 0 ? 1 : -1) > "yb.txt" } }'
+    assert_shape Xb.txt "$1" 3
+}
+
+@test "svgp --batch: a fit by minibatches predicts, and the same seed makes the same model" {
+    run gpc-fit -M svgp --inducing 12 --batch 8 --epochs 4 -m a.txt Xz.txt y.txt
+    assert_success
+    assert_output --partial "epoch 4 of 4"
+    assert_output --partial "after 4 epochs (20 steps)"
+    assert_equal "$(model_value a.txt fit)" ml
+    run gpc-predict -q -m a.txt -c p,mean,var -o p.txt Xtz.txt
+    assert_success
+    "$REF" a.txt Xtz.txt > ref.txt
+    assert_matrices_close p.txt ref.txt 1e-10
+    gpc-fit -q -M svgp --inducing 12 --batch 8 --epochs 4 -m b.txt Xz.txt y.txt
+    assert_files_equal a.txt b.txt
+}
+
+@test "svgp --batch: stopped by the time limit after any step and run again, it ends in the model of an uninterrupted run, byte for byte" {
+    binary_data 300 5
+    gpc-fit -q -M svgp --inducing 15 --batch 32 --epochs 5 --checkpoint whole.ckpt -m whole.txt Xb.txt yb.txt
+    # a time limit of 0 s stops after every step: three steps, then to the end
+    local i
+    for i in 1 2 3; do
+        run gpc-fit -M svgp --inducing 15 --batch 32 --epochs 5 -T 1e-9 --checkpoint part.ckpt \
+            -m part.txt Xb.txt yb.txt
+        assert_success
+        assert_output --partial "time limit reached"
+        assert_equal "$(awk '$1 == "step" { print $2 }' part.ckpt)" "$i"
+    done
+    run gpc-fit -M svgp --inducing 15 --batch 32 --epochs 5 --checkpoint part.ckpt -m part.txt Xb.txt yb.txt
+    assert_success
+    assert_output --partial "continuing from part.ckpt: epoch 0, step 3"
+    assert_files_equal whole.txt part.txt
+    assert_files_equal whole.ckpt part.ckpt
+}
+
+@test "svgp --batch: stopped by SIGTERM it keeps its checkpoint, writes no model, and continues to the uninterrupted run's model" {
+    binary_data 3000 7
+    gpc-fit -q -M svgp --inducing 20 --batch 50 --epochs 30 -m whole.txt Xb.txt yb.txt
+    gpc-fit -q -M svgp --inducing 20 --batch 50 --epochs 30 --checkpoint run.ckpt -m part.txt \
+        Xb.txt yb.txt &
+    local pid=$! status=0 i
+    for i in $(seq 100); do [ -s run.ckpt ] && break; sleep 0.05; done
+    kill -TERM "$pid"
+    wait "$pid" || status=$?
+    # the signal came after the first of 30 epochs: the run was stopped by it
+    assert_equal "$status" 143
+    [ ! -e part.txt ] || fail "a model was written by a stopped run"
+    [ -s run.ckpt ] || fail "no checkpoint"
+    num_lt "$(awk '$1 == "epoch" { print $2 }' run.ckpt)" 30
+    run gpc-fit -M svgp --inducing 20 --batch 50 --epochs 30 --checkpoint run.ckpt -m part.txt Xb.txt yb.txt
+    assert_success
+    assert_files_equal whole.txt part.txt
+}
+
+@test "svgp --batch: a checkpoint of other settings or data is refused, and the options' errors" {
+    gpc-fit -q -M svgp --inducing 6 --batch 10 --epochs 1 --checkpoint c.ckpt -m m.txt Xz.txt y.txt
+    run gpc-fit -M svgp --inducing 6 --batch 8 --epochs 2 --checkpoint c.ckpt -m m2.txt Xz.txt y.txt
+    assert_failure 3
+    assert_output --partial "batch 10 there, 8 here"
+    [ ! -e m2.txt ] || fail "a model was written"
+    run gpc-fit -M svgp --inducing 7 --batch 10 --epochs 2 --checkpoint c.ckpt -m m2.txt Xz.txt y.txt
+    assert_failure 3
+    assert_output --partial "7 here"
+    head -n 30 y.txt > y30.txt
+    head -n 30 Xz.txt > X30.txt
+    run gpc-fit -M svgp --inducing 6 --batch 10 --epochs 2 --checkpoint c.ckpt -m m2.txt X30.txt y30.txt
+    assert_failure 3
+    assert_output --partial "cases 40 there, 30 here"
+    head -c 200 c.ckpt > cut.ckpt
+    run gpc-fit -M svgp --inducing 6 --batch 10 --epochs 2 --checkpoint cut.ckpt -m m2.txt Xz.txt y.txt
+    assert_failure 3
+    assert_output --partial "cut.ckpt"
+    run gpc-fit -M laplace --batch 10 Xz.txt y.txt
+    assert_failure 2
+    assert_output --partial "--batch is for -M svgp"
+    run gpc-fit -M svgp --epochs 3 Xz.txt y.txt
+    assert_failure 2
+    assert_output --partial "--epochs is for minibatch fits"
+    run gpc-fit -M svgp --batch 10 --natural-step 1.5 Xz.txt y.txt
+    assert_failure 2
+    run gpc-fit -M svgp --batch 10 -O map Xz.txt y.txt
+    assert_failure 2
+}
