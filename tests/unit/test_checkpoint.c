@@ -32,7 +32,7 @@ static int same_state(const gpc_train *a, const gpc_train *b)
                memcmp(a->adam_v, b->adam_v, nadam * sizeof(double)) == 0 &&
                memcmp(s->Z->data, b->s->Z->data, m * s->dim * sizeof(double)) == 0 &&
                memcmp(s->M->data, b->s->M->data, s->C * m * sizeof(double)) == 0 &&
-               a->step == b->step && a->epoch == b->epoch && a->place == b->place &&
+               a->step == b->step && a->epoch == b->epoch && a->batch == b->batch &&
                a->jitter == b->jitter;
     for (size_t c = 0; c < s->C; c++)
         same &= memcmp(s->S[c]->data, b->s->S[c]->data, m * m * sizeof(double)) == 0;

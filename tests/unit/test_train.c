@@ -85,15 +85,24 @@ static void check_epochs(gsl_rng *r)
     gpc_train_defaults(&o);
     o.batch = 25;
     gpc_svgp_lik lik = {count_lik, NULL};
-    size_t places[4];
+    size_t batches[4], rows[3];
     for (int s = 0; s < 3; s++) {
-        places[s] = t->place;
+        size_t before = 0;
+        for (size_t i = 0; i < n; i++)
+            before += seen[i];
+        batches[s] = t->batch;
         gpc_train_step(t, k, &D.d, lik, &o, &b);
+        rows[s] = 0;
+        for (size_t i = 0; i < n; i++)
+            rows[s] += seen[i];
+        rows[s] -= before;
     }
-    places[3] = t->place;
-    TEST_OK(places[0] == 0 && places[1] == 25 && places[2] == 50 && places[3] == 0 &&
+    batches[3] = t->batch;
+    TEST_OK(batches[0] == 0 && batches[1] == 1 && batches[2] == 2 && batches[3] == 0 &&
                 t->epoch == 1 && t->step == 3,
-            "60 rows in batches of 25: places 0, 25, 50, then the next epoch");
+            "60 rows in batches of at most 25: three batches, then the next epoch");
+    TEST_OK(rows[0] == 20 && rows[1] == 20 && rows[2] == 20,
+            "of 20 rows each, not 25, 25 and 10 (%zu, %zu, %zu)", rows[0], rows[1], rows[2]);
     int once = 1;
     for (size_t i = 0; i < n; i++)
         once &= seen[i] == 1;
@@ -215,7 +224,7 @@ static gpc_train *copy(const gpc_train *a)
     memcpy(b->adam_v, a->adam_v, nadam * sizeof *a->adam_v);
     b->step = a->step;
     b->epoch = a->epoch;
-    b->place = a->place;
+    b->batch = a->batch;
     return b;
 }
 
@@ -228,7 +237,7 @@ static int same_bits(const gpc_train *a, const gpc_train *b)
                memcmp(a->adam_v, b->adam_v, nadam * sizeof(double)) == 0 &&
                memcmp(s->Z->data, b->s->Z->data, m * s->dim * sizeof(double)) == 0 &&
                memcmp(s->M->data, b->s->M->data, s->C * m * sizeof(double)) == 0 &&
-               a->step == b->step && a->epoch == b->epoch && a->place == b->place;
+               a->step == b->step && a->epoch == b->epoch && a->batch == b->batch;
     for (size_t c = 0; c < s->C; c++)
         same &= memcmp(s->S[c]->data, b->s->S[c]->data, m * m * sizeof(double)) == 0;
     return same;
@@ -258,8 +267,8 @@ static void check_resume(gsl_rng *r)
     for (int s = 23; s < 50; s++)
         gpc_train_step(c, k, &D.d, lik, &o, &b);
     TEST_OK(same_bits(a, c), "50 steps straight and 23 + 27 from a copy of the state end in "
-            "the same bits (epoch %llu, place %llu)", (unsigned long long)a->epoch,
-            (unsigned long long)a->place);
+            "the same bits (epoch %llu, batch %llu)", (unsigned long long)a->epoch,
+            (unsigned long long)a->batch);
     gpc_train_free(a);
     gpc_train_free(c);
     gpc_kernel_free(k);

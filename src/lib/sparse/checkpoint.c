@@ -27,9 +27,9 @@ static void write_settings(FILE *f, const gpc_checkpoint_settings *set, const gp
                "fix_inducing %d\n",
             set->batch, (unsigned long long)set->seed, set->rho, set->lr, set->fixed,
             set->fix_inducing);
-    fprintf(f, "step %llu\nepoch %llu\nplace %llu\njitter %.17g\n",
+    fprintf(f, "step %llu\nepoch %llu\nnext_batch %llu\njitter %.17g\n",
             (unsigned long long)t->step, (unsigned long long)t->epoch,
-            (unsigned long long)t->place, t->jitter);
+            (unsigned long long)t->batch, t->jitter);
 }
 
 /* Per inducing input j: for each latent function m_c[j] and S_c's row j,
@@ -141,13 +141,13 @@ static int read_settings(gpc_keyfile *r, gpc_checkpoint_settings *set, gpc_train
         (st = read_double(r, "learning_rate", &set->lr)) ||
         (st = read_word(r, "fixed", set->fixed, sizeof set->fixed)) ||
         (st = read_u64(r, "fix_inducing", &fix)) || (st = read_u64(r, "step", &pos->step)) ||
-        (st = read_u64(r, "epoch", &pos->epoch)) || (st = read_u64(r, "place", &pos->place)) ||
+        (st = read_u64(r, "epoch", &pos->epoch)) || (st = read_u64(r, "next_batch", &pos->batch)) ||
         (st = read_double(r, "jitter", jitter)))
         return st;
     set->data_hash = hash;
     set->fix_inducing = fix != 0;
     if (set->dim == 0 || set->latent == 0 || set->batch == 0 || set->cases == 0 ||
-        pos->place >= set->cases)
+        pos->batch >= (set->cases + set->batch - 1) / set->batch)
         return bad(r, "the checkpoint's sizes are inconsistent: it is damaged");
     return GPC_OK;
 }
@@ -243,7 +243,7 @@ int gpc_checkpoint_read(const char *path, const gpc_kernel *k, gpc_checkpoint_se
         t = gpc_train_alloc(set->latent, m, set->dim, np);
         t->step = pos.step;
         t->epoch = pos.epoch;
-        t->place = pos.place;
+        t->batch = pos.batch;
         t->jitter = jitter;
         st = read_theta(&r, k, t);
     }

@@ -17,8 +17,8 @@
  *   fixed -                 (or the fixed hyperparameters' names, comma-separated)
  *   fix_inducing 0
  *   step 140                where the run is: steps taken, whole epochs,
- *   epoch 17                the place in the epoch's order, and the largest
- *   place 56                jitter K_ZZ needed
+ *   epoch 17                the next batch in the epoch, and the largest
+ *   next_batch 3            jitter K_ZZ needed
  *   jitter 0
  *   hyperparameters 8
  *   log_v0 0.12 0.0031 2.1e-05      value, Adam's first and second moment

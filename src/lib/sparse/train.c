@@ -52,14 +52,26 @@ void gpc_train_free(gpc_train *t)
     free(t);
 }
 
-/* The rows of the step at the current place, gathered into Xb (b rows)
- * and yb: places place .. place + b - 1 of the epoch's order. */
-static void gather(const gpc_train *t, const gpc_train_data *d, uint64_t seed, size_t b,
-                   gsl_matrix *Xb, double *yb)
+/* An epoch's batches: T = ceil(n / B) of them, batch k the places
+ * floor(k n / T) .. floor((k + 1) n / T) - 1 of the epoch's order, so that
+ * their sizes differ by one at most (a last batch of the few rows left
+ * over would carry n / few times each row's weight, and its noise undoes
+ * what the epoch learnt). */
+static uint64_t batches_per_epoch(uint64_t n, size_t B) { return (n + B - 1) / B; }
+
+static uint64_t batch_start(uint64_t k, uint64_t n, uint64_t T)
+{
+    return (uint64_t)((unsigned __int128)k * n / T);
+}
+
+/* The rows of batch t->batch, gathered into Xb and yb (first..first + b - 1
+ * of the epoch's order). */
+static void gather(const gpc_train *t, const gpc_train_data *d, uint64_t seed, uint64_t first,
+                   size_t b, gsl_matrix *Xb, double *yb)
 {
     gpc_stream_order o = gpc_stream_order_for(seed, t->epoch, d->n);
     for (size_t i = 0; i < b; i++) {
-        uint64_t r = gpc_stream_row(&o, t->place + i);
+        uint64_t r = gpc_stream_row(&o, first + i);
         memcpy(Xb->data + i * Xb->tda, d->X + r * d->dim, d->dim * sizeof(double));
         yb[i] = d->y[r];
     }
@@ -144,23 +156,22 @@ int gpc_train_step(gpc_train *t, gpc_kernel *k, const gpc_train_data *d, gpc_svg
 {
     gpc_svgp *s = t->s;
     size_t np = t->nparams, nz = s->m * s->dim;
-    uint64_t left = d->n - t->place;
-    size_t b = left < o->batch ? (size_t)left : o->batch;
+    uint64_t T = batches_per_epoch(d->n, o->batch), first = batch_start(t->batch, d->n, T);
+    size_t b = (size_t)(batch_start(t->batch + 1, d->n, T) - first);
     gsl_matrix *Xb = gpc_matrix_alloc(b, d->dim), *dM = gpc_matrix_alloc(s->C, s->m);
     gsl_matrix **dS = gpc_mallocarray(s->C, sizeof *dS);
     double *yb = gpc_mallocarray(b, sizeof *yb), *g = gpc_mallocarray(np + nz, sizeof *g);
     for (size_t c = 0; c < s->C; c++)
         dS[c] = gpc_matrix_alloc(s->m, s->m);
-    gather(t, d, o->seed, b, Xb, yb);
+    gather(t, d, o->seed, first, b, Xb, yb);
     gpc_parallel_blas(s->m); /* the m x m work: one thread below the parallel threshold */
     gpc_kernel_set_params(k, t->theta);
     int rc = gpc_svgp_factor(s, k);
     if (rc == GPC_OK)
         rc = batch_gradient(t, k, Xb, yb, lik, (double)d->n / (double)b, bound, dM, dS, g);
     /* the step count in the schedule: T steps make an epoch */
-    double T = ceil((double)d->n / (double)o->batch);
     if (rc == GPC_OK)
-        rc = natural_step(s, dM, dS, o->rho / sqrt(1.0 + (double)t->step / T));
+        rc = natural_step(s, dM, dS, o->rho / sqrt(1.0 + (double)t->step / (double)T));
     if (rc == GPC_OK) {
         t->step++;
         adam(t->theta, g, t->adam_m, t->adam_v, np, o->fixed, t->step, o->lr);
@@ -169,9 +180,8 @@ int gpc_train_step(gpc_train *t, gpc_kernel *k, const gpc_train_data *d, gpc_svg
         t->jitter = fmax(t->jitter, s->jitter);
         t->epoch_bound += *bound;
         t->epoch_steps++;
-        t->place += b;
-        if (t->place == d->n) {
-            t->place = 0;
+        if (++t->batch == T) {
+            t->batch = 0;
             t->epoch++;
         }
     }

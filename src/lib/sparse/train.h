@@ -7,9 +7,11 @@
  *     precision indefinite is halved until it does not);
  *   - the log hyperparameters and Z by one step of Adam (Kingma & Ba 2015)
  *     up the same gradient, those fixed left where they are.
+ * An epoch is ceil(n / B) batches of B or fewer rows, their sizes
+ * differing by one at most.
  * The state is everything a continued run needs: q, Z, the
- * hyperparameters, Adam's moments, the step count and the place in the
- * epoch.  The order is a function of the seed, the epoch and the place, so
+ * hyperparameters, Adam's moments, the step count and the batch in the
+ * epoch.  The order is a function of the seed, the epoch and the batch, so
  * a run stopped after any step and continued from its state ends where an
  * uninterrupted one does, bit for bit. */
 #ifndef GPC_TRAIN_H
@@ -31,7 +33,7 @@ typedef struct {
 } gpc_train_data;
 
 typedef struct {
-    size_t batch;                /* rows per step, at most n */
+    size_t batch;                /* rows per step B, at least 1 */
     double rho;                  /* the natural step's size at the start, in (0, 1] */
     double lr;                   /* Adam's step size for the hyperparameters and Z */
     uint64_t seed;               /* of the epochs' orders */
@@ -50,7 +52,7 @@ typedef struct {
     double *adam_v;     /* nparams + m dim entries each */
     uint64_t step;      /* steps taken */
     uint64_t epoch;     /* whole epochs done */
-    uint64_t place;     /* where in the epoch's order the next step starts */
+    uint64_t batch;     /* the next step's batch in its epoch, from 0 */
     double epoch_bound; /* this epoch's steps' bound estimates, summed */
     uint64_t epoch_steps; /* and their number */
     double jitter;      /* the largest jitter K_ZZ needed so far */
@@ -61,8 +63,7 @@ typedef struct {
 gpc_train *gpc_train_alloc(size_t C, size_t m, size_t dim, size_t nparams);
 void gpc_train_free(gpc_train *t);
 
-/* One step on the next batch (a batch does not cross the end of an epoch:
- * the epoch's last one is shorter).  k is the kernel (its parameters are
+/* One step on the next batch.  k is the kernel (its parameters are
  * set to theta); *bound the step's estimate of the bound (the batch's
  * terms scaled by n / b, less the KL).  GPC_ENUM (message set) if the
  * bound or its gradient is not finite, or K_ZZ cannot be factored; the
