@@ -13,8 +13,8 @@
  *     lambda(mu, s2) = log P(argmax(mu + e) = t) - 1/2 sum_c s2_c,  e ~ N(0, I),
  * with no further constant; its derivatives are
  *     g_c = d lambda / d mu_c = E[y_c | cone] - mu_c,   h_c = -1/2.
- * (That the cone's probability has gradient E[y | cone] - mu is Stein's
- * identity for a Gaussian of unit covariance.)  Since h does not depend on
+ * (Differentiating log of the integral of N(y; mu, I) over the cone in mu
+ * brings down y - mu, whence g.)  Since h does not depend on
  * q, a natural-gradient step of size 1 (sparse/natgrad) is the closed-form
  * update of q(F) given q(Y) that -M vb makes, and a smaller step on a
  * minibatch its stochastic form; with the inducing inputs at the training
