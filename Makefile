@@ -155,7 +155,7 @@ BENCH_BIN = $(BUILD)/bench-laplace $(BUILD)/bench-ep $(BUILD)/bench-softmax $(BU
             $(BUILD)/bench-blas \
             $(BUILD)/bench-gibbs $(BUILD)/bench-kernels
 bench: deps
-	@sh scripts/deps.sh python3-sklearn
+	@sh scripts/deps.sh python3-sklearn time
 	@$(MAKE) --no-print-directory all $(BENCH_BIN)
 	@sh bench/run.sh
 

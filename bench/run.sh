@@ -5,7 +5,8 @@
 # under load), of HMC on Pima, of ML-II on Pima beside scikit-learn's, of
 # tool runs on the bundled data on one thread against two, of prediction beside
 # scikit-learn's, of EP, of variational Bayes and the Gibbs sampler
-# (multinomial probit), and the multiclass Laplace
+# (multinomial probit), of one epoch of the sparse variational method at
+# 10^5 and 10^6 cases, and the multiclass Laplace
 # beside scikit-learn's one-vs-rest classifier on the same data (Debian's
 # python3-sklearn under /usr/bin/python3).  Report: bench/out/report.txt.
 set -eu
@@ -69,6 +70,8 @@ export OPENBLAS_CORETYPE="$core"
     OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 build/bench-vb 2000 8 10 1
     echo "## multinomial probit Gibbs sampler, 1000 sweeps at fixed hyperparameters, shared ARD SE, n = 1000, d = 8, C = 3, one thread"
     OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 build/bench-gibbs 1000 8 3 1000
+    echo "## sparse variational method by minibatches: one epoch, 100 inducing inputs, batches of 256, d = 3, whole gpc-fit process"
+    sh bench/bench-svgp.sh bench/out/svgp
     echo "## scikit-learn GaussianProcessClassifier one-vs-rest (C binary logistic Laplace), same data and hyperparameters"
     build/bench-softmax -w bench/out/softmax 2000 8 4
     if /usr/bin/python3 -c 'import sklearn' 2>/dev/null; then
