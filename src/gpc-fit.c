@@ -20,7 +20,6 @@
 #include "io/colnames.h"
 #include "io/matio.h"
 #include "methods/model.h"
-#include "sampling/chain.h"
 #include "sparse/svgp.h"
 
 static void usage(void)
@@ -293,15 +292,15 @@ static void write_outputs(const gpc_model *m, gpc_output *model_out, gpc_output 
 /* ---- by minibatches ----------------------------------------------------- */
 
 /* What a checkpoint records of the run: a continued run must match it. */
-static void minibatch_settings(gpc_minibatch_opts *mb, const gpc_kernel *k, const gsl_matrix *X,
-                               const gsl_vector *y, gpc_lik lik, const unsigned char *fixed)
+static void minibatch_settings(gpc_minibatch_opts *mb, const gpc_kernel *k, gpc_rows *rows,
+                               gpc_rows *y, gpc_lik lik, const unsigned char *fixed)
 {
     gpc_checkpoint_settings *set = &mb->set;
     snprintf(set->likelihood, sizeof set->likelihood, "%s", gpc_lik_name(lik));
     snprintf(set->kernel, sizeof set->kernel, "%s", gpc_kernel_spec(k));
-    set->dim = X->size2;
-    set->cases = X->size1;
-    set->data_hash = gpc_chain_data_hash(X, y);
+    set->dim = gpc_rows_dim(rows);
+    set->cases = gpc_rows_count(rows);
+    gpc_cli_check(gpc_rows_hash(rows, y, &set->data_hash));
     set->latent = 1;
     set->batch = mb->train.batch;
     set->seed = mb->train.seed;
@@ -338,12 +337,13 @@ static _Noreturn void minibatch_stopped(const gpc_minibatch_opts *mb, const gpc_
 }
 
 /* Fit -M svgp by minibatches and write the model. */
-static void fit_minibatch(options *o, gpc_kernel *k, const gsl_matrix *X, const gsl_vector *y,
-                          gpc_model *m, unsigned char *fixed, gpc_output *model_out,
-                          gpc_output *params_out)
+static void fit_minibatch(options *o, gpc_kernel *k, const gpc_train_data *data, gpc_model *m,
+                          unsigned char *fixed, gpc_output *model_out, gpc_output *params_out)
 {
+    gpc_rows *rows = data->rows;
     gpc_minibatch_opts *mb = &o->mb;
     size_t p = gpc_kernel_nparams(k);
+    uint64_t n = gpc_rows_count(rows);
     unsigned char *all = NULL;
     if (!o->robust.optimize) { /* -O none: q alone moves */
         all = gpc_malloc(p ? p : 1);
@@ -352,18 +352,18 @@ static void fit_minibatch(options *o, gpc_kernel *k, const gsl_matrix *X, const 
     }
     mb->train.seed = o->robust.opt.seed;
     mb->train.fixed = fixed;
-    if (mb->train.batch > X->size1)
-        mb->train.batch = X->size1;
+    if (mb->train.batch > n)
+        mb->train.batch = (size_t)n;
     mb->inducing = o->inducing ? o->inducing : 200;
     mb->stop = gpc_cli_stop_signal;
-    minibatch_settings(mb, k, X, y, m->lik, fixed);
-    gpc_info(1, "fitting '%s' and q on %zu inducing inputs to %zu cases by minibatches of "
-             "%zu, %llu epochs", gpc_kernel_spec(k), mb->inducing < X->size1 ? mb->inducing
-                                                                              : X->size1,
-             X->size1, mb->train.batch, (unsigned long long)mb->epochs);
+    minibatch_settings(mb, k, rows, data->labels, m->lik, fixed);
+    gpc_info(1, "fitting '%s' and q on %llu inducing inputs to %llu cases by minibatches of "
+             "%zu, %llu epochs", gpc_kernel_spec(k),
+             (unsigned long long)(mb->inducing < n ? mb->inducing : n), (unsigned long long)n,
+             mb->train.batch, (unsigned long long)mb->epochs);
     gpc_cli_catch_stop_signals();
     gpc_minibatch_result r;
-    gpc_cli_check(gpc_minibatch_fit(k, X, y, m->lik, mb, &r));
+    gpc_cli_check(gpc_minibatch_fit(k, data, m->lik, mb, &r));
     gpc_train *t = r.train;
     if (r.stopped)
         minibatch_stopped(mb, t, model_out, params_out);
@@ -371,8 +371,8 @@ static void fit_minibatch(options *o, gpc_kernel *k, const gsl_matrix *X, const 
         gpc_info(1, "time limit reached at epoch %llu of %llu: the model is of the state "
                  "reached%s", (unsigned long long)t->epoch, (unsigned long long)mb->epochs,
                  mb->checkpoint ? ", and the same command continues from the checkpoint" : "");
-    gpc_info(1, "bound %.10g on the log evidence over all %zu cases, after %llu epochs "
-             "(%llu steps)", r.bound, X->size1, (unsigned long long)t->epoch,
+    gpc_info(1, "bound %.10g on the log evidence over all %llu cases, after %llu epochs "
+             "(%llu steps)", r.bound, (unsigned long long)n, (unsigned long long)t->epoch,
              (unsigned long long)t->step);
     if (t->jitter > 0)
         gpc_info(1, "jitter up to %.3g added to the inducing inputs' kernel matrix", t->jitter);
@@ -389,6 +389,36 @@ static void fit_minibatch(options *o, gpc_kernel *k, const gsl_matrix *X, const 
     gsl_matrix_free(m->state);
     gpc_train_free(t);
     free(all);
+}
+
+/* gpc-fit -M svgp --batch: the training rows read a batch at a time from a
+ * .npy file, else whole, then the fit. */
+static void main_minibatch(options *o, int argc, char **argv, gpc_method method, gpc_lik lik,
+                           gpc_output *model_out, gpc_output *params_out)
+{
+    if (method != GPC_METHOD_SVGP)
+        gpc_cli_usage("--batch is for -M svgp, not %s", gpc_method_get(method)->title);
+    gpc_cli_stream in;
+    gpc_cli_stream_open(argc, argv, o->lik != NULL, &method, &lik, &in);
+    gpc_kernel *k = in.Xmem ? gpc_cli_class_kernel(o->kernel, o->per_class, in.labels, method,
+                                                   in.Xmem, in.names, argv[optind],
+                                                   o->params_file, o->params)
+                            : gpc_cli_kernel(o->kernel, gpc_rows_dim(in.X), NULL, argv[optind],
+                                             o->params_file, o->params);
+    if (gpc_kernel_has_gram(k))
+        gpc_cli_usage("a gram term's columns hold the similarities to the training cases, "
+                      "and the sparse variational method predicts through inducing inputs "
+                      "instead: compute the kernel with another term");
+    unsigned char *fixed = gpc_cli_fixed_mask(k, o->fix);
+    gpc_model m = {.lik = lik, .kernel = k, .nclasses = in.labels->nclasses,
+                   .classes = in.labels->names, .colnames = in.names,
+                   .zero_based = gpc_cli_training_zero_based()};
+    snprintf(m.method, sizeof m.method, "%s", gpc_method_name(method));
+    gpc_train_data data = {in.X, in.y};
+    fit_minibatch(o, k, &data, &m, fixed, model_out, params_out);
+    gpc_cli_stream_close(&in);
+    gpc_kernel_free(k);
+    free(fixed);
 }
 
 int main(int argc, char **argv)
@@ -416,6 +446,10 @@ int main(int argc, char **argv)
     gpc_cli_stdin_claim_training(argc, argv);
     gpc_output *model_out = gpc_cli_output(o.model);
     gpc_output *params_out = o.params_out ? gpc_cli_output(o.params_out) : NULL;
+    if (o.mb.train.batch) {
+        main_minibatch(&o, argc, argv, method, lik, model_out, params_out);
+        return 0;
+    }
     gsl_matrix *X;
     gpc_labels *labels;
     char **names;
@@ -429,22 +463,6 @@ int main(int argc, char **argv)
     double *theta = gpc_malloc(p * sizeof *theta);
     memcpy(theta, gpc_kernel_params(k), p * sizeof *theta);
     unsigned char *fixed = gpc_cli_fixed_mask(k, o.fix);
-    if (o.mb.train.batch) {
-        if (method != GPC_METHOD_SVGP)
-            gpc_cli_usage("--batch is for -M svgp, not %s", gpc_method_get(method)->title);
-        gpc_model mm = {.lik = lik, .kernel = k, .nclasses = labels->nclasses,
-                        .classes = labels->names, .colnames = names, .zero_based = zero_based};
-        snprintf(mm.method, sizeof mm.method, "%s", gpc_method_name(method));
-        fit_minibatch(&o, k, X, y, &mm, fixed, model_out, params_out);
-        gpc_kernel_free(k);
-        gsl_matrix_free(X);
-        gpc_colnames_free(names);
-        gsl_vector_free(y);
-        gpc_labels_free(labels);
-        free(theta);
-        free(fixed);
-        return 0;
-    }
     o.robust.opt.fixed = fixed;
     o.robust.opt.kernel = k;
     gpc_evidence *ev = gpc_cli_evidence(k, X, y, labels->nclasses, lik, method,

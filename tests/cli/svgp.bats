@@ -217,3 +217,28 @@ binary_data() {
     run gpc-fit -M svgp --batch 10 -O map Xz.txt y.txt
     assert_failure 2
 }
+
+@test "svgp --batch: X and Y as .npy files are read a batch at a time and give the text files' model, byte for byte" {
+    binary_data 500 11
+    awk '{ print ($1 > 0) ? 1 : 0 }' yb.txt > y01.txt
+    printf '0 0 0\n1 1 1\n' > id3.txt
+    printf '0\n1\n' > id1.txt
+    gpc-scale -r id3.txt -F npy -o Xb.npy Xb.txt
+    gpc-scale -r id1.txt -F npy -o y01.npy y01.txt
+    gpc-fit -q -M svgp --inducing 12 --batch 40 --epochs 3 -m text.txt Xb.txt y01.txt
+    run gpc-fit -q -M svgp --inducing 12 --batch 40 --epochs 3 -m npy.txt Xb.npy y01.npy
+    assert_success
+    assert_files_equal text.txt npy.txt
+    # the checkpoint of one continues the other: the same numbers, the same hash
+    gpc-fit -q -M svgp --inducing 12 --batch 40 --epochs 1 --checkpoint c.ckpt -m a.txt Xb.txt y01.txt
+    run gpc-fit -q -M svgp --inducing 12 --batch 40 --epochs 3 --checkpoint c.ckpt -m b.txt Xb.npy y01.npy
+    assert_success
+    assert_files_equal text.txt b.txt
+    # a third class in Y.npy, found as it is read
+    awk 'NR == 7 { print 2; next } { print }' y01.txt > y3.txt
+    gpc-scale -r id1.txt -F npy -o y3.npy y3.txt
+    run gpc-fit -M svgp --batch 40 -m c.txt Xb.npy y3.npy
+    assert_failure 3
+    assert_output --partial "case 7: a third class"
+    [ ! -e c.txt ] || fail "a model was written"
+}

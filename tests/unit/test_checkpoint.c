@@ -69,7 +69,8 @@ int main(void)
     double *y = malloc(n * sizeof *y);
     for (size_t i = 0; i < n; i++)
         y[i] = X->data[i * d] + 0.3 * gsl_rng_uniform(r) > 0 ? 1.0 : -1.0;
-    gpc_train_data D = {n, d, X->data, y};
+    gpc_rows *rows = gpc_rows_memory(X->data, n, d, "X"), *labels = gpc_rows_memory(y, n, 1, "y");
+    gpc_train_data D = {rows, labels};
     gpc_kernel *k;
     gpc_kernel_parse("ard+bias", d, &k);
     size_t np = gpc_kernel_nparams(k);
@@ -154,6 +155,8 @@ int main(void)
     gpc_train_free(c);
     gpc_kernel_free(k);
     gsl_matrix_free(X);
+    gpc_rows_close(rows);
+    gpc_rows_close(labels);
     free(y);
     gsl_rng_free(r);
     return tap_done();

@@ -25,6 +25,7 @@ typedef struct {
     size_t n;
     double *X, *y;
     gsl_matrix *Xm;
+    gpc_rows *rows, *labels;
     gpc_train_data d;
 } data;
 
@@ -36,13 +37,17 @@ static data make_data(gsl_rng *r, size_t n, size_t dim)
     D.y = malloc(n * sizeof *D.y);
     for (size_t i = 0; i < n; i++)
         D.y[i] = sin(3 * D.X[i * dim]) + 0.4 * (gsl_rng_uniform(r) - 0.5) > 0 ? 1.0 : -1.0;
-    D.d = (gpc_train_data){n, dim, D.X, D.y};
+    D.rows = gpc_rows_memory(D.X, n, dim, "X");
+    D.labels = gpc_rows_memory(D.y, n, 1, "y");
+    D.d = (gpc_train_data){D.rows, D.labels};
     return D;
 }
 
 static void free_data(data *D)
 {
     gsl_matrix_free(D->Xm);
+    gpc_rows_close(D->rows);
+    gpc_rows_close(D->labels);
     free(D->y);
 }
 

@@ -17,6 +17,7 @@
 #include "io/colnames.h"
 #include "io/labels.h"
 #include "io/libsvm.h"
+#include "io/npy.h"
 #include "linalg/blas.h"
 #include "methods/model.h"
 
@@ -481,6 +482,59 @@ void gpc_cli_read_training(int argc, char **argv, gsl_matrix **X, char ***names,
         gpc_die(GPC_EINPUT, "%s has %zu labels but %s has %zu rows; they must match",
                 gpc_cli_name(ypath), (*labels)->n, gpc_cli_name(xpath), (*X)->size1);
     gpc_cli_check(gpc_labels_check_training(*labels, gpc_cli_name(ypath)));
+}
+
+/* Y as a .npy column of two numbers read in place: the classes' names
+ * ("%.17g" of each, as the whole-file reader spells numbers). */
+static void stream_npy_labels(const char *ypath, gpc_cli_stream *s)
+{
+    double neg, pos;
+    char a[32], b[32];
+    gpc_cli_check(gpc_rows_open_npy(ypath, &s->y));
+    gpc_cli_check(gpc_rows_binary_classes(s->y, &neg, &pos));
+    gpc_rows_map_binary(s->y, neg, pos);
+    snprintf(a, sizeof a, "%.17g", neg);
+    snprintf(b, sizeof b, "%.17g", pos);
+    char *tok[2] = {a, b};
+    s->labels = gpc_labels_of_tokens(tok, 2);
+}
+
+void gpc_cli_stream_open(int argc, char **argv, int lik_named, gpc_method *method,
+                         gpc_lik *lik, gpc_cli_stream *s)
+{
+    memset(s, 0, sizeof *s);
+    if (label_column || argc - optind != 2 || !gpc_rows_npy_in_place(argv[optind])) {
+        gpc_cli_read_training(argc, argv, &s->Xmem, &s->names, &s->labels);
+        s->ymem = gpc_cli_class_vector(s->labels, lik_named, NULL, method, lik);
+        s->X = gpc_rows_memory(s->Xmem->data, s->Xmem->size1, s->Xmem->size2,
+                               gpc_cli_name(argv[optind]));
+        s->y = gpc_rows_memory(s->ymem->data, s->ymem->size, 1, "the labels");
+        return;
+    }
+    const char *xpath = argv[optind], *ypath = argv[optind + 1];
+    gpc_cli_check(gpc_rows_open_npy(xpath, &s->X));
+    if (gpc_rows_npy_in_place(ypath)) {
+        stream_npy_labels(ypath, s);
+    } else { /* labels as text: read whole (8 bytes a case) */
+        s->labels = gpc_cli_read_labels(ypath);
+        gpc_cli_check(gpc_labels_check_training(s->labels, gpc_cli_name(ypath)));
+        s->ymem = gpc_cli_class_vector(s->labels, lik_named, NULL, method, lik);
+        s->y = gpc_rows_memory(s->ymem->data, s->ymem->size, 1, gpc_cli_name(ypath));
+    }
+    if (gpc_rows_count(s->y) != gpc_rows_count(s->X))
+        gpc_die(GPC_EINPUT, "%s has %llu labels but %s has %llu rows; they must match",
+                gpc_cli_name(ypath), (unsigned long long)gpc_rows_count(s->y),
+                gpc_cli_name(xpath), (unsigned long long)gpc_rows_count(s->X));
+}
+
+void gpc_cli_stream_close(gpc_cli_stream *s)
+{
+    gpc_rows_close(s->X);
+    gpc_rows_close(s->y);
+    gsl_matrix_free(s->Xmem);
+    gsl_vector_free(s->ymem);
+    gpc_colnames_free(s->names);
+    gpc_labels_free(s->labels);
 }
 
 /* --multiclass=softmax: the joint model, which is Laplace's. */

@@ -13,6 +13,7 @@
 #include "io/matio.h"
 #include "kernels/kernel.h"
 #include "liks/lik.h"
+#include "sparse/rows.h"
 
 /* The options every tool has, to end its getopt_long table with: --header
  * and --no-header (long only; values no tool's own options use) say how to
@@ -190,6 +191,25 @@ const char *gpc_cli_signal_name(int sig);
 /* End the process by sig as its default action would (status 128 + sig in
  * the shell), so that a calling shell or batch system sees it. */
 _Noreturn void gpc_cli_end_by_signal(int sig);
+
+/* The training data of a minibatch fit, read a batch at a time where the
+ * files allow: X a .npy file of doubles in C order is read in place, and so
+ * is Y when it is a .npy column of numbers (of two classes); other inputs
+ * are read whole and viewed in place. */
+typedef struct {
+    gpc_rows *X, *y;      /* the rows and their labels, -1/+1 */
+    gsl_matrix *Xmem;     /* the inputs when read whole, else NULL */
+    gsl_vector *ymem;     /* the labels -1/+1 when read whole, else NULL */
+    char **names;         /* the inputs' column names, or NULL */
+    gpc_labels *labels;   /* the classes: their number and names */
+} gpc_cli_stream;
+
+/* Open them, the binary method and likelihood checked against the labels
+ * as gpc_cli_class_vector does; dies on bad input as gpc_cli_read_training
+ * does. */
+void gpc_cli_stream_open(int argc, char **argv, int lik_named, gpc_method *method,
+                         gpc_lik *lik, gpc_cli_stream *s);
+void gpc_cli_stream_close(gpc_cli_stream *s);
 
 /* Set an inducing method's number of inducing inputs (0: its default) and
  * the seed of their choice (usage error for m > 0 with another method, and

@@ -2,23 +2,59 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdint.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "base/alloc.h"
 #include "base/err.h"
 #include "base/progress.h"
+#include "sparse/bound.h"
 #include "sparse/inducing.h"
 #include "sparse/shard.h"
+#include "sparse/stream.h"
 #include "sparse/svgp.h"
 
-/* A new state: Z by k-means++ over the rows (seeded as the epochs' orders
- * are), q the prior, the hyperparameters k's. */
-static int fresh(gpc_kernel *k, const gsl_matrix *X, const gpc_minibatch_opts *o,
-                 gpc_train **out)
+/* k-means++ looks at all rows up to this many, or at this many of a seeded
+ * order (the same rows whatever the file's format), so that choosing Z
+ * takes neither memory nor time that grows with n. */
+#define CANDIDATES_MIN 10000
+#define CANDIDATES_PER_INPUT 20
+
+/* The candidate rows for Z, read into a new matrix. */
+static int candidates(gpc_rows *rows, size_t m, uint64_t seed, gsl_matrix **out)
 {
-    size_t m = o->inducing < X->size1 ? o->inducing : X->size1;
-    gpc_train *t = gpc_train_alloc(1, m, X->size2, gpc_kernel_nparams(k));
-    int st = gpc_inducing_kmeanspp(X, m, (unsigned long)o->train.seed, t->s->Z);
+    uint64_t n = gpc_rows_count(rows);
+    size_t want = m * CANDIDATES_PER_INPUT > CANDIDATES_MIN ? m * CANDIDATES_PER_INPUT
+                                                            : CANDIDATES_MIN;
+    size_t c = n < want ? (size_t)n : want;
+    gsl_matrix *X = gpc_matrix_alloc(c, gpc_rows_dim(rows));
+    /* an order no epoch uses: the last epoch number */
+    gpc_stream_order o = gpc_stream_order_for(seed, UINT64_MAX, n);
+    int st = GPC_OK;
+    for (size_t i = 0; i < c && st == GPC_OK; i++)
+        st = gpc_rows_read(rows, c == n ? i : gpc_stream_row(&o, i), 1, X->data + i * X->tda);
+    if (st != GPC_OK) {
+        gsl_matrix_free(X);
+        return st;
+    }
+    *out = X;
+    return GPC_OK;
+}
+
+/* A new state: Z by k-means++ over the candidate rows (seeded as the
+ * epochs' orders are), q the prior, the hyperparameters k's. */
+static int fresh(gpc_kernel *k, gpc_rows *rows, const gpc_minibatch_opts *o, gpc_train **out)
+{
+    uint64_t n = gpc_rows_count(rows);
+    size_t m = o->inducing < n ? o->inducing : (size_t)n;
+    gsl_matrix *X;
+    int st = candidates(rows, m, o->train.seed, &X);
+    if (st != GPC_OK)
+        return st;
+    gpc_train *t = gpc_train_alloc(1, m, gpc_rows_dim(rows), gpc_kernel_nparams(k));
+    st = gpc_inducing_kmeanspp(X, m, (unsigned long)o->train.seed, t->s->Z);
+    gsl_matrix_free(X);
     memcpy(t->theta, gpc_kernel_params(k), t->nparams * sizeof *t->theta);
     if (st != GPC_OK) {
         gpc_train_free(t);
@@ -28,18 +64,49 @@ static int fresh(gpc_kernel *k, const gsl_matrix *X, const gpc_minibatch_opts *o
     return GPC_OK;
 }
 
+/* The bound over all rows at the state of s, read in blocks of 512 (the
+ * blocks of sparse/svgp, summed in the same order). */
+#define BOUND_BLOCK 512
+
+static int full_bound(gpc_svgp *s, const gpc_kernel *k, const gpc_train_data *d,
+                      gpc_svgp_lik lik, double *bound)
+{
+    uint64_t n = gpc_rows_count(d->rows);
+    gpc_shard_stats *st = gpc_shard_stats_alloc(s->m, s->C, s->dim, 0);
+    gsl_matrix *Xb = gpc_matrix_alloc(BOUND_BLOCK, s->dim);
+    double yb[BOUND_BLOCK];
+    st->kernel_grads = 0;
+    int rc = GPC_OK;
+    for (uint64_t first = 0; first < n && rc == GPC_OK; first += BOUND_BLOCK) {
+        size_t b = n - first < BOUND_BLOCK ? (size_t)(n - first) : BOUND_BLOCK;
+        gsl_matrix_view v = gsl_matrix_submatrix(Xb, 0, 0, b, s->dim);
+        rc = gpc_rows_read(d->rows, first, b, Xb->data);
+        if (rc == GPC_OK)
+            rc = gpc_rows_read(d->labels, first, b, yb);
+        if (rc == GPC_OK)
+            rc = gpc_shard_add_rows(k, s->Z, s->L, s->M, s->S, &v.matrix, yb, first, lik.fn,
+                                    lik.ctx, st);
+    }
+    if (rc == GPC_OK)
+        rc = gpc_bound_eval(k, s->Z, s->L, s->M, s->S, st, 1.0, bound, NULL, NULL, NULL, NULL);
+    gsl_matrix_free(Xb);
+    gpc_shard_stats_free(st);
+    return rc;
+}
+
 /* The state to start from: the checkpoint's when there is one (of this
  * run's settings and inducing inputs), else a fresh one. */
-static int start(gpc_kernel *k, const gsl_matrix *X, const gpc_minibatch_opts *o,
+static int start(gpc_kernel *k, gpc_rows *rows, const gpc_minibatch_opts *o,
                  gpc_minibatch_result *r)
 {
     if (!o->checkpoint || access(o->checkpoint, F_OK) != 0)
-        return fresh(k, X, o, &r->train);
+        return fresh(k, rows, o, &r->train);
     gpc_checkpoint_settings file;
     int st = gpc_checkpoint_read(o->checkpoint, k, &file, &r->train);
     if (st == GPC_OK)
         st = gpc_checkpoint_same(o->checkpoint, &file, &o->set);
-    size_t m = o->inducing < X->size1 ? o->inducing : X->size1;
+    uint64_t n = gpc_rows_count(rows);
+    size_t m = o->inducing < n ? o->inducing : (size_t)n;
     if (st == GPC_OK && r->train->s->m != m)
         st = gpc_fail(GPC_EINPUT, "%s: the checkpoint is of another run (%zu inducing inputs "
                       "there, %zu here): give the options and data it was written with, or "
@@ -72,17 +139,14 @@ static void epoch_line(const gpc_progress *clock, gpc_train *t)
     t->epoch_steps = 0;
 }
 
-int gpc_minibatch_fit(gpc_kernel *k, const gsl_matrix *X, const gsl_vector *y, gpc_lik lik,
+int gpc_minibatch_fit(gpc_kernel *k, const gpc_train_data *data, gpc_lik lik,
                       const gpc_minibatch_opts *o, gpc_minibatch_result *r)
 {
     memset(r, 0, sizeof *r);
-    if (X->tda != X->size2 || y->stride != 1)
-        return gpc_fail(GPC_EUSAGE, "the minibatch fit takes contiguous rows");
-    int st = start(k, X, o, r);
+    int st = start(k, data->rows, o, r);
     if (st != GPC_OK)
         return st;
     gpc_train *t = r->train;
-    gpc_train_data d = {X->size1, X->size2, X->data, y->data};
     gpc_svgp_lik sl = {gpc_shard_binary_lik, &lik};
     gpc_progress clock;
     gpc_progress_start(&clock, "epoch", (long)t->epoch, (long)o->epochs, gpc_progress_clock());
@@ -90,7 +154,7 @@ int gpc_minibatch_fit(gpc_kernel *k, const gsl_matrix *X, const gsl_vector *y, g
     while (st == GPC_OK && t->epoch < o->epochs) {
         double bound;
         uint64_t epoch = t->epoch;
-        if ((st = gpc_train_step(t, k, &d, sl, &o->train, &bound)) != GPC_OK)
+        if ((st = gpc_train_step(t, k, data, sl, &o->train, &bound)) != GPC_OK)
             break;
         if (t->epoch != epoch) {
             epoch_line(&clock, t);
@@ -107,10 +171,7 @@ int gpc_minibatch_fit(gpc_kernel *k, const gsl_matrix *X, const gsl_vector *y, g
     }
     if (st != GPC_OK)
         return st;
-    /* the bound over all rows at the state reached */
     gpc_kernel_set_params(k, t->theta);
     st = gpc_svgp_factor(t->s, k);
-    if (st == GPC_OK)
-        st = gpc_svgp_gradient(t->s, k, X, y->data, sl, &r->bound, NULL, NULL);
-    return st;
+    return st == GPC_OK ? full_bound(t->s, k, data, sl, &r->bound) : st;
 }

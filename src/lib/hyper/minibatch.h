@@ -9,12 +9,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include <gsl/gsl_matrix.h>
-#include <gsl/gsl_vector.h>
-
 #include "kernels/kernel.h"
 #include "liks/lik.h"
 #include "sparse/checkpoint.h"
+#include "sparse/rows.h"
 #include "sparse/train.h"
 
 typedef struct {
@@ -36,11 +34,14 @@ typedef struct {
     int resumed;        /* it began from the checkpoint */
 } gpc_minibatch_result;
 
-/* Fit the binary likelihood lik (logistic or probit) to the rows of X
- * with labels y (-1/+1), starting from k's hyperparameters.  GPC_EINPUT
- * (message set) for a checkpoint that cannot be read or is of another run;
- * GPC_ENUM for a step that fails; the last checkpoint written stays. */
-int gpc_minibatch_fit(gpc_kernel *k, const gsl_matrix *X, const gsl_vector *y, gpc_lik lik,
+/* Fit the binary likelihood lik (logistic or probit) to the rows and
+ * labels (-1/+1) of data, read a batch at a time, starting from k's
+ * hyperparameters.  The inducing inputs start at a k-means++ choice among
+ * all rows up to 10000 of them (or 20 m), else among that many rows of a
+ * seeded order.  GPC_EINPUT (message set) for rows or a checkpoint that
+ * cannot be read, or a checkpoint of another run; GPC_ENUM for a step that
+ * fails; the last checkpoint written stays. */
+int gpc_minibatch_fit(gpc_kernel *k, const gpc_train_data *data, gpc_lik lik,
                       const gpc_minibatch_opts *o, gpc_minibatch_result *r);
 
 #endif

@@ -230,6 +230,25 @@ static int npy_check_shape(const npy_header *h, const char *name)
     return GPC_OK;
 }
 
+int gpc_npy_layout_read(const unsigned char *b, size_t len, const char *name,
+                        gpc_npy_layout *out)
+{
+    npy_header h = {{0}, 0, 0, {0, 0}};
+    size_t data;
+    if (!gpc_npy_is((const char *)b, len))
+        return gpc_fail(GPC_EINPUT, "%s: not a .npy file", name);
+    int st = npy_header_read(b, len, name, &h, &data);
+    if (st == GPC_OK)
+        st = npy_check_shape(&h, name);
+    if (st != GPC_OK)
+        return st;
+    out->rows = h.dims[0];
+    out->cols = h.ndim == 2 ? h.dims[1] : 1;
+    out->data_offset = data;
+    out->plain_f8 = !h.fortran && strcmp(h.descr, "<f8") == 0;
+    return GPC_OK;
+}
+
 /* ---- element types ---------------------------------------------------------- */
 
 /* What is being read, for messages: a matrix's rows, or labels' cases, whose

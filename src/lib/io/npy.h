@@ -42,6 +42,18 @@ typedef void (*gpc_npy_label_fn)(void *ctx, const char *label, size_t len);
 int gpc_npy_read_labels(const unsigned char *b, size_t len, const char *name,
                         gpc_npy_label_fn take, void *ctx);
 
+/* Where a .npy file's numbers are, from its first len bytes (its header
+ * whole), for reading rows in place: rows x cols (cols 1 for a 1-D array),
+ * starting data_offset bytes into the file, and plain_f8 when they are
+ * little-endian doubles in C order (each row's cols numbers one after the
+ * other).  GPC_EINPUT (message set) for a header that is not one. */
+typedef struct {
+    size_t rows, cols, data_offset;
+    int plain_f8;
+} gpc_npy_layout;
+int gpc_npy_layout_read(const unsigned char *b, size_t len, const char *name,
+                        gpc_npy_layout *out);
+
 /* m to f; the caller checks the stream for errors. */
 void gpc_npy_write(FILE *f, const gsl_matrix *m);
 

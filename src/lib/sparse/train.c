@@ -66,15 +66,19 @@ static uint64_t batch_start(uint64_t k, uint64_t n, uint64_t T)
 
 /* The rows of batch t->batch, gathered into Xb and yb (first..first + b - 1
  * of the epoch's order). */
-static void gather(const gpc_train *t, const gpc_train_data *d, uint64_t seed, uint64_t first,
-                   size_t b, gsl_matrix *Xb, double *yb)
+static int gather(const gpc_train *t, const gpc_train_data *d, uint64_t seed, uint64_t first,
+                  size_t b, gsl_matrix *Xb, double *yb)
 {
-    gpc_stream_order o = gpc_stream_order_for(seed, t->epoch, d->n);
-    for (size_t i = 0; i < b; i++) {
+    uint64_t n = gpc_rows_count(d->rows);
+    gpc_stream_order o = gpc_stream_order_for(seed, t->epoch, n);
+    int st = GPC_OK;
+    for (size_t i = 0; i < b && st == GPC_OK; i++) {
         uint64_t r = gpc_stream_row(&o, first + i);
-        memcpy(Xb->data + i * Xb->tda, d->X + r * d->dim, d->dim * sizeof(double));
-        yb[i] = d->y[r];
+        st = gpc_rows_read(d->rows, r, 1, Xb->data + i * Xb->tda);
+        if (st == GPC_OK)
+            st = gpc_rows_read(d->labels, r, 1, yb + i);
     }
+    return st;
 }
 
 /* The natural step on every class's q, halved until every precision stays
@@ -156,19 +160,22 @@ int gpc_train_step(gpc_train *t, gpc_kernel *k, const gpc_train_data *d, gpc_svg
 {
     gpc_svgp *s = t->s;
     size_t np = t->nparams, nz = s->m * s->dim;
-    uint64_t T = batches_per_epoch(d->n, o->batch), first = batch_start(t->batch, d->n, T);
-    size_t b = (size_t)(batch_start(t->batch + 1, d->n, T) - first);
-    gsl_matrix *Xb = gpc_matrix_alloc(b, d->dim), *dM = gpc_matrix_alloc(s->C, s->m);
+    uint64_t n = gpc_rows_count(d->rows), T = batches_per_epoch(n, o->batch),
+             first = batch_start(t->batch, n, T);
+    size_t b = (size_t)(batch_start(t->batch + 1, n, T) - first);
+    gsl_matrix *Xb = gpc_matrix_alloc(b, gpc_rows_dim(d->rows)),
+               *dM = gpc_matrix_alloc(s->C, s->m);
     gsl_matrix **dS = gpc_mallocarray(s->C, sizeof *dS);
     double *yb = gpc_mallocarray(b, sizeof *yb), *g = gpc_mallocarray(np + nz, sizeof *g);
     for (size_t c = 0; c < s->C; c++)
         dS[c] = gpc_matrix_alloc(s->m, s->m);
-    gather(t, d, o->seed, first, b, Xb, yb);
+    int rc = gather(t, d, o->seed, first, b, Xb, yb);
     gpc_parallel_blas(s->m); /* the m x m work: one thread below the parallel threshold */
     gpc_kernel_set_params(k, t->theta);
-    int rc = gpc_svgp_factor(s, k);
     if (rc == GPC_OK)
-        rc = batch_gradient(t, k, Xb, yb, lik, (double)d->n / (double)b, bound, dM, dS, g);
+        rc = gpc_svgp_factor(s, k);
+    if (rc == GPC_OK)
+        rc = batch_gradient(t, k, Xb, yb, lik, (double)n / (double)b, bound, dM, dS, g);
     /* the step count in the schedule: T steps make an epoch */
     if (rc == GPC_OK)
         rc = natural_step(s, dM, dS, o->rho / sqrt(1.0 + (double)t->step / (double)T));

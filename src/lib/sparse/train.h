@@ -21,15 +21,15 @@
 #include <stdint.h>
 
 #include "kernels/kernel.h"
+#include "sparse/rows.h"
 #include "sparse/svgp.h"
 
-/* The training rows: row r's inputs are X[r dim .. r dim + dim - 1] and
- * its label y[r] (as the likelihood takes it), in memory or mapped. */
+/* The training rows and their labels, one column of as many rows as the
+ * likelihood takes them (-1/+1), each in memory or read from a file as
+ * needed. */
 typedef struct {
-    uint64_t n;
-    size_t dim;
-    const double *X;
-    const double *y;
+    gpc_rows *rows;
+    gpc_rows *labels;
 } gpc_train_data;
 
 typedef struct {
@@ -66,8 +66,9 @@ void gpc_train_free(gpc_train *t);
 /* One step on the next batch.  k is the kernel (its parameters are
  * set to theta); *bound the step's estimate of the bound (the batch's
  * terms scaled by n / b, less the KL).  GPC_ENUM (message set) if the
- * bound or its gradient is not finite, or K_ZZ cannot be factored; the
- * state is then as before the step. */
+ * bound or its gradient is not finite, or K_ZZ cannot be factored,
+ * GPC_EINPUT if the rows cannot be read; the state is then as before the
+ * step. */
 int gpc_train_step(gpc_train *t, gpc_kernel *k, const gpc_train_data *d, gpc_svgp_lik lik,
                    const gpc_train_opts *o, double *bound);
 
