@@ -98,21 +98,6 @@ params_of() {
     model_params "$1" | awk '{ printf "%s%s=%s", (NR > 1 ? "," : ""), $1, $2 }'
 }
 
-# Columns 1..C of every data row of FILE are probabilities, summing to 1
-# within 1e-12 when C > 1; and there are N rows.  Usage: assert_probs FILE C N
-assert_probs() {
-    run awk -v C="$2" -v N="$3" '
-        /^#/ { next }
-        { n++; s = 0
-          for (c = 1; c <= C; c++) {
-              if (!($c >= 0 && $c <= 1)) { printf "row %d: column %d is %s\n", n, c, $c; bad = 1; exit 1 }
-              s += $c
-          }
-          if (C > 1 && (s - 1 > 1e-12 || 1 - s > 1e-12)) { printf "row %d: sum %.17g\n", n, s; bad = 1; exit 1 } }
-        END { if (!bad && n != N) { print n " rows, expected " N; exit 1 } }' "$1"
-    assert_success
-}
-
 # Every value in the hyperparameter columns (2..NP+1) of a chain's rows is a
 # finite number.  Usage: assert_chain_finite CHAIN NP
 assert_chain_finite() {

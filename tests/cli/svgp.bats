@@ -13,6 +13,8 @@ REF="$REPO/tests/ref/svgp_predict.py"
 setup() {
     require_tools gpc-fit gpc-predict gpc-evidence gpc-cv gpc-plot gpc-hmc
     common_setup
+    # iris: X3.txt y3.txt (30 cases, 3 species), Xt3.txt (30 test cases)
+    iris_fixtures
 }
 
 # The rows of an svgp model's inducing block.
@@ -241,4 +243,31 @@ binary_data() {
     assert_failure 3
     assert_output --partial "case 7: a third class"
     [ ! -e c.txt ] || fail "a model was written"
+}
+
+# ---- multiclass: the multinomial probit -------------------------------------------
+
+@test "svgp, three classes: the multinomial probit, with every case an inducing input, is -M vb's fit (bound and probabilities)" {
+    run gpc-fit -k se -O none -p log_v0=1,log_w=-1 -M svgp --inducing 100 --tol 1e-15 -m sv.txt X3.txt y3.txt
+    assert_success
+    assert_output --partial "the sparse variational method with the multinomial probit likelihood"
+    assert_equal "$(model_value sv.txt likelihood)" mprobit
+    gpc-fit -q -k se -O none -p log_v0=1,log_w=-1 -M vb --tol 1e-13 -m vb.txt X3.txt y3.txt
+    assert_close "$(model_value sv.txt log_evidence)" "$(model_value vb.txt log_evidence)" 1e-8
+    gpc-predict -q -m sv.txt -c p -o ps.txt Xt3.txt
+    gpc-predict -q -m vb.txt -c p -o pv.txt Xt3.txt
+    assert_matrices_close ps.txt pv.txt 1e-6
+    assert_probs ps.txt 3 30
+}
+
+@test "svgp, three classes: the bound's gradient matches central differences, and a fit predicts" {
+    evidence_fd X3.txt y3.txt ard 'log_v0=0.5,log_w1=-1,log_w3=-1.5' -M svgp --inducing 10 --tol 1e-15
+    run gpc-fit -q -M svgp --inducing 10 -m m.txt X3.txt y3.txt
+    assert_success
+    gpc-predict -q -m m.txt -c p -o p.txt Xt3.txt
+    assert_probs p.txt 3 30
+    run gpc-cv -q -K 3 -o cv.txt X3.txt y3.txt -- -M svgp --inducing 8
+    assert_success
+    run gpc-fit -M svgp -l softmax X3.txt y3.txt
+    assert_failure 2
 }

@@ -577,6 +577,11 @@ gsl_vector *gpc_cli_class_vector(const gpc_labels *l, int lik_named, const char 
         *lik = GPC_LIK_SOFTMAX;
         gpc_info(1, "%zu classes (%s): multiclass Laplace with the softmax likelihood",
                  l->nclasses, found);
+    } else if (l->nclasses > 2 && *method == GPC_METHOD_SVGP && !lik_named) {
+        *lik = GPC_LIK_MPROBIT;
+        *method = GPC_METHOD_SVGP_MC;
+        gpc_info(1, "%zu classes (%s): the sparse variational method with the multinomial "
+                 "probit likelihood", l->nclasses, found);
     }
     if (*method == GPC_METHOD_LAPLACE && *lik == GPC_LIK_SOFTMAX)
         *method = GPC_METHOD_SOFTMAX;

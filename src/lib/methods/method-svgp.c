@@ -4,14 +4,19 @@
  * (chosen by k-means++ at the first fit), its gradient the bound's partial
  * derivative there (sparse/svgp).  The fitted state belongs to the
  * inducing inputs, not to the training cases: per inducing input and
- * latent function, m_c's entry and S_c's row. */
+ * latent function, m_c's entry and S_c's row.  Two table entries: the
+ * binary method (logistic, probit; one latent function) and the multiclass
+ * one (the multinomial probit of Girolami & Rogers, one latent function
+ * per class, with one kernel shared by the classes). */
 #include "methods/method.h"
 
 #include <stdlib.h>
 
 #include "base/alloc.h"
 #include "base/err.h"
+#include "liks/mprobit.h"
 #include "sparse/inducing.h"
+#include "sparse/mprobit-lik.h"
 #include "sparse/svgp.h"
 
 #define DEFAULT_INDUCING 200
@@ -23,6 +28,7 @@ typedef struct {
     unsigned long seed;
     double tol;
     gpc_lik lik;
+    gpc_shard_mprobit mp; /* the multinomial probit's integrals (multiclass) */
     gpc_svgp *s;   /* NULL until the first fit or state_set */
     gpc_svgp_fit_result last;
 } svgp_ws;
@@ -37,14 +43,34 @@ static int svgp_check_lik(gpc_lik lik)
 
 static size_t inducing_count(size_t n, size_t want) { return want < n ? want : n; }
 
+static int svgp_mc_check_lik(gpc_lik lik)
+{
+    if (lik != GPC_LIK_MPROBIT)
+        return gpc_fail(GPC_EUSAGE, "the multiclass sparse variational method takes the "
+                        "multinomial probit likelihood (-l mprobit)");
+    return GPC_OK;
+}
+
+/* The shard likelihood of w's likelihood. */
+static gpc_svgp_lik shard_lik(svgp_ws *w)
+{
+    gpc_svgp_lik l = {gpc_shard_binary_lik, &w->lik};
+    if (w->lik == GPC_LIK_MPROBIT) {
+        l.fn = gpc_shard_mprobit_lik;
+        l.ctx = &w->mp;
+    }
+    return l;
+}
+
 static void *svgp_alloc(size_t n, size_t C, const gpc_kernel *k, int gradient, gpc_lik lik)
 {
-    (void)C;
     (void)k;
     (void)gradient;
     svgp_ws *w = gpc_calloc(1, sizeof *w);
     w->n = n;
-    w->latent = 1;
+    w->latent = lik == GPC_LIK_MPROBIT ? C : 1;
+    if (lik == GPC_LIK_MPROBIT)
+        w->mp.rule = gpc_mprobit_rule_alloc(C);
     w->m_want = DEFAULT_INDUCING;
     w->tol = DEFAULT_TOL;
     w->lik = lik;
@@ -59,10 +85,18 @@ static size_t svgp_workspace(size_t n, size_t C, const gpc_kernel *k, int gradie
                           gpc_kernel_nparams(k));
 }
 
+static size_t svgp_mc_workspace(size_t n, size_t C, const gpc_kernel *k, int gradient)
+{
+    (void)gradient;
+    return gpc_svgp_bytes(C, inducing_count(n, DEFAULT_INDUCING), gpc_kernel_dim(k),
+                          gpc_kernel_nparams(k));
+}
+
 static void svgp_free(void *ws)
 {
     svgp_ws *w = ws;
     gpc_svgp_free(w->s);
+    gpc_mprobit_rule_free(w->mp.rule);
     free(w);
 }
 
@@ -98,7 +132,7 @@ static int svgp_evidence(void *ws, const gpc_kernel *k, const gsl_matrix *X, con
     int st = w->s ? GPC_OK : choose_inducing(w, X);
     if (st == GPC_OK)
         st = gpc_svgp_factor(w->s, k);
-    gpc_svgp_lik lik = {gpc_shard_binary_lik, &w->lik};
+    gpc_svgp_lik lik = shard_lik(w);
     gpc_svgp_fit_opts o = {w->tol, MAX_STEPS};
     if (st == GPC_OK)
         st = gpc_svgp_fit_q(w->s, k, X, y->data, lik, &o, &w->last);
@@ -153,7 +187,40 @@ static int svgp_predict(const void *ws, const gpc_kernel *k, const gsl_matrix *X
                         const gsl_matrix *Xs, gsl_matrix *mean, gsl_matrix *cov)
 {
     (void)X;
-    gpc_svgp_predict(((const svgp_ws *)ws)->s, k, Xs, mean, cov);
+    const gpc_svgp *s = ((const svgp_ws *)ws)->s;
+    if (s->C == 1) {
+        gpc_svgp_predict(s, k, Xs, mean, cov);
+        return GPC_OK;
+    }
+    /* the latent functions are independent under q: a diagonal C x C
+     * covariance per case */
+    gsl_matrix *var = gpc_matrix_alloc(Xs->size1, s->C);
+    gpc_svgp_predict(s, k, Xs, mean, var);
+    gsl_matrix_set_zero(cov);
+    for (size_t i = 0; i < Xs->size1; i++)
+        for (size_t c = 0; c < s->C; c++)
+            gsl_matrix_set(cov, i, c * s->C + c, gsl_matrix_get(var, i, c));
+    gsl_matrix_free(var);
+    return GPC_OK;
+}
+
+/* The multinomial probit's class probabilities: each auxiliary value's
+ * variance is 1 plus its latent function's (1 alone at the mean, plug-in). */
+static int svgp_mc_prob(void *ws, gpc_lik lik, double eps, const gsl_matrix *mean,
+                        const gsl_matrix *cov, int plugin, gsl_matrix *p)
+{
+    svgp_ws *w = ws;
+    size_t C = mean->size2;
+    (void)lik;
+    (void)eps;
+    double *nu2 = gpc_mallocarray(C, sizeof *nu2);
+    for (size_t i = 0; i < mean->size1; i++) {
+        for (size_t c = 0; c < C; c++)
+            nu2[c] = 1.0 + (plugin ? 0.0 : gsl_matrix_get(cov, i, c * C + c));
+        gpc_mprobit_probs(w->mp.rule, gsl_matrix_const_ptr(mean, i, 0), nu2,
+                          gsl_matrix_ptr(p, i, 0));
+    }
+    free(nu2);
     return GPC_OK;
 }
 
@@ -201,5 +268,31 @@ const gpc_method_ops gpc_method_svgp_ops = {
     .predict = svgp_predict,
     .loo = svgp_loo,
     .prob = gpc_method_binary_prob,
+    .report = svgp_report,
+};
+
+const gpc_method_ops gpc_method_svgp_mc_ops = {
+    .name = "svgp",
+    .title = "the sparse variational method",
+    .state_columns = "m S",
+    .state_width = 0,
+    .inducing = 1,
+    .latent = 0,
+    .has_evidence = 1,
+    .label_noise = 0,
+    .default_lik = "mprobit",
+    .check_lik = svgp_mc_check_lik,
+    .alloc = svgp_alloc,
+    .workspace = svgp_mc_workspace,
+    .free = svgp_free,
+    .set = svgp_set,
+    .evidence = svgp_evidence,
+    .forget = svgp_forget,
+    .state_get = svgp_state_get,
+    .state_set = svgp_state_set,
+    .inducing_inputs = svgp_inducing_inputs,
+    .predict = svgp_predict,
+    .loo = svgp_loo,
+    .prob = svgp_mc_prob,
     .report = svgp_report,
 };
