@@ -20,6 +20,7 @@
 #include "io/colnames.h"
 #include "io/matio.h"
 #include "methods/model.h"
+#include "sparse/mprobit-lik.h"
 #include "sparse/svgp.h"
 
 static void usage(void)
@@ -301,7 +302,7 @@ static void minibatch_settings(gpc_minibatch_opts *mb, const gpc_kernel *k, gpc_
     set->dim = gpc_rows_dim(rows);
     set->cases = gpc_rows_count(rows);
     gpc_cli_check(gpc_rows_hash(rows, y, &set->data_hash));
-    set->latent = 1;
+    set->latent = mb->latent;
     set->batch = mb->train.batch;
     set->seed = mb->train.seed;
     set->rho = mb->train.rho;
@@ -356,14 +357,22 @@ static void fit_minibatch(options *o, gpc_kernel *k, const gpc_train_data *data,
         mb->train.batch = (size_t)n;
     mb->inducing = o->inducing ? o->inducing : 200;
     mb->stop = gpc_cli_stop_signal;
+    mb->latent = gpc_model_latent(m);
     minibatch_settings(mb, k, rows, data->labels, m->lik, fixed);
     gpc_info(1, "fitting '%s' and q on %llu inducing inputs to %llu cases by minibatches of "
              "%zu, %llu epochs", gpc_kernel_spec(k),
              (unsigned long long)(mb->inducing < n ? mb->inducing : n), (unsigned long long)n,
              mb->train.batch, (unsigned long long)mb->epochs);
     gpc_cli_catch_stop_signals();
+    gpc_shard_mprobit mp = {NULL};
+    mb->lik = (gpc_svgp_lik){gpc_shard_binary_lik, &m->lik};
+    if (m->lik == GPC_LIK_MPROBIT) {
+        mp.rule = gpc_mprobit_rule_alloc(m->nclasses);
+        mb->lik = (gpc_svgp_lik){gpc_shard_mprobit_lik, &mp};
+    }
     gpc_minibatch_result r;
-    gpc_cli_check(gpc_minibatch_fit(k, data, m->lik, mb, &r));
+    gpc_cli_check(gpc_minibatch_fit(k, data, mb, &r));
+    gpc_mprobit_rule_free(mp.rule);
     gpc_train *t = r.train;
     if (r.stopped)
         minibatch_stopped(mb, t, model_out, params_out);

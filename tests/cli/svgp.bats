@@ -98,7 +98,7 @@ inducing_rows() {
     assert_failure 2
     assert_output --partial "logistic or the probit likelihood"
     awk '{ print NR % 3 + 1 }' y.txt > y3.txt
-    run gpc-fit -M svgp Xz.txt y3.txt
+    run gpc-fit -M svgp -l logistic Xz.txt y3.txt
     assert_failure 2
     assert_output --partial "binary"
     run gpc-hmc -M svgp Xz.txt y.txt
@@ -236,13 +236,24 @@ binary_data() {
     run gpc-fit -q -M svgp --inducing 12 --batch 40 --epochs 3 --checkpoint c.ckpt -m b.txt Xb.npy y01.npy
     assert_success
     assert_files_equal text.txt b.txt
-    # a third class in Y.npy, found as it is read
-    awk 'NR == 7 { print 2; next } { print }' y01.txt > y3.txt
+    # a third class in Y.npy: read whole, and the multiclass method fits it
+    awk 'NR % 7 == 0 { print 2; next } { print }' y01.txt > y3.txt
     gpc-scale -r id1.txt -F npy -o y3.npy y3.txt
-    run gpc-fit -M svgp --batch 40 -m c.txt Xb.npy y3.npy
-    assert_failure 3
-    assert_output --partial "case 7: a third class"
-    [ ! -e c.txt ] || fail "a model was written"
+    run gpc-fit -M svgp --inducing 8 --batch 40 --epochs 1 -m c.txt Xb.npy y3.npy
+    assert_success
+    assert_equal "$(model_value c.txt likelihood)" mprobit
+    assert_equal "$(awk '$1 == "classes" { print NF - 1 }' c.txt)" 3
+}
+
+@test "svgp --batch, three classes: the multinomial probit by minibatches predicts and continues from its checkpoint byte for byte" {
+    gpc-fit -q -M svgp --inducing 8 --batch 8 --epochs 4 --checkpoint w.ckpt -m whole.txt X3.txt y3.txt
+    gpc-fit -q -M svgp --inducing 8 --batch 8 --epochs 4 -T 1e-9 --checkpoint p.ckpt -m part.txt X3.txt y3.txt
+    run gpc-fit -q -M svgp --inducing 8 --batch 8 --epochs 4 --checkpoint p.ckpt -m part.txt X3.txt y3.txt
+    assert_success
+    assert_files_equal whole.txt part.txt
+    assert_equal "$(awk '$1 == "latent" { print $2 }' w.ckpt)" 3
+    gpc-predict -q -m whole.txt -c p -o p.txt Xt3.txt
+    assert_probs p.txt 3 30
 }
 
 # ---- multiclass: the multinomial probit -------------------------------------------

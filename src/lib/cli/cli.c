@@ -484,19 +484,26 @@ void gpc_cli_read_training(int argc, char **argv, gsl_matrix **X, char ***names,
     gpc_cli_check(gpc_labels_check_training(*labels, gpc_cli_name(ypath)));
 }
 
-/* Y as a .npy column of two numbers read in place: the classes' names
- * ("%.17g" of each, as the whole-file reader spells numbers). */
-static void stream_npy_labels(const char *ypath, gpc_cli_stream *s)
+/* Y as a .npy column of two numbers read in place, and the classes' names
+ * ("%.17g" of each, as the whole-file reader spells numbers); 0 when it is
+ * not that (more classes: the whole-file reader takes it). */
+static int stream_npy_labels(const char *ypath, gpc_cli_stream *s)
 {
     double neg, pos;
     char a[32], b[32];
-    gpc_cli_check(gpc_rows_open_npy(ypath, &s->y));
-    gpc_cli_check(gpc_rows_binary_classes(s->y, &neg, &pos));
+    if (gpc_rows_open_npy(ypath, &s->y) != GPC_OK)
+        return 0;
+    if (gpc_rows_binary_classes(s->y, &neg, &pos) != GPC_OK) {
+        gpc_rows_close(s->y);
+        s->y = NULL;
+        return 0;
+    }
     gpc_rows_map_binary(s->y, neg, pos);
     snprintf(a, sizeof a, "%.17g", neg);
     snprintf(b, sizeof b, "%.17g", pos);
     char *tok[2] = {a, b};
     s->labels = gpc_labels_of_tokens(tok, 2);
+    return 1;
 }
 
 void gpc_cli_stream_open(int argc, char **argv, int lik_named, gpc_method *method,
@@ -513,9 +520,10 @@ void gpc_cli_stream_open(int argc, char **argv, int lik_named, gpc_method *metho
     }
     const char *xpath = argv[optind], *ypath = argv[optind + 1];
     gpc_cli_check(gpc_rows_open_npy(xpath, &s->X));
-    if (gpc_rows_npy_in_place(ypath)) {
-        stream_npy_labels(ypath, s);
-    } else { /* labels as text: read whole (8 bytes a case) */
+    /* labels of two classes as numbers are read in place; more classes, or
+     * labels as text, are read whole (8 bytes a case) */
+    if (!gpc_method_get(*method)->latent || !gpc_rows_npy_in_place(ypath) ||
+        !stream_npy_labels(ypath, s)) {
         s->labels = gpc_cli_read_labels(ypath);
         gpc_cli_check(gpc_labels_check_training(s->labels, gpc_cli_name(ypath)));
         s->ymem = gpc_cli_class_vector(s->labels, lik_named, NULL, method, lik);

@@ -52,7 +52,7 @@ static int fresh(gpc_kernel *k, gpc_rows *rows, const gpc_minibatch_opts *o, gpc
     int st = candidates(rows, m, o->train.seed, &X);
     if (st != GPC_OK)
         return st;
-    gpc_train *t = gpc_train_alloc(1, m, gpc_rows_dim(rows), gpc_kernel_nparams(k));
+    gpc_train *t = gpc_train_alloc(o->latent, m, gpc_rows_dim(rows), gpc_kernel_nparams(k));
     st = gpc_inducing_kmeanspp(X, m, (unsigned long)o->train.seed, t->s->Z);
     gsl_matrix_free(X);
     memcpy(t->theta, gpc_kernel_params(k), t->nparams * sizeof *t->theta);
@@ -139,15 +139,15 @@ static void epoch_line(const gpc_progress *clock, gpc_train *t)
     t->epoch_steps = 0;
 }
 
-int gpc_minibatch_fit(gpc_kernel *k, const gpc_train_data *data, gpc_lik lik,
-                      const gpc_minibatch_opts *o, gpc_minibatch_result *r)
+int gpc_minibatch_fit(gpc_kernel *k, const gpc_train_data *data, const gpc_minibatch_opts *o,
+                      gpc_minibatch_result *r)
 {
     memset(r, 0, sizeof *r);
     int st = start(k, data->rows, o, r);
     if (st != GPC_OK)
         return st;
     gpc_train *t = r->train;
-    gpc_svgp_lik sl = {gpc_shard_binary_lik, &lik};
+    gpc_svgp_lik sl = o->lik;
     gpc_progress clock;
     gpc_progress_start(&clock, "epoch", (long)t->epoch, (long)o->epochs, gpc_progress_clock());
     clock.time_limit = o->time_limit;

@@ -10,13 +10,14 @@
 #include <stdint.h>
 
 #include "kernels/kernel.h"
-#include "liks/lik.h"
 #include "sparse/checkpoint.h"
 #include "sparse/rows.h"
 #include "sparse/train.h"
 
 typedef struct {
     gpc_train_opts train;
+    size_t latent;            /* latent functions: 1 (binary) or C */
+    gpc_svgp_lik lik;         /* the cases' likelihood (sparse/shard) */
     size_t inducing;          /* m (cut to the number of cases) */
     uint64_t epochs;          /* epochs in all, counting those of a checkpoint */
     double time_limit;        /* seconds; 0: none */
@@ -34,14 +35,14 @@ typedef struct {
     int resumed;        /* it began from the checkpoint */
 } gpc_minibatch_result;
 
-/* Fit the binary likelihood lik (logistic or probit) to the rows and
- * labels (-1/+1) of data, read a batch at a time, starting from k's
+/* Fit o->lik to the rows and labels of data (as the likelihood takes them:
+ * -1/+1, or class indices), read a batch at a time, starting from k's
  * hyperparameters.  The inducing inputs start at a k-means++ choice among
  * all rows up to 10000 of them (or 20 m), else among that many rows of a
  * seeded order.  GPC_EINPUT (message set) for rows or a checkpoint that
  * cannot be read, or a checkpoint of another run; GPC_ENUM for a step that
  * fails; the last checkpoint written stays. */
-int gpc_minibatch_fit(gpc_kernel *k, const gpc_train_data *data, gpc_lik lik,
-                      const gpc_minibatch_opts *o, gpc_minibatch_result *r);
+int gpc_minibatch_fit(gpc_kernel *k, const gpc_train_data *data, const gpc_minibatch_opts *o,
+                      gpc_minibatch_result *r);
 
 #endif
