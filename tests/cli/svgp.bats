@@ -282,3 +282,33 @@ binary_data() {
     run gpc-fit -M svgp -l softmax X3.txt y3.txt
     assert_failure 2
 }
+
+@test "svgp --batch --validation: the last epoch's held-out scores are gpc-score's of the model's predictions" {
+    run gpc-fit -M svgp --inducing 10 --batch 8 --epochs 3 --validation Xtz.txt \
+        --validation-labels yt.txt -m m.txt Xz.txt y.txt
+    assert_success
+    local note want
+    note=$(printf '%s\n' "$output" | sed -n 's/.*epoch 3 of 3.*held-out \(errors .*\), mean log predictive probability \(.*\)$/\1 \2/p')
+    [ -n "$note" ] || fail "no held-out note on the last epoch: $output"
+    want=$(gpc-predict -q -m m.txt Xtz.txt | gpc-score - yt.txt |
+        sed -n 's/^\(errors .*\), mean log predictive probability \([^,]*\),.*/\1 \2/p')
+    assert_equal "$note" "$want"
+    # three classes, every second epoch
+    run gpc-fit -M svgp --inducing 8 --batch 8 --epochs 4 --validate-every 2 --validation Xt3.txt \
+        --validation-labels yt3.txt -m m3.txt X3.txt y3.txt
+    assert_success
+    [ "$(printf '%s\n' "$output" | grep -c 'held-out errors')" -eq 2 ] || fail "$output"
+    note=$(printf '%s\n' "$output" | sed -n 's/.*epoch 4 of 4.*held-out \(errors .*\), mean log predictive probability \(.*\)$/\1 \2/p')
+    want=$(gpc-predict -q -m m3.txt Xt3.txt | gpc-score - yt3.txt |
+        sed -n 's/^\(errors .*\), mean log predictive probability \([^,]*\),.*/\1 \2/p')
+    assert_equal "$note" "$want"
+    run gpc-fit -M svgp --batch 8 --validation Xtz.txt Xz.txt y.txt
+    assert_failure 2
+    run gpc-fit -M svgp --batch 8 --validate-every 2 Xz.txt y.txt
+    assert_failure 2
+    printf 'cat\n' > bad.txt
+    head -n 1 Xtz.txt > x1.txt
+    run gpc-fit -M svgp --batch 8 --validation x1.txt --validation-labels bad.txt -m m.txt Xz.txt y.txt
+    assert_failure 3
+    assert_output --partial "bad.txt"
+}

@@ -128,13 +128,20 @@ static int save(const gpc_minibatch_opts *o, const gpc_kernel *k, const gpc_trai
 }
 
 /* After an epoch: its line (the mean of its steps' bound estimates, an
- * estimate of the bound over all rows), then its steps forgotten. */
-static void epoch_line(const gpc_progress *clock, gpc_train *t)
+ * estimate of the bound over all rows, and the note every note_every
+ * epochs), then its steps forgotten. */
+static void epoch_line(const gpc_progress *clock, gpc_train *t, gpc_kernel *k,
+                       const gpc_minibatch_opts *o)
 {
-    char head[256];
-    gpc_info(1, "%s: bound about %.10g",
+    char head[256], note[512] = "";
+    if (o->note && o->note_every && t->epoch % o->note_every == 0) {
+        o->note(o->note_ctx, t, k, note + 2, sizeof note - 2);
+        note[0] = ';';
+        note[1] = ' ';
+    }
+    gpc_info(1, "%s: bound about %.10g%s",
              gpc_progress_format(clock, (long)t->epoch, gpc_progress_clock(), head, sizeof head),
-             t->epoch_bound / (double)(t->epoch_steps ? t->epoch_steps : 1));
+             t->epoch_bound / (double)(t->epoch_steps ? t->epoch_steps : 1), note);
     t->epoch_bound = 0.0;
     t->epoch_steps = 0;
 }
@@ -157,7 +164,7 @@ int gpc_minibatch_fit(gpc_kernel *k, const gpc_train_data *data, const gpc_minib
         if ((st = gpc_train_step(t, k, data, sl, &o->train, &bound)) != GPC_OK)
             break;
         if (t->epoch != epoch) {
-            epoch_line(&clock, t);
+            epoch_line(&clock, t, k, o);
             st = save(o, k, t);
         }
         r->stopped = o->stop && o->stop();

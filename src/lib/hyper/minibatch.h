@@ -25,6 +25,12 @@ typedef struct {
     gpc_checkpoint_settings set; /* what a checkpoint records of the run (the
                                   * caller fills the data's hash and names) */
     int (*stop)(void);        /* nonzero when a signal asked the run to stop */
+    /* after every note_every-th epoch (0: never): note writes text (a
+     * held-out score) into buf of size bytes, appended to the epoch's
+     * line; ctx is note_ctx */
+    void (*note)(void *ctx, const gpc_train *t, gpc_kernel *k, char *buf, size_t size);
+    void *note_ctx;
+    uint64_t note_every;
 } gpc_minibatch_opts;
 
 typedef struct {
