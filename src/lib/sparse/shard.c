@@ -31,6 +31,7 @@ gpc_shard_stats *gpc_shard_stats_alloc(size_t m, size_t C, size_t dim, size_t np
     st->dtheta = gpc_mallocarray(nparams ? nparams : 1, sizeof *st->dtheta);
     st->dZ = gpc_matrix_alloc(m, dim);
     st->kernel_grads = 1;
+    st->input_grads = 1;
     gpc_shard_stats_zero(st);
     return st;
 }
@@ -178,8 +179,10 @@ static void add_kernel_grads(const gpc_kernel *k, const gsl_matrix *Z, const gsl
     gpc_kernel_diag_contract(k, Xb, a, ds);
     for (size_t j = 0; j < np; j++)
         st->dtheta[j] += ds[j];
-    gpc_kernel_cross_input_contract(k, Z, Xb, Abar, dZ);
-    gsl_matrix_add(st->dZ, dZ);
+    if (st->input_grads) {
+        gpc_kernel_cross_input_contract(k, Z, Xb, Abar, dZ);
+        gsl_matrix_add(st->dZ, dZ);
+    }
     gsl_matrix_free(Abar);
     gsl_matrix_free(dZ);
     free(a);

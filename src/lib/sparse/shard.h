@@ -44,6 +44,7 @@ typedef struct {
     int kernel_grads;  /* 1 (the default): sum dtheta and dZ; 0: leave them
                         * at 0, for steps that move q alone and need not
                         * pay for the kernel's derivatives */
+    int input_grads;   /* 1 (the default): sum dZ; 0: leave it at 0 (Z fixed) */
 } gpc_shard_stats;
 
 gpc_shard_stats *gpc_shard_stats_alloc(size_t m, size_t C, size_t dim, size_t nparams);

@@ -138,16 +138,19 @@ static int all_finite(const double *x, size_t count)
 /* The bound's estimate and gradient on the b rows of Xb: dM, dS, and the
  * gradient in (theta, Z) into g (nparams + m dim). */
 static int batch_gradient(gpc_train *t, const gpc_kernel *k, const gsl_matrix *Xb,
-                          const double *yb, gpc_svgp_lik lik, double scale, double *bound,
-                          gsl_matrix *dM, gsl_matrix **dS, double *g)
+                          const double *yb, gpc_svgp_lik lik, double scale, int fix_inducing,
+                          double *bound, gsl_matrix *dM, gsl_matrix **dS, double *g)
 {
     gpc_svgp *s = t->s;
     size_t np = t->nparams;
     gpc_shard_stats *st = gpc_shard_stats_alloc(s->m, s->C, s->dim, np);
     gsl_matrix_view dZ = gsl_matrix_view_array(g + np, s->m, s->dim);
+    st->input_grads = !fix_inducing; /* Z fixed: its gradient is not needed */
+    gsl_matrix_set_zero(&dZ.matrix);
     int rc = gpc_shard_add_rows(k, s->Z, s->L, s->M, s->S, Xb, yb, 0, lik.fn, lik.ctx, st);
     if (rc == GPC_OK)
-        rc = gpc_bound_eval(k, s->Z, s->L, s->M, s->S, st, scale, bound, dM, dS, g, &dZ.matrix);
+        rc = gpc_bound_eval(k, s->Z, s->L, s->M, s->S, st, scale, bound, dM, dS, g,
+                            fix_inducing ? NULL : &dZ.matrix);
     if (rc == GPC_OK && !(isfinite(*bound) && all_finite(g, np + s->m * s->dim)))
         rc = gpc_fail(GPC_ENUM, "the bound or its gradient is not finite at step %llu: "
                       "try a smaller --learning-rate", (unsigned long long)t->step + 1);
@@ -175,7 +178,8 @@ int gpc_train_step(gpc_train *t, gpc_kernel *k, const gpc_train_data *d, gpc_svg
     if (rc == GPC_OK)
         rc = gpc_svgp_factor(s, k);
     if (rc == GPC_OK)
-        rc = batch_gradient(t, k, Xb, yb, lik, (double)n / (double)b, bound, dM, dS, g);
+        rc = batch_gradient(t, k, Xb, yb, lik, (double)n / (double)b, o->fix_inducing, bound,
+                            dM, dS, g);
     /* the step count in the schedule: T steps make an epoch */
     if (rc == GPC_OK)
         rc = natural_step(s, dM, dS, o->rho / sqrt(1.0 + (double)t->step / (double)T));
