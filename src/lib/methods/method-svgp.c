@@ -12,14 +12,19 @@
 
 #include <stdlib.h>
 
+#include <omp.h>
+
 #include "base/alloc.h"
 #include "base/err.h"
+#include "base/parallel.h"
 #include "liks/mprobit.h"
 #include "sparse/inducing.h"
 #include "sparse/mprobit-lik.h"
 #include "sparse/svgp.h"
 
 #define DEFAULT_INDUCING 200
+/* cases x classes from which the predictions' integrals run on threads */
+#define PROB_PARALLEL_MIN_WORK 1500
 #define DEFAULT_TOL 1e-10
 #define MAX_STEPS 1000
 
@@ -29,6 +34,8 @@ typedef struct {
     double tol;
     gpc_lik lik;
     gpc_shard_mprobit mp; /* the multinomial probit's integrals (multiclass) */
+    gpc_mprobit_rule **thread_rule; /* one per thread, for the predictions */
+    int nthreads;
     gpc_svgp *s;   /* NULL until the first fit or state_set */
     gpc_svgp_fit_result last;
 } svgp_ws;
@@ -69,8 +76,13 @@ static void *svgp_alloc(size_t n, size_t C, const gpc_kernel *k, int gradient, g
     svgp_ws *w = gpc_calloc(1, sizeof *w);
     w->n = n;
     w->latent = lik == GPC_LIK_MPROBIT ? C : 1;
-    if (lik == GPC_LIK_MPROBIT)
+    if (lik == GPC_LIK_MPROBIT) {
         w->mp.rule = gpc_mprobit_rule_alloc(C);
+        w->nthreads = gpc_parallel_max_threads();
+        w->thread_rule = gpc_mallocarray((size_t)w->nthreads, sizeof *w->thread_rule);
+        for (int t = 0; t < w->nthreads; t++)
+            w->thread_rule[t] = gpc_mprobit_rule_alloc(C);
+    }
     w->m_want = DEFAULT_INDUCING;
     w->tol = DEFAULT_TOL;
     w->lik = lik;
@@ -97,6 +109,9 @@ static void svgp_free(void *ws)
     svgp_ws *w = ws;
     gpc_svgp_free(w->s);
     gpc_mprobit_rule_free(w->mp.rule);
+    for (int t = 0; t < w->nthreads; t++)
+        gpc_mprobit_rule_free(w->thread_rule[t]);
+    free(w->thread_rule);
     free(w);
 }
 
@@ -210,17 +225,27 @@ static int svgp_mc_prob(void *ws, gpc_lik lik, double eps, const gsl_matrix *mea
                         const gsl_matrix *cov, int plugin, gsl_matrix *p)
 {
     svgp_ws *w = ws;
-    size_t C = mean->size2;
+    size_t C = mean->size2, m = mean->size1;
     (void)lik;
     (void)eps;
-    double *nu2 = gpc_mallocarray(C, sizeof *nu2);
-    for (size_t i = 0; i < mean->size1; i++) {
-        for (size_t c = 0; c < C; c++)
-            nu2[c] = 1.0 + (plugin ? 0.0 : gsl_matrix_get(cov, i, c * C + c));
-        gpc_mprobit_probs(w->mp.rule, gsl_matrix_const_ptr(mean, i, 0), nu2,
-                          gsl_matrix_ptr(p, i, 0));
+    /* each case by one thread with its own rule: the same bits on any
+     * number of threads */
+    int now = gpc_parallel_threads(), threads = m * C >= PROB_PARALLEL_MIN_WORK
+                                                    ? (now < w->nthreads ? now : w->nthreads)
+                                                    : 1;
+#pragma omp parallel num_threads(threads) if (threads > 1)
+    {
+        gpc_mprobit_rule *rule = w->thread_rule[omp_get_thread_num()];
+        double *nu2 = gpc_mallocarray(C, sizeof *nu2);
+#pragma omp for schedule(dynamic, 8)
+        for (size_t i = 0; i < m; i++) {
+            for (size_t c = 0; c < C; c++)
+                nu2[c] = 1.0 + (plugin ? 0.0 : gsl_matrix_get(cov, i, c * C + c));
+            gpc_mprobit_probs(rule, gsl_matrix_const_ptr(mean, i, 0), nu2,
+                              gsl_matrix_ptr(p, i, 0));
+        }
+        free(nu2);
     }
-    free(nu2);
     return GPC_OK;
 }
 
