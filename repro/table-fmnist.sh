@@ -1,0 +1,43 @@
+#!/bin/sh
+# Fashion-MNIST (Xiao, Rasul & Vollgraf 2017; Debian's dataset-fashion-mnist):
+# 60000 training and 10000 test images of 784 pixels (scaled to [0, 1]) in
+# 10 classes, by the sparse variational method with the multinomial probit
+# (gpc-fit -M svgp, one latent function per class) through M inducing inputs
+# (default 500) chosen by k-means++ and kept there, the squared exponential
+# kernel with one length scale (its two hyperparameters by Adam), minibatches
+# of 256 for EPOCHS epochs (default 5), the images read a batch at a time
+# from .npy files.  Prints the test errors, the mean log predictive
+# probability of the true class, the bound over the training images, and
+# the times of the fit and of the predictions; the epochs' lines, with the
+# held-out score of the first 1000 test images after each, are in
+# repro/out/fmnist/fit.log.
+set -eu
+cd "$(dirname "$0")/.."
+PATH="$PWD/bin:$PATH"
+out=repro/out/fmnist
+mkdir -p "$out"
+M=${M:-500}
+EPOCHS=${EPOCHS:-5}
+[ -s "$out/X-test.npy" ] || /usr/bin/python3 repro/fmnist-npy.py "$out" > /dev/null
+# the first 1000 test images, for the epochs' held-out lines
+/usr/bin/python3 -c '
+import numpy as np, sys
+d = sys.argv[1]
+np.save(d + "/X-val.npy", np.load(d + "/X-test.npy")[:1000])
+np.save(d + "/y-val.npy", np.load(d + "/y-test.npy")[:1000])' "$out"
+
+t0=$(date +%s.%N)
+gpc-fit -M svgp -k se --inducing "$M" --fix-inducing --batch 256 --epochs "$EPOCHS" \
+    --validation "$out/X-val.npy" --validation-labels "$out/y-val.npy" \
+    --checkpoint "$out/fit.ckpt" -m "$out/model.txt" \
+    "$out/X-train.npy" "$out/y-train.npy" 2> "$out/fit.log"
+t1=$(date +%s.%N)
+gpc-predict -q -m "$out/model.txt" -o "$out/pred.txt" "$out/X-test.npy"
+t2=$(date +%s.%N)
+score=$(gpc-score "$out/pred.txt" "$out/y-test.npy")
+bound=$(awk '$1 == "log_evidence" { print $2 }' "$out/model.txt")
+echo "Fashion-MNIST, -M svgp (multinomial probit), se kernel, $M inducing inputs, batches of 256, $EPOCHS epochs"
+echo "test: $score"
+awk -v b="$bound" -v a="$t0" -v f="$t1" -v p="$t2" 'BEGIN {
+    printf "bound over the 60000 training images %.6g; fit %.0f s, predictions of 10000 images %.0f s\n",
+        b, f - a, p - f }'
