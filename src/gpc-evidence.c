@@ -39,6 +39,9 @@ static void usage(void)
            "      --inducing=M         with svgp: the number of inducing inputs, chosen among\n"
            "                           the cases by k-means++ (default 200, or all cases if\n"
            "                           fewer), the same for every row of --grid\n"
+           "      --inducing-inputs=FILE  with svgp: these inducing inputs instead, a matrix\n"
+           "                           of the inputs' columns or an svgp model's (for the\n"
+           "                           bound of a fitted model at other hyperparameters)\n"
            "  -S, --seed=N             with svgp: the seed of that choice (default 1)\n"
            "      --damping=D          with ep: damped site updates, 0 < D <= 1 (default 1)\n"
            "      --label-noise=EPS    with ep: each label flipped with probability EPS,\n"
@@ -69,7 +72,7 @@ static void usage(void)
 }
 
 enum { OPT_DAMPING = 256, OPT_LABEL_NOISE, OPT_TOL, OPT_PER_CLASS, OPT_MULTICLASS,
-       OPT_INDUCING };
+       OPT_INDUCING, OPT_INDUCING_INPUTS };
 
 static const struct option long_options[] = {
     {"kernel", required_argument, NULL, 'k'},
@@ -81,6 +84,7 @@ static const struct option long_options[] = {
     {"per-class", no_argument, NULL, OPT_PER_CLASS},
     {"multiclass", required_argument, NULL, OPT_MULTICLASS},
     {"inducing", required_argument, NULL, OPT_INDUCING},
+    {"inducing-inputs", required_argument, NULL, OPT_INDUCING_INPUTS},
     {"seed", required_argument, NULL, 'S'},
     {"params", required_argument, NULL, 'p'},
     {"params-file", required_argument, NULL, 'H'},
@@ -100,6 +104,7 @@ int main(int argc, char **argv)
     int no_grad = 0, tol_set = 0, per_class = 0, c;
     double damping = 1.0, label_noise = 0.0, tol = 0.0;
     size_t inducing = 0; /* 0: the method's default */
+    const char *inducing_path = NULL;
     unsigned long seed = 1;
     gpc_format fmt = GPC_FMT_TEXT;
     gpc_cli_init(argc, argv);
@@ -110,6 +115,7 @@ int main(int argc, char **argv)
         case 'k': kspec = optarg; break;
         case OPT_PER_CLASS: per_class = 1; break;
         case OPT_MULTICLASS: multiclass = optarg; break;
+        case OPT_INDUCING_INPUTS: inducing_path = optarg; break;
         case OPT_INDUCING: inducing = (size_t)gpc_cli_long("--inducing", optarg, 1, 1000000000); break;
         case 'S': seed = (unsigned long)gpc_cli_long("--seed", optarg, 0, 4294967295L); break;
         case 'l': likname = optarg; break;
@@ -134,6 +140,7 @@ int main(int argc, char **argv)
         gpc_cli_usage("%s gives no evidence; use -M ep (or tap)", gpc_method_get(method)->title);
     gpc_cli_stdin_claim("-H", params_file);
     gpc_cli_stdin_claim("--grid", grid_path);
+    gpc_cli_stdin_claim("--inducing-inputs", inducing_path);
     gpc_cli_stdin_claim_training(argc, argv);
     gpc_output *output = gpc_cli_output(out);
     gsl_matrix *X;
@@ -143,7 +150,6 @@ int main(int argc, char **argv)
     gsl_vector *y = gpc_cli_class_vector(labels, likname != NULL, multiclass, &method, &lik);
     gpc_kernel *k = gpc_cli_class_kernel(kspec, per_class, labels, method, X, names,
                                          argv[optind], params_file, params);
-    gpc_colnames_free(names);
     size_t p = gpc_kernel_nparams(k);
     gsl_matrix *grid;
     if (grid_path) {
@@ -155,7 +161,8 @@ int main(int argc, char **argv)
 
     gpc_evidence *ev = gpc_cli_evidence(k, X, y, labels->nclasses, lik, method, !no_grad);
     gpc_cli_damping(ev, damping);
-    gpc_cli_inducing(ev, k, inducing, seed);
+    gpc_cli_inducing(ev, k, inducing, inducing_path, names, seed);
+    gpc_colnames_free(names);
     gpc_cli_label_noise(ev, label_noise);
     if (tol_set && gpc_evidence_set_tol(ev, tol) != GPC_OK)
         gpc_cli_usage("%s", gpc_errmsg());

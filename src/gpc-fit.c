@@ -49,6 +49,8 @@ static void usage(void)
            "      --inducing=M         with svgp: the number of inducing inputs, chosen among\n"
            "                           the cases by k-means++ seeded with --seed (default 200,\n"
            "                           or the number of cases if fewer)\n"
+           "      --inducing-inputs=FILE  with svgp (not --batch): these inducing inputs, a\n"
+           "                           matrix of the inputs' columns or an svgp model's\n"
            "      --batch=B            with svgp: fit by minibatches of B cases (natural steps\n"
            "                           for the approximation, Adam for the hyperparameters\n"
            "                           and the inducing inputs) instead of all cases at once\n"
@@ -110,7 +112,7 @@ enum { OPT_PRIOR_MEAN = 256, OPT_PRIOR_SD, OPT_MAX_ITER, OPT_DAMPING, OPT_LABEL_
        OPT_SAMPLES,
        OPT_PER_CLASS, OPT_MULTICLASS, OPT_INDUCING, OPT_BATCH, OPT_EPOCHS, OPT_LR, OPT_RHO,
        OPT_FIX_INDUCING, OPT_CHECKPOINT, OPT_VALIDATION, OPT_VALIDATION_LABELS,
-       OPT_VALIDATE_EVERY };
+       OPT_VALIDATE_EVERY, OPT_INDUCING_INPUTS };
 
 static const struct option long_options[] = {
     {"kernel", required_argument, NULL, 'k'},
@@ -123,6 +125,7 @@ static const struct option long_options[] = {
     {"samples", required_argument, NULL, OPT_SAMPLES},
     {"per-class", no_argument, NULL, OPT_PER_CLASS},
     {"inducing", required_argument, NULL, OPT_INDUCING},
+    {"inducing-inputs", required_argument, NULL, OPT_INDUCING_INPUTS},
     {"batch", required_argument, NULL, OPT_BATCH},
     {"epochs", required_argument, NULL, OPT_EPOCHS},
     {"learning-rate", required_argument, NULL, OPT_LR},
@@ -153,6 +156,7 @@ typedef struct {
     double damping, tol;
     int tol_set, per_class, samples_set;
     size_t inducing; /* 0: the method's default */
+    const char *inducing_inputs; /* --inducing-inputs FILE, or NULL */
     gpc_minibatch_opts mb; /* --batch and its settings; train.batch 0: not by minibatches */
     const char *mb_option; /* the last option that needs --batch, for the message */
     const char *validation, *validation_labels; /* held-out inputs and labels */
@@ -192,6 +196,8 @@ static void check_minibatch_options(const options *o)
                       "not -O %s", o->how);
     if (o->robust.opt.restarts)
         gpc_cli_usage("--restarts are for the full-batch fit; --batch makes one run");
+    if (o->inducing_inputs)
+        gpc_cli_usage("--inducing-inputs is for the full-batch fit; --batch chooses its own");
     if (!o->validation != !o->validation_labels)
         gpc_cli_usage("--validation and --validation-labels go together");
     if (o->mb.note_every && !o->validation)
@@ -217,6 +223,7 @@ static void parse_options(int argc, char **argv, options *o)
         case OPT_INDUCING:
             o->inducing = (size_t)gpc_cli_long("--inducing", optarg, 1, 1000000000);
             break;
+        case OPT_INDUCING_INPUTS: o->inducing_inputs = optarg; break;
         case OPT_BATCH:
             o->mb.train.batch = (size_t)gpc_cli_long("--batch", optarg, 1, 1000000000);
             break;
@@ -528,6 +535,7 @@ int main(int argc, char **argv)
     if (!strcmp(o.how, "is") && (o.fix || o.robust.mode != GPC_ROBUST_FIXED))
         gpc_cli_usage("-O is samples every hyperparameter: --fix and label noise do not apply");
     gpc_cli_stdin_claim("-H", o.params_file);
+    gpc_cli_stdin_claim("--inducing-inputs", o.inducing_inputs);
     gpc_cli_stdin_claim_training(argc, argv);
     gpc_output *model_out = gpc_cli_output(o.model);
     gpc_output *params_out = o.params_out ? gpc_cli_output(o.params_out) : NULL;
@@ -553,7 +561,7 @@ int main(int argc, char **argv)
     gpc_evidence *ev = gpc_cli_evidence(k, X, y, labels->nclasses, lik, method,
                                         o.robust.optimize);
     gpc_cli_damping(ev, o.damping);
-    gpc_cli_inducing(ev, k, o.inducing, o.robust.opt.seed);
+    gpc_cli_inducing(ev, k, o.inducing, o.inducing_inputs, names, o.robust.opt.seed);
     gpc_cli_label_noise(ev, o.robust.eps);
     if (o.tol_set && gpc_evidence_set_tol(ev, o.tol) != GPC_OK)
         gpc_cli_usage("%s", gpc_errmsg());

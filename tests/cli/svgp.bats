@@ -312,3 +312,23 @@ binary_data() {
     assert_failure 3
     assert_output --partial "bad.txt"
 }
+
+@test "svgp: gpc-evidence at a model's inducing inputs and hyperparameters gives the model's bound" {
+    gpc-fit -q -M svgp --inducing 12 -m m.txt -P m.params Xz.txt y.txt
+    run gpc-evidence -q -n -M svgp --inducing-inputs m.txt -H m.params Xz.txt y.txt
+    assert_success
+    assert_close "$output" "$(model_value m.txt log_evidence)" 1e-9
+    # the same inducing inputs as a matrix of the inputs' columns
+    awk '$1 == "inducing" { n = $2; next } n > 0 && !/^#/ { for (j = 14; j <= NF; j++) printf "%s%s", $j, (j < NF ? " " : "\n"); n-- }' m.txt > Z.txt
+    assert_shape Z.txt 12 7
+    run gpc-evidence -q -n -M svgp --inducing-inputs Z.txt -H m.params Xz.txt y.txt
+    assert_success
+    assert_close "$output" "$(model_value m.txt log_evidence)" 1e-9
+    run gpc-evidence -M laplace --inducing-inputs Z.txt Xz.txt y.txt
+    assert_failure 2
+    run gpc-evidence -M svgp --inducing 5 --inducing-inputs Z.txt Xz.txt y.txt
+    assert_failure 2
+    cut -d' ' -f1-6 Z.txt > Z6.txt
+    run gpc-evidence -M svgp --inducing-inputs Z6.txt Xz.txt y.txt
+    assert_failure 3
+}

@@ -669,10 +669,44 @@ void gpc_cli_end_by_signal(int sig)
     _exit(128 + sig); /* not reached: the default action ends the process */
 }
 
-void gpc_cli_inducing(gpc_evidence *ev, const gpc_kernel *k, size_t m, unsigned long seed)
+/* The inducing inputs of FILE: a model of an inducing method (its
+ * inducing block), or a matrix of the inputs' columns. */
+static gsl_matrix *read_inducing_inputs(const char *path, char *const *names, size_t dim)
 {
+    char head[16] = "";
+    FILE *f = strcmp(path, "-") != 0 ? fopen(path, "r") : NULL;
+    if (f) {
+        if (!fgets(head, sizeof head, f))
+            head[0] = '\0';
+        fclose(f);
+    }
+    if (strncmp(head, "gpc-model", 9) != 0)
+        return gpc_cli_read_inputs_for(path, names, dim, "inducing inputs");
+    gpc_model *m;
+    gpc_cli_check(gpc_model_read(path, &m));
+    if (!gpc_model_method(m)->inducing || m->X->size2 != dim)
+        gpc_die(GPC_EINPUT, "%s: a model of %s on %zu inputs, not of inducing inputs for %zu",
+                gpc_cli_name(path), gpc_model_method(m)->title, m->X->size2, dim);
+    gsl_matrix *Z = gpc_matrix_alloc(m->X->size1, dim);
+    gsl_matrix_memcpy(Z, m->X);
+    gpc_model_free(m);
+    return Z;
+}
+
+void gpc_cli_inducing(gpc_evidence *ev, const gpc_kernel *k, size_t m, const char *path,
+                      char *const *names, unsigned long seed)
+{
+    if (m && path)
+        gpc_cli_usage("--inducing and --inducing-inputs exclude each other");
+    if (path && !ev->ops->inducing)
+        gpc_cli_usage("--inducing-inputs applies to -M svgp");
     if (gpc_evidence_set_inducing(ev, m, seed) != GPC_OK)
         gpc_cli_usage("%s", gpc_errmsg());
+    if (path) {
+        gsl_matrix *Z = read_inducing_inputs(path, names, gpc_kernel_dim(k));
+        gpc_cli_check(gpc_evidence_set_inducing_inputs(ev, Z));
+        gsl_matrix_free(Z);
+    }
     if (ev->ops->inducing && gpc_kernel_has_gram(k))
         gpc_cli_usage("a gram term's columns hold the similarities to the training cases, "
                       "and %s predicts through inducing inputs instead: compute the kernel "

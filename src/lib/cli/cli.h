@@ -212,9 +212,13 @@ void gpc_cli_stream_open(int argc, char **argv, int lik_named, gpc_method *metho
 void gpc_cli_stream_close(gpc_cli_stream *s);
 
 /* Set an inducing method's number of inducing inputs (0: its default) and
- * the seed of their choice (usage error for m > 0 with another method, and
- * for a kernel with a gram term, whose columns hold the training cases). */
-void gpc_cli_inducing(gpc_evidence *ev, const gpc_kernel *k, size_t m, unsigned long seed);
+ * the seed of their choice, or its inducing inputs themselves from path
+ * (non-NULL): a model file of an inducing method (its inducing block) or a
+ * matrix of the inputs' columns (names, as the training inputs have them).
+ * Usage error for m > 0 or path with another method, both at once, and a
+ * kernel with a gram term, whose columns hold the training cases. */
+void gpc_cli_inducing(gpc_evidence *ev, const gpc_kernel *k, size_t m, const char *path,
+                      char *const *names, unsigned long seed);
 /* Set EP's label-flip probability (usage error outside [0, 1/2) or without EP). */
 void gpc_cli_label_noise(gpc_evidence *ev, double eps);
 

@@ -64,6 +64,17 @@ int gpc_evidence_set_inducing(gpc_evidence *e, size_t m, unsigned long seed)
     return e->ops->set(e->ws, GPC_SET_SEED, (double)seed);
 }
 
+int gpc_evidence_set_inducing_inputs(gpc_evidence *e, const gsl_matrix *Z)
+{
+    if (!e->ops->inducing)
+        return gpc_fail(GPC_EUSAGE, "--inducing-inputs applies to -M svgp");
+    if (Z->size2 != e->X->size2)
+        return gpc_fail(GPC_EINPUT, "the inducing inputs have %zu columns, the inputs %zu",
+                        Z->size2, e->X->size2);
+    e->ops->set_inducing_inputs(e->ws, Z);
+    return GPC_OK;
+}
+
 const gsl_matrix *gpc_evidence_inducing_inputs(const gpc_evidence *e)
 {
     return e->ops->inducing ? e->ops->inducing_inputs(e->ws) : NULL;

@@ -49,6 +49,9 @@ int gpc_evidence_set_damping(gpc_evidence *e, double damping);
  * their choice; for another method nothing, or GPC_EUSAGE (message set)
  * if m is not 0. */
 int gpc_evidence_set_inducing(gpc_evidence *e, size_t m, unsigned long seed);
+/* An inducing method's inputs given (Z, m x dim) in place of its own
+ * choice; GPC_EUSAGE for another method, GPC_EINPUT for other columns. */
+int gpc_evidence_set_inducing_inputs(gpc_evidence *e, const gsl_matrix *Z);
 /* An inducing method's inputs after a fit (m x dim), else NULL. */
 const gsl_matrix *gpc_evidence_inducing_inputs(const gpc_evidence *e);
 

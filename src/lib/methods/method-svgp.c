@@ -171,6 +171,14 @@ static const gsl_matrix *svgp_inducing_inputs(const void *ws)
     return w->s ? w->s->Z : NULL;
 }
 
+static void svgp_set_inducing_inputs(void *ws, const gsl_matrix *Z)
+{
+    svgp_ws *w = ws;
+    gpc_svgp_free(w->s);
+    w->s = gpc_svgp_alloc(w->latent, Z->size1, Z->size2);
+    gsl_matrix_memcpy(w->s->Z, Z);
+}
+
 static void svgp_state_get(const void *ws, gsl_matrix *state)
 {
     gpc_svgp_state_get(((const svgp_ws *)ws)->s, state);
@@ -290,6 +298,7 @@ const gpc_method_ops gpc_method_svgp_ops = {
     .state_get = svgp_state_get,
     .state_set = svgp_state_set,
     .inducing_inputs = svgp_inducing_inputs,
+    .set_inducing_inputs = svgp_set_inducing_inputs,
     .predict = svgp_predict,
     .loo = svgp_loo,
     .prob = gpc_method_binary_prob,
@@ -316,6 +325,7 @@ const gpc_method_ops gpc_method_svgp_mc_ops = {
     .state_get = svgp_state_get,
     .state_set = svgp_state_set,
     .inducing_inputs = svgp_inducing_inputs,
+    .set_inducing_inputs = svgp_set_inducing_inputs,
     .predict = svgp_predict,
     .loo = svgp_loo,
     .prob = svgp_mc_prob,

@@ -114,6 +114,9 @@ typedef struct {
 
     /* An inducing method's inputs after a fit (m x dim), else NULL. */
     const gsl_matrix *(*inducing_inputs)(const void *ws);
+    /* An inducing method's inputs given (m x dim, copied) in place of its
+     * own choice; q starts afresh. */
+    void (*set_inducing_inputs)(void *ws, const gsl_matrix *Z);
 
     /* Latent means (m x L) and covariances (m x L*L, one row per case) at
      * the m rows of Xs, for the training inputs X and kernel k of the fit
