@@ -29,21 +29,26 @@
  * class's H_c, H_c' and H_c'' at the nodes is one discrete convolution of
  * L, L', L'' on the nodes' grid (refined when s_c is small) with the
  * Gaussian's weights, or, for s_c below 0.05, Gauss-Hermite (lse.c says
- * why either is exact to rounding).  The rule is fixed and its nodes move
- * smoothly with mu and s2, so central differences of E agree with the
- * returned derivatives.  E is computed about max_c mu_c, so
- * E(mu + a) = E(mu) + a to rounding.
+ * why either is exact to rounding).  The derivatives are the same rule
+ * applied to their own integrals, so they equal the derivatives of the
+ * computed E to within the rule's accuracy.  The rule is fixed: its nodes
+ * move smoothly with mu and s2, except that their count and the
+ * convolutions' lengths change in steps, where E moves by less than its
+ * error; central differences of E (steps of 1e-5 and more) agree with the
+ * returned derivatives to 1e-8 or better.  E is computed about max_c mu_c,
+ * so E(mu + a) = E(mu) + a to rounding.
  *
  * Accuracy.  Against adaptive quadrature of the exact one-dimensional form
- * at C = 2 (mu differences 0 to 50, s2 from 0 to 100 each), at most 4e-13
- * in E; against nested adaptive quadrature at C = 3 within 1e-12 (the
- * tests state what they hold it to).  At s2 = 0 it gives LSE(mu), dE/dmu =
- * p = softmax(mu) and dE/ds2_c = p_c (1 - p_c) / 2 to the same accuracy.
+ * at C = 2 (mean differences 0 to 50, s2 from 0 to 100 each) at most 4e-13
+ * in E and 1.2e-12 in its derivatives; against nested adaptive quadrature
+ * at C = 3 within 5e-14; the tests hold it to 1e-11.  At s2 = 0 it gives
+ * LSE(mu), dE/dmu = p = softmax(mu) and dE/ds2_c = p_c (1 - p_c) / 2 to the
+ * same accuracy.
  *
- * Cost.  About 170 + 60 max_c s_c nodes, and per class one convolution of
- * 2 * 9 s_c / h + 1 taps (at least 25) over them: a few microseconds per
- * class for s_c up to about 1 (lse.c's measurements), growing as s_c^2
- * beyond.  Not for s2 much above 1e2. */
+ * Cost.  About 150 + 60 max_c s_c nodes, and per class one convolution of
+ * 2 * 9 s_c / h_u + 1 taps over them: 8 us or so per class and case for s2
+ * up to about 1 (lse.c states the measurements), growing as s_c^2 beyond
+ * (2 ms at C = 10 with s2 near 90).  Meant for s2 up to about 1e2. */
 #ifndef GPC_LSE_H
 #define GPC_LSE_H
 
