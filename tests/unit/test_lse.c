@@ -379,11 +379,13 @@ static void check_bad_input(void)
     double e = expect(3, mu, s2, dm, ds);
     TEST_OK(isnan(e) && isnan(dm[0]) && isnan(ds[2]), "a negative variance gives NaN");
     s2[1] = 1;
-    mu[2] = INFINITY;
+    mu[2] = -INFINITY; /* a class that is never chosen: still refused */
     TEST_OK(isnan(expect(3, mu, s2, dm, ds)), "an infinite mean gives NaN");
     mu[2] = 2;
     s2[0] = NAN;
     TEST_OK(isnan(expect(3, mu, s2, dm, ds)), "a NaN variance gives NaN");
+    s2[0] = INFINITY;
+    TEST_OK(isnan(expect(3, mu, s2, dm, ds)) && isnan(ds[1]), "an infinite variance gives NaN");
 }
 
 static void report_cost(void)
