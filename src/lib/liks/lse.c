@@ -25,13 +25,20 @@
  * 1.1e-12; at C = 3 against nested adaptive quadrature 5e-14; at s2 = 0
  * 4e-13 from LSE(mu), softmax and softmax (1 - softmax) / 2.
  *
- * Cost measured on one core (2 shared cores of the development machine, -O2,
- * s2 between 0.1 and 0.9, |mu| <= 2): about 19, 26, 38, 83 and 390 us per
- * case at C = 2, 3, 5, 10 and 50, 8 us or so per class; about as much for
- * s2 near 1e-3 (Gauss-Hermite), four times as much for s2 up to 9 and thirty
- * times for s2 up to 90 (the convolutions' length grows with s).  The time
- * goes to the convolutions (2 * 9 s / h_u + 1 taps at each of the 150 to 250
- * nodes, three sums each) and the two exps per grid point. */
+ * GPC_LSE_TAIL = 12: at nodes where every point of a class's rule has
+ * u >= 12 its sums are taken from the cubic series of L, L', L'' in
+ * T = e^-u (the next term is below e^-48), which gives the same numbers as
+ * the rule in O(1) a node; the tail starting at 6 makes test_lse fail.
+ *
+ * Cost measured (CPU time on one core of the development machine, -O2,
+ * s2 between 0.1 and 0.9, |mu| <= 2): about 15, 19, 28, 60 and 280 us per
+ * case at C = 2, 3, 5, 10 and 50, some 6 us a class; with s2 between 1e-4
+ * and 1e-3 (Gauss-Hermite) 6.5, 10, 16, 30 and 160 us; between 1e-2 and
+ * 0.1, 9, 14, 21, 42 and 195 us; between 1 and 9, 67, 79, 101, 209 and
+ * 985 us; between 10 and 90, 0.45, 0.5, 0.54, 1.25 and 5.9 ms (the
+ * convolutions' length grows with s).  The time goes to the convolutions
+ * (2 * 9 s / h_u + 1 taps at each of the nodes left of the tail, three sums
+ * each) and the two exps per grid point. */
 #include "liks/lse.h"
 
 #include <math.h>
@@ -125,27 +132,55 @@ static void grow(gpc_lse_work *w, size_t len, size_t klen)
 static void class_values(gpc_lse_work *w, double x0, double h, size_t n, double mu, double s,
                          double *H, double *Hw, double *Hww)
 {
-    double vmax = GPC_LSE_RIGHT + GPC_LSE_SDS * s; /* beyond it H = 1 to rounding */
-    if (s < GPC_LSE_S_GH) {
+    int gh = s < GPC_LSE_S_GH;
+    size_t r = 1, K = 0, taps = GPC_LSE_NZ;
+    double hu = h, umax = s * w->t[GPC_LSE_NZ - 1]; /* the rule's points u and weights */
+    if (!gh) {
+        r = (size_t)ceil(h * GPC_LSE_SRES / s);
+        hu = h / (double)r;
+        K = (size_t)ceil(GPC_LSE_SDS * s / hu);
+        taps = 2 * K + 1;
+        umax = hu * (double)K;
+        grow(w, 0, taps);
+        for (size_t k = 0; k < taps; k++) {
+            double z = hu * ((double)k - (double)K) / s;
+            w->g[k] = hu / s * exp(-0.5 * z * z) / sqrt(2 * M_PI);
+        }
+    }
+    /* From node jt on, every point of the rule has u >= GPC_LSE_TAIL, where
+     * L, L', L'' are their cubic series in T = e^-u to 1e-20: the rule's sums
+     * are then sums of powers of e^-v times the moments S_m = sum weight *
+     * e^(m u) of its points, the same numbers in O(1) a node. */
+    double S[4] = {0, 0, 0, 0}, jtd = ceil((GPC_LSE_TAIL + umax + mu - x0) / h);
+    size_t jt = 3 * umax > 600 ? n : jtd <= 0 ? 0 : jtd >= (double)n ? n : (size_t)jtd;
+    for (size_t k = 0; k < taps && jt < n; k++) {
+        double u = gh ? s * w->t[k] : hu * ((double)k - (double)K), wt = gh ? w->w[k] : w->g[k];
+        for (int m = 0; m < 4; m++)
+            S[m] += wt * exp(m * u);
+    }
+    for (size_t j = jt; j < n; j++) {
+        double E1 = exp(-(x0 + h * (double)j - mu)), E2 = E1 * E1, E3 = E2 * E1;
+        H[j] = S[0] - E1 * S[1] + 0.5 * E2 * S[2] - E3 * S[3] / 6;
+        Hw[j] = E1 * S[1] - E2 * S[2] + 0.5 * E3 * S[3];
+        Hww[j] = -E1 * S[1] + 2 * E2 * S[2] - 1.5 * E3 * S[3];
+    }
+    if (jt == 0)
+        return;
+    if (gh) {
         /* T = exp(-u) at every node's NZ points, then L = exp(-T), by vector
          * exps; L' = T L and L'' = T (T - 1) L */
-        size_t len = n * GPC_LSE_NZ;
+        size_t len = jt * GPC_LSE_NZ;
         grow(w, len, 0);
         double *T = w->T, *e = w->E;
-        for (size_t j = 0; j < n; j++)
+        for (size_t j = 0; j < jt; j++)
             for (int i = 0; i < GPC_LSE_NZ; i++)
                 T[j * GPC_LSE_NZ + i] = -fmax(x0 + h * (double)j - mu - s * w->t[i], -50.0);
         gpc_exp_array(T, len);
         for (size_t i = 0; i < len; i++)
             e[i] = -T[i];
         gpc_exp_array(e, len);
-        for (size_t j = 0; j < n; j++) {
+        for (size_t j = 0; j < jt; j++) {
             double a = 0, b = 0, c = 0;
-            if (x0 + h * (double)j - mu > vmax) {
-                H[j] = 1.0;
-                Hw[j] = Hww[j] = 0.0;
-                continue;
-            }
             const double *tj = T + j * GPC_LSE_NZ, *ej = e + j * GPC_LSE_NZ;
             for (int i = 0; i < GPC_LSE_NZ; i++) {
                 double we = w->w[i] * ej[i];
@@ -159,17 +194,15 @@ static void class_values(gpc_lse_work *w, double x0, double h, size_t n, double 
         }
         return;
     }
-    size_t r = (size_t)ceil(h * GPC_LSE_SRES / s);
-    double hu = h / (double)r;
-    size_t K = (size_t)ceil(GPC_LSE_SDS * s / hu), len = (n - 1) * r + 2 * K + 1;
-    grow(w, len, 2 * K + 1);
+    size_t len = (jt - 1) * r + taps;
+    grow(w, len, taps);
     /* L, L' = T L, L'' = T (T - 1) L (T = e^-u) at u_i = x0 - mu + (i - K) hu
-     * by two vector exps over the grid.  L(x_j - mu - (k - K) hu) is grid point j r + 2K - k, and by the
-     * Gaussian's symmetry the weight of k is the weight of 2K - k, so
-     * H(x_j) = sum_k g_k L[j r + k]. */
+     * by two vector exps over the grid.  L(x_j - mu - (k - K) hu) is grid
+     * point j r + 2K - k, and by the Gaussian's symmetry the weight of k is
+     * the weight of 2K - k, so H(x_j) = sum_k g_k L[j r + k].  u is held
+     * above -50, where L, L' and L'' are 0 in doubles, so that T stays
+     * finite and T e = 0. */
     double *T = w->T, *e = w->E;
-    /* u is held above -50, where L, L' and L'' are 0 in doubles, so that T
-     * stays finite and T e = 0 */
     for (size_t i = 0; i < len; i++)
         T[i] = -fmax(x0 - mu + hu * ((double)i - (double)K), -50.0);
     gpc_exp_array(T, len);
@@ -181,19 +214,10 @@ static void class_values(gpc_lse_work *w, double x0, double h, size_t n, double 
         w->L1[i] = T[i] * e[i];
         w->L2[i] = T[i] * (T[i] - 1) * e[i];
     }
-    for (size_t k = 0; k <= 2 * K; k++) {
-        double u = hu * ((double)k - (double)K) / s;
-        w->g[k] = hu / s * exp(-0.5 * u * u) / sqrt(2 * M_PI);
-    }
-    for (size_t j = 0; j < n; j++) {
+    for (size_t j = 0; j < jt; j++) {
         double a = 0, b = 0, c = 0;
-        if (x0 + h * (double)j - mu > vmax) {
-            H[j] = 1.0;
-            Hw[j] = Hww[j] = 0.0;
-            continue;
-        }
         const double *l0 = w->L0 + j * r, *l1 = w->L1 + j * r, *l2 = w->L2 + j * r;
-        for (size_t k = 0; k <= 2 * K; k++) {
+        for (size_t k = 0; k < taps; k++) {
             a += w->g[k] * l0[k];
             b += w->g[k] * l1[k];
             c += w->g[k] * l2[k];

@@ -29,7 +29,8 @@
  * class's H_c, H_c' and H_c'' at the nodes is one discrete convolution of
  * L, L', L'' on the nodes' grid (refined when s_c is small) with the
  * Gaussian's weights, or, for s_c below 0.05, Gauss-Hermite (lse.c says
- * why either is exact to rounding).  The derivatives are the same rule
+ * why either is exact to rounding); far right of the class's mean, where
+ * L is 1 - e^-u + ..., the same sums by a series in O(1) a node.  The derivatives are the same rule
  * applied to their own integrals, so they equal the derivatives of the
  * computed E to within the rule's accuracy.  The rule is fixed: its nodes
  * move smoothly with mu and s2, except that their count and the
@@ -46,9 +47,10 @@
  * same accuracy.
  *
  * Cost.  About 150 + 60 max_c s_c nodes, and per class one convolution of
- * 2 * 9 s_c / h_u + 1 taps over them: 8 us or so per class and case for s2
- * up to about 1 (lse.c states the measurements), growing as s_c^2 beyond
- * (2 ms at C = 10 with s2 near 90).  Meant for s2 up to about 1e2. */
+ * 2 * 9 s_c / h_u + 1 taps over those left of its tail (at the others a
+ * series): some 6 us per class and case for s2 up to about 1, 60 us at
+ * C = 10 (lse.c states the measurements), growing as s_c^2 beyond (1.2 ms
+ * at C = 10 with s2 between 10 and 90).  Meant for s2 up to about 1e2. */
 #ifndef GPC_LSE_H
 #define GPC_LSE_H
 
@@ -62,6 +64,7 @@
 #define GPC_LSE_S_GH 0.05
 #define GPC_LSE_NZ 8
 #define GPC_LSE_SRES 1.4
+#define GPC_LSE_TAIL 12.0
 
 /* Scratch for one number of classes C, grown as needed by the calls and
  * reused; one per thread (calls on separate workspaces may run at once). */
