@@ -138,28 +138,18 @@ typedef struct {
 static double bound(problem *pr, gsl_matrix *dM, gsl_matrix **dS, double *dtheta, gsl_matrix *dZ)
 {
     size_t m = pr->Z->size1;
-    gsl_matrix *L = gsl_matrix_alloc(m, m), *p = gsl_matrix_alloc(NC, m), *Q[NC];
+    gsl_matrix *L = gsl_matrix_alloc(m, m);
     double jitter, elbo = NAN;
     if (gpc_inducing_factor(pr->k, pr->Z, L, &jitter) != GPC_OK || jitter != 0.0) {
         gsl_matrix_free(L);
-        gsl_matrix_free(p);
         return NAN;
     }
-    for (size_t c = 0; c < NC; c++) {
-        gsl_vector_const_view mc = gsl_matrix_const_row(pr->M, c);
-        gsl_vector_view pc = gsl_matrix_row(p, c);
-        Q[c] = gsl_matrix_alloc(m, m);
-        gpc_inducing_globals(L, &mc.vector, pr->S[c], &pc.vector, Q[c]);
-    }
     gpc_shard_stats *st = gpc_shard_stats_alloc(m, NC, pr->Z->size2, gpc_kernel_nparams(pr->k));
-    if (gpc_shard_add_rows(pr->k, pr->Z, p, Q, pr->X, pr->y, 0, gpc_shard_softmax_lik, pr->w,
-                           st) == GPC_OK)
-        gpc_bound_eval(pr->k, pr->Z, L, pr->M, pr->S, p, Q, st, 1.0, &elbo, dM, dS, dtheta, dZ);
+    if (gpc_shard_add_rows(pr->k, pr->Z, L, pr->M, pr->S, pr->X, pr->y, 0,
+                           gpc_shard_softmax_lik, pr->w, st) == GPC_OK)
+        gpc_bound_eval(pr->k, pr->Z, L, pr->M, pr->S, st, 1.0, &elbo, dM, dS, dtheta, dZ);
     gpc_shard_stats_free(st);
-    for (size_t c = 0; c < NC; c++)
-        gsl_matrix_free(Q[c]);
     gsl_matrix_free(L);
-    gsl_matrix_free(p);
     return elbo;
 }
 
@@ -407,21 +397,23 @@ static void check_shards(gsl_rng *r)
     size_t np = gpc_kernel_nparams(k);
     gpc_lse_work *w = gpc_lse_work_alloc(NC);
     gsl_matrix *Z = random_matrix(r, m, 2), *X = random_matrix(r, n, 2),
-               *p = random_matrix(r, NC, m), *Q[NC];
-    double *y = labels(r, X);
-    for (size_t c = 0; c < NC; c++) {
+               *M = random_matrix(r, NC, m), *L = gsl_matrix_alloc(m, m), *S[NC];
+    double *y = labels(r, X), jitter;
+    gpc_inducing_factor(k, Z, L, &jitter);
+    for (size_t c = 0; c < NC; c++) { /* S_c = 0.1 R R' + 0.2 I */
         gsl_matrix *R = random_matrix(r, m, m);
-        Q[c] = gsl_matrix_alloc(m, m); /* Q_c = -0.1 R R': variances stay positive */
-        gsl_blas_dgemm(CblasNoTrans, CblasTrans, -0.1, R, R, 0.0, Q[c]);
+        S[c] = gsl_matrix_alloc(m, m);
+        gsl_matrix_set_identity(S[c]);
+        gsl_blas_dgemm(CblasNoTrans, CblasTrans, 0.1, R, R, 0.2, S[c]);
         gsl_matrix_free(R);
     }
     gpc_shard_stats *all = gpc_shard_stats_alloc(m, NC, 2, np),
                     *a = gpc_shard_stats_alloc(m, NC, 2, np), *b = gpc_shard_stats_alloc(m, NC, 2, np);
     gsl_matrix_view top = gsl_matrix_submatrix(X, 0, 0, cut, 2),
                     rest = gsl_matrix_submatrix(X, cut, 0, n - cut, 2);
-    int rc = gpc_shard_add_rows(k, Z, p, Q, X, y, 0, gpc_shard_softmax_lik, w, all);
-    rc |= gpc_shard_add_rows(k, Z, p, Q, &top.matrix, y, 0, gpc_shard_softmax_lik, w, a);
-    rc |= gpc_shard_add_rows(k, Z, p, Q, &rest.matrix, y + cut, cut, gpc_shard_softmax_lik, w, b);
+    int rc = gpc_shard_add_rows(k, Z, L, M, S, X, y, 0, gpc_shard_softmax_lik, w, all);
+    rc |= gpc_shard_add_rows(k, Z, L, M, S, &top.matrix, y, 0, gpc_shard_softmax_lik, w, a);
+    rc |= gpc_shard_add_rows(k, Z, L, M, S, &rest.matrix, y + cut, cut, gpc_shard_softmax_lik, w, b);
     gpc_shard_stats_add(a, b);
     TEST_OK(rc == GPC_OK && a->rows == n, "two shards of %zu and %zu rows", cut, n - cut);
     TEST_CLOSE(stats_diff(a, all), 0, 0, 1e-13, "softmax: two shards add up to the statistics of "
@@ -429,20 +421,21 @@ static void check_shards(gsl_rng *r)
     /* a label that is no class */
     y[7] = 3.0;
     gpc_shard_stats_zero(all);
-    rc = gpc_shard_add_rows(k, Z, p, Q, X, y, 0, gpc_shard_softmax_lik, w, all);
+    rc = gpc_shard_add_rows(k, Z, L, M, S, X, y, 0, gpc_shard_softmax_lik, w, all);
     TEST_OK(rc == GPC_ENUM && strstr(gpc_errmsg(), "row 8") && all->rows == 0,
             "a label that is no class is refused, naming its row: %s", gpc_errmsg());
     y[7] = 0.5;
-    rc = gpc_shard_add_rows(k, Z, p, Q, X, y, 0, gpc_shard_softmax_lik, w, all);
+    rc = gpc_shard_add_rows(k, Z, L, M, S, X, y, 0, gpc_shard_softmax_lik, w, all);
     TEST_OK(rc == GPC_ENUM && all->rows == 0, "so is a label between classes");
     gpc_shard_stats_free(all);
     gpc_shard_stats_free(a);
     gpc_shard_stats_free(b);
     for (size_t c = 0; c < NC; c++)
-        gsl_matrix_free(Q[c]);
+        gsl_matrix_free(S[c]);
     gsl_matrix_free(Z);
     gsl_matrix_free(X);
-    gsl_matrix_free(p);
+    gsl_matrix_free(M);
+    gsl_matrix_free(L);
     free(y);
     gpc_kernel_free(k);
     gpc_lse_work_free(w);
