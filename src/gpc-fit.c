@@ -19,9 +19,11 @@
 #include "hyper/robust.h"
 #include "io/colnames.h"
 #include "io/matio.h"
+#include "liks/lse.h"
 #include "methods/model.h"
 #include "report/score.h"
 #include "sparse/mprobit-lik.h"
+#include "sparse/softmax-lik.h"
 #include "sparse/svgp.h"
 
 static void usage(void)
@@ -446,14 +448,19 @@ static void fit_minibatch(options *o, gpc_kernel *k, const gpc_train_data *data,
         mb->note_every = mb->note_every ? mb->note_every : 1;
     }
     gpc_shard_mprobit mp = {NULL};
+    gpc_lse_work *lse = NULL;
     mb->lik = (gpc_svgp_lik){gpc_shard_binary_lik, &m->lik};
     if (m->lik == GPC_LIK_MPROBIT) {
         mp.rule = gpc_mprobit_rule_alloc(m->nclasses);
         mb->lik = (gpc_svgp_lik){gpc_shard_mprobit_lik, &mp};
+    } else if (m->lik == GPC_LIK_SOFTMAX) {
+        lse = gpc_lse_work_alloc(m->nclasses);
+        mb->lik = (gpc_svgp_lik){gpc_shard_softmax_lik, lse};
     }
     gpc_minibatch_result r;
     gpc_cli_check(gpc_minibatch_fit(k, data, mb, &r));
     gpc_mprobit_rule_free(mp.rule);
+    gpc_lse_work_free(lse);
     gpc_train *t = r.train;
     if (r.stopped)
         minibatch_stopped(mb, t, model_out, params_out);
@@ -488,7 +495,7 @@ static void fit_minibatch(options *o, gpc_kernel *k, const gpc_train_data *data,
 static void main_minibatch(options *o, int argc, char **argv, gpc_method method, gpc_lik lik,
                            gpc_output *model_out, gpc_output *params_out)
 {
-    if (method != GPC_METHOD_SVGP)
+    if (!gpc_method_get(method)->inducing)
         gpc_cli_usage("--batch is for -M svgp, not %s", gpc_method_get(method)->title);
     gpc_cli_stream in;
     gpc_cli_stream_open(argc, argv, o->lik != NULL, &method, &lik, &in);

@@ -332,3 +332,16 @@ binary_data() {
     run gpc-evidence -M svgp --inducing-inputs Z6.txt Xz.txt y.txt
     assert_failure 3
 }
+
+@test "svgp -l softmax: the bound's gradient matches central differences; fits full-batch and by minibatches predict" {
+    evidence_fd X3.txt y3.txt se 'log_v0=0.5,log_w=-1' -M svgp -l softmax --inducing 8 --tol 1e-15
+    run gpc-fit -q -M svgp -l softmax --inducing 10 -m m.txt X3.txt y3.txt
+    assert_success
+    assert_equal "$(model_value m.txt likelihood)" softmax
+    gpc-predict -q -m m.txt -c p -o p.txt Xt3.txt
+    assert_probs p.txt 3 30
+    run gpc-fit -q -M svgp -l softmax --inducing 8 --batch 8 --epochs 3 -m mb.txt X3.txt y3.txt
+    assert_success
+    gpc-predict -q -m mb.txt -c p -o pb.txt Xt3.txt
+    assert_probs pb.txt 3 30
+}

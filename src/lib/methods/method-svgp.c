@@ -17,9 +17,12 @@
 #include "base/alloc.h"
 #include "base/err.h"
 #include "base/parallel.h"
+#include "liks/lse.h"
 #include "liks/mprobit.h"
+#include "methods/softmax.h"
 #include "sparse/inducing.h"
 #include "sparse/mprobit-lik.h"
+#include "sparse/softmax-lik.h"
 #include "sparse/svgp.h"
 
 #define DEFAULT_INDUCING 200
@@ -36,6 +39,8 @@ typedef struct {
     gpc_shard_mprobit mp; /* the multinomial probit's integrals (multiclass) */
     gpc_mprobit_rule **thread_rule; /* one per thread, for the predictions */
     int nthreads;
+    gpc_lse_work *lse;    /* the softmax's expectations (multiclass) */
+    gpc_softmax_rule *softmax_rule; /* its predictions, made at the first */
     gpc_svgp *s;   /* NULL until the first fit or state_set */
     gpc_svgp_fit_result last;
 } svgp_ws;
@@ -52,9 +57,9 @@ static size_t inducing_count(size_t n, size_t want) { return want < n ? want : n
 
 static int svgp_mc_check_lik(gpc_lik lik)
 {
-    if (lik != GPC_LIK_MPROBIT)
+    if (lik != GPC_LIK_MPROBIT && lik != GPC_LIK_SOFTMAX)
         return gpc_fail(GPC_EUSAGE, "the multiclass sparse variational method takes the "
-                        "multinomial probit likelihood (-l mprobit)");
+                        "multinomial probit (-l mprobit) or the softmax likelihood");
     return GPC_OK;
 }
 
@@ -65,6 +70,9 @@ static gpc_svgp_lik shard_lik(svgp_ws *w)
     if (w->lik == GPC_LIK_MPROBIT) {
         l.fn = gpc_shard_mprobit_lik;
         l.ctx = &w->mp;
+    } else if (w->lik == GPC_LIK_SOFTMAX) {
+        l.fn = gpc_shard_softmax_lik;
+        l.ctx = w->lse;
     }
     return l;
 }
@@ -75,7 +83,9 @@ static void *svgp_alloc(size_t n, size_t C, const gpc_kernel *k, int gradient, g
     (void)gradient;
     svgp_ws *w = gpc_calloc(1, sizeof *w);
     w->n = n;
-    w->latent = lik == GPC_LIK_MPROBIT ? C : 1;
+    w->latent = lik == GPC_LIK_MPROBIT || lik == GPC_LIK_SOFTMAX ? C : 1;
+    if (lik == GPC_LIK_SOFTMAX)
+        w->lse = gpc_lse_work_alloc(C);
     if (lik == GPC_LIK_MPROBIT) {
         w->mp.rule = gpc_mprobit_rule_alloc(C);
         w->nthreads = gpc_parallel_max_threads();
@@ -112,6 +122,8 @@ static void svgp_free(void *ws)
     for (int t = 0; t < w->nthreads; t++)
         gpc_mprobit_rule_free(w->thread_rule[t]);
     free(w->thread_rule);
+    gpc_lse_work_free(w->lse);
+    gpc_softmax_rule_free(w->softmax_rule);
     free(w);
 }
 
@@ -229,10 +241,32 @@ static int svgp_predict(const void *ws, const gpc_kernel *k, const gsl_matrix *X
 
 /* The multinomial probit's class probabilities: each auxiliary value's
  * variance is 1 plus its latent function's (1 alone at the mean, plug-in). */
+/* The softmax's class probabilities: averaged over the latent Gaussian by
+ * the rule the multiclass Laplace method predicts with, or softmax at the
+ * mean (plug-in). */
+static int softmax_prob(svgp_ws *w, const gsl_matrix *mean, const gsl_matrix *cov, int plugin,
+                        gsl_matrix *p)
+{
+    size_t C = mean->size2;
+    int st = GPC_OK;
+    if (!plugin && !w->softmax_rule)
+        w->softmax_rule = gpc_softmax_rule_alloc(C);
+    for (size_t i = 0; i < mean->size1 && st == GPC_OK; i++) {
+        if (plugin)
+            gpc_softmax_plugin(C, gsl_matrix_const_ptr(mean, i, 0), gsl_matrix_ptr(p, i, 0));
+        else
+            st = gpc_softmax_expect(w->softmax_rule, gsl_matrix_const_ptr(mean, i, 0),
+                                    gsl_matrix_const_ptr(cov, i, 0), gsl_matrix_ptr(p, i, 0));
+    }
+    return st;
+}
+
 static int svgp_mc_prob(void *ws, gpc_lik lik, double eps, const gsl_matrix *mean,
                         const gsl_matrix *cov, int plugin, gsl_matrix *p)
 {
     svgp_ws *w = ws;
+    if (w->lik == GPC_LIK_SOFTMAX)
+        return softmax_prob(w, mean, cov, plugin, p);
     size_t C = mean->size2, m = mean->size1;
     (void)lik;
     (void)eps;
