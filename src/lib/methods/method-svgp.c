@@ -6,8 +6,8 @@
  * inducing inputs, not to the training cases: per inducing input and
  * latent function, m_c's entry and S_c's row.  Two table entries: the
  * binary method (logistic, probit; one latent function) and the multiclass
- * one (the multinomial probit of Girolami & Rogers, one latent function
- * per class, with one kernel shared by the classes). */
+ * one (the multinomial probit of Girolami & Rogers, or the softmax; one
+ * latent function per class, with one kernel shared by the classes). */
 #include "methods/method.h"
 
 #include <stdlib.h>
@@ -49,7 +49,8 @@ static int svgp_check_lik(gpc_lik lik)
 {
     if (lik != GPC_LIK_LOGISTIC && lik != GPC_LIK_PROBIT)
         return gpc_fail(GPC_EUSAGE, "the sparse variational method takes the logistic or the "
-                        "probit likelihood");
+                        "probit likelihood (and for several classes the multinomial probit "
+                        "or the softmax)");
     return GPC_OK;
 }
 
