@@ -279,7 +279,7 @@ binary_data() {
     assert_probs p.txt 3 30
     run gpc-cv -q -K 3 -o cv.txt X3.txt y3.txt -- -M svgp --inducing 8
     assert_success
-    run gpc-fit -M svgp -l softmax X3.txt y3.txt
+    run gpc-fit -M svgp -l step X3.txt y3.txt
     assert_failure 2
 }
 
