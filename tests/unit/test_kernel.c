@@ -1186,6 +1186,56 @@ static void check_cross_input_contract(gsl_rng *r)
     }
 }
 
+/* A plain ard or se term's input derivatives go through one matrix
+ * product: they equal the pass over the pairs that the same term plus a
+ * bias (whose input derivative is 0) takes, and differences of the cross
+ * sum. */
+static void check_cross_input_sq_exp(gsl_rng *r)
+{
+    const char *plain[] = {"ard", "se"}, *summed[] = {"ard+bias", "se+bias"};
+    for (size_t sp = 0; sp < 2; sp++) {
+        size_t n = 5, m = 9, d = 4;
+        gsl_matrix *X = random_matrix(r, n, d), *Xs = random_matrix(r, m, d),
+                   *A = random_matrix(r, n, m), *d1 = gsl_matrix_alloc(n, d),
+                   *d2 = gsl_matrix_alloc(n, d);
+        gpc_kernel *k1, *k2;
+        gpc_kernel_parse(plain[sp], d, &k1);
+        gpc_kernel_parse(summed[sp], d, &k2);
+        size_t p = gpc_kernel_nparams(k1);
+        double th[8] = {0.3, -0.4, 0.2, -1.1, 0.5, 0.0, 0.0, 0.0};
+        gpc_kernel_set_params(k1, th);
+        th[p] = 0.7; /* the bias */
+        gpc_kernel_set_params(k2, th);
+        gpc_kernel_cross_input_contract(k1, X, Xs, A, d1);
+        gpc_kernel_cross_input_contract(k2, X, Xs, A, d2);
+        double e = 0.0, worst = 0.0;
+        for (size_t i = 0; i < n * d; i++)
+            e = fmax(e, fabs(d1->data[i] - d2->data[i]) / (1.0 + fabs(d2->data[i])));
+        TEST_CLOSE(e, 0, 0, 1e-14, "%s: the input derivatives by a matrix product equal the "
+                   "pass over the pairs", plain[sp]);
+        for (size_t a = 0; a < n; a++)
+            for (size_t l = 0; l < d; l++) {
+                double h = 1e-4, x0 = gsl_matrix_get(X, a, l), fd = 0.0;
+                static const double step[4] = {-2, -1, 1, 2}, coef[4] = {1, -8, 8, -1};
+                for (int i = 0; i < 4; i++) {
+                    gsl_matrix_set(X, a, l, x0 + step[i] * h);
+                    fd += coef[i] * cross_sum(k1, th, X, Xs, A) / (12 * h);
+                }
+                gsl_matrix_set(X, a, l, x0);
+                worst = fmax(worst, fabs(fd - gsl_matrix_get(d1, a, l)) /
+                                        (1.0 + fabs(gsl_matrix_get(d1, a, l))));
+            }
+        TEST_CLOSE(worst, 0, 0, 1e-8, "%s: and differences of the cross sum", plain[sp]);
+        gpc_kernel_free(k1);
+        gpc_kernel_free(k2);
+        gsl_matrix_free(X);
+        gsl_matrix_free(Xs);
+        gsl_matrix_free(A);
+        gsl_matrix_free(d1);
+        gsl_matrix_free(d2);
+    }
+}
+
 /* Above GPC_PARALLEL_MIN_ROWS rows the input derivatives run on threads:
  * each row must equal the same row computed alone (one row, no threads). */
 static void check_cross_input_parallel(gsl_rng *r)
@@ -1320,6 +1370,7 @@ int main(void)
     check_cross_contract(r, 9);
     check_cross_contract(r, 450); /* above GPC_PARALLEL_MIN_ROWS: blocks on threads */
     check_cross_input_contract(r);
+    check_cross_input_sq_exp(r);
     check_cross_input_parallel(r);
     check_known_values();
     check_discrete_values();
