@@ -508,6 +508,9 @@ static void main_minibatch(options *o, int argc, char **argv, gpc_method method,
         gpc_cli_usage("a gram term's columns hold the similarities to the training cases, "
                       "and the sparse variational method predicts through inducing inputs "
                       "instead: compute the kernel with another term");
+    if (gpc_kernel_copies(k) > 1)
+        gpc_cli_usage("the sparse variational method shares one kernel among the classes: a "
+                      "kernel per class (--per-class, :per-class=C) is not built for it");
     unsigned char *fixed = gpc_cli_fixed_mask(k, o->fix);
     gpc_model m = {.lik = lik, .kernel = k, .nclasses = in.labels->nclasses,
                    .classes = in.labels->names, .colnames = in.names,

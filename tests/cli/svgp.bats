@@ -281,6 +281,15 @@ binary_data() {
     assert_success
     run gpc-fit -M svgp -l step X3.txt y3.txt
     assert_failure 2
+    # one kernel shared by the classes: a kernel per class is refused
+    run gpc-fit -M svgp --per-class X3.txt y3.txt
+    assert_failure 2
+    assert_output --partial "kernel per class"
+    run gpc-fit -M svgp -k se:per-class=3 --batch 8 X3.txt y3.txt
+    assert_failure 2
+    assert_output --partial "kernel per class"
+    run gpc-evidence -M svgp --per-class X3.txt y3.txt
+    assert_failure 2
 }
 
 @test "svgp --batch --validation: the last epoch's held-out scores are gpc-score's of the model's predictions" {

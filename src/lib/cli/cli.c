@@ -707,6 +707,9 @@ void gpc_cli_inducing(gpc_evidence *ev, const gpc_kernel *k, size_t m, const cha
         gpc_cli_check(gpc_evidence_set_inducing_inputs(ev, Z));
         gsl_matrix_free(Z);
     }
+    if (ev->ops->inducing && gpc_kernel_copies(k) > 1)
+        gpc_cli_usage("%s shares one kernel among the classes: a kernel per class "
+                      "(--per-class, :per-class=C) is not built for it", ev->ops->title);
     if (ev->ops->inducing && gpc_kernel_has_gram(k))
         gpc_cli_usage("a gram term's columns hold the similarities to the training cases, "
                       "and %s predicts through inducing inputs instead: compute the kernel "

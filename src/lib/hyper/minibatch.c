@@ -1,7 +1,5 @@
 #include "hyper/minibatch.h"
 
-#include <math.h>
-#include <stdio.h>
 #include <stdint.h>
 #include <string.h>
 #include <unistd.h>
