@@ -3,8 +3,6 @@
 #include <math.h>
 #include <stdlib.h>
 
-#include <gsl/gsl_blas.h>
-
 #include "base/alloc.h"
 #include "base/err.h"
 #include "base/parallel.h"
