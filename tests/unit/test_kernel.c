@@ -1226,6 +1226,20 @@ static void check_cross_input_sq_exp(gsl_rng *r)
                                         (1.0 + fabs(gsl_matrix_get(d1, a, l))));
             }
         TEST_CLOSE(worst, 0, 0, 1e-8, "%s: and differences of the cross sum", plain[sp]);
+        /* the hyperparameter contraction likewise, the bias's entry aside;
+         * the inputs far from the origin, where the expanded squares would
+         * cancel but for the centring */
+        double s1[8], s2[8], off = 1e4;
+        gsl_matrix_add_constant(X, off);
+        gsl_matrix_add_constant(Xs, off);
+        gpc_kernel_set_params(k1, th);
+        gpc_kernel_cross_contract(k1, X, Xs, A, s1);
+        gpc_kernel_cross_contract(k2, X, Xs, A, s2);
+        e = 0.0;
+        for (size_t j = 0; j < p; j++)
+            e = fmax(e, fabs(s1[j] - s2[j]) / (1.0 + fabs(s2[j])));
+        TEST_CLOSE(e, 0, 0, 1e-10, "%s: the hyperparameter contraction by matrix products "
+                   "equals the pass over the pairs, inputs 1e4 from the origin", plain[sp]);
         gpc_kernel_free(k1);
         gpc_kernel_free(k2);
         gsl_matrix_free(X);

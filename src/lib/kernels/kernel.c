@@ -821,6 +821,126 @@ void gpc_kernel_grad_contract(const gpc_kernel *k, const gsl_matrix *X, const gs
     free(Bbuf);
 }
 
+/* The kernel's one term when it is a plain ard or se term over every column
+ * in order (no discrete column, no product, no simplex weight, one copy),
+ * whose contractions are matrix products; NULL otherwise. */
+static const term *plain_sq_exp(const gpc_kernel *k)
+{
+    if (k->nterms != 1 || k->tree || k->simplex || k->copies != 1)
+        return NULL;
+    const term *t = &k->terms[0];
+    if ((t->type != T_ARD && t->type != T_SE) || t->disc || t->ncols != k->dim)
+        return NULL;
+    for (size_t l = 0; l < t->ncols; l++)
+        if (t->cols[l] != l)
+            return NULL;
+    return t;
+}
+
+/* For a plain ard or se term, k(x, z) = v exp(-1/2 sum_l w_l (x_l - z_l)^2):
+ * B = A o K(X, Xs), its row sums r and column sums c, and X and Xs less the
+ * column means of Xs (the kernel sees differences only, and centred
+ * inputs keep the expanded squares below from cancelling), with
+ * P = B Xs (centred).  Then
+ *     sum_ab B_ab (x_al - xs_bl)   = x_al r_a - P_al            (row a),
+ *     sum_ab B_ab (x_al - xs_bl)^2 = sum_a r_a x_al^2 - 2 sum_a x_al P_al
+ *                                    + sum_b c_b xs_bl^2,
+ * one matrix product in place of a pass over the pairs and their columns. */
+typedef struct {
+    gsl_matrix *B, *Xc, *Xsc, *P;
+    double *r, *c;
+} sq_exp_sums;
+
+static void sq_exp_sums_of(const gpc_kernel *k, const gsl_matrix *X, const gsl_matrix *Xs,
+                           const gsl_matrix *A, sq_exp_sums *q)
+{
+    size_t n = X->size1, m = Xs->size1, d = k->dim;
+    q->B = gpc_matrix_alloc(n, m);
+    q->Xc = gpc_matrix_alloc(n, d);
+    q->Xsc = gpc_matrix_alloc(m, d);
+    q->P = gpc_matrix_alloc(n, d);
+    q->r = gpc_calloc(n, sizeof *q->r);
+    q->c = gpc_calloc(m, sizeof *q->c);
+    gpc_kernel_cross(k, X, Xs, q->B);
+    gsl_matrix_mul_elements(q->B, A);
+    gsl_matrix_memcpy(q->Xc, X);
+    gsl_matrix_memcpy(q->Xsc, Xs);
+    for (size_t l = 0; l < d; l++) {
+        double mean = 0.0;
+        for (size_t b = 0; b < m; b++)
+            mean += gsl_matrix_get(Xs, b, l) / (double)m;
+        gsl_vector_view xc = gsl_matrix_column(q->Xc, l), xsc = gsl_matrix_column(q->Xsc, l);
+        gsl_vector_add_constant(&xc.vector, -mean);
+        gsl_vector_add_constant(&xsc.vector, -mean);
+    }
+    for (size_t a = 0; a < n; a++)
+        for (size_t b = 0; b < m; b++) {
+            q->r[a] += gsl_matrix_get(q->B, a, b);
+            q->c[b] += gsl_matrix_get(q->B, a, b);
+        }
+    gsl_blas_dgemm(CblasNoTrans, CblasNoTrans, 1.0, q->B, q->Xsc, 0.0, q->P);
+}
+
+static void sq_exp_sums_free(sq_exp_sums *q)
+{
+    gsl_matrix_free(q->B);
+    gsl_matrix_free(q->Xc);
+    gsl_matrix_free(q->Xsc);
+    gsl_matrix_free(q->P);
+    free(q->r);
+    free(q->c);
+}
+
+/* s for a plain ard or se term: d k / d log v = k, and
+ * d k / d log w_l = -1/2 w_l (x_l - z_l)^2 k (se: summed over l). */
+static void sq_exp_contract(const gpc_kernel *k, const term *t, const gsl_matrix *X,
+                            const gsl_matrix *Xs, const gsl_matrix *A, double *s)
+{
+    size_t n = X->size1, m = Xs->size1, d = k->dim;
+    const double *eth = k->etheta + t->offset;
+    sq_exp_sums q;
+    sq_exp_sums_of(k, X, Xs, A, &q);
+    double total = 0.0, se = 0.0;
+    for (size_t a = 0; a < n; a++)
+        total += q.r[a];
+    s[0] = total;
+    for (size_t l = 0; l < d; l++) {
+        double sq = 0.0;
+        for (size_t a = 0; a < n; a++) {
+            double x = gsl_matrix_get(q.Xc, a, l);
+            sq += q.r[a] * x * x - 2.0 * x * gsl_matrix_get(q.P, a, l);
+        }
+        for (size_t b = 0; b < m; b++) {
+            double z = gsl_matrix_get(q.Xsc, b, l);
+            sq += q.c[b] * z * z;
+        }
+        if (t->type == T_ARD)
+            s[1 + l] = -0.5 * eth[1 + l] * sq;
+        else
+            se += sq;
+    }
+    if (t->type == T_SE)
+        s[1] = -0.5 * eth[1] * se;
+    sq_exp_sums_free(&q);
+}
+
+/* dX for a plain ard or se term: dX_al = -w_l (x_al r_a - P_al). */
+static void sq_exp_input_contract(const gpc_kernel *k, const term *t, const gsl_matrix *X,
+                                  const gsl_matrix *Xs, const gsl_matrix *A, gsl_matrix *dX)
+{
+    size_t n = X->size1, d = k->dim;
+    const double *eth = k->etheta + t->offset;
+    sq_exp_sums q;
+    sq_exp_sums_of(k, X, Xs, A, &q);
+    for (size_t a = 0; a < n; a++)
+        for (size_t l = 0; l < d; l++) {
+            double w = eth[t->type == T_SE ? 1 : 1 + l];
+            gsl_matrix_set(dX, a, l, -w * (gsl_matrix_get(q.Xc, a, l) * q.r[a] -
+                                           gsl_matrix_get(q.P, a, l)));
+        }
+    sq_exp_sums_free(&q);
+}
+
 /* Rows lo..hi of the cross contraction into s (nparams, zeroed by the
  * caller), with g scratch of nparams.  The pair is (x_a, xs_b) as
  * gpc_kernel_cross evaluates it: test row first, training case a. */
@@ -841,6 +961,11 @@ static void cross_contract_rows(const gpc_kernel *k, const gsl_matrix *X, const 
 void gpc_kernel_cross_contract(const gpc_kernel *k, const gsl_matrix *X, const gsl_matrix *Xs,
                                const gsl_matrix *A, double *s)
 {
+    const term *plain = plain_sq_exp(k);
+    if (plain) {
+        sq_exp_contract(k, plain, X, Xs, A, s);
+        return;
+    }
     size_t n = X->size1, p = k->nparams, nb = n < 4 * CONTRACT_BLOCKS ? 1 : CONTRACT_BLOCKS;
     double *sbuf = gpc_calloc(nb * p, sizeof *sbuf);
     /* fixed blocks of rows, summed in block order: the same result on any
@@ -872,48 +997,6 @@ void gpc_kernel_diag_contract(const gpc_kernel *k, const gsl_matrix *Xs, const d
             s[j] += a[i] * g[j];
     }
     free(g);
-}
-
-/* The kernel's one term when it is a plain ard or se term over every column
- * in order (no discrete column, no product, no simplex weight, one copy),
- * whose input derivatives are matrix products; NULL otherwise. */
-static const term *plain_sq_exp(const gpc_kernel *k)
-{
-    if (k->nterms != 1 || k->tree || k->simplex || k->copies != 1)
-        return NULL;
-    const term *t = &k->terms[0];
-    if ((t->type != T_ARD && t->type != T_SE) || t->disc || t->ncols != k->dim)
-        return NULL;
-    for (size_t l = 0; l < t->ncols; l++)
-        if (t->cols[l] != l)
-            return NULL;
-    return t;
-}
-
-/* dX for a plain ard or se term: with k(x, z) = v exp(-1/2 sum_l w_l
- * (x_l - z_l)^2) and B = A o K(X, Xs),
- *     dX_al = sum_b B_ab (-w_l) (x_al - xs_bl) = -w_l (x_al r_a - (B Xs)_al),
- * r_a = sum_b B_ab: one matrix product in place of a pass over the pairs
- * and their columns (the inducing inputs' gradient at hundreds of columns). */
-static void sq_exp_input_contract(const gpc_kernel *k, const term *t, const gsl_matrix *X,
-                                  const gsl_matrix *Xs, const gsl_matrix *A, gsl_matrix *dX)
-{
-    size_t n = X->size1, m = Xs->size1, d = k->dim;
-    const double *eth = k->etheta + t->offset;
-    gsl_matrix *B = gpc_matrix_alloc(n, m);
-    gpc_kernel_cross(k, X, Xs, B);
-    gsl_matrix_mul_elements(B, A);
-    gsl_blas_dgemm(CblasNoTrans, CblasNoTrans, 1.0, B, Xs, 0.0, dX);
-    for (size_t a = 0; a < n; a++) {
-        double r = 0.0;
-        for (size_t b = 0; b < m; b++)
-            r += gsl_matrix_get(B, a, b);
-        for (size_t l = 0; l < d; l++) {
-            double w = eth[t->type == T_SE ? 1 : 1 + l];
-            gsl_matrix_set(dX, a, l, -w * (gsl_matrix_get(X, a, l) * r - gsl_matrix_get(dX, a, l)));
-        }
-    }
-    gsl_matrix_free(B);
 }
 
 void gpc_kernel_cross_input_contract(const gpc_kernel *k, const gsl_matrix *X,
