@@ -900,27 +900,22 @@ static void sq_exp_contract(const gpc_kernel *k, const term *t, const gsl_matrix
     const double *eth = k->etheta + t->offset;
     sq_exp_sums q;
     sq_exp_sums_of(k, X, Xs, A, &q);
-    double total = 0.0, se = 0.0;
+    double total = 0.0, *e = gpc_calloc(d, sizeof *e);
     for (size_t a = 0; a < n; a++)
         total += q.r[a];
     s[0] = total;
     for (size_t l = 0; l < d; l++) {
-        double sq = 0.0;
         for (size_t a = 0; a < n; a++) {
             double x = gsl_matrix_get(q.Xc, a, l);
-            sq += q.r[a] * x * x - 2.0 * x * gsl_matrix_get(q.P, a, l);
+            e[l] += q.r[a] * x * x - 2.0 * x * gsl_matrix_get(q.P, a, l);
         }
         for (size_t b = 0; b < m; b++) {
             double z = gsl_matrix_get(q.Xsc, b, l);
-            sq += q.c[b] * z * z;
+            e[l] += q.c[b] * z * z;
         }
-        if (t->type == T_ARD)
-            s[1 + l] = -0.5 * eth[1 + l] * sq;
-        else
-            se += sq;
     }
-    if (t->type == T_SE)
-        s[1] = -0.5 * eth[1] * se;
+    weight_derivs(t, eth, e, s);
+    free(e);
     sq_exp_sums_free(&q);
 }
 
