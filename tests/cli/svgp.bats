@@ -354,3 +354,15 @@ binary_data() {
     gpc-predict -q -m mb.txt -c p -o pb.txt Xt3.txt
     assert_probs pb.txt 3 30
 }
+
+@test "svgp, three classes: predictions on one thread and on two are the same bits (above the parallel threshold)" {
+    fixed_threads
+    gpc-fit -q -M svgp --inducing 10 -m m.txt X3.txt y3.txt
+    # 600 test cases x 3 classes, above the 1500 at which the integrals run on threads
+    for i in $(seq 20); do cat Xt3.txt; done > X600.txt
+    assert_shape X600.txt 600 4
+    OMP_NUM_THREADS=1 gpc-predict -q -m m.txt -o one.txt X600.txt
+    OMP_NUM_THREADS=2 gpc-predict -q -m m.txt -o two.txt X600.txt
+    assert_files_equal one.txt two.txt
+    assert_probs one.txt 3 600
+}
