@@ -502,15 +502,13 @@ static void main_minibatch(options *o, int argc, char **argv, gpc_method method,
     gpc_kernel *k = in.Xmem ? gpc_cli_class_kernel(o->kernel, o->per_class, in.labels, method,
                                                    in.Xmem, in.names, argv[optind],
                                                    o->params_file, o->params)
-                            : gpc_cli_kernel(o->kernel, gpc_rows_dim(in.X), NULL, argv[optind],
-                                             o->params_file, o->params);
+                            : gpc_cli_class_kernel_dim(o->kernel, o->per_class, in.labels,
+                                                       method, gpc_rows_dim(in.X), NULL,
+                                                       argv[optind], o->params_file, o->params);
     if (gpc_kernel_has_gram(k))
         gpc_cli_usage("a gram term's columns hold the similarities to the training cases, "
                       "and the sparse variational method predicts through inducing inputs "
                       "instead: compute the kernel with another term");
-    if (gpc_kernel_copies(k) > 1)
-        gpc_cli_usage("the sparse variational method shares one kernel among the classes: a "
-                      "kernel per class (--per-class, :per-class=C) is not built for it");
     unsigned char *fixed = gpc_cli_fixed_mask(k, o->fix);
     gpc_model m = {.lik = lik, .kernel = k, .nclasses = in.labels->nclasses,
                    .classes = in.labels->names, .colnames = in.names,

@@ -281,15 +281,56 @@ binary_data() {
     assert_success
     run gpc-fit -M svgp -l step X3.txt y3.txt
     assert_failure 2
-    # one kernel shared by the classes: a kernel per class is refused
-    run gpc-fit -M svgp --per-class X3.txt y3.txt
+}
+
+@test "svgp, a kernel per class: the bound's gradient matches central differences; equal copies give the shared kernel's bound" {
+    local pc='log_v0.c1=0.5,log_w.c1=-1,log_v0.c2=0.2,log_w.c2=-0.4,log_v0.c3=0.9,log_w.c3=-1.6'
+    evidence_fd X3.txt y3.txt se:per-class=3 "$pc" -M svgp --inducing 10 --tol 1e-15
+    evidence_fd X3.txt y3.txt se:per-class=3 "$pc" -M svgp -l softmax --inducing 10 --tol 1e-15
+    # equal copies: the shared kernel, at the same inducing inputs
+    head -n 10 X3.txt > Z.txt
+    run gpc-evidence -q -n -M svgp --inducing-inputs Z.txt -k se -p log_v0=0.5,log_w=-1 \
+        --tol 1e-15 X3.txt y3.txt
+    assert_success
+    local shared="$output"
+    run gpc-evidence -q -n -M svgp --inducing-inputs Z.txt --per-class -k se \
+        -p log_v0.c1=0.5,log_w.c1=-1,log_v0.c2=0.5,log_w.c2=-1,log_v0.c3=0.5,log_w.c3=-1 \
+        --tol 1e-15 X3.txt y3.txt
+    assert_success
+    assert_close "$output" "$shared" 1e-11
+    # and another copy's values change it
+    run gpc-evidence -q -n -M svgp --inducing-inputs Z.txt -k se:per-class=3 -p "$pc" \
+        --tol 1e-15 X3.txt y3.txt
+    assert_success
+    run awk -v a="$output" -v b="$shared" 'BEGIN { exit !(a - b > 1e-3 || b - a > 1e-3) }'
+    assert_success
+}
+
+@test "svgp, a kernel per class: fits full-batch and by minibatches from .npy files predict, and a continued run ends in the same model" {
+    run gpc-fit -M svgp --per-class --inducing 8 -m m.txt X3.txt y3.txt
+    assert_success
+    assert_output --partial "15 hyperparameters of 'ard:per-class=3'"
+    assert_equal "$(model_value m.txt kernel)" ard:per-class=3
+    gpc-predict -q -m m.txt -c p -o p.txt Xt3.txt
+    assert_probs p.txt 3 30
+    # each class's latent marginals through its own kernel, read independently
+    gpc-predict -q -m m.txt -c mean,var -o mv.txt Xt3.txt
+    "$REF" m.txt Xt3.txt > ref.txt
+    assert_matrices_close mv.txt ref.txt 1e-10
+    printf '0 0 0 0\n1 1 1 1\n' > id.txt
+    gpc-scale -r id.txt -F npy -o X3.npy X3.txt
+    gpc-fit -q -M svgp -k se:per-class=3 --inducing 8 --batch 8 --epochs 3 -m whole.txt X3.npy y3.txt
+    gpc-fit -q -M svgp -k se:per-class=3 --inducing 8 --batch 8 --epochs 3 -T 1e-9 --checkpoint p.ckpt \
+        -m part.txt X3.npy y3.txt
+    run gpc-fit -q -M svgp -k se:per-class=3 --inducing 8 --batch 8 --epochs 3 --checkpoint p.ckpt \
+        -m part.txt X3.npy y3.txt
+    assert_success
+    assert_files_equal whole.txt part.txt
+    gpc-predict -q -m whole.txt -c p -o pb.txt Xt3.txt
+    assert_probs pb.txt 3 30
+    run gpc-fit -M svgp -k se:per-class=2 --batch 8 X3.npy y3.txt
     assert_failure 2
-    assert_output --partial "kernel per class"
-    run gpc-fit -M svgp -k se:per-class=3 --batch 8 X3.txt y3.txt
-    assert_failure 2
-    assert_output --partial "kernel per class"
-    run gpc-evidence -M svgp --per-class X3.txt y3.txt
-    assert_failure 2
+    assert_output --partial "for 2 classes, the labels have 3"
 }
 
 @test "svgp --batch --validation: the last epoch's held-out scores are gpc-score's of the model's predictions" {

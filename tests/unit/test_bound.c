@@ -4,7 +4,10 @@
  *   regression, log N(y | 0, K + V I), and its gradient in q is 0;
  * - every gradient (m_c, S_c, hyperparameters, Z) against fourth-order
  *   differences of the whole bound (factor, shard, bound), for
- *   two classes and several kernels, products among them;
+ *   two classes and several kernels, products among them, shared by the
+ *   classes or one per class;
+ * - a kernel per class whose copies are equal gives the shared kernel's
+ *   bound, and its classes' gradients sum to the shared one's;
  * - a minibatch's scale multiplies the data terms only;
  * - a natural-gradient step of size 1 lands on q's optimum (Gaussian
  *   likelihood), for Z = X and for fewer inducing inputs; shorter steps
@@ -19,6 +22,7 @@
 #include <gsl/gsl_rng.h>
 
 #include "base/err.h"
+#include "kernels/class-kernels.h"
 #include "kernels/kernel.h"
 #include "sparse/bound.h"
 #include "sparse/inducing.h"
@@ -47,16 +51,23 @@ typedef struct {
 /* The bound of pr, with its gradients where the pointers are not NULL. */
 static double bound(problem *pr, gsl_matrix *dM, gsl_matrix **dS, double *dtheta, gsl_matrix *dZ)
 {
-    size_t m = pr->Z->size1, C = pr->C;
-    gsl_matrix *L = gsl_matrix_alloc(m, m);
+    size_t m = pr->Z->size1, C = pr->C, nK = gpc_shard_kernel_count(pr->k);
+    gpc_class_kernels *ck = gpc_class_kernels_alloc(pr->k, C);
+    gsl_matrix *L[2];
     double jitter, elbo = NAN;
-    if (gpc_inducing_factor(pr->k, pr->Z, L, &jitter) != GPC_OK || jitter != 0.0)
-        return NAN;
+    int ok = 1;
+    for (size_t g = 0; g < nK; g++) {
+        L[g] = gsl_matrix_alloc(m, m);
+        ok &= gpc_inducing_factor(ck->k[g], pr->Z, L[g], &jitter) == GPC_OK && jitter == 0.0;
+    }
     gpc_shard_stats *st = gpc_shard_stats_alloc(m, C, pr->Z->size2, gpc_kernel_nparams(pr->k));
-    if (gpc_shard_add_rows(pr->k, pr->Z, L, pr->M, pr->S, pr->X, pr->y, 0, lik, NULL, st) == GPC_OK)
+    if (ok && gpc_shard_add_rows(pr->k, pr->Z, L, pr->M, pr->S, pr->X, pr->y, 0, lik, NULL,
+                                 st) == GPC_OK)
         gpc_bound_eval(pr->k, pr->Z, L, pr->M, pr->S, st, pr->scale, &elbo, dM, dS, dtheta, dZ);
     gpc_shard_stats_free(st);
-    gsl_matrix_free(L);
+    for (size_t g = 0; g < nK; g++)
+        gsl_matrix_free(L[g]);
+    gpc_class_kernels_free(ck);
     return elbo;
 }
 
@@ -301,6 +312,76 @@ static void check_natgrad(gsl_rng *r, size_t m)
     gpc_kernel_free(pr.k);
 }
 
+/* A kernel per class whose two copies hold the same hyperparameters is the
+ * shared kernel: the same bound and gradients in q and Z, and its
+ * classes' hyperparameter gradients sum to the shared one's. */
+static void check_copies(gsl_rng *r, const char *spec)
+{
+    size_t m = 4, n = 7, C = 2;
+    char per[256];
+    snprintf(per, sizeof per, "%s:per-class=2", spec);
+    problem sh = {.C = C, .scale = 2.0}, pc;
+    gpc_kernel_parse(spec, 2, &sh.k);
+    size_t np = gpc_kernel_nparams(sh.k);
+    double *th = malloc(2 * np * sizeof *th), *g1 = malloc(np * sizeof *g1),
+           *g2 = malloc(2 * np * sizeof *g2);
+    for (size_t j = 0; j < np; j++)
+        th[j] = th[np + j] = 0.8 * gsl_rng_uniform(r) - 0.6;
+    gpc_kernel_set_params(sh.k, th);
+    sh.Z = random_matrix(r, m, 2);
+    sh.X = random_matrix(r, n, 2);
+    sh.M = random_matrix(r, C, m);
+    sh.y = malloc(n * sizeof *sh.y);
+    for (size_t i = 0; i < n; i++)
+        sh.y[i] = gsl_rng_uniform(r) - 0.5;
+    gsl_matrix *dS1[2], *dS2[2], *dM1 = gsl_matrix_alloc(C, m), *dM2 = gsl_matrix_alloc(C, m),
+               *dZ1 = gsl_matrix_alloc(m, 2), *dZ2 = gsl_matrix_alloc(m, 2);
+    for (size_t c = 0; c < C; c++) {
+        sh.S[c] = gsl_matrix_alloc(m, m);
+        gsl_matrix_set_identity(sh.S[c]);
+        gsl_matrix_scale(sh.S[c], 0.5 + 0.3 * c);
+        dS1[c] = gsl_matrix_alloc(m, m);
+        dS2[c] = gsl_matrix_alloc(m, m);
+    }
+    pc = sh;
+    gpc_kernel_parse(per, 2, &pc.k);
+    gpc_kernel_set_params(pc.k, th);
+    double e1 = bound(&sh, dM1, dS1, g1, dZ1), e2 = bound(&pc, dM2, dS2, g2, dZ2);
+    double wq = 0.0, wt = 0.0;
+    for (size_t i = 0; i < C * m; i++)
+        wq = fmax(wq, fabs(dM1->data[i] - dM2->data[i]));
+    for (size_t c = 0; c < C; c++)
+        for (size_t i = 0; i < m * m; i++)
+            wq = fmax(wq, fabs(dS1[c]->data[i] - dS2[c]->data[i]));
+    for (size_t i = 0; i < m * 2; i++)
+        wq = fmax(wq, fabs(dZ1->data[i] - dZ2->data[i]));
+    for (size_t j = 0; j < np; j++)
+        wt = fmax(wt, fabs(g1[j] - (g2[j] + g2[np + j])) / (1 + fabs(g1[j])));
+    TEST_CLOSE(e2, e1, 1e-13, 0, "%s with two equal copies: the shared kernel's bound %.10g",
+               per, e1);
+    TEST_CLOSE(wq, 0, 0, 1e-12, "%s with two equal copies: the shared gradients in q and Z", per);
+    TEST_CLOSE(wt, 0, 0, 1e-12, "%s with two equal copies: the classes' hyperparameter "
+               "gradients sum to the shared one's", per);
+    for (size_t c = 0; c < C; c++) {
+        gsl_matrix_free(sh.S[c]);
+        gsl_matrix_free(dS1[c]);
+        gsl_matrix_free(dS2[c]);
+    }
+    gsl_matrix_free(sh.Z);
+    gsl_matrix_free(sh.X);
+    gsl_matrix_free(sh.M);
+    gsl_matrix_free(dM1);
+    gsl_matrix_free(dM2);
+    gsl_matrix_free(dZ1);
+    gsl_matrix_free(dZ2);
+    free(sh.y);
+    free(th);
+    free(g1);
+    free(g2);
+    gpc_kernel_free(sh.k);
+    gpc_kernel_free(pc.k);
+}
+
 int main(void)
 {
     gpc_gsl_quiet();
@@ -312,6 +393,9 @@ int main(void)
     for (size_t s = 0; s < 3; s++)
         check_gradients(r, specs[s], 1.0);
     check_gradients(r, "ard", 12.5);
+    check_gradients(r, "ard+jitter:per-class=2", 1.0);
+    check_gradients(r, "(rq@1+bias)*matern32ard:per-class=2", 3.0);
+    check_copies(r, "matern52*periodic@1+linear");
     check_natgrad(r, 9);
     check_natgrad(r, 4);
     gsl_rng_free(r);

@@ -49,7 +49,7 @@ static double lambda_sum(problem *pr)
 {
     gpc_shard_stats *st = gpc_shard_stats_alloc(pr->Z->size1, 2, pr->Z->size2,
                                                 gpc_kernel_nparams(pr->k));
-    gpc_shard_add_rows(pr->k, pr->Z, pr->L, pr->M, pr->S, pr->X, pr->y, 0, gauss_lik, NULL, st);
+    gpc_shard_add_rows(pr->k, pr->Z, &pr->L, pr->M, pr->S, pr->X, pr->y, 0, gauss_lik, NULL, st);
     double l = st->lambda;
     gpc_shard_stats_free(st);
     return l;
@@ -110,7 +110,7 @@ static void check_spec(gsl_rng *r, const char *spec)
             gsl_matrix_set(Kzz, j, l, 0.0);
     pr.L = Kzz;
     gpc_shard_stats *st = gpc_shard_stats_alloc(m, 2, 2, np);
-    int rc = gpc_shard_add_rows(pr.k, pr.Z, pr.L, pr.M, pr.S, pr.X, pr.y, 0, gauss_lik, NULL, st);
+    int rc = gpc_shard_add_rows(pr.k, pr.Z, &pr.L, pr.M, pr.S, pr.X, pr.y, 0, gauss_lik, NULL, st);
     TEST_OK(rc == GPC_OK && st->rows == n, "%s: the shard's statistics", spec);
 
     /* lambda case by case through the marginals */
@@ -163,8 +163,8 @@ static void check_spec(gsl_rng *r, const char *spec)
     gsl_matrix_view top = gsl_matrix_submatrix(pr.X, 0, 0, 4, 2),
                     rest = gsl_matrix_submatrix(pr.X, 4, 0, n - 4, 2);
     gpc_shard_stats *s1 = gpc_shard_stats_alloc(m, 2, 2, np), *s2 = gpc_shard_stats_alloc(m, 2, 2, np);
-    gpc_shard_add_rows(pr.k, pr.Z, pr.L, pr.M, pr.S, &top.matrix, pr.y, 0, gauss_lik, NULL, s1);
-    gpc_shard_add_rows(pr.k, pr.Z, pr.L, pr.M, pr.S, &rest.matrix, pr.y + 4, 4, gauss_lik, NULL, s2);
+    gpc_shard_add_rows(pr.k, pr.Z, &pr.L, pr.M, pr.S, &top.matrix, pr.y, 0, gauss_lik, NULL, s1);
+    gpc_shard_add_rows(pr.k, pr.Z, &pr.L, pr.M, pr.S, &rest.matrix, pr.y + 4, 4, gauss_lik, NULL, s2);
     gpc_shard_stats_add(s1, s2);
     double e = fabs(s1->lambda - st->lambda) / fabs(st->lambda);
     for (size_t j = 0; j < np; j++)
@@ -176,7 +176,7 @@ static void check_spec(gsl_rng *r, const char *spec)
     /* a likelihood that is not finite at row 7 (1-based), in the second shard */
     pr.y[6] = 0.95;
     gpc_shard_stats_zero(s2);
-    rc = gpc_shard_add_rows(pr.k, pr.Z, pr.L, pr.M, pr.S, &rest.matrix, pr.y + 4, 4, nan_lik, NULL, s2);
+    rc = gpc_shard_add_rows(pr.k, pr.Z, &pr.L, pr.M, pr.S, &rest.matrix, pr.y + 4, 4, nan_lik, NULL, s2);
     TEST_OK(rc == GPC_ENUM && strstr(gpc_errmsg(), "row 7:") && s2->rows == 0,
             "%s: a non-finite likelihood is refused naming the row, adding nothing: %s", spec,
             gpc_errmsg());

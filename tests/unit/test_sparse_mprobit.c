@@ -54,9 +54,9 @@ static double bound(problem *pr, gsl_matrix *dM, gsl_matrix **dS, double *dtheta
     double jitter, elbo = NAN;
     int ok = gpc_inducing_factor(pr->k, pr->Z, L, &jitter) == GPC_OK && jitter == 0.0;
     gpc_shard_stats *st = gpc_shard_stats_alloc(m, C, pr->Z->size2, gpc_kernel_nparams(pr->k));
-    if (ok && gpc_shard_add_rows(pr->k, pr->Z, L, pr->M, pr->S, pr->X, pr->y, 0,
+    if (ok && gpc_shard_add_rows(pr->k, pr->Z, &L, pr->M, pr->S, pr->X, pr->y, 0,
                                  gpc_shard_mprobit_lik, &pr->mp, st) == GPC_OK)
-        gpc_bound_eval(pr->k, pr->Z, L, pr->M, pr->S, st, 1.0, &elbo, dM, dS, dtheta, dZ);
+        gpc_bound_eval(pr->k, pr->Z, &L, pr->M, pr->S, st, 1.0, &elbo, dM, dS, dtheta, dZ);
     gpc_shard_stats_free(st);
     gsl_matrix_free(L);
     return elbo;
@@ -185,7 +185,7 @@ static void check_bad_label(gsl_rng *r)
     double y[4] = {0, 1, 3, 2}, jitter;
     gpc_inducing_factor(k, Z, L, &jitter);
     gpc_shard_stats *st = gpc_shard_stats_alloc(m, C, 2, gpc_kernel_nparams(k));
-    int rc = gpc_shard_add_rows(k, Z, L, M, S, X, y, 10, gpc_shard_mprobit_lik, &mp, st);
+    int rc = gpc_shard_add_rows(k, Z, &L, M, S, X, y, 10, gpc_shard_mprobit_lik, &mp, st);
     TEST_OK(rc == GPC_ENUM && strstr(gpc_errmsg(), "row 13") && st->rows == 0,
             "a label out of range fails the shard, naming the row, adding nothing: %s",
             gpc_errmsg());

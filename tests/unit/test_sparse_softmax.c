@@ -145,9 +145,9 @@ static double bound(problem *pr, gsl_matrix *dM, gsl_matrix **dS, double *dtheta
         return NAN;
     }
     gpc_shard_stats *st = gpc_shard_stats_alloc(m, NC, pr->Z->size2, gpc_kernel_nparams(pr->k));
-    if (gpc_shard_add_rows(pr->k, pr->Z, L, pr->M, pr->S, pr->X, pr->y, 0,
+    if (gpc_shard_add_rows(pr->k, pr->Z, &L, pr->M, pr->S, pr->X, pr->y, 0,
                            gpc_shard_softmax_lik, pr->w, st) == GPC_OK)
-        gpc_bound_eval(pr->k, pr->Z, L, pr->M, pr->S, st, 1.0, &elbo, dM, dS, dtheta, dZ);
+        gpc_bound_eval(pr->k, pr->Z, &L, pr->M, pr->S, st, 1.0, &elbo, dM, dS, dtheta, dZ);
     gpc_shard_stats_free(st);
     gsl_matrix_free(L);
     return elbo;
@@ -411,9 +411,9 @@ static void check_shards(gsl_rng *r)
                     *a = gpc_shard_stats_alloc(m, NC, 2, np), *b = gpc_shard_stats_alloc(m, NC, 2, np);
     gsl_matrix_view top = gsl_matrix_submatrix(X, 0, 0, cut, 2),
                     rest = gsl_matrix_submatrix(X, cut, 0, n - cut, 2);
-    int rc = gpc_shard_add_rows(k, Z, L, M, S, X, y, 0, gpc_shard_softmax_lik, w, all);
-    rc |= gpc_shard_add_rows(k, Z, L, M, S, &top.matrix, y, 0, gpc_shard_softmax_lik, w, a);
-    rc |= gpc_shard_add_rows(k, Z, L, M, S, &rest.matrix, y + cut, cut, gpc_shard_softmax_lik, w, b);
+    int rc = gpc_shard_add_rows(k, Z, &L, M, S, X, y, 0, gpc_shard_softmax_lik, w, all);
+    rc |= gpc_shard_add_rows(k, Z, &L, M, S, &top.matrix, y, 0, gpc_shard_softmax_lik, w, a);
+    rc |= gpc_shard_add_rows(k, Z, &L, M, S, &rest.matrix, y + cut, cut, gpc_shard_softmax_lik, w, b);
     gpc_shard_stats_add(a, b);
     TEST_OK(rc == GPC_OK && a->rows == n, "two shards of %zu and %zu rows", cut, n - cut);
     TEST_CLOSE(stats_diff(a, all), 0, 0, 1e-13, "softmax: two shards add up to the statistics of "
@@ -421,11 +421,11 @@ static void check_shards(gsl_rng *r)
     /* a label that is no class */
     y[7] = 3.0;
     gpc_shard_stats_zero(all);
-    rc = gpc_shard_add_rows(k, Z, L, M, S, X, y, 0, gpc_shard_softmax_lik, w, all);
+    rc = gpc_shard_add_rows(k, Z, &L, M, S, X, y, 0, gpc_shard_softmax_lik, w, all);
     TEST_OK(rc == GPC_ENUM && strstr(gpc_errmsg(), "row 8") && all->rows == 0,
             "a label that is no class is refused, naming its row: %s", gpc_errmsg());
     y[7] = 0.5;
-    rc = gpc_shard_add_rows(k, Z, L, M, S, X, y, 0, gpc_shard_softmax_lik, w, all);
+    rc = gpc_shard_add_rows(k, Z, &L, M, S, X, y, 0, gpc_shard_softmax_lik, w, all);
     TEST_OK(rc == GPC_ENUM && all->rows == 0, "so is a label between classes");
     gpc_shard_stats_free(all);
     gpc_shard_stats_free(a);

@@ -205,7 +205,7 @@ static void check_blocks(gsl_rng *r)
         gpc_kernel_diag(k, &xi.matrix, kxx);
         double mu, s2;
         gsl_vector_const_view m0 = gsl_matrix_const_row(s->M, 0);
-        gpc_inducing_marginal(s->L, kz, gsl_vector_get(kxx, 0), &m0.vector, s->S[0], &mu, &s2);
+        gpc_inducing_marginal(s->L[0], kz, gsl_vector_get(kxx, 0), &m0.vector, s->S[0], &mu, &s2);
         em = fmax(em, fabs(mu - gsl_matrix_get(mean, i, 0)) + fabs(s2 - gsl_matrix_get(var, i, 0)));
     }
     TEST_CLOSE(em, 0, 0, 1e-13, "predictions are each case's marginal");

@@ -707,9 +707,6 @@ void gpc_cli_inducing(gpc_evidence *ev, const gpc_kernel *k, size_t m, const cha
         gpc_cli_check(gpc_evidence_set_inducing_inputs(ev, Z));
         gsl_matrix_free(Z);
     }
-    if (ev->ops->inducing && gpc_kernel_copies(k) > 1)
-        gpc_cli_usage("%s shares one kernel among the classes: a kernel per class "
-                      "(--per-class, :per-class=C) is not built for it", ev->ops->title);
     if (ev->ops->inducing && gpc_kernel_has_gram(k))
         gpc_cli_usage("a gram term's columns hold the similarities to the training cases, "
                       "and %s predicts through inducing inputs instead: compute the kernel "
@@ -742,12 +739,11 @@ gpc_kernel *gpc_cli_kernel(const char *spec, size_t dim, char *const *names, con
     return k;
 }
 
-gpc_kernel *gpc_cli_class_kernel(const char *spec, int per_class, const gpc_labels *l,
-                                 gpc_method method, const gsl_matrix *X, char *const *names,
-                                 const char *xpath, const char *params_file,
-                                 const char *params)
+gpc_kernel *gpc_cli_class_kernel_dim(const char *spec, int per_class, const gpc_labels *l,
+                                     gpc_method method, size_t dim, char *const *names,
+                                     const char *xpath, const char *params_file,
+                                     const char *params)
 {
-    size_t dim = X->size2;
     size_t C = l->nclasses;
     char *full = gpc_malloc(strlen(spec) + 32);
     sprintf(full, "%s", spec);
@@ -764,6 +760,16 @@ gpc_kernel *gpc_cli_class_kernel(const char *spec, int per_class, const gpc_labe
     if (copies > 1 && copies != C)
         gpc_cli_usage("kernel '%s' has hyperparameters for %zu classes, the labels have %zu",
                       gpc_kernel_spec(k), copies, C);
+    return k;
+}
+
+gpc_kernel *gpc_cli_class_kernel(const char *spec, int per_class, const gpc_labels *l,
+                                 gpc_method method, const gsl_matrix *X, char *const *names,
+                                 const char *xpath, const char *params_file,
+                                 const char *params)
+{
+    gpc_kernel *k = gpc_cli_class_kernel_dim(spec, per_class, l, method, X->size2, names, xpath,
+                                             params_file, params);
     gpc_cli_check(gpc_kernel_check_train(k, X));
     return k;
 }

@@ -238,6 +238,12 @@ gpc_kernel *gpc_cli_class_kernel(const char *spec, int per_class, const gpc_labe
                                  gpc_method method, const gsl_matrix *X, char *const *names,
                                  const char *xpath, const char *params_file,
                                  const char *params);
+/* The same for inputs of dim columns not in memory (read a batch at a
+ * time), without the gram columns' check. */
+gpc_kernel *gpc_cli_class_kernel_dim(const char *spec, int per_class, const gpc_labels *l,
+                                     gpc_method method, size_t dim, char *const *names,
+                                     const char *xpath, const char *params_file,
+                                     const char *params);
 
 /* A line on standard error per copy of k's hyperparameters with its weights
  * on the simplex, "weights: se@1-2 0.0463, se@3-4 0.954"; nothing for a

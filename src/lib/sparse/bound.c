@@ -7,6 +7,7 @@
 
 #include "base/alloc.h"
 #include "base/err.h"
+#include "kernels/class-kernels.h"
 #include "sparse/inducing.h"
 
 /* KL(N(mc, S) || N(0, I)) = 1/2 (tr S + mc'mc - m - log|S|); Sinv gets
@@ -90,14 +91,37 @@ static void through_Kzz(const gpc_kernel *k, const gsl_matrix *Z, const gsl_matr
     }
 }
 
-int gpc_bound_eval(const gpc_kernel *k, const gsl_matrix *Z, const gsl_matrix *L,
+/* The gradient through K_ZZ of every kernel g, from X[g] (add_L_term's
+ * sums over its classes), added to dtheta (its block of each kernel's
+ * hyperparameters) and dZ. */
+static void through_factors(const gpc_kernel *k, size_t C, const gsl_matrix *Z,
+                            gsl_matrix *const *L, gsl_matrix **X, double scale, double *dtheta,
+                            gsl_matrix *dZ)
+{
+    size_t m = Z->size1, nK = gpc_shard_kernel_count(k);
+    gpc_class_kernels *ck = nK > 1 ? gpc_class_kernels_alloc(k, C) : NULL;
+    gsl_matrix *Kbar = gpc_matrix_alloc(m, m);
+    for (size_t g = 0; g < nK; g++) {
+        const gpc_kernel *kg = ck ? ck->k[g] : k;
+        /* Lbar = -scale L'^-1 X, then back through the factor */
+        gsl_blas_dtrsm(CblasLeft, CblasLower, CblasTrans, CblasNonUnit, -scale, L[g], X[g]);
+        K_adjoint(L[g], X[g], Kbar);
+        through_Kzz(kg, Z, Kbar, dtheta ? dtheta + g * gpc_kernel_nparams(kg) : NULL, dZ);
+    }
+    gsl_matrix_free(Kbar);
+    gpc_class_kernels_free(ck);
+}
+
+int gpc_bound_eval(const gpc_kernel *k, const gsl_matrix *Z, gsl_matrix *const *L,
                    const gsl_matrix *M, gsl_matrix *const *S, const gpc_shard_stats *st,
                    double scale, double *elbo, gsl_matrix *dM, gsl_matrix **dS, double *dtheta,
                    gsl_matrix *dZ)
 {
-    size_t m = L->size1, C = M->size1, np = gpc_kernel_nparams(k);
-    gsl_matrix *Sinv = gsl_matrix_alloc(m, m), *X = gsl_matrix_calloc(m, m),
-               *work = gsl_matrix_alloc(m, m);
+    size_t m = Z->size1, C = M->size1, np = gpc_kernel_nparams(k),
+           nK = gpc_shard_kernel_count(k);
+    gsl_matrix *Sinv = gsl_matrix_alloc(m, m), **X = gpc_mallocarray(nK, sizeof *X);
+    for (size_t g = 0; g < nK; g++)
+        X[g] = gsl_matrix_calloc(m, m);
     double total = scale * st->lambda;
     int rc = GPC_OK;
     for (size_t c = 0; c < C && rc == GPC_OK; c++) {
@@ -121,7 +145,7 @@ int gpc_bound_eval(const gpc_kernel *k, const gsl_matrix *Z, const gsl_matrix *L
                                        0.5 * gsl_matrix_get(Sinv, i, j) - (i == j ? 0.5 : 0.0));
         }
         if (dtheta || dZ)
-            add_L_term(&mc.vector, S[c], &Gc.vector, st->H[c], X);
+            add_L_term(&mc.vector, S[c], &Gc.vector, st->H[c], X[nK == 1 ? 0 : c]);
     }
     if (rc == GPC_OK) {
         *elbo = total;
@@ -132,14 +156,12 @@ int gpc_bound_eval(const gpc_kernel *k, const gsl_matrix *Z, const gsl_matrix *L
             gsl_matrix_memcpy(dZ, st->dZ);
             gsl_matrix_scale(dZ, scale);
         }
-        if (dtheta || dZ) { /* Lbar = -scale L'^-1 X, then back through the factor */
-            gsl_blas_dtrsm(CblasLeft, CblasLower, CblasTrans, CblasNonUnit, -scale, L, X);
-            K_adjoint(L, X, work);
-            through_Kzz(k, Z, work, dtheta, dZ);
-        }
+        if (dtheta || dZ)
+            through_factors(k, C, Z, L, X, scale, dtheta, dZ);
     }
     gsl_matrix_free(Sinv);
-    gsl_matrix_free(X);
-    gsl_matrix_free(work);
+    for (size_t g = 0; g < nK; g++)
+        gsl_matrix_free(X[g]);
+    free(X);
     return rc;
 }

@@ -10,7 +10,9 @@
  *     Lbar = -scale L'^-1 sum_c (m_c G_c' + 2 (S_c - I) H_c)   (lower part),
  * the Cholesky factorisation's backward step gives K_ZZ's,
  *     Kbar = L'^-1 Sym(Phi(L' Lbar)) L^-1,   Phi: lower part, half diagonal,
- * and the kernel's contractions take it to the hyperparameters and Z. */
+ * and the kernel's contractions take it to the hyperparameters and Z.
+ * With a kernel per class (sparse/shard) each has its L, and its Lbar sums
+ * over its class alone. */
 #ifndef GPC_BOUND_H
 #define GPC_BOUND_H
 
@@ -20,14 +22,14 @@
 #include "sparse/shard.h"
 
 /* The bound and its gradient.  M is C x m (row c is m_c), S[c] the
- * covariances, L the factor of K_ZZ (sparse/inducing) at k's
- * hyperparameters and Z, st the statistics summed over the rows at them.
+ * covariances, L[g] the factor of each kernel's K_ZZ (sparse/inducing) at
+ * k's hyperparameters and Z, st the statistics summed over the rows at them.
  * Outputs: *elbo, dM (C x m), dS[c] (m x m, symmetric: the change of the
  * bound is sum_c tr(dS_c' dS_c) to first order for a change dS_c of S_c),
  * dtheta (k's nparams), dZ (m x dim);
  * any output pointer but elbo may be NULL.  GPC_ENUM (message set) if an
  * S_c is not positive definite. */
-int gpc_bound_eval(const gpc_kernel *k, const gsl_matrix *Z, const gsl_matrix *L,
+int gpc_bound_eval(const gpc_kernel *k, const gsl_matrix *Z, gsl_matrix *const *L,
                    const gsl_matrix *M, gsl_matrix *const *S, const gpc_shard_stats *st,
                    double scale, double *elbo, gsl_matrix *dM, gsl_matrix **dS, double *dtheta,
                    gsl_matrix *dZ);

@@ -7,8 +7,17 @@
 
 #include "base/alloc.h"
 #include "base/err.h"
+#include "kernels/class-kernels.h"
 #include "liks/expect.h"
 #include "liks/lik.h"
+
+size_t gpc_shard_kernel_count(const gpc_kernel *k) { return gpc_kernel_copies(k); }
+
+gpc_shard_span gpc_shard_classes(size_t nK, size_t C, size_t g)
+{
+    gpc_shard_span s = {nK == 1 ? 0 : g, nK == 1 ? C : 1};
+    return s;
+}
 
 double gpc_shard_binary_lik(const void *ctx, size_t C, double y, const double *mu,
                             const double *s2, double *g, double *h)
@@ -97,7 +106,8 @@ static void marginals(const gsl_matrix *A, const double *kxx, const gsl_matrix *
     }
 }
 
-/* A = L^-1 k(Z, Xb) (m x b), SA[c] = S_c A and kxx = k(x, x) for the rows. */
+/* A = L^-1 k(Z, Xb) (m x b), SA[c] = S_c A for the C classes of S and
+ * kxx = k(x, x) for the rows. */
 static void whiten(const gpc_kernel *k, const gsl_matrix *Z, const gsl_matrix *L, size_t C,
                    gsl_matrix *const *S, const gsl_matrix *Xb, gsl_matrix *A, gsl_matrix **SA,
                    gsl_vector *kxx)
@@ -109,22 +119,78 @@ static void whiten(const gpc_kernel *k, const gsl_matrix *Z, const gsl_matrix *L
         gsl_blas_dgemm(CblasNoTrans, CblasNoTrans, 1.0, S[c], A, 0.0, SA[c]);
 }
 
-void gpc_shard_marginals(const gpc_kernel *k, const gsl_matrix *Z, const gsl_matrix *L,
+/* The rows' whitened columns for every kernel g: A[g] (m x b), kxx[g],
+ * and SA[c] = S_c A[g] for each class c of g. */
+typedef struct {
+    size_t nK, C;
+    gpc_class_kernels *ck; /* the per-class copies, or NULL: k is shared */
+    const gpc_kernel *k;
+    gsl_matrix **A, **SA;
+    gsl_vector **kxx;
+} whitened;
+
+static const gpc_kernel *group_kernel(const whitened *w, size_t g)
+{
+    return w->ck ? w->ck->k[g] : w->k;
+}
+
+static void whitened_alloc(whitened *w, const gpc_kernel *k, size_t C, size_t m, size_t b)
+{
+    w->nK = gpc_shard_kernel_count(k);
+    w->C = C;
+    w->k = k;
+    w->ck = w->nK > 1 ? gpc_class_kernels_alloc(k, C) : NULL;
+    w->A = gpc_mallocarray(w->nK, sizeof *w->A);
+    w->kxx = gpc_mallocarray(w->nK, sizeof *w->kxx);
+    w->SA = gpc_mallocarray(C, sizeof *w->SA);
+    for (size_t g = 0; g < w->nK; g++) {
+        w->A[g] = gpc_matrix_alloc(m, b);
+        w->kxx[g] = gsl_vector_alloc(b);
+    }
+    for (size_t c = 0; c < C; c++)
+        w->SA[c] = gpc_matrix_alloc(m, b);
+}
+
+static void whitened_free(whitened *w)
+{
+    for (size_t g = 0; g < w->nK; g++) {
+        gsl_matrix_free(w->A[g]);
+        gsl_vector_free(w->kxx[g]);
+    }
+    for (size_t c = 0; c < w->C; c++)
+        gsl_matrix_free(w->SA[c]);
+    free(w->A);
+    free(w->kxx);
+    free(w->SA);
+    gpc_class_kernels_free(w->ck);
+}
+
+/* The rows' whitened columns (into w) and their marginals MU and S2 (b x C). */
+static void whiten_all(whitened *w, const gsl_matrix *Z, gsl_matrix *const *L,
+                       const gsl_matrix *M, gsl_matrix *const *S, const gsl_matrix *Xb,
+                       gsl_matrix *MU, gsl_matrix *S2)
+{
+    size_t m = Z->size1, b = Xb->size1;
+    for (size_t g = 0; g < w->nK; g++) {
+        gpc_shard_span sp = gpc_shard_classes(w->nK, w->C, g);
+        gsl_matrix_const_view Mg = gsl_matrix_const_submatrix(M, sp.first, 0, sp.count, m);
+        gsl_matrix_view MUg = gsl_matrix_submatrix(MU, 0, sp.first, b, sp.count),
+                        S2g = gsl_matrix_submatrix(S2, 0, sp.first, b, sp.count);
+        whiten(group_kernel(w, g), Z, L[g], sp.count, S + sp.first, Xb, w->A[g],
+               w->SA + sp.first, w->kxx[g]);
+        marginals(w->A[g], w->kxx[g]->data, &Mg.matrix, w->SA + sp.first, &MUg.matrix,
+                  &S2g.matrix);
+    }
+}
+
+void gpc_shard_marginals(const gpc_kernel *k, const gsl_matrix *Z, gsl_matrix *const *L,
                          const gsl_matrix *M, gsl_matrix *const *S, const gsl_matrix *Xs,
                          gsl_matrix *mean, gsl_matrix *var)
 {
-    size_t m = Z->size1, b = Xs->size1, C = M->size1;
-    gsl_matrix *A = gpc_matrix_alloc(m, b), **SA = gpc_mallocarray(C, sizeof *SA);
-    gsl_vector *kxx = gsl_vector_alloc(b);
-    for (size_t c = 0; c < C; c++)
-        SA[c] = gpc_matrix_alloc(m, b);
-    whiten(k, Z, L, C, S, Xs, A, SA, kxx);
-    marginals(A, kxx->data, M, SA, mean, var);
-    for (size_t c = 0; c < C; c++)
-        gsl_matrix_free(SA[c]);
-    free(SA);
-    gsl_matrix_free(A);
-    gsl_vector_free(kxx);
+    whitened w;
+    whitened_alloc(&w, k, M->size1, Z->size1, Xs->size1);
+    whiten_all(&w, Z, L, M, S, Xs, mean, var);
+    whitened_free(&w);
 }
 
 /* The rows' likelihood terms into Gm and Hm (b x C); GPC_ENUM naming the
@@ -150,15 +216,17 @@ static int row_terms(const double *yb, size_t first, gpc_shard_lik lik, const vo
     return GPC_OK;
 }
 
-/* The gradient through the rows' kernel values: with
+/* The gradient through the rows' values of kernel k, whose classes are
+ * those of M, SA, Gm and Hm (their rows or columns): with
  *     abar_i = sum_c (g_ic m_c + 2 h_ic (S_c - I) a_i)   (dlambda_i / da_i),
- * Kzx's adjoint is L'^-1 Abar and kxx's is sum_c h_ic. */
+ * Kzx's adjoint is L'^-1 Abar and kxx's is sum_c h_ic.  Adds to k's
+ * hyperparameters' block dtheta and to st->dZ. */
 static void add_kernel_grads(const gpc_kernel *k, const gsl_matrix *Z, const gsl_matrix *L,
                              const gsl_matrix *M, const gsl_matrix *A, gsl_matrix *const *SA,
                              const gsl_matrix *Xb, const gsl_matrix *Gm, const gsl_matrix *Hm,
-                             gpc_shard_stats *st)
+                             double *dtheta, gpc_shard_stats *st)
 {
-    size_t m = A->size1, b = A->size2, C = M->size1, np = st->nparams;
+    size_t m = A->size1, b = A->size2, C = M->size1, np = gpc_kernel_nparams(k);
     gsl_matrix *Abar = gpc_matrix_alloc(m, b), *dZ = gpc_matrix_alloc(m, Z->size2);
     double *a = gpc_calloc(b, sizeof *a), *ds = gpc_mallocarray(np ? np : 1, sizeof *ds);
     gsl_blas_dgemm(CblasTrans, CblasTrans, 1.0, M, Gm, 0.0, Abar);
@@ -175,10 +243,10 @@ static void add_kernel_grads(const gpc_kernel *k, const gsl_matrix *Z, const gsl
             a[i] += gsl_matrix_get(Hm, i, c);
     gpc_kernel_cross_contract(k, Z, Xb, Abar, ds);
     for (size_t j = 0; j < np; j++)
-        st->dtheta[j] += ds[j];
+        dtheta[j] += ds[j];
     gpc_kernel_diag_contract(k, Xb, a, ds);
     for (size_t j = 0; j < np; j++)
-        st->dtheta[j] += ds[j];
+        dtheta[j] += ds[j];
     if (st->input_grads) {
         gpc_kernel_cross_input_contract(k, Z, Xb, Abar, dZ);
         gsl_matrix_add(st->dZ, dZ);
@@ -189,46 +257,58 @@ static void add_kernel_grads(const gpc_kernel *k, const gsl_matrix *Z, const gsl
     free(ds);
 }
 
-int gpc_shard_add_rows(const gpc_kernel *k, const gsl_matrix *Z, const gsl_matrix *L,
+/* Kernel g's part of the sums: G_c += A g_c and H_c += A diag(h_c) A' for
+ * its classes c, and its gradients. */
+static void add_group(const whitened *w, size_t g, const gsl_matrix *Z, const gsl_matrix *L,
+                      const gsl_matrix *M, const gsl_matrix *Xb, const gsl_matrix *Gm,
+                      const gsl_matrix *Hm, gsl_matrix *AH, gpc_shard_stats *st)
+{
+    size_t m = Z->size1, b = Xb->size1;
+    gpc_shard_span sp = gpc_shard_classes(w->nK, w->C, g);
+    const gsl_matrix *A = w->A[g];
+    gsl_matrix_const_view Gg = gsl_matrix_const_submatrix(Gm, 0, sp.first, b, sp.count),
+                          Hg = gsl_matrix_const_submatrix(Hm, 0, sp.first, b, sp.count),
+                          Mg = gsl_matrix_const_submatrix(M, sp.first, 0, sp.count, m);
+    gsl_matrix_view G = gsl_matrix_submatrix(st->G, sp.first, 0, sp.count, m);
+    gsl_blas_dgemm(CblasTrans, CblasTrans, 1.0, &Gg.matrix, A, 1.0, &G.matrix);
+    for (size_t c = sp.first; c < sp.first + sp.count; c++) {
+        for (size_t j = 0; j < m; j++)
+            for (size_t i = 0; i < b; i++)
+                gsl_matrix_set(AH, j, i, gsl_matrix_get(A, j, i) * gsl_matrix_get(Hm, i, c));
+        gsl_blas_dgemm(CblasNoTrans, CblasTrans, 1.0, AH, A, 1.0, st->H[c]);
+    }
+    if (st->kernel_grads) {
+        const gpc_kernel *kg = group_kernel(w, g);
+        add_kernel_grads(kg, Z, L, &Mg.matrix, A, w->SA + sp.first, Xb, &Gg.matrix, &Hg.matrix,
+                         st->dtheta + g * gpc_kernel_nparams(kg), st);
+    }
+}
+
+int gpc_shard_add_rows(const gpc_kernel *k, const gsl_matrix *Z, gsl_matrix *const *L,
                        const gsl_matrix *M, gsl_matrix *const *S, const gsl_matrix *Xb,
                        const double *yb, size_t first, gpc_shard_lik lik, const void *ctx,
                        gpc_shard_stats *st)
 {
     size_t m = Z->size1, b = Xb->size1, C = M->size1;
-    gsl_matrix *A = gpc_matrix_alloc(m, b), *MU = gpc_matrix_alloc(b, C),
-               *S2 = gpc_matrix_alloc(b, C), *Gm = gpc_matrix_alloc(b, C),
-               *Hm = gpc_matrix_alloc(b, C), *AH = gpc_matrix_alloc(m, b);
-    gsl_matrix **SA = gpc_mallocarray(C, sizeof *SA);
-    gsl_vector *kxx = gsl_vector_alloc(b);
-    for (size_t c = 0; c < C; c++)
-        SA[c] = gpc_matrix_alloc(m, b);
-    whiten(k, Z, L, C, S, Xb, A, SA, kxx);
-    marginals(A, kxx->data, M, SA, MU, S2);
+    gsl_matrix *MU = gpc_matrix_alloc(b, C), *S2 = gpc_matrix_alloc(b, C),
+               *Gm = gpc_matrix_alloc(b, C), *Hm = gpc_matrix_alloc(b, C),
+               *AH = gpc_matrix_alloc(m, b);
+    whitened w;
+    whitened_alloc(&w, k, C, m, b);
+    whiten_all(&w, Z, L, M, S, Xb, MU, S2);
     double lambda;
     int rc = row_terms(yb, first, lik, ctx, MU, S2, Gm, Hm, &lambda);
     if (rc == GPC_OK) {
         st->rows += b;
         st->lambda += lambda;
-        /* G_c += A g_c; H_c += A diag(h_c) A' */
-        gsl_blas_dgemm(CblasTrans, CblasTrans, 1.0, Gm, A, 1.0, st->G);
-        for (size_t c = 0; c < C; c++) {
-            for (size_t j = 0; j < m; j++)
-                for (size_t i = 0; i < b; i++)
-                    gsl_matrix_set(AH, j, i, gsl_matrix_get(A, j, i) * gsl_matrix_get(Hm, i, c));
-            gsl_blas_dgemm(CblasNoTrans, CblasTrans, 1.0, AH, A, 1.0, st->H[c]);
-        }
-        if (st->kernel_grads)
-            add_kernel_grads(k, Z, L, M, A, SA, Xb, Gm, Hm, st);
+        for (size_t g = 0; g < w.nK; g++)
+            add_group(&w, g, Z, L[g], M, Xb, Gm, Hm, AH, st);
     }
-    for (size_t c = 0; c < C; c++)
-        gsl_matrix_free(SA[c]);
-    free(SA);
-    gsl_matrix_free(A);
+    whitened_free(&w);
     gsl_matrix_free(MU);
     gsl_matrix_free(S2);
     gsl_matrix_free(Gm);
     gsl_matrix_free(Hm);
     gsl_matrix_free(AH);
-    gsl_vector_free(kxx);
     return rc;
 }

@@ -11,7 +11,12 @@
  * k_i k_i' and whitening the sum) keeps the statistics accurate however
  * badly K_ZZ is conditioned.  Shards add: the statistics of a set of rows
  * are the sums of those of its parts, so processes can each take a part
- * and sum them.  One kernel is shared by the classes here. */
+ * and sum them.
+ *
+ * The latent functions' kernel is one shared by the C classes, or with
+ * the kernel's ":per-class=C" clause one per class, each with its own
+ * hyperparameters (its block of theta, class by class) and its own K_ZZ:
+ * everything below that takes L takes one factor per kernel. */
 #ifndef GPC_SHARD_H
 #define GPC_SHARD_H
 
@@ -20,6 +25,16 @@
 #include <gsl/gsl_matrix.h>
 
 #include "kernels/kernel.h"
+
+/* The kernels of the latent functions: 1 (shared) or C (one per class). */
+size_t gpc_shard_kernel_count(const gpc_kernel *k);
+
+/* The classes whose latent functions kernel g of nK covers: all C when
+ * they share it, class g alone when each has its own. */
+typedef struct {
+    size_t first, count;
+} gpc_shard_span;
+gpc_shard_span gpc_shard_classes(size_t nK, size_t C, size_t g);
 
 /* One case's expected log likelihood lambda from its C marginals N(mu_c,
  * s2_c), with g[c] = d lambda / d mu_c and h[c] = d lambda / d s2_c; y is
@@ -39,7 +54,7 @@ typedef struct {
     double lambda;     /* sum of lambda_i */
     gsl_matrix *G;     /* C x m, row c is G_c (whitened) */
     gsl_matrix **H;    /* C matrices m x m */
-    double *dtheta;    /* nparams */
+    double *dtheta;    /* nparams: all of k's, every class's block */
     gsl_matrix *dZ;    /* m x dim */
     int kernel_grads;  /* 1 (the default): sum dtheta and dZ; 0: leave them
                         * at 0, for steps that move q alone and need not
@@ -54,10 +69,10 @@ void gpc_shard_stats_zero(gpc_shard_stats *st);
 void gpc_shard_stats_add(gpc_shard_stats *sum, const gpc_shard_stats *part);
 
 /* Add the statistics of the rows of Xb (labels yb) to st, at inducing
- * inputs Z, kernel k, K_ZZ's factor L (sparse/inducing), M (C x m, row c
- * is m_c) and S[c].  GPC_ENUM (message set) if a likelihood value or
+ * inputs Z, kernel k, the factors L[g] of each kernel's K_ZZ
+ * (sparse/inducing), M (C x m, row c is m_c) and S[c].  GPC_ENUM (message set) if a likelihood value or
  * derivative is not finite, naming the row (first + its index in Xb). */
-int gpc_shard_add_rows(const gpc_kernel *k, const gsl_matrix *Z, const gsl_matrix *L,
+int gpc_shard_add_rows(const gpc_kernel *k, const gsl_matrix *Z, gsl_matrix *const *L,
                        const gsl_matrix *M, gsl_matrix *const *S, const gsl_matrix *Xb,
                        const double *yb, size_t first, gpc_shard_lik lik, const void *ctx,
                        gpc_shard_stats *st);
@@ -65,7 +80,7 @@ int gpc_shard_add_rows(const gpc_kernel *k, const gsl_matrix *Z, const gsl_matri
 /* The marginals N(mean_ic, var_ic) (rows x C) of the latent functions at
  * the rows of Xs under q, as the shards compute them (the latent functions
  * are independent under q). */
-void gpc_shard_marginals(const gpc_kernel *k, const gsl_matrix *Z, const gsl_matrix *L,
+void gpc_shard_marginals(const gpc_kernel *k, const gsl_matrix *Z, gsl_matrix *const *L,
                          const gsl_matrix *M, gsl_matrix *const *S, const gsl_matrix *Xs,
                          gsl_matrix *mean, gsl_matrix *var);
 

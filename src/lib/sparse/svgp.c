@@ -6,6 +6,7 @@
 #include "base/alloc.h"
 #include "base/err.h"
 #include "base/parallel.h"
+#include "kernels/class-kernels.h"
 #include "sparse/bound.h"
 #include "sparse/inducing.h"
 #include "sparse/natgrad.h"
@@ -37,8 +38,9 @@ gpc_svgp *gpc_svgp_alloc(size_t C, size_t m, size_t dim)
     s->dim = dim;
     s->Z = gpc_matrix_alloc(m, dim);
     gsl_matrix_set_zero(s->Z);
-    s->L = gpc_matrix_alloc(m, m);
-    gsl_matrix_set_identity(s->L);
+    s->nK = 1;
+    s->L = matrices(1, m);
+    gsl_matrix_set_identity(s->L[0]);
     s->M = gpc_matrix_alloc(C, m);
     s->S = matrices(C, m);
     gpc_svgp_reset_q(s);
@@ -50,7 +52,7 @@ void gpc_svgp_free(gpc_svgp *s)
     if (!s)
         return;
     gsl_matrix_free(s->Z);
-    gsl_matrix_free(s->L);
+    matrices_free(s->L, s->nK);
     gsl_matrix_free(s->M);
     matrices_free(s->S, s->C);
     free(s);
@@ -58,10 +60,11 @@ void gpc_svgp_free(gpc_svgp *s)
 
 size_t gpc_svgp_bytes(size_t C, size_t m, size_t dim, size_t nparams)
 {
-    /* per class: S, Q, the statistics' H, the fit's saved S and dS, and its
-     * two m x m scratch matrices; the block's m x SVGP_BLOCK matrices */
+    /* per class: S, the statistics' H, the fit's two saved S and dS, and
+     * with a kernel per class its L and the sums for L's adjoint; the
+     * block's m x SVGP_BLOCK matrices */
     size_t mm = gpc_doubles_bytes(m, m);
-    size_t per_class = gpc_size_add(gpc_size_mul(mm, 7), gpc_doubles_bytes(4, m));
+    size_t per_class = gpc_size_add(gpc_size_mul(mm, 8), gpc_doubles_bytes(4, m));
     size_t fixed = gpc_size_add(gpc_size_mul(mm, 4), gpc_doubles_bytes(m, dim + 8 * SVGP_BLOCK));
     return gpc_size_add(gpc_size_add(gpc_size_mul(per_class, C), fixed),
                         gpc_doubles_bytes(nparams + 1, 8));
@@ -76,7 +79,22 @@ void gpc_svgp_reset_q(gpc_svgp *s)
 
 int gpc_svgp_factor(gpc_svgp *s, const gpc_kernel *k)
 {
-    return gpc_inducing_factor(k, s->Z, s->L, &s->jitter);
+    size_t nK = gpc_shard_kernel_count(k);
+    if (nK != s->nK) {
+        matrices_free(s->L, s->nK);
+        s->nK = nK;
+        s->L = matrices(nK, s->m);
+    }
+    gpc_class_kernels *ck = nK > 1 ? gpc_class_kernels_alloc(k, s->C) : NULL;
+    int rc = GPC_OK;
+    s->jitter = 0.0;
+    for (size_t g = 0; g < nK && rc == GPC_OK; g++) {
+        double j;
+        rc = gpc_inducing_factor(ck ? ck->k[g] : k, s->Z, s->L[g], &j);
+        s->jitter = fmax(s->jitter, j);
+    }
+    gpc_class_kernels_free(ck);
+    return rc;
 }
 
 int gpc_svgp_stats(const gpc_svgp *s, const gpc_kernel *k, const gsl_matrix *X, const double *y,

@@ -28,8 +28,11 @@
 typedef struct {
     size_t C, m, dim;   /* latent functions, inducing inputs, input columns */
     gsl_matrix *Z;      /* m x dim */
-    gsl_matrix *L;      /* m x m, K_ZZ = L L' (with jitter, when it was needed) */
-    double jitter;      /* added to K_ZZ's diagonal by the last factor, or 0 */
+    size_t nK;          /* kernels: 1 shared, or one per class (sparse/shard) */
+    gsl_matrix **L;     /* nK matrices m x m, each kernel's K_ZZ = L L' (with
+                         * jitter, when it was needed) */
+    double jitter;      /* the most added to a K_ZZ's diagonal by the last
+                         * factor, or 0 */
     gsl_matrix *M;      /* C x m, row c is m_c */
     gsl_matrix **S;     /* C matrices m x m */
 } gpc_svgp;
@@ -44,7 +47,7 @@ size_t gpc_svgp_bytes(size_t C, size_t m, size_t dim, size_t nparams);
 /* q back to the prior. */
 void gpc_svgp_reset_q(gpc_svgp *s);
 
-/* L from k at Z.  GPC_ENUM (message set) if K_ZZ cannot be
+/* L from k at Z, one factor per kernel of k.  GPC_ENUM (message set) if K_ZZ cannot be
  * factored even with jitter. */
 int gpc_svgp_factor(gpc_svgp *s, const gpc_kernel *k);
 
