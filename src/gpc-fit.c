@@ -425,6 +425,10 @@ static void fit_minibatch(options *o, gpc_kernel *k, const gpc_train_data *data,
     if (mb->train.batch > n)
         mb->train.batch = (size_t)n;
     mb->inducing = o->inducing ? o->inducing : 200;
+    /* no values given, and some to fit: start the length scales at the
+     * data's scale, which the small steps of a minibatch fit would take
+     * long to reach from 1 */
+    mb->start_scales = !o->params && !o->params_file && o->robust.optimize;
     mb->stop = gpc_cli_stop_signal;
     mb->latent = gpc_model_latent(m);
     minibatch_settings(mb, k, rows, data->labels, m->lik, fixed);

@@ -152,6 +152,33 @@ binary_data() {
     assert_files_equal a.txt b.txt
 }
 
+@test "svgp --batch: the length scales start from the inducing inputs' distances unless values are given or fixed" {
+    # the inputs times 100: the start moves log_w by -2 log 100 with them
+    awk -v CONVFMT=%.17g '!/^#/ { for (j = 1; j <= NF; j++) $j = 100 * $j "" } 1' Xz.txt > X100.txt
+    run gpc-fit -M svgp -k se --inducing 12 --batch 8 --epochs 1 -O none -m n.txt Xz.txt y.txt
+    assert_success
+    refute_output --partial "length scales start"
+    local default="$(model_value n.txt log_w)"
+    for x in Xz X100; do
+        run gpc-fit -M svgp -k se --inducing 12 --batch 8 --epochs 1 --learning-rate 1e-12 \
+            -m $x.model $x.txt y.txt
+        assert_success
+        assert_output --partial "the length scales start where the inducing inputs' median pair is one apart (log_w "
+    done
+    run awk -v a="$(model_value Xz.model log_w)" -v b="$(model_value X100.model log_w)" \
+        'BEGIN { d = a - b - 2 * log(100); exit !(d < 1e-9 && d > -1e-9 && a < 0) }'
+    assert_success
+    run gpc-fit -M svgp -k se --inducing 12 --batch 8 --epochs 1 -p log_w=-0.5 -m p.txt Xz.txt y.txt
+    assert_success
+    refute_output --partial "length scales start"
+    run gpc-fit -M svgp -k se --inducing 12 --batch 8 --epochs 1 --fix log_w -m f.txt Xz.txt y.txt
+    assert_success
+    refute_output --partial "length scales start"
+    assert_equal "$(model_value f.txt log_w)" "$default"
+    run awk -v a="$(model_value Xz.model log_w)" -v d="$default" 'BEGIN { exit !(a - d > 0.1 || d - a > 0.1) }'
+    assert_success
+}
+
 @test "svgp --batch: stopped by the time limit after any step and run again, it ends in the model of an uninterrupted run, byte for byte" {
     binary_data 300 5
     gpc-fit -q -M svgp --inducing 15 --batch 32 --epochs 5 --checkpoint whole.ckpt -m whole.txt Xb.txt yb.txt

@@ -40,6 +40,33 @@ static int candidates(gpc_rows *rows, size_t m, uint64_t seed, gsl_matrix **out)
     return GPC_OK;
 }
 
+/* k's length scales, those not fixed, from the distances between the
+ * inducing inputs Z; says where the first one starts. */
+static void start_scales(gpc_kernel *k, const gsl_matrix *Z, const unsigned char *fixed)
+{
+    size_t np = gpc_kernel_nparams(k);
+    double *before = gpc_mallocarray(np ? np : 1, sizeof *before);
+    memcpy(before, gpc_kernel_params(k), np * sizeof *before);
+    if (gpc_kernel_start_scales(k, Z) > 0) {
+        double *theta = gpc_mallocarray(np, sizeof *theta);
+        memcpy(theta, gpc_kernel_params(k), np * sizeof *theta);
+        size_t first = np;
+        for (size_t j = 0; j < np; j++) {
+            if (fixed && fixed[j])
+                theta[j] = before[j];
+            if (theta[j] != before[j] && first == np)
+                first = j;
+        }
+        gpc_kernel_set_params(k, theta);
+        if (first < np)
+            gpc_info(1, "the length scales start where the inducing inputs' median pair is "
+                     "one apart (%s %.4g); give hyperparameters (-p, -H) to start elsewhere",
+                     gpc_kernel_param_label(k, first), theta[first]);
+        free(theta);
+    }
+    free(before);
+}
+
 /* A new state: Z by k-means++ over the candidate rows (seeded as the
  * epochs' orders are), q the prior, the hyperparameters k's. */
 static int fresh(gpc_kernel *k, gpc_rows *rows, const gpc_minibatch_opts *o, gpc_train **out)
@@ -53,6 +80,8 @@ static int fresh(gpc_kernel *k, gpc_rows *rows, const gpc_minibatch_opts *o, gpc
     gpc_train *t = gpc_train_alloc(o->latent, m, gpc_rows_dim(rows), gpc_kernel_nparams(k));
     st = gpc_inducing_kmeanspp(X, m, (unsigned long)o->train.seed, t->s->Z);
     gsl_matrix_free(X);
+    if (st == GPC_OK && o->start_scales)
+        start_scales(k, t->s->Z, o->train.fixed);
     memcpy(t->theta, gpc_kernel_params(k), t->nparams * sizeof *t->theta);
     if (st != GPC_OK) {
         gpc_train_free(t);

@@ -21,6 +21,9 @@ typedef struct {
     size_t inducing;          /* m (cut to the number of cases) */
     uint64_t epochs;          /* epochs in all, counting those of a checkpoint */
     double time_limit;        /* seconds; 0: none */
+    int start_scales;         /* a fresh run's length scales start from the
+                               * inducing inputs (gpc_kernel_start_scales),
+                               * those fixed (train.fixed) excepted */
     const char *checkpoint;   /* the file, or NULL for none */
     gpc_checkpoint_settings set; /* what a checkpoint records of the run (the
                                   * caller fills the data's hash and names) */
@@ -45,7 +48,8 @@ typedef struct {
  * -1/+1, or class indices), read a batch at a time, starting from k's
  * hyperparameters.  The inducing inputs start at a k-means++ choice among
  * all rows up to 10000 of them (or 20 m), else among that many rows of a
- * seeded order.  GPC_EINPUT (message set) for rows or a checkpoint that
+ * seeded order; with o->start_scales the length scales start from their
+ * distances.  GPC_EINPUT (message set) for rows or a checkpoint that
  * cannot be read, or a checkpoint of another run; GPC_ENUM for a step that
  * fails; the last checkpoint written stays. */
 int gpc_minibatch_fit(gpc_kernel *k, const gpc_train_data *data, const gpc_minibatch_opts *o,

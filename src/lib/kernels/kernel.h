@@ -172,6 +172,16 @@ long gpc_kernel_param_index(const gpc_kernel *k, const char *name);
 /* Current log hyperparameters (length nparams). */
 const double *gpc_kernel_params(const gpc_kernel *k);
 void gpc_kernel_set_params(gpc_kernel *k, const double *theta);
+
+/* Start values for the length scales from inputs X (rows of the data, such
+ * as the inducing inputs chosen among them): every inverse squared length
+ * scale w of a term on distances (ard, se, the materns, rq; in every
+ * per-class copy) set to 1 / the median over pairs of rows (of the first
+ * 500) of the term's squared distance, so that the median pair lies one
+ * length scale apart whatever the inputs' units.  The other
+ * hyperparameters stay.  Returns how many were set (0 when the rows are
+ * too few or all equal). */
+size_t gpc_kernel_start_scales(gpc_kernel *k, const gsl_matrix *X);
 /* The simplex clause: 1 if the terms are weighted on the simplex (and the
  * Gamma hyperprior of the weights' Dirichlet parameters), else 0. */
 int gpc_kernel_simplex(const gpc_kernel *k, double *shape, double *rate);
