@@ -1123,7 +1123,7 @@ static void check_cross_contract(gsl_rng *r, size_t n)
         for (size_t j = 0; j < p; j++)
             th[j] = 1.5 * gsl_rng_uniform(r) - 1.0;
         gpc_kernel_set_params(k, th);
-        gpc_kernel_cross_contract(k, X, Xs, A, s);
+        gpc_kernel_cross_contract(k, X, Xs, NULL, A, s);
         for (size_t j = 0; j < p; j++) {
             double h = 1e-4, t0 = th[j], fd = 0.0;
             static const double step[4] = {-2, -1, 1, 2}, coef[4] = {1, -8, 8, -1};
@@ -1162,7 +1162,7 @@ static void check_cross_input_contract(gsl_rng *r)
         for (size_t j = 0; j < p; j++)
             th[j] = 1.5 * gsl_rng_uniform(r) - 1.0;
         gpc_kernel_set_params(k, th);
-        gpc_kernel_cross_input_contract(k, X, Xs, A, dX);
+        gpc_kernel_cross_input_contract(k, X, Xs, NULL, A, dX);
         for (size_t a = 0; a < n; a++)
             for (size_t l = 0; l < 3; l++) {
                 double h = 1e-4, x0 = gsl_matrix_get(X, a, l), fd = 0.0;
@@ -1186,6 +1186,56 @@ static void check_cross_input_contract(gsl_rng *r)
     }
 }
 
+/* gpc_kernel_cross_expanded: for a plain ard or se term the expanded
+ * square equals the pass over the pairs to rounding relative to the
+ * inputs' squared spread in length scales, near the origin and 1e4 from it
+ * (the centring), and for any other kernel it is gpc_kernel_cross; the
+ * contractions given K(X, Xs) give the same bits as computing it. */
+static void check_cross_expanded(gsl_rng *r)
+{
+    const char *specs[] = {"ard", "se", "ard+bias"};
+    for (size_t sp = 0; sp < 3; sp++)
+        for (int far = 0; far < 2; far++) {
+            size_t n = 7, m = 11, d = 5;
+            gsl_matrix *X = random_matrix(r, n, d), *Xs = random_matrix(r, m, d),
+                       *K1 = gsl_matrix_alloc(n, m), *K2 = gsl_matrix_alloc(n, m),
+                       *A = random_matrix(r, n, m), *d1 = gsl_matrix_alloc(n, d),
+                       *d2 = gsl_matrix_alloc(n, d);
+            gpc_kernel *k;
+            gpc_kernel_parse(specs[sp], d, &k);
+            double th[8] = {0.4, -0.3, 0.6, -0.2, 0.1, 0.3, 0.5, 0.2}, s1[8], s2[8];
+            gpc_kernel_set_params(k, th);
+            if (far) {
+                gsl_matrix_add_constant(X, 1e4);
+                gsl_matrix_add_constant(Xs, 1e4);
+            }
+            gpc_kernel_cross(k, X, Xs, K1);
+            gpc_kernel_cross_expanded(k, X, Xs, K2);
+            double e = 0.0;
+            for (size_t i = 0; i < n * m; i++)
+                e = fmax(e, fabs(K1->data[i] - K2->data[i]) / K1->data[i]);
+            /* the inputs' spread here is a few length scales */
+            TEST_CLOSE(e, 0, 0, sp == 2 ? 0 : 1e-14, "%s%s: the expanded cross-covariance "
+                       "equals the pass over the pairs", specs[sp], far ? ", 1e4 from the origin" : "");
+            gpc_kernel_cross_contract(k, X, Xs, NULL, A, s1);
+            gpc_kernel_cross_contract(k, X, Xs, K1, A, s2);
+            gpc_kernel_cross_input_contract(k, X, Xs, NULL, A, d1);
+            gpc_kernel_cross_input_contract(k, X, Xs, K1, A, d2);
+            TEST_OK(!memcmp(s1, s2, gpc_kernel_nparams(k) * sizeof *s1) &&
+                        !memcmp(d1->data, d2->data, n * d * sizeof *d1->data),
+                    "%s%s: the contractions given K are those that compute it", specs[sp],
+                    far ? ", 1e4 from the origin" : "");
+            gpc_kernel_free(k);
+            gsl_matrix_free(X);
+            gsl_matrix_free(Xs);
+            gsl_matrix_free(K1);
+            gsl_matrix_free(K2);
+            gsl_matrix_free(A);
+            gsl_matrix_free(d1);
+            gsl_matrix_free(d2);
+        }
+}
+
 /* A plain ard or se term's input derivatives go through one matrix
  * product: they equal the pass over the pairs that the same term plus a
  * bias (whose input derivative is 0) takes, and differences of the cross
@@ -1206,8 +1256,8 @@ static void check_cross_input_sq_exp(gsl_rng *r)
         gpc_kernel_set_params(k1, th);
         th[p] = 0.7; /* the bias */
         gpc_kernel_set_params(k2, th);
-        gpc_kernel_cross_input_contract(k1, X, Xs, A, d1);
-        gpc_kernel_cross_input_contract(k2, X, Xs, A, d2);
+        gpc_kernel_cross_input_contract(k1, X, Xs, NULL, A, d1);
+        gpc_kernel_cross_input_contract(k2, X, Xs, NULL, A, d2);
         double e = 0.0, worst = 0.0;
         for (size_t i = 0; i < n * d; i++)
             e = fmax(e, fabs(d1->data[i] - d2->data[i]) / (1.0 + fabs(d2->data[i])));
@@ -1233,8 +1283,8 @@ static void check_cross_input_sq_exp(gsl_rng *r)
         gsl_matrix_add_constant(X, off);
         gsl_matrix_add_constant(Xs, off);
         gpc_kernel_set_params(k1, th);
-        gpc_kernel_cross_contract(k1, X, Xs, A, s1);
-        gpc_kernel_cross_contract(k2, X, Xs, A, s2);
+        gpc_kernel_cross_contract(k1, X, Xs, NULL, A, s1);
+        gpc_kernel_cross_contract(k2, X, Xs, NULL, A, s2);
         e = 0.0;
         for (size_t j = 0; j < p; j++)
             e = fmax(e, fabs(s1[j] - s2[j]) / (1.0 + fabs(s2[j])));
@@ -1259,11 +1309,11 @@ static void check_cross_input_parallel(gsl_rng *r)
                *A = random_matrix(r, n, 7), *dX = gsl_matrix_alloc(n, 3), *d1 = gsl_matrix_alloc(1, 3);
     gpc_kernel *k;
     gpc_kernel_parse("(matern32@1-2+linear@3)*periodic@3", 3, &k);
-    gpc_kernel_cross_input_contract(k, X, Xs, A, dX);
+    gpc_kernel_cross_input_contract(k, X, Xs, NULL, A, dX);
     int same = 1;
     for (size_t a = 0; a < n; a++) {
         gsl_matrix_view xa = gsl_matrix_submatrix(X, a, 0, 1, 3), Aa = gsl_matrix_submatrix(A, a, 0, 1, 7);
-        gpc_kernel_cross_input_contract(k, &xa.matrix, Xs, &Aa.matrix, d1);
+        gpc_kernel_cross_input_contract(k, &xa.matrix, Xs, NULL, &Aa.matrix, d1);
         for (size_t l = 0; l < 3; l++)
             same &= gsl_matrix_get(d1, 0, l) == gsl_matrix_get(dX, a, l);
     }
@@ -1384,6 +1434,7 @@ int main(void)
     check_cross_contract(r, 9);
     check_cross_contract(r, 450); /* above GPC_PARALLEL_MIN_ROWS: blocks on threads */
     check_cross_input_contract(r);
+    check_cross_expanded(r);
     check_cross_input_sq_exp(r);
     check_cross_input_parallel(r);
     check_known_values();

@@ -852,7 +852,7 @@ typedef struct {
 } sq_exp_sums;
 
 static void sq_exp_sums_of(const gpc_kernel *k, const gsl_matrix *X, const gsl_matrix *Xs,
-                           const gsl_matrix *A, sq_exp_sums *q)
+                           const gsl_matrix *K, const gsl_matrix *A, sq_exp_sums *q)
 {
     size_t n = X->size1, m = Xs->size1, d = k->dim;
     q->B = gpc_matrix_alloc(n, m);
@@ -861,7 +861,10 @@ static void sq_exp_sums_of(const gpc_kernel *k, const gsl_matrix *X, const gsl_m
     q->P = gpc_matrix_alloc(n, d);
     q->r = gpc_calloc(n, sizeof *q->r);
     q->c = gpc_calloc(m, sizeof *q->c);
-    gpc_kernel_cross(k, X, Xs, q->B);
+    if (K)
+        gsl_matrix_memcpy(q->B, K);
+    else
+        gpc_kernel_cross(k, X, Xs, q->B);
     gsl_matrix_mul_elements(q->B, A);
     gsl_matrix_memcpy(q->Xc, X);
     gsl_matrix_memcpy(q->Xsc, Xs);
@@ -894,12 +897,13 @@ static void sq_exp_sums_free(sq_exp_sums *q)
 /* s for a plain ard or se term: d k / d log v = k, and
  * d k / d log w_l = -1/2 w_l (x_l - z_l)^2 k (se: summed over l). */
 static void sq_exp_contract(const gpc_kernel *k, const term *t, const gsl_matrix *X,
-                            const gsl_matrix *Xs, const gsl_matrix *A, double *s)
+                            const gsl_matrix *Xs, const gsl_matrix *K, const gsl_matrix *A,
+                            double *s)
 {
     size_t n = X->size1, m = Xs->size1, d = k->dim;
     const double *eth = k->etheta + t->offset;
     sq_exp_sums q;
-    sq_exp_sums_of(k, X, Xs, A, &q);
+    sq_exp_sums_of(k, X, Xs, K, A, &q);
     double total = 0.0, *e = gpc_calloc(d, sizeof *e);
     for (size_t a = 0; a < n; a++)
         total += q.r[a];
@@ -921,12 +925,13 @@ static void sq_exp_contract(const gpc_kernel *k, const term *t, const gsl_matrix
 
 /* dX for a plain ard or se term: dX_al = -w_l (x_al r_a - P_al). */
 static void sq_exp_input_contract(const gpc_kernel *k, const term *t, const gsl_matrix *X,
-                                  const gsl_matrix *Xs, const gsl_matrix *A, gsl_matrix *dX)
+                                  const gsl_matrix *Xs, const gsl_matrix *K,
+                                  const gsl_matrix *A, gsl_matrix *dX)
 {
     size_t n = X->size1, d = k->dim;
     const double *eth = k->etheta + t->offset;
     sq_exp_sums q;
-    sq_exp_sums_of(k, X, Xs, A, &q);
+    sq_exp_sums_of(k, X, Xs, K, A, &q);
     for (size_t a = 0; a < n; a++)
         for (size_t l = 0; l < d; l++) {
             double w = eth[t->type == T_SE ? 1 : 1 + l];
@@ -934,6 +939,55 @@ static void sq_exp_input_contract(const gpc_kernel *k, const term *t, const gsl_
                                            gsl_matrix_get(q.P, a, l)));
         }
     sq_exp_sums_free(&q);
+}
+
+/* K(X, Xs) for a plain ard or se term by the expanded square: with the
+ * columns centred at Xs's means and scaled by sqrt(w_l),
+ *     q_ab = |x_a|^2 + |xs_b|^2 - 2 x_a'xs_b,   K_ab = v exp(-q_ab / 2),
+ * the inner products in one matrix product. */
+static void sq_exp_cross(const gpc_kernel *k, const term *t, const gsl_matrix *X,
+                         const gsl_matrix *Xs, gsl_matrix *K)
+{
+    size_t n = X->size1, m = Xs->size1, d = k->dim;
+    const double *eth = k->etheta + t->offset;
+    gsl_matrix *Xw = gpc_matrix_alloc(n, d), *Xsw = gpc_matrix_alloc(m, d);
+    double *xx = gpc_calloc(n + m, sizeof *xx), *ss = xx + n;
+    for (size_t l = 0; l < d; l++) {
+        double mean = 0.0, root = sqrt(eth[t->type == T_SE ? 1 : 1 + l]);
+        for (size_t b = 0; b < m; b++)
+            mean += gsl_matrix_get(Xs, b, l) / (double)m;
+        for (size_t a = 0; a < n; a++)
+            gsl_matrix_set(Xw, a, l, root * (gsl_matrix_get(X, a, l) - mean));
+        for (size_t b = 0; b < m; b++)
+            gsl_matrix_set(Xsw, b, l, root * (gsl_matrix_get(Xs, b, l) - mean));
+    }
+    for (size_t a = 0; a < n; a++)
+        for (size_t l = 0; l < d; l++)
+            xx[a] += gsl_matrix_get(Xw, a, l) * gsl_matrix_get(Xw, a, l);
+    for (size_t b = 0; b < m; b++)
+        for (size_t l = 0; l < d; l++)
+            ss[b] += gsl_matrix_get(Xsw, b, l) * gsl_matrix_get(Xsw, b, l);
+    gsl_blas_dgemm(CblasNoTrans, CblasTrans, 1.0, Xw, Xsw, 0.0, K);
+    double lv = log(eth[0]);
+    for (size_t a = 0; a < n; a++) {
+        double *Ka = K->data + a * K->tda;
+        for (size_t b = 0; b < m; b++) /* q >= 0 but for rounding */
+            Ka[b] = lv - 0.5 * fmax(xx[a] + ss[b] - 2.0 * Ka[b], 0.0);
+        gpc_exp_array(Ka, m);
+    }
+    gsl_matrix_free(Xw);
+    gsl_matrix_free(Xsw);
+    free(xx);
+}
+
+void gpc_kernel_cross_expanded(const gpc_kernel *k, const gsl_matrix *X, const gsl_matrix *Xs,
+                               gsl_matrix *K)
+{
+    const term *plain = plain_sq_exp(k);
+    if (plain)
+        sq_exp_cross(k, plain, X, Xs, K);
+    else
+        gpc_kernel_cross(k, X, Xs, K);
 }
 
 /* Rows lo..hi of the cross contraction into s (nparams, zeroed by the
@@ -954,11 +1008,11 @@ static void cross_contract_rows(const gpc_kernel *k, const gsl_matrix *X, const 
 }
 
 void gpc_kernel_cross_contract(const gpc_kernel *k, const gsl_matrix *X, const gsl_matrix *Xs,
-                               const gsl_matrix *A, double *s)
+                               const gsl_matrix *K, const gsl_matrix *A, double *s)
 {
     const term *plain = plain_sq_exp(k);
     if (plain) {
-        sq_exp_contract(k, plain, X, Xs, A, s);
+        sq_exp_contract(k, plain, X, Xs, K, A, s);
         return;
     }
     size_t n = X->size1, p = k->nparams, nb = n < 4 * CONTRACT_BLOCKS ? 1 : CONTRACT_BLOCKS;
@@ -995,11 +1049,12 @@ void gpc_kernel_diag_contract(const gpc_kernel *k, const gsl_matrix *Xs, const d
 }
 
 void gpc_kernel_cross_input_contract(const gpc_kernel *k, const gsl_matrix *X,
-                                     const gsl_matrix *Xs, const gsl_matrix *A, gsl_matrix *dX)
+                                     const gsl_matrix *Xs, const gsl_matrix *K,
+                                     const gsl_matrix *A, gsl_matrix *dX)
 {
     const term *plain = plain_sq_exp(k);
     if (plain) {
-        sq_exp_input_contract(k, plain, X, Xs, A, dX);
+        sq_exp_input_contract(k, plain, X, Xs, K, A, dX);
         return;
     }
     size_t n = X->size1, widest = 1;

@@ -64,16 +64,19 @@ static void K_adjoint(const gsl_matrix *L, gsl_matrix *Lbar, gsl_matrix *Kbar)
     gsl_blas_dtrsm(CblasRight, CblasLower, CblasNoTrans, CblasNonUnit, 1.0, L, Kbar);
 }
 
-/* dtheta and dZ through K_ZZ from its adjoint Kbar. */
+/* dtheta and dZ through K_ZZ from its adjoint Kbar; K_ZZ's values (off the
+ * diagonal, which neither contraction reads) from the expanded square. */
 static void through_Kzz(const gpc_kernel *k, const gsl_matrix *Z, const gsl_matrix *Kbar,
                         double *dtheta, gsl_matrix *dZ)
 {
     size_t m = Z->size1, np = gpc_kernel_nparams(k);
+    gsl_matrix *K = gsl_matrix_alloc(m, m);
+    gpc_kernel_cross_expanded(k, Z, Z, K);
     if (dtheta) {
         gsl_vector *zero = gsl_vector_calloc(m);
         gsl_matrix *B = gsl_matrix_alloc(m, np ? np : 1);
         double *s = gpc_mallocarray(np ? np : 1, sizeof *s);
-        gpc_kernel_grad_contract(k, Z, NULL, zero, 0.0, Kbar, 1.0, zero, s, B);
+        gpc_kernel_grad_contract(k, Z, K, zero, 0.0, Kbar, 1.0, zero, s, B);
         for (size_t j = 0; j < np; j++)
             dtheta[j] += s[j];
         free(s);
@@ -84,11 +87,12 @@ static void through_Kzz(const gpc_kernel *k, const gsl_matrix *Z, const gsl_matr
         gsl_matrix *A2 = gsl_matrix_alloc(m, m), *g = gsl_matrix_alloc(m, Z->size2);
         gsl_matrix_memcpy(A2, Kbar);
         gsl_matrix_scale(A2, 2.0);
-        gpc_kernel_cross_input_contract(k, Z, Z, A2, g);
+        gpc_kernel_cross_input_contract(k, Z, Z, K, A2, g);
         gsl_matrix_add(dZ, g);
         gsl_matrix_free(A2);
         gsl_matrix_free(g);
     }
+    gsl_matrix_free(K);
 }
 
 /* The gradient through K_ZZ of every kernel g, from X[g] (add_L_term's

@@ -106,26 +106,27 @@ static void marginals(const gsl_matrix *A, const double *kxx, const gsl_matrix *
     }
 }
 
-/* A = L^-1 k(Z, Xb) (m x b), SA[c] = S_c A for the C classes of S and
- * kxx = k(x, x) for the rows. */
+/* K = k(Z, Xb) and A = L^-1 K (m x b), SA[c] = S_c A for the C classes of S
+ * and kxx = k(x, x) for the rows. */
 static void whiten(const gpc_kernel *k, const gsl_matrix *Z, const gsl_matrix *L, size_t C,
-                   gsl_matrix *const *S, const gsl_matrix *Xb, gsl_matrix *A, gsl_matrix **SA,
-                   gsl_vector *kxx)
+                   gsl_matrix *const *S, const gsl_matrix *Xb, gsl_matrix *K, gsl_matrix *A,
+                   gsl_matrix **SA, gsl_vector *kxx)
 {
-    gpc_kernel_cross(k, Z, Xb, A);
+    gpc_kernel_cross_expanded(k, Z, Xb, K);
+    gsl_matrix_memcpy(A, K);
     gpc_kernel_diag(k, Xb, kxx);
     gsl_blas_dtrsm(CblasLeft, CblasLower, CblasNoTrans, CblasNonUnit, 1.0, L, A);
     for (size_t c = 0; c < C; c++)
         gsl_blas_dgemm(CblasNoTrans, CblasNoTrans, 1.0, S[c], A, 0.0, SA[c]);
 }
 
-/* The rows' whitened columns for every kernel g: A[g] (m x b), kxx[g],
- * and SA[c] = S_c A[g] for each class c of g. */
+/* The rows' kernel columns K[g] and whitened columns A[g] for every kernel
+ * g (m x b), kxx[g], and SA[c] = S_c A[g] for each class c of g. */
 typedef struct {
     size_t nK, C;
     gpc_class_kernels *ck; /* the per-class copies, or NULL: k is shared */
     const gpc_kernel *k;
-    gsl_matrix **A, **SA;
+    gsl_matrix **K, **A, **SA;
     gsl_vector **kxx;
 } whitened;
 
@@ -140,10 +141,12 @@ static void whitened_alloc(whitened *w, const gpc_kernel *k, size_t C, size_t m,
     w->C = C;
     w->k = k;
     w->ck = w->nK > 1 ? gpc_class_kernels_alloc(k, C) : NULL;
+    w->K = gpc_mallocarray(w->nK, sizeof *w->K);
     w->A = gpc_mallocarray(w->nK, sizeof *w->A);
     w->kxx = gpc_mallocarray(w->nK, sizeof *w->kxx);
     w->SA = gpc_mallocarray(C, sizeof *w->SA);
     for (size_t g = 0; g < w->nK; g++) {
+        w->K[g] = gpc_matrix_alloc(m, b);
         w->A[g] = gpc_matrix_alloc(m, b);
         w->kxx[g] = gsl_vector_alloc(b);
     }
@@ -154,11 +157,13 @@ static void whitened_alloc(whitened *w, const gpc_kernel *k, size_t C, size_t m,
 static void whitened_free(whitened *w)
 {
     for (size_t g = 0; g < w->nK; g++) {
+        gsl_matrix_free(w->K[g]);
         gsl_matrix_free(w->A[g]);
         gsl_vector_free(w->kxx[g]);
     }
     for (size_t c = 0; c < w->C; c++)
         gsl_matrix_free(w->SA[c]);
+    free(w->K);
     free(w->A);
     free(w->kxx);
     free(w->SA);
@@ -176,7 +181,7 @@ static void whiten_all(whitened *w, const gsl_matrix *Z, gsl_matrix *const *L,
         gsl_matrix_const_view Mg = gsl_matrix_const_submatrix(M, sp.first, 0, sp.count, m);
         gsl_matrix_view MUg = gsl_matrix_submatrix(MU, 0, sp.first, b, sp.count),
                         S2g = gsl_matrix_submatrix(S2, 0, sp.first, b, sp.count);
-        whiten(group_kernel(w, g), Z, L[g], sp.count, S + sp.first, Xb, w->A[g],
+        whiten(group_kernel(w, g), Z, L[g], sp.count, S + sp.first, Xb, w->K[g], w->A[g],
                w->SA + sp.first, w->kxx[g]);
         marginals(w->A[g], w->kxx[g]->data, &Mg.matrix, w->SA + sp.first, &MUg.matrix,
                   &S2g.matrix);
@@ -222,7 +227,8 @@ static int row_terms(const double *yb, size_t first, gpc_shard_lik lik, const vo
  * Kzx's adjoint is L'^-1 Abar and kxx's is sum_c h_ic.  Adds to k's
  * hyperparameters' block dtheta and to st->dZ. */
 static void add_kernel_grads(const gpc_kernel *k, const gsl_matrix *Z, const gsl_matrix *L,
-                             const gsl_matrix *M, const gsl_matrix *A, gsl_matrix *const *SA,
+                             const gsl_matrix *M, const gsl_matrix *K, const gsl_matrix *A,
+                             gsl_matrix *const *SA,
                              const gsl_matrix *Xb, const gsl_matrix *Gm, const gsl_matrix *Hm,
                              double *dtheta, gpc_shard_stats *st)
 {
@@ -241,14 +247,14 @@ static void add_kernel_grads(const gpc_kernel *k, const gsl_matrix *Z, const gsl
     for (size_t i = 0; i < b; i++)
         for (size_t c = 0; c < C; c++)
             a[i] += gsl_matrix_get(Hm, i, c);
-    gpc_kernel_cross_contract(k, Z, Xb, Abar, ds);
+    gpc_kernel_cross_contract(k, Z, Xb, K, Abar, ds);
     for (size_t j = 0; j < np; j++)
         dtheta[j] += ds[j];
     gpc_kernel_diag_contract(k, Xb, a, ds);
     for (size_t j = 0; j < np; j++)
         dtheta[j] += ds[j];
     if (st->input_grads) {
-        gpc_kernel_cross_input_contract(k, Z, Xb, Abar, dZ);
+        gpc_kernel_cross_input_contract(k, Z, Xb, K, Abar, dZ);
         gsl_matrix_add(st->dZ, dZ);
     }
     gsl_matrix_free(Abar);
@@ -279,8 +285,8 @@ static void add_group(const whitened *w, size_t g, const gsl_matrix *Z, const gs
     }
     if (st->kernel_grads) {
         const gpc_kernel *kg = group_kernel(w, g);
-        add_kernel_grads(kg, Z, L, &Mg.matrix, A, w->SA + sp.first, Xb, &Gg.matrix, &Hg.matrix,
-                         st->dtheta + g * gpc_kernel_nparams(kg), st);
+        add_kernel_grads(kg, Z, L, &Mg.matrix, w->K[g], A, w->SA + sp.first, Xb, &Gg.matrix,
+                         &Hg.matrix, st->dtheta + g * gpc_kernel_nparams(kg), st);
     }
 }
 
