@@ -161,7 +161,7 @@ check-slurm: deps
 # make check builds the benchmarks too, so that they keep up with the library.
 # The softmax bench compares with scikit-learn (python3-sklearn).
 BENCH_BIN = $(BUILD)/bench-laplace $(BUILD)/bench-ep $(BUILD)/bench-softmax $(BUILD)/bench-vb \
-            $(BUILD)/bench-blas \
+            $(BUILD)/bench-blas $(BUILD)/bench-gemm \
             $(BUILD)/bench-gibbs $(BUILD)/bench-kernels
 bench: deps
 	@sh scripts/deps.sh python3-sklearn time
