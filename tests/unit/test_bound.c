@@ -63,7 +63,7 @@ static double bound(problem *pr, gsl_matrix *dM, gsl_matrix **dS, double *dtheta
     gpc_shard_stats *st = gpc_shard_stats_alloc(m, C, pr->Z->size2, gpc_kernel_nparams(pr->k));
     if (ok && gpc_shard_add_rows(pr->k, pr->Z, L, pr->M, pr->S, pr->X, pr->y, 0, lik, NULL,
                                  st) == GPC_OK)
-        gpc_bound_eval(pr->k, pr->Z, L, pr->M, pr->S, st, pr->scale, &elbo, dM, dS, dtheta, dZ);
+        gpc_bound_eval(pr->k, pr->Z, L, pr->M, pr->S, st, pr->scale, &elbo, dM, dS, NULL, dtheta, dZ);
     gpc_shard_stats_free(st);
     for (size_t g = 0; g < nK; g++)
         gsl_matrix_free(L[g]);
@@ -243,7 +243,7 @@ static int natural_step(problem *pr, double rho)
     int rc = GPC_OK;
     for (size_t c = 0; c < pr->C && rc == GPC_OK; c++) {
         gsl_vector_view mc = gsl_matrix_row(pr->M, c), dmc = gsl_matrix_row(dM, c);
-        rc = gpc_natgrad_step(&mc.vector, pr->S[c], &dmc.vector, dS[c], rho);
+        rc = gpc_natgrad_step(&mc.vector, pr->S[c], NULL, &dmc.vector, dS[c], rho);
     }
     for (size_t c = 0; c < pr->C; c++)
         gsl_matrix_free(dS[c]);

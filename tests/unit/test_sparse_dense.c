@@ -114,8 +114,8 @@ static void check(gsl_rng *r, gpc_lik lik, const char *spec)
         gsl_vector_view mc = gsl_matrix_row(M, 0), dmc = gsl_matrix_row(dM, 0);
         gpc_shard_stats_zero(st);
         gpc_shard_add_rows(k, X, &L, M, S, X, y, 0, gpc_shard_binary_lik, &lik, st);
-        gpc_bound_eval(k, X, &L, M, S, st, 1.0, &elbo, dM, dS, NULL, NULL);
-        gpc_natgrad_step(&mc.vector, S[0], &dmc.vector, dS[0], 0.5);
+        gpc_bound_eval(k, X, &L, M, S, st, 1.0, &elbo, dM, dS, NULL, NULL, NULL);
+        gpc_natgrad_step(&mc.vector, S[0], NULL, &dmc.vector, dS[0], 0.5);
     }
     TEST_OK(jitter == 0.0, "%s: K_ZZ factors without jitter", spec);
     TEST_CLOSE(elbo, dense, 1e-8, 0, "%s, %s, Z = X: the sparse bound at its optimum is the "

@@ -147,7 +147,7 @@ static double bound(problem *pr, gsl_matrix *dM, gsl_matrix **dS, double *dtheta
     gpc_shard_stats *st = gpc_shard_stats_alloc(m, NC, pr->Z->size2, gpc_kernel_nparams(pr->k));
     if (gpc_shard_add_rows(pr->k, pr->Z, &L, pr->M, pr->S, pr->X, pr->y, 0,
                            gpc_shard_softmax_lik, pr->w, st) == GPC_OK)
-        gpc_bound_eval(pr->k, pr->Z, &L, pr->M, pr->S, st, 1.0, &elbo, dM, dS, dtheta, dZ);
+        gpc_bound_eval(pr->k, pr->Z, &L, pr->M, pr->S, st, 1.0, &elbo, dM, dS, NULL, dtheta, dZ);
     gpc_shard_stats_free(st);
     gsl_matrix_free(L);
     return elbo;
@@ -199,7 +199,7 @@ static int iterate_q(problem *pr, double rho, double tol, double *elbo, double *
         for (size_t c = 0; c < NC; c++) {
             gsl_vector_view mc = gsl_matrix_row(pr->M, c), dmc = gsl_matrix_row(dM, c);
             for (double r = rho; r > 1e-6; r /= 2)
-                if (gpc_natgrad_step(&mc.vector, pr->S[c], &dmc.vector, dS[c], r) == GPC_OK)
+                if (gpc_natgrad_step(&mc.vector, pr->S[c], NULL, &dmc.vector, dS[c], r) == GPC_OK)
                     break;
         }
     }

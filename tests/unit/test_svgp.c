@@ -121,7 +121,7 @@ static void check_binary(gsl_rng *r, gpc_lik gl, const char *spec, const double 
     gsl_matrix *dM = gsl_matrix_alloc(1, m), *dS[1] = {gsl_matrix_alloc(m, m)};
     double b2;
     gpc_svgp_stats(s, k, X, y, lik, st);
-    gpc_bound_eval(k, s->Z, s->L, s->M, s->S, st, 1.0, &b2, dM, dS, NULL, NULL);
+    gpc_bound_eval(k, s->Z, s->L, s->M, s->S, st, 1.0, &b2, dM, dS, NULL, NULL, NULL);
     double gmax = 0.0;
     for (size_t j = 0; j < m; j++) {
         gmax = fmax(gmax, fabs(gsl_matrix_get(dM, 0, j)));

@@ -115,7 +115,7 @@ static int full_bound(gpc_svgp *s, const gpc_kernel *k, const gpc_train_data *d,
                                     lik.ctx, st);
     }
     if (rc == GPC_OK)
-        rc = gpc_bound_eval(k, s->Z, s->L, s->M, s->S, st, 1.0, bound, NULL, NULL, NULL, NULL);
+        rc = gpc_bound_eval(k, s->Z, s->L, s->M, s->S, st, 1.0, bound, NULL, NULL, NULL, NULL, NULL);
     gsl_matrix_free(Xb);
     gpc_shard_stats_free(st);
     return rc;

@@ -118,8 +118,8 @@ static void through_factors(const gpc_kernel *k, size_t C, const gsl_matrix *Z,
 
 int gpc_bound_eval(const gpc_kernel *k, const gsl_matrix *Z, gsl_matrix *const *L,
                    const gsl_matrix *M, gsl_matrix *const *S, const gpc_shard_stats *st,
-                   double scale, double *elbo, gsl_matrix *dM, gsl_matrix **dS, double *dtheta,
-                   gsl_matrix *dZ)
+                   double scale, double *elbo, gsl_matrix *dM, gsl_matrix **dS,
+                   gsl_matrix **Sinv_out, double *dtheta, gsl_matrix *dZ)
 {
     size_t m = Z->size1, C = M->size1, np = gpc_kernel_nparams(k),
            nK = gpc_shard_kernel_count(k);
@@ -134,6 +134,8 @@ int gpc_bound_eval(const gpc_kernel *k, const gsl_matrix *Z, gsl_matrix *const *
         double kl = 0.0;
         if ((rc = kl_term(&mc.vector, S[c], Sinv, &kl)) != GPC_OK)
             break;
+        if (Sinv_out)
+            gsl_matrix_memcpy(Sinv_out[c], Sinv);
         total -= kl;
         if (dM) { /* scale G_c - m_c */
             gsl_vector_view d = gsl_matrix_row(dM, c);

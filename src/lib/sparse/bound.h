@@ -26,12 +26,13 @@
  * k's hyperparameters and Z, st the statistics summed over the rows at them.
  * Outputs: *elbo, dM (C x m), dS[c] (m x m, symmetric: the change of the
  * bound is sum_c tr(dS_c' dS_c) to first order for a change dS_c of S_c),
+ * Sinv[c] (S_c^-1, which the KL terms compute and a natural step needs),
  * dtheta (k's nparams), dZ (m x dim);
  * any output pointer but elbo may be NULL.  GPC_ENUM (message set) if an
  * S_c is not positive definite. */
 int gpc_bound_eval(const gpc_kernel *k, const gsl_matrix *Z, gsl_matrix *const *L,
                    const gsl_matrix *M, gsl_matrix *const *S, const gpc_shard_stats *st,
-                   double scale, double *elbo, gsl_matrix *dM, gsl_matrix **dS, double *dtheta,
-                   gsl_matrix *dZ);
+                   double scale, double *elbo, gsl_matrix *dM, gsl_matrix **dS,
+                   gsl_matrix **Sinv, double *dtheta, gsl_matrix *dZ);
 
 #endif

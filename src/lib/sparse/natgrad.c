@@ -6,14 +6,16 @@
 #include "base/err.h"
 #include "sparse/inducing.h"
 
-int gpc_natgrad_step(gsl_vector *m, gsl_matrix *S, const gsl_vector *dm, const gsl_matrix *dS,
-                     double rho)
+int gpc_natgrad_step(gsl_vector *m, gsl_matrix *S, const gsl_matrix *Sinv, const gsl_vector *dm,
+                     const gsl_matrix *dS, double rho)
 {
     size_t n = m->size;
     gsl_matrix *P = gpc_matrix_alloc(n, n), *Snew = gpc_matrix_alloc(n, n);
     gsl_vector *t1 = gsl_vector_alloc(n), *dSm = gsl_vector_alloc(n);
     int rc = GPC_OK;
-    if (gpc_inducing_spd_inverse(S, P, NULL) != 0) {
+    if (Sinv)
+        gsl_matrix_memcpy(P, Sinv);
+    else if (gpc_inducing_spd_inverse(S, P, NULL) != 0) {
         rc = gpc_fail(GPC_ENUM, "a variational covariance is not positive definite");
         goto done;
     }

@@ -14,10 +14,11 @@
 #include <gsl/gsl_matrix.h>
 #include <gsl/gsl_vector.h>
 
-/* The step above, in place.  GPC_ENUM (message set) if the new precision is
+/* The step above, in place; Sinv is S^-1 if the caller has it (the bound
+ * computes it), else NULL.  GPC_ENUM (message set) if the new precision is
  * not positive definite (the step was too long: retry with a smaller rho);
  * m and S are then unchanged. */
-int gpc_natgrad_step(gsl_vector *m, gsl_matrix *S, const gsl_vector *dm, const gsl_matrix *dS,
-                     double rho);
+int gpc_natgrad_step(gsl_vector *m, gsl_matrix *S, const gsl_matrix *Sinv, const gsl_vector *dm,
+                     const gsl_matrix *dS, double rho);
 
 #endif

@@ -114,9 +114,10 @@ int gpc_svgp_stats(const gpc_svgp *s, const gpc_kernel *k, const gsl_matrix *X, 
 
 /* ---- the full-batch fit of q ------------------------------------------ */
 
-/* What a step can be taken back to: q and the bound's gradient in it. */
+/* What a step can be taken back to: q, the bound's gradient in it and the
+ * inverses of the S_c. */
 typedef struct {
-    gsl_matrix *M, **S, *dM, **dS;
+    gsl_matrix *M, **S, *dM, **dS, **Sinv;
     double bound;
 } q_point;
 
@@ -126,6 +127,7 @@ static void q_point_alloc(q_point *a, size_t C, size_t m)
     a->dM = gpc_matrix_alloc(C, m);
     a->S = matrices(C, m);
     a->dS = matrices(C, m);
+    a->Sinv = matrices(C, m);
 }
 
 static void q_point_free(q_point *a, size_t C)
@@ -134,6 +136,7 @@ static void q_point_free(q_point *a, size_t C)
     gsl_matrix_free(a->dM);
     matrices_free(a->S, C);
     matrices_free(a->dS, C);
+    matrices_free(a->Sinv, C);
 }
 
 static void q_point_copy(q_point *to, const q_point *from, size_t C)
@@ -143,6 +146,7 @@ static void q_point_copy(q_point *to, const q_point *from, size_t C)
     for (size_t c = 0; c < C; c++) {
         gsl_matrix_memcpy(to->S[c], from->S[c]);
         gsl_matrix_memcpy(to->dS[c], from->dS[c]);
+        gsl_matrix_memcpy(to->Sinv[c], from->Sinv[c]);
     }
     to->bound = from->bound;
 }
@@ -155,7 +159,7 @@ static int evaluate(gpc_svgp *s, const gpc_kernel *k, const gsl_matrix *X, const
     int rc = gpc_svgp_stats(s, k, X, y, lik, st);
     if (rc == GPC_OK)
         rc = gpc_bound_eval(k, s->Z, s->L, s->M, s->S, st, 1.0, &a->bound, a->dM,
-                            a->dS, NULL, NULL);
+                            a->dS, a->Sinv, NULL, NULL);
     if (rc == GPC_OK) {
         gsl_matrix_memcpy(a->M, s->M);
         for (size_t c = 0; c < s->C; c++)
@@ -171,7 +175,7 @@ static int step(gpc_svgp *s, const q_point *a, double rho)
     for (size_t c = 0; c < s->C && rc == GPC_OK; c++) {
         gsl_vector_view mc = gsl_matrix_row(s->M, c);
         gsl_vector_const_view dm = gsl_matrix_const_row(a->dM, c);
-        rc = gpc_natgrad_step(&mc.vector, s->S[c], &dm.vector, a->dS[c], rho);
+        rc = gpc_natgrad_step(&mc.vector, s->S[c], a->Sinv[c], &dm.vector, a->dS[c], rho);
     }
     return rc;
 }
@@ -239,7 +243,7 @@ int gpc_svgp_gradient(const gpc_svgp *s, const gpc_kernel *k, const gsl_matrix *
     st->kernel_grads = dtheta || dZ;
     int rc = gpc_svgp_stats(s, k, X, y, lik, st);
     if (rc == GPC_OK)
-        rc = gpc_bound_eval(k, s->Z, s->L, s->M, s->S, st, 1.0, bound, NULL, NULL,
+        rc = gpc_bound_eval(k, s->Z, s->L, s->M, s->S, st, 1.0, bound, NULL, NULL, NULL,
                             dtheta, dZ);
     gpc_shard_stats_free(st);
     return rc;

@@ -81,9 +81,11 @@ static int gather(const gpc_train *t, const gpc_train_data *d, uint64_t seed, ui
     return st;
 }
 
-/* The natural step on every class's q, halved until every precision stays
- * positive definite; q as it was if that fails. */
-static int natural_step(gpc_svgp *s, const gsl_matrix *dM, gsl_matrix *const *dS, double rho)
+/* The natural step on every class's q (whose inverses are Sinv), halved
+ * until every precision stays positive definite; q as it was if that
+ * fails. */
+static int natural_step(gpc_svgp *s, const gsl_matrix *dM, gsl_matrix *const *dS,
+                        gsl_matrix *const *Sinv, double rho)
 {
     gsl_matrix *M0 = gpc_matrix_alloc(s->C, s->m), **S0 = gpc_mallocarray(s->C, sizeof *S0);
     gsl_matrix_memcpy(M0, s->M);
@@ -97,7 +99,7 @@ static int natural_step(gpc_svgp *s, const gsl_matrix *dM, gsl_matrix *const *dS
         for (size_t c = 0; c < s->C && rc == GPC_OK; c++) {
             gsl_vector_view mc = gsl_matrix_row(s->M, c);
             gsl_vector_const_view dm = gsl_matrix_const_row(dM, c);
-            rc = gpc_natgrad_step(&mc.vector, s->S[c], &dm.vector, dS[c], rho);
+            rc = gpc_natgrad_step(&mc.vector, s->S[c], Sinv[c], &dm.vector, dS[c], rho);
         }
         if (rc != GPC_OK) { /* back to the start for the shorter step */
             gsl_matrix_memcpy(s->M, M0);
@@ -135,11 +137,13 @@ static int all_finite(const double *x, size_t count)
     return 1;
 }
 
-/* The bound's estimate and gradient on the b rows of Xb: dM, dS, and the
- * gradient in (theta, Z) into g (nparams + m dim). */
+/* The bound's estimate and gradient on the b rows of Xb: dM, dS (with the
+ * S_c^-1 into Sinv), and the gradient in (theta, Z) into g (nparams + m
+ * dim). */
 static int batch_gradient(gpc_train *t, const gpc_kernel *k, const gsl_matrix *Xb,
                           const double *yb, gpc_svgp_lik lik, double scale, int fix_inducing,
-                          double *bound, gsl_matrix *dM, gsl_matrix **dS, double *g)
+                          double *bound, gsl_matrix *dM, gsl_matrix **dS, gsl_matrix **Sinv,
+                          double *g)
 {
     gpc_svgp *s = t->s;
     size_t np = t->nparams;
@@ -149,7 +153,7 @@ static int batch_gradient(gpc_train *t, const gpc_kernel *k, const gsl_matrix *X
     gsl_matrix_set_zero(&dZ.matrix);
     int rc = gpc_shard_add_rows(k, s->Z, s->L, s->M, s->S, Xb, yb, 0, lik.fn, lik.ctx, st);
     if (rc == GPC_OK)
-        rc = gpc_bound_eval(k, s->Z, s->L, s->M, s->S, st, scale, bound, dM, dS, g,
+        rc = gpc_bound_eval(k, s->Z, s->L, s->M, s->S, st, scale, bound, dM, dS, Sinv, g,
                             fix_inducing ? NULL : &dZ.matrix);
     if (rc == GPC_OK && !(isfinite(*bound) && all_finite(g, np + s->m * s->dim)))
         rc = gpc_fail(GPC_ENUM, "the bound or its gradient is not finite at step %llu: "
@@ -168,10 +172,13 @@ int gpc_train_step(gpc_train *t, gpc_kernel *k, const gpc_train_data *d, gpc_svg
     size_t b = (size_t)(batch_start(t->batch + 1, n, T) - first);
     gsl_matrix *Xb = gpc_matrix_alloc(b, gpc_rows_dim(d->rows)),
                *dM = gpc_matrix_alloc(s->C, s->m);
-    gsl_matrix **dS = gpc_mallocarray(s->C, sizeof *dS);
+    gsl_matrix **dS = gpc_mallocarray(s->C, sizeof *dS),
+               **Sinv = gpc_mallocarray(s->C, sizeof *Sinv);
     double *yb = gpc_mallocarray(b, sizeof *yb), *g = gpc_mallocarray(np + nz, sizeof *g);
-    for (size_t c = 0; c < s->C; c++)
+    for (size_t c = 0; c < s->C; c++) {
         dS[c] = gpc_matrix_alloc(s->m, s->m);
+        Sinv[c] = gpc_matrix_alloc(s->m, s->m);
+    }
     int rc = gather(t, d, o->seed, first, b, Xb, yb);
     gpc_parallel_blas(s->m); /* the m x m work: one thread below the parallel threshold */
     gpc_kernel_set_params(k, t->theta);
@@ -179,10 +186,10 @@ int gpc_train_step(gpc_train *t, gpc_kernel *k, const gpc_train_data *d, gpc_svg
         rc = gpc_svgp_factor(s, k);
     if (rc == GPC_OK)
         rc = batch_gradient(t, k, Xb, yb, lik, (double)n / (double)b, o->fix_inducing, bound,
-                            dM, dS, g);
+                            dM, dS, Sinv, g);
     /* the step count in the schedule: T steps make an epoch */
     if (rc == GPC_OK)
-        rc = natural_step(s, dM, dS, o->rho / sqrt(1.0 + (double)t->step / (double)T));
+        rc = natural_step(s, dM, dS, Sinv, o->rho / sqrt(1.0 + (double)t->step / (double)T));
     if (rc == GPC_OK) {
         t->step++;
         adam(t->theta, g, t->adam_m, t->adam_v, np, o->fixed, t->step, o->lr);
@@ -199,9 +206,12 @@ int gpc_train_step(gpc_train *t, gpc_kernel *k, const gpc_train_data *d, gpc_svg
     gpc_kernel_set_params(k, t->theta);
     gsl_matrix_free(Xb);
     gsl_matrix_free(dM);
-    for (size_t c = 0; c < s->C; c++)
+    for (size_t c = 0; c < s->C; c++) {
         gsl_matrix_free(dS[c]);
+        gsl_matrix_free(Sinv[c]);
+    }
     free(dS);
+    free(Sinv);
     free(yb);
     free(g);
     return rc;
