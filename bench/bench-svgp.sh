@@ -63,7 +63,7 @@ run() {
         C = 1
         # per step: the shard O(m^2 b) and the global part O(m^3) (gpc(7), Cost)
         step = (2 + 4 * C) * m * m * b + 6 * m * b * d + 6 * C * m * b \
-               + (16 / 3 + 5 * C) * m * m * m + 10 * m * m * d
+               + (16 / 3 + 4 * C) * m * m * m + 10 * m * m * d
         flops = s * step
         dense = flops / (rate * 1e9)
         printf "n %d input %s steps %d epoch_s %.1f total_s %s peak_rss_mb %.0f dense_gflop %.0f dense_s %.1f ratio %.2f bound %.10g\n",
