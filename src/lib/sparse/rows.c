@@ -81,6 +81,14 @@ int gpc_rows_open_npy(const char *path, gpc_rows **out)
     return GPC_OK;
 }
 
+gpc_rows *gpc_rows_open_fd(int fd, uint64_t offset, uint64_t n, size_t dim, const char *name)
+{
+    gpc_rows *r = rows_new(n, dim, name);
+    r->fd = fd;
+    r->offset = (off_t)offset;
+    return r;
+}
+
 int gpc_rows_npy_in_place(const char *path)
 {
     struct stat sb;

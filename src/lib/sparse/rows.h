@@ -23,6 +23,11 @@ gpc_rows *gpc_rows_memory(const double *X, uint64_t n, size_t dim, const char *n
  * header says. */
 int gpc_rows_open_npy(const char *path, gpc_rows **out);
 
+/* The n rows of dim doubles (native byte order, row-major) that the open
+ * file fd holds from byte offset on, read as a .npy file's are; the rows
+ * own fd and close it.  name is for messages. */
+gpc_rows *gpc_rows_open_fd(int fd, uint64_t offset, uint64_t n, size_t dim, const char *name);
+
 /* 1 if path is a regular .npy file that gpc_rows_open_npy reads in place
  * (doubles in C order), 0 otherwise (including when it cannot be read:
  * the whole-file reader then says why). */

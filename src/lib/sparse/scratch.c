@@ -1,0 +1,221 @@
+#include "sparse/scratch.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/types.h>
+#include <unistd.h>
+
+#include "base/alloc.h"
+#include "base/err.h"
+#include "io/colnames.h"
+#include "io/matio.h"
+
+const char *gpc_scratch_dir(void)
+{
+    const char *dir = getenv("TMPDIR");
+    return dir && *dir ? dir : "/tmp";
+}
+
+static int no_room(const char *name, const char *what)
+{
+    return gpc_fail(GPC_EINPUT, "%s: cannot %s a scratch file in %s: %s (set TMPDIR to a "
+                    "directory with room for 8 bytes a number)", name, what, gpc_scratch_dir(),
+                    strerror(errno ? errno : EIO));
+}
+
+/* A file no one else can reach: made, then removed at once (the open
+ * descriptor keeps it until it is closed).  -1, message set, if it cannot
+ * be made. */
+static int scratch_file(const char *name)
+{
+    const char *dir = gpc_scratch_dir();
+    size_t len = strlen(dir) + sizeof "/gpc-scratch-XXXXXX";
+    char *path = gpc_malloc(len);
+    snprintf(path, len, "%s/gpc-scratch-XXXXXX", dir);
+    int fd = mkstemp(path);
+    if (fd >= 0)
+        unlink(path);
+    else
+        no_room(name, "make");
+    free(path);
+    return fd;
+}
+
+/* Bytes on their way to a scratch file, written a buffer at a time rather
+ * than a system call a number. */
+typedef struct {
+    int fd;
+    const char *name;
+    size_t n;
+    char buf[1 << 16];
+} sink;
+
+static int sink_flush(sink *s)
+{
+    for (size_t done = 0; done < s->n;) {
+        ssize_t w = write(s->fd, s->buf + done, s->n - done);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return no_room(s->name, "write");
+        done += (size_t)w;
+    }
+    s->n = 0;
+    return GPC_OK;
+}
+
+static int sink_put(sink *s, const void *p, size_t len)
+{
+    const char *c = p;
+    while (len > 0) {
+        if (s->n == sizeof s->buf && sink_flush(s) != GPC_OK)
+            return GPC_EINPUT;
+        size_t k = len < sizeof s->buf - s->n ? len : sizeof s->buf - s->n;
+        memcpy(s->buf + s->n, c, k);
+        s->n += k;
+        c += k;
+        len -= k;
+    }
+    return GPC_OK;
+}
+
+/* One line as the parser takes it, its row (if it is one) to the sink. */
+static int feed(gpc_matrix_lines *ml, sink *s, const char *p, const char *eol, size_t lineno)
+{
+    const double *row;
+    int st = gpc_matrix_lines_feed(ml, p, eol, lineno, &row);
+    if (st == GPC_OK && row)
+        st = sink_put(s, row, gpc_matrix_lines_cols(ml) * sizeof *row);
+    return st;
+}
+
+/* What getline gave, [b, b + len), as the lines gpc_matrix_read sees: a
+ * lone CR (the line end of old Mac files) ends a line as a newline does,
+ * and a CR before the newline stays, read as a blank.  *lineno is the
+ * number of the first, and after it that of the next. */
+static int feed_lines(gpc_matrix_lines *ml, sink *s, const char *b, size_t len, size_t *lineno)
+{
+    int nl = len > 0 && b[len - 1] == '\n';
+    const char *end = b + len - nl, *p = b;
+    for (const char *q = memchr(p, '\r', (size_t)(end - p)); q;
+         q = memchr(p, '\r', (size_t)(end - p))) {
+        if (q + 1 == end && nl) /* CRLF */
+            break;
+        int st = feed(ml, s, p, q, (*lineno)++);
+        if (st != GPC_OK || gpc_matrix_lines_other(ml))
+            return st;
+        p = q + 1;
+    }
+    /* the text after the last line end is a line when it is not empty */
+    if (nl || p < end)
+        return feed(ml, s, p, end, (*lineno)++);
+    return GPC_OK;
+}
+
+/* What a pipe gave before its format showed, kept to be given again. */
+typedef struct {
+    char *b;
+    size_t n, cap;
+} prefix;
+
+static void keep(prefix *k, const char *b, size_t len)
+{
+    if (k->n + len > k->cap) {
+        k->cap = 2 * (k->n + len);
+        k->b = gpc_realloc(k->b, k->cap);
+    }
+    memcpy(k->b + k->n, b, len);
+    k->n += len;
+}
+
+/* Standard input again from its start: the bytes read of it (k) and the
+ * rest, copied to a scratch file that becomes file descriptor 0, for the
+ * whole-file reader to read as it would have. */
+static int stdin_again(const prefix *k)
+{
+    sink *s = gpc_malloc(sizeof *s);
+    *s = (sink){.fd = scratch_file("<stdin>"), .name = "<stdin>"};
+    int st = s->fd < 0 ? GPC_EINPUT : sink_put(s, k->b, k->n);
+    char buf[1 << 14];
+    for (size_t got; st == GPC_OK && (got = fread(buf, 1, sizeof buf, stdin)) > 0;)
+        st = sink_put(s, buf, got);
+    if (st == GPC_OK && ferror(stdin))
+        st = gpc_fail(GPC_EINPUT, "<stdin>: read error: %s", strerror(errno ? errno : EIO));
+    if (st == GPC_OK)
+        st = sink_flush(s);
+    if (st == GPC_OK && (lseek(s->fd, 0, SEEK_SET) != 0 || dup2(s->fd, 0) != 0 ||
+                         fseek(stdin, 0, SEEK_SET) != 0))
+        st = gpc_fail(GPC_EINPUT, "<stdin>: cannot read it again from its scratch copy: %s",
+                      strerror(errno));
+    clearerr(stdin);
+    if (s->fd >= 0)
+        close(s->fd);
+    free(s);
+    return st;
+}
+
+/* Every line of f through ml into s; k, when not NULL, keeps the bytes
+ * read until the format shows (the first row, or .npy or LIBSVM). */
+static int copy_lines(FILE *f, gpc_matrix_lines *ml, sink *s, prefix *k)
+{
+    char *line = NULL;
+    size_t cap = 0, lineno = 1;
+    int st = GPC_OK;
+    ssize_t len;
+    errno = 0;
+    while (st == GPC_OK && !gpc_matrix_lines_other(ml) && (len = getline(&line, &cap, f)) > 0) {
+        if (k && gpc_matrix_lines_rows(ml) == 0)
+            keep(k, line, (size_t)len);
+        st = feed_lines(ml, s, line, (size_t)len, &lineno);
+    }
+    if (st == GPC_OK && ferror(f))
+        st = gpc_fail(GPC_EINPUT, "%s: read error: %s", s->name, strerror(errno ? errno : EIO));
+    free(line);
+    return st;
+}
+
+/* f (named name) through a scratch file into rows; *out NULL for .npy or
+ * LIBSVM, k then holding what was read of a pipe. */
+static int text_rows(FILE *f, const char *name, gpc_rows **out, char ***names, prefix *k)
+{
+    gpc_matrix_lines *ml = gpc_matrix_lines_new(name);
+    sink *s = gpc_malloc(sizeof *s);
+    *s = (sink){.fd = scratch_file(name), .name = name};
+    int st = s->fd < 0 ? GPC_EINPUT : copy_lines(f, ml, s, k);
+    int other = gpc_matrix_lines_other(ml);
+    if (st == GPC_OK && !other)
+        st = gpc_matrix_lines_end(ml);
+    if (st == GPC_OK && !other)
+        st = sink_flush(s);
+    if (st == GPC_OK && !other) {
+        *out = gpc_rows_open_fd(s->fd, 0, gpc_matrix_lines_rows(ml),
+                                gpc_matrix_lines_cols(ml), name);
+        *names = gpc_matrix_lines_take_colnames(ml);
+    } else if (s->fd >= 0) {
+        close(s->fd);
+    }
+    gpc_matrix_lines_free(ml);
+    free(s);
+    return st;
+}
+
+int gpc_rows_open_text(const char *path, gpc_rows **out, char ***names)
+{
+    FILE *f;
+    const char *name;
+    *out = NULL;
+    *names = NULL;
+    int st = gpc_input_open(path, &f, &name);
+    if (st != GPC_OK)
+        return st;
+    prefix k = {NULL, 0, 0};
+    int pipe = f == stdin;
+    st = text_rows(f, name, out, names, pipe ? &k : NULL);
+    if (st == GPC_OK && !*out && pipe)
+        st = stdin_again(&k);
+    free(k.b);
+    gpc_input_close(f);
+    return st;
+}
