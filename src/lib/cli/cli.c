@@ -20,6 +20,7 @@
 #include "io/npy.h"
 #include "linalg/blas.h"
 #include "methods/model.h"
+#include "sparse/scratch.h"
 
 #ifndef GPC_VERSION
 #define GPC_VERSION "unknown"
@@ -506,11 +507,36 @@ static int stream_npy_labels(const char *ypath, gpc_cli_stream *s)
     return 1;
 }
 
+/* The column names of the inputs a minibatch fit reads a batch at a time
+ * (gpc_cli_stream_open), and their path: a kernel built for those inputs
+ * without names given takes them, so that a spec, --fix or --params may
+ * name the columns of a CSV header however the rows are read. */
+static char *const *stream_names;
+static const char *stream_xpath;
+
+/* X read a batch at a time: a .npy file of doubles where it lies, text
+ * through a scratch copy of its numbers (sparse/scratch.h); s->X stays
+ * NULL for what only the whole-file reader takes (another .npy dtype, a
+ * LIBSVM file), the input then ready to be read again. */
+static void open_stream_inputs(const char *xpath, const char *ypath, gpc_cli_stream *s)
+{
+    gpc_cli_stdin_claim("X", xpath);
+    gpc_cli_stdin_claim("Y", ypath);
+    if (gpc_rows_npy_in_place(xpath))
+        gpc_cli_check(gpc_rows_open_npy(xpath, &s->X));
+    else
+        gpc_cli_check(gpc_rows_open_text(xpath, &s->X, &s->names));
+    stream_names = s->names;
+    stream_xpath = xpath;
+}
+
 void gpc_cli_stream_open(int argc, char **argv, int lik_named, gpc_method *method,
                          gpc_lik *lik, gpc_cli_stream *s)
 {
     memset(s, 0, sizeof *s);
-    if (label_column || argc - optind != 2 || !gpc_rows_npy_in_place(argv[optind])) {
+    if (!label_column && argc - optind == 2)
+        open_stream_inputs(argv[optind], argv[optind + 1], s);
+    if (!s->X) {
         gpc_cli_read_training(argc, argv, &s->Xmem, &s->names, &s->labels);
         s->ymem = gpc_cli_class_vector(s->labels, lik_named, NULL, method, lik);
         s->X = gpc_rows_memory(s->Xmem->data, s->Xmem->size1, s->Xmem->size2,
@@ -519,7 +545,6 @@ void gpc_cli_stream_open(int argc, char **argv, int lik_named, gpc_method *metho
         return;
     }
     const char *xpath = argv[optind], *ypath = argv[optind + 1];
-    gpc_cli_check(gpc_rows_open_npy(xpath, &s->X));
     /* labels of two classes as numbers are read in place; more classes, or
      * labels as text, are read whole (8 bytes a case) */
     if (!gpc_method_get(*method)->latent || !gpc_rows_npy_in_place(ypath) ||
@@ -537,6 +562,8 @@ void gpc_cli_stream_open(int argc, char **argv, int lik_named, gpc_method *metho
 
 void gpc_cli_stream_close(gpc_cli_stream *s)
 {
+    stream_names = NULL;
+    stream_xpath = NULL;
     gpc_rows_close(s->X);
     gpc_rows_close(s->y);
     gsl_matrix_free(s->Xmem);
@@ -727,6 +754,8 @@ gpc_kernel *gpc_cli_kernel(const char *spec, size_t dim, char *const *names, con
 {
     gpc_kernel *k;
     char *numbered;
+    if (!names && xpath && stream_xpath && strcmp(xpath, stream_xpath) == 0)
+        names = stream_names;
     if (gpc_colnames_resolve(spec, names, gpc_cli_name(xpath), &numbered) != GPC_OK)
         gpc_cli_usage("%s", gpc_errmsg());
     int st = gpc_kernel_parse(numbered, dim, &k);
