@@ -15,6 +15,7 @@
 
 #include "base/err.h"
 #include "io/colnames.h"
+#include "io/labels.h"
 #include "io/matio.h"
 #include "io/npy.h"
 #include "sparse/scratch.h"
@@ -108,6 +109,61 @@ static void refused_alike(const char *name, const char *text, const char *want)
     refused_alike_n(name, text, strlen(text), want);
 }
 
+/* The labels file read through its scratch copy gives the classes, their
+ * order and names, and each case's class that the whole-file reader gives
+ * (checked under header mode mode). */
+static int labels_alike(const char *name, const char *text, gpc_header_mode mode)
+{
+    gpc_labels *l;
+    gpc_labels_summary sum;
+    gpc_rows *r;
+    put(name, text);
+    gpc_matio_set_header(mode);
+    int ok = gpc_labels_read_present(path_of(name), &l) == GPC_OK;
+    gpc_rows_open_labels(path_of(name), &r, &sum);
+    ok = ok && r && sum.labels->n == l->n && sum.labels->nclasses == l->nclasses &&
+         sum.labels->numeric == l->numeric && gpc_rows_count(r) == l->n;
+    for (size_t c = 0; ok && c < l->nclasses; c++)
+        ok = strcmp(l->names[c], sum.labels->names[c]) == 0;
+    double *value = malloc((ok ? sum.ncodes : 1) * sizeof *value), *cls = malloc(
+        (ok ? l->n : 1) * sizeof *cls);
+    for (size_t k = 0; ok && k < sum.ncodes; k++)
+        value[k] = (double)sum.class_of[k];
+    if (ok)
+        gpc_rows_map_codes(r, value, sum.ncodes);
+    ok = ok && gpc_rows_read(r, 0, l->n, cls) == GPC_OK;
+    for (size_t i = 0; ok && i < l->n; i++)
+        ok = cls[i] == (double)l->cls[i];
+    for (size_t c = 0; ok && c < l->nclasses; c++) {
+        size_t count = 0;
+        for (size_t i = 0; i < l->n; i++)
+            count += l->cls[i] == c;
+        ok = count == sum.count[c];
+    }
+    gpc_matio_set_header(GPC_HEADER_AUTO);
+    if (r) {
+        gpc_labels_free(sum.labels);
+        gpc_labels_summary_free(&sum);
+    }
+    gpc_rows_close(r);
+    gpc_labels_free(l);
+    free(value);
+    free(cls);
+    unlink(path_of(name));
+    return ok;
+}
+
+/* The labels file is left to the whole-file reader. */
+static int labels_left(const char *name, const char *text, size_t len)
+{
+    gpc_labels_summary sum;
+    gpc_rows *r;
+    put_n(name, text, len);
+    gpc_rows_open_labels(path_of(name), &r, &sum);
+    unlink(path_of(name));
+    return !r && !sum.labels;
+}
+
 int main(void)
 {
     gpc_gsl_quiet();
@@ -186,6 +242,38 @@ int main(void)
     TEST_OK(gpc_rows_open_text(path_of("none.txt"), &r, &names) == GPC_EINPUT &&
                 strstr(gpc_errmsg(), "none.txt: cannot open"),
             "a missing file is refused naming it: %s", gpc_errmsg());
+
+    /* labels: the classes and each case's class, as the whole-file reader */
+    TEST_OK(labels_alike("pm.txt", "-1\n1\n1\n-1\n", GPC_HEADER_AUTO), "-1/+1 labels");
+    TEST_OK(labels_alike("h01.txt", "# made by hand\nclass\n0\n1\r\n1\r0\n", GPC_HEADER_AUTO),
+            "0/1 under a header word, a comment, CRLF and a lone CR");
+    TEST_OK(labels_alike("sp.txt", "species\nsetosa\nvirginica\nsetosa\nversicolor\n"
+                         "virginica\nversicolor\n", GPC_HEADER_AUTO),
+            "words under a header word seen once: the header is dropped");
+    TEST_OK(labels_alike("doubt.txt", "odd\nb\nc\nd\nb\n", GPC_HEADER_AUTO),
+            "a first word that may be a label: kept");
+    TEST_OK(labels_alike("again.txt", "a\nb\na\nb\n", GPC_HEADER_AUTO),
+            "a first word seen again: a label");
+    TEST_OK(labels_alike("spell.txt", "3\n1.0\n+1\n1\n3.0\n2\n", GPC_HEADER_AUTO),
+            "numbers spelt in several ways: one class each, named as first written, by value");
+    TEST_OK(labels_alike("yes.txt", "1.0\n2\n1\n1.0\n2\n", GPC_HEADER_YES),
+            "--header drops a first number, and the class is named as the cases spell it");
+    TEST_OK(labels_alike("no.txt", "class\n0\n1\n", GPC_HEADER_NO),
+            "--no-header keeps a first word as a label");
+    TEST_OK(labels_alike("one.txt", "1\n", GPC_HEADER_AUTO), "a single label");
+    TEST_OK(labels_alike("onecls.txt", "label\n1\n1\n1\n", GPC_HEADER_AUTO),
+            "one class under a header");
+    char many[20000] = "";
+    for (int i = 0; i < 2000; i++)
+        snprintf(many + strlen(many), sizeof many - strlen(many), "c%d\n", (i * 7919) % 500);
+    TEST_OK(labels_alike("many.txt", many, GPC_HEADER_AUTO),
+            "500 word classes, the table grown several times");
+    TEST_OK(labels_left("blank.txt", "1\n\n-1\n", 9) && labels_left("two.txt", "1 2\n", 4) &&
+                labels_left("nul.txt", "1\n\0\n", 4) && labels_left("bom.txt", "\xef\xbb\xbf" "1\n", 5) &&
+                labels_left("empty.txt", "", 0) && labels_left("com.txt", "# x\n", 4) &&
+                labels_left("s.svm", "+1 1:0.5\n-1 2:1\n", 17),
+            "labels the whole-file reader refuses or reads itself are left to it");
+    TEST_OK(entries(tmp) == 0, "no scratch file is left in TMPDIR by the labels");
 
     setenv("TMPDIR", path_of("no-such-dir"), 1);
     TEST_OK(gpc_rows_open_text(path_of("X.txt"), &r, &names) == GPC_EINPUT &&

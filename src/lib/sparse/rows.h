@@ -52,6 +52,11 @@ int gpc_rows_binary_classes(gpc_rows *y, double *neg, double *pos);
  * value is an error naming its row). */
 void gpc_rows_map_binary(gpc_rows *y, double neg, double pos);
 
+/* From here on gpc_rows_read takes each number as a code 0 .. ncodes - 1
+ * and gives value[code] for it (copied); any other number is an error
+ * naming its row.  For labels stored as codes (sparse/scratch.h). */
+void gpc_rows_map_codes(gpc_rows *y, const double *value, size_t ncodes);
+
 /* A hash (FNV-1a over the bytes of the numbers, row by row, each row's
  * inputs then its label) of all rows X and their labels y (one column of
  * as many rows), read in blocks; GPC_EINPUT as gpc_rows_read. */

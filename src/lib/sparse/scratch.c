@@ -81,21 +81,16 @@ static int sink_put(sink *s, const void *p, size_t len)
     return GPC_OK;
 }
 
-/* One line as the parser takes it, its row (if it is one) to the sink. */
-static int feed(gpc_matrix_lines *ml, sink *s, const char *p, const char *eol, size_t lineno)
-{
-    const double *row;
-    int st = gpc_matrix_lines_feed(ml, p, eol, lineno, &row);
-    if (st == GPC_OK && row)
-        st = sink_put(s, row, gpc_matrix_lines_cols(ml) * sizeof *row);
-    return st;
-}
+/* Each line goes to a function of this kind, which returns GPC_OK to go
+ * on, an error, or LINES_DONE to stop reading. */
+typedef int line_fn(void *ctx, const char *p, const char *eol, size_t lineno);
+enum { LINES_DONE = 100 };
 
-/* What getline gave, [b, b + len), as the lines gpc_matrix_read sees: a
- * lone CR (the line end of old Mac files) ends a line as a newline does,
+/* What getline gave, [b, b + len), as the lines the whole-file readers see:
+ * a lone CR (the line end of old Mac files) ends a line as a newline does,
  * and a CR before the newline stays, read as a blank.  *lineno is the
  * number of the first, and after it that of the next. */
-static int feed_lines(gpc_matrix_lines *ml, sink *s, const char *b, size_t len, size_t *lineno)
+static int split_lines(line_fn *fn, void *ctx, const char *b, size_t len, size_t *lineno)
 {
     int nl = len > 0 && b[len - 1] == '\n';
     const char *end = b + len - nl, *p = b;
@@ -103,15 +98,37 @@ static int feed_lines(gpc_matrix_lines *ml, sink *s, const char *b, size_t len, 
          q = memchr(p, '\r', (size_t)(end - p))) {
         if (q + 1 == end && nl) /* CRLF */
             break;
-        int st = feed(ml, s, p, q, (*lineno)++);
-        if (st != GPC_OK || gpc_matrix_lines_other(ml))
+        int st = fn(ctx, p, q, (*lineno)++);
+        if (st != GPC_OK)
             return st;
         p = q + 1;
     }
     /* the text after the last line end is a line when it is not empty */
     if (nl || p < end)
-        return feed(ml, s, p, end, (*lineno)++);
+        return fn(ctx, p, end, (*lineno)++);
     return GPC_OK;
+}
+
+/* Every line of f to fn, until it says stop; keep, when not NULL, gets
+ * the bytes of each line read before fn's context has a row (for
+ * matrix_line's, whose format shows at the first row). */
+static int read_lines(FILE *f, const char *name, line_fn *fn, void *ctx,
+                      void (*keep)(void *ctx, const char *b, size_t len))
+{
+    char *line = NULL;
+    size_t cap = 0, lineno = 1;
+    int st = GPC_OK;
+    ssize_t len;
+    errno = 0;
+    while (st == GPC_OK && (len = getline(&line, &cap, f)) > 0) {
+        if (keep)
+            keep(ctx, line, (size_t)len);
+        st = split_lines(fn, ctx, line, (size_t)len, &lineno);
+    }
+    if (st == GPC_OK && ferror(f))
+        st = gpc_fail(GPC_EINPUT, "%s: read error: %s", name, strerror(errno ? errno : EIO));
+    free(line);
+    return st == LINES_DONE ? GPC_OK : st;
 }
 
 /* What a pipe gave before its format showed, kept to be given again. */
@@ -120,8 +137,30 @@ typedef struct {
     size_t n, cap;
 } prefix;
 
-static void keep(prefix *k, const char *b, size_t len)
+/* The state of a text matrix's copy: its lines, the scratch file, and
+ * (reading a pipe) what was read before the first row. */
+typedef struct {
+    gpc_matrix_lines *ml;
+    sink *s;
+    prefix *k;
+} matrix_copy;
+
+static int matrix_line(void *ctx, const char *p, const char *eol, size_t lineno)
 {
+    matrix_copy *c = ctx;
+    const double *row;
+    int st = gpc_matrix_lines_feed(c->ml, p, eol, lineno, &row);
+    if (st == GPC_OK && row)
+        st = sink_put(c->s, row, gpc_matrix_lines_cols(c->ml) * sizeof *row);
+    return st == GPC_OK && gpc_matrix_lines_other(c->ml) ? LINES_DONE : st;
+}
+
+static void keep(void *ctx, const char *b, size_t len)
+{
+    matrix_copy *c = ctx;
+    prefix *k = c->k;
+    if (gpc_matrix_lines_rows(c->ml) > 0)
+        return;
     if (k->n + len > k->cap) {
         k->cap = 2 * (k->n + len);
         k->b = gpc_realloc(k->b, k->cap);
@@ -156,26 +195,6 @@ static int stdin_again(const prefix *k)
     return st;
 }
 
-/* Every line of f through ml into s; k, when not NULL, keeps the bytes
- * read until the format shows (the first row, or .npy or LIBSVM). */
-static int copy_lines(FILE *f, gpc_matrix_lines *ml, sink *s, prefix *k)
-{
-    char *line = NULL;
-    size_t cap = 0, lineno = 1;
-    int st = GPC_OK;
-    ssize_t len;
-    errno = 0;
-    while (st == GPC_OK && !gpc_matrix_lines_other(ml) && (len = getline(&line, &cap, f)) > 0) {
-        if (k && gpc_matrix_lines_rows(ml) == 0)
-            keep(k, line, (size_t)len);
-        st = feed_lines(ml, s, line, (size_t)len, &lineno);
-    }
-    if (st == GPC_OK && ferror(f))
-        st = gpc_fail(GPC_EINPUT, "%s: read error: %s", s->name, strerror(errno ? errno : EIO));
-    free(line);
-    return st;
-}
-
 /* f (named name) through a scratch file into rows; *out NULL for .npy or
  * LIBSVM, k then holding what was read of a pipe. */
 static int text_rows(FILE *f, const char *name, gpc_rows **out, char ***names, prefix *k)
@@ -183,7 +202,8 @@ static int text_rows(FILE *f, const char *name, gpc_rows **out, char ***names, p
     gpc_matrix_lines *ml = gpc_matrix_lines_new(name);
     sink *s = gpc_malloc(sizeof *s);
     *s = (sink){.fd = scratch_file(name), .name = name};
-    int st = s->fd < 0 ? GPC_EINPUT : copy_lines(f, ml, s, k);
+    matrix_copy c = {ml, s, k};
+    int st = s->fd < 0 ? GPC_EINPUT : read_lines(f, name, matrix_line, &c, k ? keep : NULL);
     int other = gpc_matrix_lines_other(ml);
     if (st == GPC_OK && !other)
         st = gpc_matrix_lines_end(ml);
@@ -218,4 +238,50 @@ int gpc_rows_open_text(const char *path, gpc_rows **out, char ***names)
     free(k.b);
     gpc_input_close(f);
     return st;
+}
+
+/* ---- labels ---------------------------------------------------------------- */
+
+typedef struct {
+    gpc_labels_stream *ls;
+    sink *s;
+} labels_copy;
+
+static int labels_line(void *ctx, const char *p, const char *eol, size_t lineno)
+{
+    labels_copy *c = ctx;
+    long code;
+    int st = gpc_labels_stream_feed(c->ls, p, eol, lineno, &code);
+    if (st == GPC_OK && code >= 0) {
+        double x = (double)code;
+        st = sink_put(c->s, &x, sizeof x);
+    }
+    return st;
+}
+
+void gpc_rows_open_labels(const char *path, gpc_rows **out, gpc_labels_summary *sum)
+{
+    *out = NULL;
+    *sum = (gpc_labels_summary){.labels = NULL};
+    FILE *f = !path || strcmp(path, "-") == 0 ? NULL : fopen(path, "rb");
+    if (!f)
+        return;
+    gpc_labels_stream *ls = gpc_labels_stream_new(path);
+    sink *s = gpc_malloc(sizeof *s);
+    *s = (sink){.fd = scratch_file(path), .name = path};
+    labels_copy c = {ls, s};
+    int st = s->fd < 0 ? GPC_EINPUT : read_lines(f, path, labels_line, &c, NULL);
+    if (st == GPC_OK)
+        st = sink_flush(s);
+    if (st == GPC_OK)
+        st = gpc_labels_stream_end(ls, sum);
+    if (st == GPC_OK) {
+        *out = gpc_rows_open_fd(s->fd, sum->drop_first ? sizeof(double) : 0, sum->labels->n, 1,
+                                path);
+    } else if (s->fd >= 0) {
+        close(s->fd);
+    }
+    gpc_labels_stream_free(ls);
+    free(s);
+    fclose(f);
 }

@@ -9,6 +9,7 @@
 #ifndef GPC_SCRATCH_H
 #define GPC_SCRATCH_H
 
+#include "io/labels.h"
 #include "sparse/rows.h"
 
 /* The text matrix at path ("-": standard input, "<stdin>" in messages) in
@@ -22,6 +23,16 @@
  * line, and for a scratch file that cannot be made or written; nothing is
  * left open then. */
 int gpc_rows_open_text(const char *path, gpc_rows **out, char ***names);
+
+/* The text labels file at path as rows of codes (gpc_labels_stream in
+ * labels.h: 8 bytes a case in the scratch file, the distinct labels in
+ * memory) and their classes in *sum, as gpc_labels_read_present finds them
+ * in the whole file; map the codes to values with gpc_rows_map_codes.
+ * *out is NULL (and *sum empty) for standard input, and for a file that is
+ * not plain text labels or that the whole-file reader would refuse, or when
+ * no scratch file can be written: the whole-file reader then reads it, or
+ * says why not. */
+void gpc_rows_open_labels(const char *path, gpc_rows **out, gpc_labels_summary *sum);
 
 /* The directory scratch files go to: $TMPDIR when set and not empty, else
  * /tmp. */
