@@ -6,6 +6,7 @@
 #include <math.h>
 #include <stdarg.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -358,12 +359,14 @@ const char *gpc_cli_name(const char *path)
     return !path || strcmp(path, "-") == 0 ? "<stdin>" : path;
 }
 
-/* l as it is with two or more classes, or given its other class (see
- * gpc_cli_read_labels); name is the file's, for the message. */
-static gpc_labels *two_classes(gpc_labels *l, const char *name)
+/* l's classes made two when only one is present (see gpc_cli_read_labels);
+ * name is the file's, for the message.  1 when the one present is the
+ * positive class, whose index is then 1: its cases' indices are to be
+ * made so. */
+static int second_class(gpc_labels *l, const char *name)
 {
     if (l->nclasses >= 2)
-        return l;
+        return 0;
     /* one class is fine when the labels are a coding whose meaning is fixed
      * (a one-case problem, a test set of one class); words or other numbers
      * need both classes to tell which is positive */
@@ -377,11 +380,19 @@ static gpc_labels *two_classes(gpc_labels *l, const char *name)
     if (v == 1.0) { /* the positive class; the negative is named as -1/+1 would name it */
         l->names[1] = l->names[0];
         l->names[0] = gpc_strdup("-1");
+        return 1;
+    }
+    l->names[1] = gpc_strdup("1");
+    return 0;
+}
+
+/* l as it is with two or more classes, or given its other class (see
+ * gpc_cli_read_labels); name is the file's, for the message. */
+static gpc_labels *two_classes(gpc_labels *l, const char *name)
+{
+    if (second_class(l, name))
         for (size_t i = 0; i < l->n; i++)
             l->cls[i] = 1;
-    } else {
-        l->names[1] = gpc_strdup("1");
-    }
     return l;
 }
 
@@ -530,6 +541,41 @@ static void open_stream_inputs(const char *xpath, const char *ypath, gpc_cli_str
     stream_xpath = xpath;
 }
 
+static void class_method(const gpc_labels *l, int lik_named, const char *multiclass,
+                         gpc_method *method, gpc_lik *lik);
+
+/* Y as a text file of labels read through a scratch file of codes
+ * (sparse/scratch.h), each code read as the number gpc_cli_class_vector
+ * gives its class, with the same checks; 0 when it is not that (standard
+ * input, .npy, LIBSVM, or a file the whole-file reader refuses, in its own
+ * words). */
+static int stream_text_labels(const char *ypath, int lik_named, gpc_method *method,
+                              gpc_lik *lik, gpc_cli_stream *s)
+{
+    gpc_labels_summary sum;
+    gpc_rows_open_labels(ypath, &s->y, &sum);
+    if (!s->y)
+        return 0;
+    gpc_labels *l = s->labels = sum.labels;
+    const char *name = gpc_cli_name(ypath);
+    size_t C = l->nclasses, single = 0;
+    int positive = second_class(l, name);
+    for (size_t c = 0; c < C; c++)
+        single += sum.count[c] == 1;
+    gpc_cli_check(gpc_labels_check_single(l, single, name));
+    class_method(l, lik_named, NULL, method, lik);
+    int latent = gpc_method_get(*method)->latent;
+    double *value = gpc_mallocarray(sum.ncodes ? sum.ncodes : 1, sizeof *value);
+    for (size_t k = 0; k < sum.ncodes; k++) {
+        size_t c = sum.class_of[k] == SIZE_MAX ? 0 : sum.class_of[k] + (size_t)positive;
+        value[k] = latent ? (c == 1 ? 1.0 : -1.0) : (double)c;
+    }
+    gpc_rows_map_codes(s->y, value, sum.ncodes);
+    free(value);
+    gpc_labels_summary_free(&sum);
+    return 1;
+}
+
 void gpc_cli_stream_open(int argc, char **argv, int lik_named, gpc_method *method,
                          gpc_lik *lik, gpc_cli_stream *s)
 {
@@ -547,8 +593,9 @@ void gpc_cli_stream_open(int argc, char **argv, int lik_named, gpc_method *metho
     const char *xpath = argv[optind], *ypath = argv[optind + 1];
     /* labels of two classes as numbers are read in place; more classes, or
      * labels as text, are read whole (8 bytes a case) */
-    if (!gpc_method_get(*method)->latent || !gpc_rows_npy_in_place(ypath) ||
-        !stream_npy_labels(ypath, s)) {
+    int npy = gpc_method_get(*method)->latent && gpc_rows_npy_in_place(ypath) &&
+              stream_npy_labels(ypath, s);
+    if (!npy && !stream_text_labels(ypath, lik_named, method, lik, s)) {
         s->labels = gpc_cli_read_labels(ypath);
         gpc_cli_check(gpc_labels_check_training(s->labels, gpc_cli_name(ypath)));
         s->ymem = gpc_cli_class_vector(s->labels, lik_named, NULL, method, lik);
@@ -589,8 +636,10 @@ static void choose_softmax(int lik_named, gpc_method *method, gpc_lik *lik)
     *method = GPC_METHOD_SOFTMAX;
 }
 
-gsl_vector *gpc_cli_class_vector(const gpc_labels *l, int lik_named, const char *multiclass,
-                                 gpc_method *method, gpc_lik *lik)
+/* The method and likelihood for the classes of l, as gpc_cli_class_vector
+ * settles them (it needs their names and number, not the cases'). */
+static void class_method(const gpc_labels *l, int lik_named, const char *multiclass,
+                         gpc_method *method, gpc_lik *lik)
 {
     char found[512];
     /* the classes are named, so that a stray label (a typo, a header) that
@@ -626,7 +675,13 @@ gsl_vector *gpc_cli_class_vector(const gpc_labels *l, int lik_named, const char 
                       "binary; use %s (gpc-fit and gpc-evidence also take --multiclass=ovr)",
                       l->nclasses, found, ops->title, gpc_lik_name(*lik),
                       *method == GPC_METHOD_LAPLACE ? "-l softmax" : "-M laplace -l softmax");
-    if (ops->latent)
+}
+
+gsl_vector *gpc_cli_class_vector(const gpc_labels *l, int lik_named, const char *multiclass,
+                                 gpc_method *method, gpc_lik *lik)
+{
+    class_method(l, lik_named, multiclass, method, lik);
+    if (gpc_method_get(*method)->latent)
         return gpc_labels_binary(l);
     gsl_vector *y = gpc_vector_alloc(l->n);
     for (size_t i = 0; i < l->n; i++)
