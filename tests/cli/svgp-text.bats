@@ -140,3 +140,57 @@ fit() {
     (( peak[200000] <= peak[20000] + 2048 )) ||
         fail "peak RSS ${peak[200000]} KB at 200000 rows, ${peak[20000]} KB at 20000"
 }
+
+@test "svgp-text: text labels read a line at a time give the classes, their order and the model that labels read whole give" {
+    fit -m text.txt Xb.txt yb.txt
+    # labels on standard input are read whole
+    run fit -m whole.txt Xb.txt - < yb.txt
+    assert_success
+    assert_files_equal text.txt whole.txt
+    # words under a header word, CRLF line ends
+    { echo 'outcome'; awk '{ print ($1 > 0 ? "yes" : "no") }' yb.txt; } | sed 's/$/\r/' > yw.txt
+    run gpc-fit -M svgp --inducing 12 --batch 50 --epochs 2 -m words.txt Xb.txt yw.txt
+    assert_success
+    assert_output --partial "yw.txt:1: 'outcome' is taken as the column's name"
+    run fit -m words-whole.txt Xb.txt - < yw.txt
+    assert_success
+    assert_files_equal words.txt words-whole.txt
+    assert_equal "$(grep '^classes' words.txt)" "classes no yes"
+    # three classes spelt as numbers in several ways: the multinomial probit
+    awk 'NR % 5 == 0 { print "2.0"; next } NR % 3 == 0 { print "+1"; next } { print ($1 > 0 ? 1 : 0) }' \
+        yb.txt > y3.txt
+    run gpc-fit -q -M svgp --inducing 8 --batch 50 --epochs 1 -m three.txt Xb.txt y3.txt
+    assert_success
+    gpc-fit -q -M svgp --inducing 8 --batch 50 --epochs 1 -m three-whole.txt Xb.txt - < y3.txt
+    assert_files_equal three.txt three-whole.txt
+    assert_equal "$(model_value three.txt likelihood)" mprobit
+    assert_equal "$(grep '^classes' three.txt)" "classes 0 1 2.0"
+    # one class of a fixed coding: the other is known
+    yes 1 | head -n 500 > y1.txt
+    run fit -m one.txt Xb.txt y1.txt
+    assert_success
+    fit -m one-whole.txt Xb.txt - < y1.txt
+    assert_files_equal one.txt one-whole.txt
+    assert_dir_empty tmp
+}
+
+@test "svgp-text: bad labels are refused in the whole-file reader's words, with no model" {
+    awk 'NR == 77 { print ""; next } { print }' yb.txt > blank.txt
+    run gpc-fit -M svgp --batch 50 -m out/m.txt Xb.txt blank.txt
+    assert_failure 3
+    assert_output --partial "blank.txt:77: blank line"
+    seq 1 500 > ids.txt
+    run gpc-fit -M svgp --batch 50 -m out/m.txt Xb.txt ids.txt
+    assert_failure 3
+    assert_output --partial "ids.txt: 500 classes for 500 cases"
+    yes maybe | head -n 500 > one.txt
+    run gpc-fit -M svgp --batch 50 -m out/m.txt Xb.txt one.txt
+    assert_failure 3
+    assert_output --partial "every one of the 500 labels is 'maybe'"
+    head -n 400 yb.txt > short.txt
+    run gpc-fit -M svgp --batch 50 -m out/m.txt Xb.txt short.txt
+    assert_failure 3
+    assert_output --partial "short.txt has 400 labels but Xb.txt has 500 rows"
+    assert_dir_empty out
+    assert_dir_empty tmp
+}
