@@ -274,6 +274,17 @@ int main(void)
                 labels_left("s.svm", "+1 1:0.5\n-1 2:1\n", 17),
             "labels the whole-file reader refuses or reads itself are left to it");
     TEST_OK(entries(tmp) == 0, "no scratch file is left in TMPDIR by the labels");
+    double codes[5] = {0, 2, 1, 3, 0.5}, mapped[5], to[3] = {-1, 7, 1};
+    gpc_rows *cr = gpc_rows_memory(codes, 5, 1, "codes");
+    gpc_rows_map_codes(cr, to, 3);
+    TEST_OK(gpc_rows_read(cr, 0, 3, mapped) == GPC_OK && mapped[0] == -1 && mapped[1] == 1 &&
+                mapped[2] == 7,
+            "codes read as their values");
+    TEST_OK(gpc_rows_read(cr, 2, 2, mapped) == GPC_EINPUT && strstr(gpc_errmsg(), "case 4"),
+            "a number beyond the codes is refused naming its case: %s", gpc_errmsg());
+    TEST_OK(gpc_rows_read(cr, 4, 1, mapped) == GPC_EINPUT && strstr(gpc_errmsg(), "case 5"),
+            "and so is one between two codes: %s", gpc_errmsg());
+    gpc_rows_close(cr);
 
     setenv("TMPDIR", path_of("no-such-dir"), 1);
     TEST_OK(gpc_rows_open_text(path_of("X.txt"), &r, &names) == GPC_EINPUT &&
