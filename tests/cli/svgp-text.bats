@@ -68,6 +68,14 @@ fit() {
     run bash -c 'cat Xb.npy | gpc-fit -q -M svgp --inducing 12 --batch 50 --epochs 2 -m c.txt - yb.txt'
     assert_success
     assert_files_equal text.txt c.txt
+    # a LIBSVM file whose first cases are labels alone shows at its first pair
+    { echo '+1'; echo '-1'; awk '{ printf "%s 1:%s 3:%s\n", ($1 > 0 ? "+1" : "-1"), $1, $3 }' Xb.txt; } |
+        head -n 500 > z.svm
+    run fit -m svm.txt z.svm yb.txt
+    assert_success
+    run bash -c 'cat z.svm | gpc-fit -q -M svgp --inducing 12 --batch 50 --epochs 2 -m svm-pipe.txt - yb.txt'
+    assert_success
+    assert_files_equal svm.txt svm-pipe.txt
     { echo '# made by awk'; echo; cat Xb.txt; } > commented.txt
     run bash -c 'gpc-fit -q -M svgp --inducing 12 --batch 50 --epochs 2 -m d.txt - yb.txt < commented.txt'
     assert_success

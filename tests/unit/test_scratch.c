@@ -239,6 +239,12 @@ int main(void)
     r = (gpc_rows *)1;
     st = gpc_rows_open_text(path_of("s.svm"), &r, &names);
     TEST_OK(st == GPC_OK && !r, "so is a LIBSVM file");
+    put("z.svm", "+1\n-1\n+1 2:0.5\n-1 1:1\n");
+    r = (gpc_rows *)1;
+    st = gpc_rows_open_text(path_of("z.svm"), &r, &names);
+    TEST_OK(st == GPC_OK && !r && entries(tmp) == 0,
+            "and one whose first cases are labels alone, which shows at its first pair");
+    unlink(path_of("z.svm"));
     TEST_OK(gpc_rows_open_text(path_of("none.txt"), &r, &names) == GPC_EINPUT &&
                 strstr(gpc_errmsg(), "none.txt: cannot open"),
             "a missing file is refused naming it: %s", gpc_errmsg());

@@ -9,7 +9,7 @@
 
 #include "base/alloc.h"
 #include "base/err.h"
-#include "io/colnames.h"
+#include "io/libsvm.h"
 #include "io/matio.h"
 
 const char *gpc_scratch_dir(void)
@@ -110,10 +110,9 @@ static int split_lines(line_fn *fn, void *ctx, const char *b, size_t len, size_t
 }
 
 /* Every line of f to fn, until it says stop; keep, when not NULL, gets
- * the bytes of each line read before fn's context has a row (for
- * matrix_line's, whose format shows at the first row). */
+ * each getline's bytes first (and may fail). */
 static int read_lines(FILE *f, const char *name, line_fn *fn, void *ctx,
-                      void (*keep)(void *ctx, const char *b, size_t len))
+                      int (*keep)(void *ctx, const char *b, size_t len))
 {
     char *line = NULL;
     size_t cap = 0, lineno = 1;
@@ -122,8 +121,9 @@ static int read_lines(FILE *f, const char *name, line_fn *fn, void *ctx,
     errno = 0;
     while (st == GPC_OK && (len = getline(&line, &cap, f)) > 0) {
         if (keep)
-            keep(ctx, line, (size_t)len);
-        st = split_lines(fn, ctx, line, (size_t)len, &lineno);
+            st = keep(ctx, line, (size_t)len);
+        if (st == GPC_OK)
+            st = split_lines(fn, ctx, line, (size_t)len, &lineno);
     }
     if (st == GPC_OK && ferror(f))
         st = gpc_fail(GPC_EINPUT, "%s: read error: %s", name, strerror(errno ? errno : EIO));
@@ -131,18 +131,28 @@ static int read_lines(FILE *f, const char *name, line_fn *fn, void *ctx,
     return st == LINES_DONE ? GPC_OK : st;
 }
 
-/* What a pipe gave before its format showed, kept to be given again. */
-typedef struct {
-    char *b;
-    size_t n, cap;
-} prefix;
+static sink *sink_new(const char *name)
+{
+    sink *s = gpc_malloc(sizeof *s);
+    *s = (sink){.fd = scratch_file(name), .name = name};
+    return s;
+}
+
+static void sink_free(sink *s)
+{
+    if (s && s->fd >= 0)
+        close(s->fd);
+    free(s);
+}
 
 /* The state of a text matrix's copy: its lines, the scratch file, and
- * (reading a pipe) what was read before the first row. */
+ * reading standard input, a copy of what it gave while the whole-file
+ * reader may yet be the one to read it (tee, see keep). */
 typedef struct {
     gpc_matrix_lines *ml;
-    sink *s;
-    prefix *k;
+    sink *s, *tee;
+    int from_stdin;
+    int libsvm; /* a LIBSVM file after all (see matrix_line) */
 } matrix_copy;
 
 static int matrix_line(void *ctx, const char *p, const char *eol, size_t lineno)
@@ -152,72 +162,81 @@ static int matrix_line(void *ctx, const char *p, const char *eol, size_t lineno)
     int st = gpc_matrix_lines_feed(c->ml, p, eol, lineno, &row);
     if (st == GPC_OK && row)
         st = sink_put(c->s, row, gpc_matrix_lines_cols(c->ml) * sizeof *row);
+    /* the whole-file reader takes a file for LIBSVM at its first line of
+     * two or more fields: after rows of a label alone (cases whose features
+     * are all 0), the first such line is where one field was expected, and
+     * the file is then read again whole */
+    if (st != GPC_OK && (!c->from_stdin || c->tee) && gpc_matrix_lines_cols(c->ml) == 1 &&
+        gpc_libsvm_is(p, (size_t)(eol - p))) {
+        c->libsvm = 1;
+        return LINES_DONE;
+    }
     return st == GPC_OK && gpc_matrix_lines_other(c->ml) ? LINES_DONE : st;
 }
 
-static void keep(void *ctx, const char *b, size_t len)
+/* Standard input's bytes into the tee until they cannot be the whole-file
+ * reader's: its first row shows .npy, LIBSVM or text, and then only rows
+ * of one number may still turn out LIBSVM's (see matrix_line). */
+static int keep(void *ctx, const char *b, size_t len)
 {
     matrix_copy *c = ctx;
-    prefix *k = c->k;
-    if (gpc_matrix_lines_rows(c->ml) > 0)
-        return;
-    if (k->n + len > k->cap) {
-        k->cap = 2 * (k->n + len);
-        k->b = gpc_realloc(k->b, k->cap);
+    if (!c->tee)
+        return GPC_OK;
+    if (gpc_matrix_lines_rows(c->ml) > 0 && gpc_matrix_lines_cols(c->ml) != 1) {
+        sink_free(c->tee);
+        c->tee = NULL;
+        return GPC_OK;
     }
-    memcpy(k->b + k->n, b, len);
-    k->n += len;
+    return sink_put(c->tee, b, len);
 }
 
-/* Standard input again from its start: the bytes read of it (k) and the
- * rest, copied to a scratch file that becomes file descriptor 0, for the
- * whole-file reader to read as it would have. */
-static int stdin_again(const prefix *k)
+/* Standard input again from its start: the bytes read of it (in tee) and
+ * the rest, in the tee's scratch file, which becomes file descriptor 0 for
+ * the whole-file reader to read as it would have. */
+static int stdin_again(sink *tee)
 {
-    sink *s = gpc_malloc(sizeof *s);
-    *s = (sink){.fd = scratch_file("<stdin>"), .name = "<stdin>"};
-    int st = s->fd < 0 ? GPC_EINPUT : sink_put(s, k->b, k->n);
+    int st = GPC_OK;
     char buf[1 << 14];
     for (size_t got; st == GPC_OK && (got = fread(buf, 1, sizeof buf, stdin)) > 0;)
-        st = sink_put(s, buf, got);
+        st = sink_put(tee, buf, got);
     if (st == GPC_OK && ferror(stdin))
         st = gpc_fail(GPC_EINPUT, "<stdin>: read error: %s", strerror(errno ? errno : EIO));
     if (st == GPC_OK)
-        st = sink_flush(s);
-    if (st == GPC_OK && (lseek(s->fd, 0, SEEK_SET) != 0 || dup2(s->fd, 0) != 0 ||
+        st = sink_flush(tee);
+    if (st == GPC_OK && (lseek(tee->fd, 0, SEEK_SET) != 0 || dup2(tee->fd, 0) != 0 ||
                          fseek(stdin, 0, SEEK_SET) != 0))
         st = gpc_fail(GPC_EINPUT, "<stdin>: cannot read it again from its scratch copy: %s",
                       strerror(errno));
     clearerr(stdin);
-    if (s->fd >= 0)
-        close(s->fd);
-    free(s);
     return st;
 }
 
 /* f (named name) through a scratch file into rows; *out NULL for .npy or
- * LIBSVM, k then holding what was read of a pipe. */
-static int text_rows(FILE *f, const char *name, gpc_rows **out, char ***names, prefix *k)
+ * LIBSVM, standard input then ready to be read again. */
+static int text_rows(FILE *f, const char *name, gpc_rows **out, char ***names)
 {
-    gpc_matrix_lines *ml = gpc_matrix_lines_new(name);
-    sink *s = gpc_malloc(sizeof *s);
-    *s = (sink){.fd = scratch_file(name), .name = name};
-    matrix_copy c = {ml, s, k};
-    int st = s->fd < 0 ? GPC_EINPUT : read_lines(f, name, matrix_line, &c, k ? keep : NULL);
-    int other = gpc_matrix_lines_other(ml);
+    matrix_copy c = {.ml = gpc_matrix_lines_new(name), .s = sink_new(name),
+                     .from_stdin = f == stdin};
+    c.tee = c.from_stdin && c.s->fd >= 0 ? sink_new(name) : NULL;
+    int st = c.s->fd < 0 || (c.tee && c.tee->fd < 0)
+                 ? GPC_EINPUT
+                 : read_lines(f, name, matrix_line, &c, c.tee ? keep : NULL);
+    int other = gpc_matrix_lines_other(c.ml) || c.libsvm;
     if (st == GPC_OK && !other)
-        st = gpc_matrix_lines_end(ml);
+        st = gpc_matrix_lines_end(c.ml);
     if (st == GPC_OK && !other)
-        st = sink_flush(s);
+        st = sink_flush(c.s);
+    if (st == GPC_OK && other && c.from_stdin)
+        st = stdin_again(c.tee);
     if (st == GPC_OK && !other) {
-        *out = gpc_rows_open_fd(s->fd, 0, gpc_matrix_lines_rows(ml),
-                                gpc_matrix_lines_cols(ml), name);
-        *names = gpc_matrix_lines_take_colnames(ml);
-    } else if (s->fd >= 0) {
-        close(s->fd);
+        *out = gpc_rows_open_fd(c.s->fd, 0, gpc_matrix_lines_rows(c.ml),
+                                gpc_matrix_lines_cols(c.ml), name);
+        *names = gpc_matrix_lines_take_colnames(c.ml);
+        c.s->fd = -1; /* the rows' now */
     }
-    gpc_matrix_lines_free(ml);
-    free(s);
+    sink_free(c.s);
+    sink_free(c.tee);
+    gpc_matrix_lines_free(c.ml);
     return st;
 }
 
@@ -230,12 +249,7 @@ int gpc_rows_open_text(const char *path, gpc_rows **out, char ***names)
     int st = gpc_input_open(path, &f, &name);
     if (st != GPC_OK)
         return st;
-    prefix k = {NULL, 0, 0};
-    int pipe = f == stdin;
-    st = text_rows(f, name, out, names, pipe ? &k : NULL);
-    if (st == GPC_OK && !*out && pipe)
-        st = stdin_again(&k);
-    free(k.b);
+    st = text_rows(f, name, out, names);
     gpc_input_close(f);
     return st;
 }
@@ -267,8 +281,7 @@ void gpc_rows_open_labels(const char *path, gpc_rows **out, gpc_labels_summary *
     if (!f)
         return;
     gpc_labels_stream *ls = gpc_labels_stream_new(path);
-    sink *s = gpc_malloc(sizeof *s);
-    *s = (sink){.fd = scratch_file(path), .name = path};
+    sink *s = sink_new(path);
     labels_copy c = {ls, s};
     int st = s->fd < 0 ? GPC_EINPUT : read_lines(f, path, labels_line, &c, NULL);
     if (st == GPC_OK)
@@ -278,10 +291,9 @@ void gpc_rows_open_labels(const char *path, gpc_rows **out, gpc_labels_summary *
     if (st == GPC_OK) {
         *out = gpc_rows_open_fd(s->fd, sum->drop_first ? sizeof(double) : 0, sum->labels->n, 1,
                                 path);
-    } else if (s->fd >= 0) {
-        close(s->fd);
+        s->fd = -1; /* the rows' now */
     }
+    sink_free(s);
     gpc_labels_stream_free(ls);
-    free(s);
     fclose(f);
 }
