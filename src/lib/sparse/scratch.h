@@ -5,7 +5,8 @@
  * soon as it is made, so that nothing is left behind however the process
  * ends; the rows are then read from it as from a .npy file.  Memory holds a
  * line and a write buffer, whatever the number of rows; the disk holds 8
- * bytes a number. */
+ * bytes a number (and, reading standard input whose rows are of one number,
+ * a copy of the text, in case it proves to be LIBSVM). */
 #ifndef GPC_SCRATCH_H
 #define GPC_SCRATCH_H
 
@@ -17,8 +18,9 @@
  * of a CSV header (NULL-terminated, free with gpc_colnames_free) or NULL.
  * When the input is not text but .npy or LIBSVM (which gpc_matrix_read
  * reads whole): GPC_OK with *out NULL, the input left to be read again from
- * its start (standard input: what was read of it, and the rest, copied to a
- * scratch file that becomes standard input).  GPC_EINPUT (message set) for
+ * its start (standard input: what was read of it, and the rest, in a
+ * scratch file that becomes standard input; a LIBSVM file whose first cases
+ * are labels alone shows only at its first pair).  GPC_EINPUT (message set) for
  * what gpc_matrix_read refuses, with the same message naming the file and
  * line, and for a scratch file that cannot be made or written; nothing is
  * left open then. */
