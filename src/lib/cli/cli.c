@@ -7,6 +7,7 @@
 #include <math.h>
 #include <stdarg.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +22,7 @@
 #include "io/npy.h"
 #include "linalg/blas.h"
 #include "methods/model.h"
+#include "sparse/scratch.h"
 
 #ifndef GPC_VERSION
 #define GPC_VERSION "unknown"
@@ -371,12 +373,14 @@ const char *gpc_cli_name(const char *path)
     return !path || strcmp(path, "-") == 0 ? "<stdin>" : path;
 }
 
-/* l as it is with two or more classes, or given its other class (see
- * gpc_cli_read_labels); name is the file's, for the message. */
-static gpc_labels *two_classes(gpc_labels *l, const char *name)
+/* l's classes made two when only one is present (see gpc_cli_read_labels);
+ * name is the file's, for the message.  1 when the one present is the
+ * positive class, whose index is then 1: its cases' indices are to be
+ * made so. */
+static int second_class(gpc_labels *l, const char *name)
 {
     if (l->nclasses >= 2)
-        return l;
+        return 0;
     /* one class is fine when the labels are a coding whose meaning is fixed
      * (a one-case problem, a test set of one class); words or other numbers
      * need both classes to tell which is positive */
@@ -390,11 +394,19 @@ static gpc_labels *two_classes(gpc_labels *l, const char *name)
     if (v == 1.0) { /* the positive class; the negative is named as -1/+1 would name it */
         l->names[1] = l->names[0];
         l->names[0] = gpc_strdup("-1");
+        return 1;
+    }
+    l->names[1] = gpc_strdup("1");
+    return 0;
+}
+
+/* l as it is with two or more classes, or given its other class (see
+ * gpc_cli_read_labels); name is the file's, for the message. */
+static gpc_labels *two_classes(gpc_labels *l, const char *name)
+{
+    if (second_class(l, name))
         for (size_t i = 0; i < l->n; i++)
             l->cls[i] = 1;
-    } else {
-        l->names[1] = gpc_strdup("1");
-    }
     return l;
 }
 
@@ -520,11 +532,71 @@ static int stream_npy_labels(const char *ypath, gpc_cli_stream *s)
     return 1;
 }
 
+/* The column names of the inputs a minibatch fit reads a batch at a time
+ * (gpc_cli_stream_open), and their path: a kernel built for those inputs
+ * without names given takes them, so that a spec, --fix or --params may
+ * name the columns of a CSV header however the rows are read. */
+static char *const *stream_names;
+static const char *stream_xpath;
+
+/* X read a batch at a time: a .npy file of doubles where it lies, text
+ * through a scratch copy of its numbers (sparse/scratch.h); s->X stays
+ * NULL for what only the whole-file reader takes (another .npy dtype, a
+ * LIBSVM file), the input then ready to be read again. */
+static void open_stream_inputs(const char *xpath, const char *ypath, gpc_cli_stream *s)
+{
+    gpc_cli_stdin_claim("X", xpath);
+    gpc_cli_stdin_claim("Y", ypath);
+    if (gpc_rows_npy_in_place(xpath))
+        gpc_cli_check(gpc_rows_open_npy(xpath, &s->X));
+    else
+        gpc_cli_check(gpc_rows_open_text(xpath, &s->X, &s->names));
+    stream_names = s->names;
+    stream_xpath = xpath;
+}
+
+static void class_method(const gpc_labels *l, int lik_named, const char *multiclass,
+                         gpc_method *method, gpc_lik *lik);
+
+/* Y as a text file of labels read through a scratch file of codes
+ * (sparse/scratch.h), each code read as the number gpc_cli_class_vector
+ * gives its class, with the same checks; 0 when it is not that (standard
+ * input, .npy, LIBSVM, or a file the whole-file reader refuses, in its own
+ * words). */
+static int stream_text_labels(const char *ypath, int lik_named, gpc_method *method,
+                              gpc_lik *lik, gpc_cli_stream *s)
+{
+    gpc_labels_summary sum;
+    gpc_rows_open_labels(ypath, &s->y, &sum);
+    if (!s->y)
+        return 0;
+    gpc_labels *l = s->labels = sum.labels;
+    const char *name = gpc_cli_name(ypath);
+    size_t C = l->nclasses, single = 0;
+    int positive = second_class(l, name);
+    for (size_t c = 0; c < C; c++)
+        single += sum.count[c] == 1;
+    gpc_cli_check(gpc_labels_check_single(l, single, name));
+    class_method(l, lik_named, NULL, method, lik);
+    int latent = gpc_method_get(*method)->latent;
+    double *value = gpc_mallocarray(sum.ncodes ? sum.ncodes : 1, sizeof *value);
+    for (size_t k = 0; k < sum.ncodes; k++) {
+        size_t c = sum.class_of[k] == SIZE_MAX ? 0 : sum.class_of[k] + (size_t)positive;
+        value[k] = latent ? (c == 1 ? 1.0 : -1.0) : (double)c;
+    }
+    gpc_rows_map_codes(s->y, value, sum.ncodes);
+    free(value);
+    gpc_labels_summary_free(&sum);
+    return 1;
+}
+
 void gpc_cli_stream_open(int argc, char **argv, int lik_named, gpc_method *method,
                          gpc_lik *lik, gpc_cli_stream *s)
 {
     memset(s, 0, sizeof *s);
-    if (label_column || argc - optind != 2 || !gpc_rows_npy_in_place(argv[optind])) {
+    if (!label_column && argc - optind == 2)
+        open_stream_inputs(argv[optind], argv[optind + 1], s);
+    if (!s->X) {
         gpc_cli_read_training(argc, argv, &s->Xmem, &s->names, &s->labels);
         s->ymem = gpc_cli_class_vector(s->labels, lik_named, NULL, method, lik);
         s->X = gpc_rows_memory(s->Xmem->data, s->Xmem->size1, s->Xmem->size2,
@@ -533,11 +605,11 @@ void gpc_cli_stream_open(int argc, char **argv, int lik_named, gpc_method *metho
         return;
     }
     const char *xpath = argv[optind], *ypath = argv[optind + 1];
-    gpc_cli_check(gpc_rows_open_npy(xpath, &s->X));
     /* labels of two classes as numbers are read in place; more classes, or
      * labels as text, are read whole (8 bytes a case) */
-    if (!gpc_method_get(*method)->latent || !gpc_rows_npy_in_place(ypath) ||
-        !stream_npy_labels(ypath, s)) {
+    int npy = gpc_method_get(*method)->latent && gpc_rows_npy_in_place(ypath) &&
+              stream_npy_labels(ypath, s);
+    if (!npy && !stream_text_labels(ypath, lik_named, method, lik, s)) {
         s->labels = gpc_cli_read_labels(ypath);
         gpc_cli_check(gpc_labels_check_training(s->labels, gpc_cli_name(ypath)));
         s->ymem = gpc_cli_class_vector(s->labels, lik_named, NULL, method, lik);
@@ -551,6 +623,8 @@ void gpc_cli_stream_open(int argc, char **argv, int lik_named, gpc_method *metho
 
 void gpc_cli_stream_close(gpc_cli_stream *s)
 {
+    stream_names = NULL;
+    stream_xpath = NULL;
     gpc_rows_close(s->X);
     gpc_rows_close(s->y);
     gsl_matrix_free(s->Xmem);
@@ -576,8 +650,10 @@ static void choose_softmax(int lik_named, gpc_method *method, gpc_lik *lik)
     *method = GPC_METHOD_SOFTMAX;
 }
 
-gsl_vector *gpc_cli_class_vector(const gpc_labels *l, int lik_named, const char *multiclass,
-                                 gpc_method *method, gpc_lik *lik)
+/* The method and likelihood for the classes of l, as gpc_cli_class_vector
+ * settles them (it needs their names and number, not the cases'). */
+static void class_method(const gpc_labels *l, int lik_named, const char *multiclass,
+                         gpc_method *method, gpc_lik *lik)
 {
     char found[512];
     /* the classes are named, so that a stray label (a typo, a header) that
@@ -613,7 +689,13 @@ gsl_vector *gpc_cli_class_vector(const gpc_labels *l, int lik_named, const char 
                       "binary; use %s (gpc-fit and gpc-evidence also take --multiclass=ovr)",
                       l->nclasses, found, ops->title, gpc_lik_name(*lik),
                       *method == GPC_METHOD_LAPLACE ? "-l softmax" : "-M laplace -l softmax");
-    if (ops->latent)
+}
+
+gsl_vector *gpc_cli_class_vector(const gpc_labels *l, int lik_named, const char *multiclass,
+                                 gpc_method *method, gpc_lik *lik)
+{
+    class_method(l, lik_named, multiclass, method, lik);
+    if (gpc_method_get(*method)->latent)
         return gpc_labels_binary(l);
     gsl_vector *y = gpc_vector_alloc(l->n);
     for (size_t i = 0; i < l->n; i++)
@@ -738,6 +820,8 @@ gpc_kernel *gpc_cli_kernel(const char *spec, size_t dim, char *const *names, con
 {
     gpc_kernel *k;
     char *numbered;
+    if (!names && xpath && stream_xpath && strcmp(xpath, stream_xpath) == 0)
+        names = stream_names;
     if (gpc_colnames_resolve(spec, names, gpc_cli_name(xpath), &numbered) != GPC_OK)
         gpc_cli_usage("%s", gpc_errmsg());
     int st = gpc_kernel_parse(numbered, dim, &k);

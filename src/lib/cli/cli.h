@@ -194,7 +194,10 @@ _Noreturn void gpc_cli_end_by_signal(int sig);
 
 /* The training data of a minibatch fit, read a batch at a time where the
  * files allow: X a .npy file of doubles in C order is read in place, and so
- * is Y when it is a .npy column of numbers (of two classes); other inputs
+ * is Y when it is a .npy column of numbers (of two classes); X as text (or
+ * CSV, or standard input) and Y as a text file of labels are read once, a
+ * line at a time, into scratch files (sparse/scratch.h) read likewise;
+ * other inputs (a LIBSVM file, --label-column, labels on standard input)
  * are read whole and viewed in place. */
 typedef struct {
     gpc_rows *X, *y;      /* the rows and their labels, -1/+1 */

@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -137,32 +138,60 @@ static int no_single_below(const tokens *t)
  * those is far less likely than a header; --no-header keeps it).  A word
  * that labels only the first case above words with other single ones may
  * be either: it is kept, with a warning naming --header. */
-static void header_label(tokens *t)
+enum { HEADER_KEEP, HEADER_DROP, HEADER_NAME, HEADER_DOUBT };
+
+/* What to make of the first of n labels, from counts over the others:
+ * numbers of them are numbers, again equal the first, others (from the
+ * third on) differ from the second; no_single when each of them is seen at
+ * least twice among them.  HEADER_NAME and HEADER_DOUBT are a drop and a
+ * keep that say why. */
+static int header_verdict(size_t n, int first_is_number, size_t numbers, size_t again,
+                          size_t others, int no_single)
 {
     gpc_header_mode mode = gpc_matio_header();
+    if (mode == GPC_HEADER_NO || n < 2 || (mode == GPC_HEADER_AUTO && first_is_number))
+        return HEADER_KEEP;
+    if (mode == GPC_HEADER_YES || numbers == n - 1)
+        return HEADER_DROP;
+    /* a word seen once above words of classes seen twice or more is the
+     * column's name ("class" as pandas writes a Series), not a class of
+     * one case */
+    if (!again && others && numbers == 0 && no_single)
+        return HEADER_NAME;
+    return !again && others ? HEADER_DOUBT : HEADER_KEEP;
+}
+
+/* Say why the first label, tok at line, is dropped or kept (verdict as
+ * header_verdict gives it); 1 when it is dropped. */
+static int header_said(int verdict, const char *name, size_t line, const char *tok)
+{
+    if (verdict == HEADER_NAME)
+        gpc_info(1, "%s:%zu: '%s' is taken as the column's name (pass --no-header if it is a "
+                 "label)", name, line, tok);
+    else if (verdict == HEADER_DOUBT)
+        gpc_warn("%s:%zu: '%s' labels only this case; if the line is a header, pass --header",
+                 name, line, tok);
+    return verdict == HEADER_DROP || verdict == HEADER_NAME;
+}
+
+static void header_label(tokens *t)
+{
     double x;
-    if (mode == GPC_HEADER_NO || t->n < 2 || (mode == GPC_HEADER_AUTO &&
-                                              gpc_labels_number(t->tok[0], &x)))
-        return;
     size_t numbers = 0, again = 0, others = 0;
     for (size_t i = 1; i < t->n; i++) {
         numbers += (size_t)gpc_labels_number(t->tok[i], &x);
         again += strcmp(t->tok[i], t->tok[0]) == 0;
         others += i > 1 && strcmp(t->tok[i], t->tok[1]) != 0;
     }
-    if (mode == GPC_HEADER_YES || numbers == t->n - 1) {
+    int v = t->n < 2 ? HEADER_KEEP
+                     : header_verdict(t->n, gpc_labels_number(t->tok[0], &x), numbers, again,
+                                      others, 0);
+    /* whether every label after the first is seen twice is asked only when
+     * it decides, for it sorts them */
+    if (v == HEADER_DOUBT && numbers == 0 && no_single_below(t))
+        v = HEADER_NAME;
+    if (header_said(v, t->name, t->line[0], t->tok[0]))
         drop_first(t);
-    } else if (!again && others && numbers == 0 && no_single_below(t)) {
-        /* a word seen once above words of classes seen twice or more is
-         * the column's name ("class" as pandas writes a Series), not a
-         * class of one case */
-        gpc_info(1, "%s:%zu: '%s' is taken as the column's name (pass --no-header if it is a "
-                 "label)", t->name, t->line[0], t->tok[0]);
-        drop_first(t);
-    } else if (!again && others) {
-        gpc_warn("%s:%zu: '%s' labels only this case; if the line is a header, pass --header",
-                 t->name, t->line[0], t->tok[0]);
-    }
 }
 
 static void take_npy_label(void *t, const char *s, size_t len) { push(t, s, len, 0); }
@@ -370,7 +399,11 @@ size_t gpc_labels_single(const gpc_labels *l)
 
 int gpc_labels_check_training(const gpc_labels *l, const char *name)
 {
-    size_t single = gpc_labels_single(l);
+    return gpc_labels_check_single(l, l->nclasses < 3 ? 0 : gpc_labels_single(l), name);
+}
+
+int gpc_labels_check_single(const gpc_labels *l, size_t single, const char *name)
+{
     /* cases, not classes, are counted, so that a toy set of four cases in
      * three classes, two of them seen once, still trains */
     if (l->nclasses < 3 || 2 * single <= l->n)
@@ -461,4 +494,207 @@ size_t gpc_labels_header_classes(const char *header, char ***names, long *first)
     }
     free(copy);
     return n;
+}
+
+/* ---- labels a line at a time ------------------------------------------------- */
+
+/* A distinct label: its token, its cases and the first of them, counted
+ * with the first case and without it (for when it is a header). */
+typedef struct {
+    char *tok;
+    size_t count, count1;
+    size_t first, first1; /* SIZE_MAX: none */
+} distinct;
+
+struct gpc_labels_stream {
+    tokens t;        /* the line's token, as the whole-file reader takes it */
+    distinct *d;     /* in order of first sight: a case's code is its index */
+    size_t nd;
+    size_t *slot;    /* open addressing over d: index + 1, 0 empty */
+    size_t nslot;
+    size_t n;        /* cases */
+    size_t code0, code1, line0;
+};
+
+gpc_labels_stream *gpc_labels_stream_new(const char *name)
+{
+    gpc_labels_stream *ls = gpc_calloc(1, sizeof *ls);
+    ls->t.name = name;
+    ls->nslot = 64;
+    ls->slot = gpc_calloc(ls->nslot, sizeof *ls->slot);
+    return ls;
+}
+
+static size_t hash_of(const char *s)
+{
+    size_t h = 14695981039346656037u;
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211u;
+    return h;
+}
+
+/* The slot of tok: where it is, or the empty one where it would go. */
+static size_t *slot_of(gpc_labels_stream *ls, const char *tok)
+{
+    size_t i = hash_of(tok) & (ls->nslot - 1);
+    while (ls->slot[i] && strcmp(ls->d[ls->slot[i] - 1].tok, tok) != 0)
+        i = (i + 1) & (ls->nslot - 1);
+    return &ls->slot[i];
+}
+
+/* Twice the slots, at half full, so that a probe stays short. */
+static void rehash(gpc_labels_stream *ls)
+{
+    free(ls->slot);
+    ls->nslot *= 2;
+    ls->slot = gpc_calloc(ls->nslot, sizeof *ls->slot);
+    for (size_t c = 0; c < ls->nd; c++)
+        *slot_of(ls, ls->d[c].tok) = c + 1;
+}
+
+/* The code of tok (taken over), a new one at its first sight. */
+static size_t code_of(gpc_labels_stream *ls, char *tok)
+{
+    size_t *at = slot_of(ls, tok);
+    if (*at) {
+        free(tok);
+        return *at - 1;
+    }
+    ls->d = gpc_reallocarray(ls->d, ls->nd + 1, sizeof *ls->d);
+    ls->d[ls->nd] = (distinct){.tok = tok, .first = ls->n, .first1 = SIZE_MAX};
+    *at = ++ls->nd;
+    if (2 * ls->nd > ls->nslot)
+        rehash(ls);
+    return ls->nd - 1;
+}
+
+int gpc_labels_stream_feed(gpc_labels_stream *ls, const char *p, const char *eol,
+                           size_t lineno, long *code)
+{
+    *code = -1;
+    if (memchr(p, '\0', (size_t)(eol - p)))
+        return gpc_fail(GPC_EINPUT, "%s:%zu: a NUL byte: this is not a text labels file",
+                        ls->t.name, lineno);
+    if (lineno == 1 && eol - p >= 3 && memcmp(p, "\xef\xbb\xbf", 3) == 0)
+        return gpc_fail(GPC_EINPUT, "%s:1: a UTF-8 byte-order mark at the start; save the file "
+                        "without it (as plain UTF-8 or ASCII)", ls->t.name);
+    ls->t.n = 0;
+    int st = text_line(&ls->t, p, eol, lineno);
+    if (st != GPC_OK || ls->t.n == 0)
+        return st;
+    size_t c = code_of(ls, ls->t.tok[0]);
+    ls->t.n = 0; /* the token is the table's now */
+    distinct *d = &ls->d[c];
+    d->count++;
+    if (ls->n > 0) {
+        d->count1++;
+        d->first1 = d->first1 == SIZE_MAX ? ls->n : d->first1;
+    }
+    if (ls->n == 0) {
+        ls->code0 = c;
+        ls->line0 = lineno;
+    } else if (ls->n == 1) {
+        ls->code1 = c;
+    }
+    ls->n++;
+    *code = (long)c;
+    return GPC_OK;
+}
+
+/* Whether the first label is the column's name, as header_label decides
+ * for the whole file, from the counts of the distinct labels. */
+static int stream_header(const gpc_labels_stream *ls)
+{
+    if (ls->n < 2)
+        return 0;
+    double x;
+    size_t numbers = 0;
+    int no_single = 1;
+    for (size_t c = 0; c < ls->nd; c++) {
+        if (gpc_labels_number(ls->d[c].tok, &x))
+            numbers += ls->d[c].count1;
+        no_single &= ls->d[c].count1 != 1;
+    }
+    size_t again = ls->d[ls->code0].count1;
+    size_t others = ls->n - 1 - ls->d[ls->code1].count1;
+    const char *tok0 = ls->d[ls->code0].tok;
+    int v = header_verdict(ls->n, gpc_labels_number(tok0, &x), numbers, again, others,
+                           no_single);
+    return header_said(v, ls->t.name, ls->line0, tok0);
+}
+
+/* Codes by their label, ties by their first case (sort_tok, sort_numeric
+ * as for by_label); firsts[c] is code c's first case. */
+static const size_t *sort_first;
+
+static int by_code(const void *a, const void *b)
+{
+    size_t i = *(const size_t *)a, j = *(const size_t *)b;
+    int c = compare_names(sort_tok[i], sort_tok[j], sort_numeric);
+    return c ? c : (sort_first[i] > sort_first[j]) - (sort_first[i] < sort_first[j]);
+}
+
+int gpc_labels_stream_end(gpc_labels_stream *ls, gpc_labels_summary *out)
+{
+    *out = (gpc_labels_summary){.labels = NULL};
+    if (ls->n == 0)
+        return gpc_fail(GPC_EINPUT, "%s: no labels", ls->t.name);
+    int drop = stream_header(ls);
+    size_t nd = ls->nd, live = 0;
+    char **tok = gpc_mallocarray(nd, sizeof *tok);
+    size_t *first = gpc_mallocarray(nd, sizeof *first), *order = gpc_mallocarray(nd, sizeof *order);
+    for (size_t c = 0; c < nd; c++) {
+        tok[c] = ls->d[c].tok;
+        first[c] = drop ? ls->d[c].first1 : ls->d[c].first;
+        if ((drop ? ls->d[c].count1 : ls->d[c].count) > 0)
+            order[live++] = c;
+    }
+    gpc_labels *l = gpc_calloc(1, sizeof *l);
+    l->n = ls->n - (size_t)drop;
+    l->numeric = 1;
+    double x;
+    for (size_t r = 0; r < live; r++)
+        l->numeric &= gpc_labels_number(tok[order[r]], &x);
+    sort_tok = tok;
+    sort_numeric = l->numeric;
+    sort_first = first;
+    qsort(order, live, sizeof *order, by_code);
+    l->names = gpc_mallocarray(live, sizeof *l->names);
+    out->class_of = gpc_mallocarray(nd, sizeof *out->class_of);
+    out->count = gpc_calloc(live, sizeof *out->count);
+    for (size_t c = 0; c < nd; c++)
+        out->class_of[c] = SIZE_MAX; /* a header's code, of no case */
+    for (size_t r = 0; r < live; r++) {
+        size_t c = order[r];
+        if (r == 0 || compare_names(l->names[l->nclasses - 1], tok[c], l->numeric) != 0)
+            l->names[l->nclasses++] = gpc_strdup(tok[c]);
+        out->class_of[c] = l->nclasses - 1;
+        out->count[l->nclasses - 1] += drop ? ls->d[c].count1 : ls->d[c].count;
+    }
+    out->labels = l;
+    out->ncodes = nd;
+    out->drop_first = drop;
+    free(tok);
+    free(first);
+    free(order);
+    return GPC_OK;
+}
+
+void gpc_labels_summary_free(gpc_labels_summary *s)
+{
+    free(s->class_of);
+    free(s->count);
+    s->class_of = s->count = NULL;
+}
+
+void gpc_labels_stream_free(gpc_labels_stream *ls)
+{
+    if (!ls)
+        return;
+    for (size_t c = 0; c < ls->nd; c++)
+        free(ls->d[c].tok);
+    free(ls->d);
+    free(ls->slot);
+    tokens_free(&ls->t);
+    free(ls);
 }

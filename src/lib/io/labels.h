@@ -76,6 +76,9 @@ size_t gpc_labels_single(const gpc_labels *l);
  * so do a few rare classes among common ones, and a toy set such as
  * "yes no maybe yes". */
 int gpc_labels_check_training(const gpc_labels *l, const char *name);
+/* The same for labels whose classes of a single case (gpc_labels_single)
+ * are counted already: single of them. */
+int gpc_labels_check_single(const gpc_labels *l, size_t single, const char *name);
 
 /* The class names as "a b c" in buf (cut to size), for messages. */
 void gpc_labels_list(char *const *names, size_t nclasses, char *buf, size_t size);
@@ -88,5 +91,39 @@ size_t gpc_labels_header_classes(const char *header, char ***names, long *first)
 
 /* -1/+1 for a binary problem: +1 for the later class. */
 gsl_vector *gpc_labels_binary(const gpc_labels *l);
+
+/* Labels a line at a time, for a reader that keeps the classes but not
+ * each case's label (a minibatch fit, whose labels go to a scratch file):
+ * each case gets a code, the index of its label among the distinct labels
+ * in order of first sight, and the end maps the codes to the classes that
+ * gpc_labels_read_present finds in the whole file, with the same header
+ * line rule.  Memory grows with the distinct labels, not with the cases.
+ * Lines are given as the whole-file reader sees them: from 1, without
+ * their newline, a lone CR ending one too; a text file only (a caller
+ * hands .npy and LIBSVM files, and a file it refuses, to the whole-file
+ * reader, whose messages then say why in the same words). */
+typedef struct gpc_labels_stream gpc_labels_stream;
+gpc_labels_stream *gpc_labels_stream_new(const char *name);
+/* Line lineno [p, eol): *code is its case's code, or -1 for a comment.
+ * GPC_EINPUT (message set) for a line the whole-file reader refuses. */
+int gpc_labels_stream_feed(gpc_labels_stream *ls, const char *p, const char *eol,
+                           size_t lineno, long *code);
+
+typedef struct {
+    gpc_labels *labels; /* n, nclasses, names, numeric as gpc_labels_read_present
+                         * gives them; cls is NULL (each case's class is that
+                         * of its code) */
+    size_t *class_of;   /* ncodes: each code's class; SIZE_MAX for the code of
+                         * a dropped header line alone */
+    size_t *count;      /* nclasses: the cases of each class */
+    size_t ncodes;
+    int drop_first;     /* the first code was the column's name, not a case */
+} gpc_labels_summary;
+
+/* After the last line: the classes (free with gpc_labels_free and
+ * gpc_labels_summary_free); GPC_EINPUT "no labels" when no line had one. */
+int gpc_labels_stream_end(gpc_labels_stream *ls, gpc_labels_summary *out);
+void gpc_labels_summary_free(gpc_labels_summary *s);
+void gpc_labels_stream_free(gpc_labels_stream *ls);
 
 #endif

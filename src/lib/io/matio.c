@@ -123,6 +123,8 @@ typedef struct {
     size_t dropped;            /* fields that are not columns of the matrix */
     char **labels;             /* the label of each row so far, NULL-terminated */
     size_t caplabels;
+    int one_row;               /* a line at a time (gpc_matrix_lines): the caller takes
+                                * each row as it comes, so no row's line is kept */
 } text_rows;
 
 /* '\r' counts as a blank so CRLF files read like LF files. */
@@ -140,6 +142,10 @@ static int push_value(text_rows *t, double x)
 
 static int push_row(text_rows *t, size_t lineno)
 {
+    if (t->one_row) {
+        t->rows++;
+        return GPC_OK;
+    }
     size_t *l = grow(t->line, &t->caprows, t->rows + 1, sizeof *l);
     if (!l)
         return out_of_memory(t->name);
@@ -672,37 +678,48 @@ static int csv_row(text_rows *t, const csv_fields *f, char **names, size_t linen
     return push_row(t, lineno);
 }
 
+/* One line [p, eol) of a CSV file, line lineno: a comment, the header
+ * (into src->colnames) or a row; *first until the header or the first row. */
+static int csv_line(text_rows *t, csv_fields *f, int *first, const char *p, const char *eol,
+                    size_t lineno)
+{
+    gpc_source *src = t->src;
+    const char *name = t->name;
+    if (lineno == 1 && (size_t)(eol - p) >= sizeof UTF8_BOM &&
+        memcmp(p, UTF8_BOM, sizeof UTF8_BOM) == 0)
+        p += sizeof UTF8_BOM; /* as spreadsheets write UTF-8 CSV */
+    int st = GPC_OK;
+    if (skipped_line(p, eol)) {
+        if (*first && !src->header)
+            src->header = header_line(p, eol);
+    } else if ((st = gpc_text_refuse_nul(name, lineno, p, eol, MATRIX_IS)) == GPC_OK &&
+               (st = csv_split(f, name, lineno, p, eol)) == GPC_OK) {
+        if (*first && is_header(f, t->opts)) {
+            st = take_names(f, name, lineno, &src->colnames);
+            t->cols = f->n;
+        } else {
+            st = csv_row(t, f, src->colnames, lineno);
+        }
+        *first = 0;
+    }
+    return st;
+}
+
 static int read_csv(text_rows *tr, const char *buf, size_t len, gsl_matrix **out)
 {
     text_rows t = *tr;
-    gpc_source *src = t.src;
-    const char *name = t.name;
     csv_fields f = {.buf = NULL};
     const char *p = buf, *end = buf + len;
-    if (len >= sizeof UTF8_BOM && memcmp(buf, UTF8_BOM, sizeof UTF8_BOM) == 0)
-        p += sizeof UTF8_BOM; /* as spreadsheets write UTF-8 CSV */
     int st = GPC_OK, first = 1;
     for (size_t lineno = 1; p < end && st == GPC_OK; lineno++) {
         const char *eol = memchr(p, '\n', (size_t)(end - p));
         if (!eol)
             eol = end;
-        if (skipped_line(p, eol)) {
-            if (first && !src->header)
-                src->header = header_line(p, eol);
-        } else if ((st = gpc_text_refuse_nul(name, lineno, p, eol, MATRIX_IS)) == GPC_OK &&
-                   (st = csv_split(&f, name, lineno, p, eol)) == GPC_OK) {
-            if (first && is_header(&f, t.opts)) {
-                st = take_names(&f, name, lineno, &src->colnames);
-                t.cols = f.n;
-            } else {
-                st = csv_row(&t, &f, src->colnames, lineno);
-            }
-            first = 0;
-        }
+        st = csv_line(&t, &f, &first, p, eol, lineno);
         p = eol < end ? eol + 1 : end;
     }
     csv_fields_free(&f);
-    st = finish_rows(&t, st, out, src);
+    st = finish_rows(&t, st, out, t.src);
     *tr = t;
     return st;
 }
@@ -723,27 +740,109 @@ static int is_csv(const char *buf, size_t len)
     return 0;
 }
 
+/* One line [p, eol) of a whitespace file, line lineno: a comment (the
+ * first, before any row, kept as src->header) or a row. */
+static int plain_line(text_rows *t, const char *p, const char *eol, size_t lineno)
+{
+    if (t->rows == 0 && !t->src->header)
+        t->src->header = header_line(p, eol);
+    int st = text_line(t, p, eol, lineno);
+    if (st != GPC_OK && t->rows == 0 && strstr(gpc_errmsg(), "is not a number"))
+        st = gpc_fail(st, "%s (if that line names the columns, write the file as CSV, or "
+                      "make the line a comment with '#')", gpc_errmsg());
+    return st;
+}
+
 static int read_text(text_rows *tr, const char *buf, size_t len, gsl_matrix **out)
 {
     text_rows t = *tr;
-    gpc_source *src = t.src;
     const char *p = buf, *end = buf + len;
     int st = GPC_OK;
     for (size_t lineno = 1; p < end && st == GPC_OK; lineno++) {
         const char *eol = memchr(p, '\n', (size_t)(end - p));
         if (!eol)
             eol = end;
-        if (t.rows == 0 && !src->header)
-            src->header = header_line(p, eol);
-        if ((st = text_line(&t, p, eol, lineno)) != GPC_OK && t.rows == 0 &&
-            strstr(gpc_errmsg(), "is not a number"))
-            st = gpc_fail(st, "%s (if that line names the columns, write the file as CSV, or "
-                          "make the line a comment with '#')", gpc_errmsg());
+        st = plain_line(&t, p, eol, lineno);
         p = eol < end ? eol + 1 : end;
     }
-    st = finish_rows(&t, st, out, src);
+    st = finish_rows(&t, st, out, t.src);
     *tr = t;
     return st;
+}
+
+/* ---- a text matrix a line at a time ------------------------------------------ */
+
+struct gpc_matrix_lines {
+    text_rows t;
+    gpc_source src; /* the name, the header's column names */
+    csv_fields f;
+    int csv;        /* 1 CSV, 0 whitespace, -1 until the first line that is a row */
+    int first;      /* CSV: no header or row yet */
+    int other;      /* .npy or LIBSVM, which gpc_matrix_read reads whole */
+};
+
+gpc_matrix_lines *gpc_matrix_lines_new(const char *name)
+{
+    gpc_matrix_lines *ml = gpc_calloc(1, sizeof *ml);
+    snprintf(ml->src.name, sizeof ml->src.name, "%s", in_name(name));
+    ml->t = (text_rows){.name = ml->src.name, .src = &ml->src, .label_col = -1, .one_row = 1};
+    ml->csv = -1;
+    ml->first = 1;
+    return ml;
+}
+
+/* The format, decided as gpc_matrix_read decides it for a whole file, at
+ * the first line that is not blank or a comment (a .npy file's magic
+ * string is its first line's start). */
+static void decide_format(gpc_matrix_lines *ml, const char *p, const char *eol, size_t lineno)
+{
+    size_t len = (size_t)(eol - p);
+    if (ml->csv >= 0 || skipped_line(p, eol))
+        return;
+    ml->other = (lineno == 1 && gpc_npy_is(p, len)) || gpc_libsvm_is(p, len);
+    ml->csv = memchr(p, ',', len) || memchr(p, '"', len);
+}
+
+int gpc_matrix_lines_feed(gpc_matrix_lines *ml, const char *p, const char *eol, size_t lineno,
+                          const double **row)
+{
+    *row = NULL;
+    decide_format(ml, p, eol, lineno);
+    if (ml->other)
+        return GPC_OK;
+    size_t before = ml->t.rows;
+    ml->t.nval = 0;
+    int st = ml->csv == 1 ? csv_line(&ml->t, &ml->f, &ml->first, p, eol, lineno)
+                          : plain_line(&ml->t, p, eol, lineno);
+    if (st == GPC_OK && ml->t.rows > before)
+        *row = ml->t.val;
+    return st;
+}
+
+int gpc_matrix_lines_other(const gpc_matrix_lines *ml) { return ml->other; }
+size_t gpc_matrix_lines_rows(const gpc_matrix_lines *ml) { return ml->t.rows; }
+size_t gpc_matrix_lines_cols(const gpc_matrix_lines *ml) { return ml->t.cols; }
+
+char **gpc_matrix_lines_take_colnames(gpc_matrix_lines *ml)
+{
+    char **names = ml->src.colnames;
+    ml->src.colnames = NULL;
+    return names;
+}
+
+int gpc_matrix_lines_end(const gpc_matrix_lines *ml)
+{
+    return ml->t.rows ? GPC_OK : empty_input(ml->t.name);
+}
+
+void gpc_matrix_lines_free(gpc_matrix_lines *ml)
+{
+    if (!ml)
+        return;
+    free(ml->t.val);
+    csv_fields_free(&ml->f);
+    gpc_source_free(&ml->src);
+    free(ml);
 }
 
 /* ---- public reading API -------------------------------------------------- */

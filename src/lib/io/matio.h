@@ -123,6 +123,33 @@ typedef struct {
 int gpc_matrix_read_with(const char *path, const gpc_read_opts *opts, gsl_matrix **out,
                          gpc_source *src, char ***labels, size_t *label_col);
 
+/* A text matrix a line at a time, for a reader that keeps no more than a
+ * row of it whatever its length (the minibatch fit's scratch copy, see
+ * sparse/scratch.h): the formats, header, checks and messages of
+ * gpc_matrix_read, whose text readers go through the same steps line by
+ * line.  Lines are given as gpc_matrix_read sees them: from 1, without
+ * their newline, a lone CR ending one too.  name is the file's ("-" or
+ * NULL: "<stdin>"). */
+typedef struct gpc_matrix_lines gpc_matrix_lines;
+gpc_matrix_lines *gpc_matrix_lines_new(const char *name);
+/* Line lineno [p, eol): *row gets its gpc_matrix_lines_cols numbers (kept
+ * until the next line) when it is a row, else NULL (blank, comment,
+ * header).  GPC_EINPUT (message set, naming the file and line) for a line
+ * gpc_matrix_read would refuse. */
+int gpc_matrix_lines_feed(gpc_matrix_lines *ml, const char *p, const char *eol, size_t lineno,
+                          const double **row);
+/* 1 once the first line that is a row shows a .npy or LIBSVM file, which
+ * gpc_matrix_read reads whole: lines fed after it are ignored. */
+int gpc_matrix_lines_other(const gpc_matrix_lines *ml);
+size_t gpc_matrix_lines_rows(const gpc_matrix_lines *ml);
+size_t gpc_matrix_lines_cols(const gpc_matrix_lines *ml);
+/* The CSV header's names (NULL-terminated; free with gpc_colnames_free),
+ * or NULL; the caller owns them. */
+char **gpc_matrix_lines_take_colnames(gpc_matrix_lines *ml);
+/* After the last line: GPC_EINPUT "empty input" if no line was a row. */
+int gpc_matrix_lines_end(const gpc_matrix_lines *ml);
+void gpc_matrix_lines_free(gpc_matrix_lines *ml);
+
 /* Write m to f; returns GPC_EINPUT with a message on a write error. */
 int gpc_matrix_write(FILE *f, const char *name, const gsl_matrix *m, gpc_format fmt);
 /* Text as gpc_matrix_write, but column col (from 0) of row i written as

@@ -21,6 +21,8 @@ struct gpc_rows {
     char *name;
     int mapped;       /* binary labels: neg and pos read as -1 and +1 */
     double neg, pos;
+    double *code_value; /* labels as codes 0 .. ncodes - 1, read as these values */
+    size_t ncodes;
 };
 
 static gpc_rows *rows_new(uint64_t n, size_t dim, const char *name)
@@ -81,6 +83,14 @@ int gpc_rows_open_npy(const char *path, gpc_rows **out)
     return GPC_OK;
 }
 
+gpc_rows *gpc_rows_open_fd(int fd, uint64_t offset, uint64_t n, size_t dim, const char *name)
+{
+    gpc_rows *r = rows_new(n, dim, name);
+    r->fd = fd;
+    r->offset = (off_t)offset;
+    return r;
+}
+
 int gpc_rows_npy_in_place(const char *path)
 {
     struct stat sb;
@@ -104,6 +114,7 @@ void gpc_rows_close(gpc_rows *r)
         return;
     if (r->fd >= 0)
         close(r->fd);
+    free(r->code_value);
     free(r->name);
     free(r);
 }
@@ -160,7 +171,23 @@ static int read_mapped(gpc_rows *r, uint64_t first, size_t count, double *x)
                           (unsigned long long)(first + i) + 1, x[i], r->neg, r->pos);
         x[i] = x[i] == r->pos ? 1.0 : -1.0;
     }
+    for (size_t i = 0; st == GPC_OK && r->code_value && i < count * r->dim; i++) {
+        if (!(x[i] >= 0 && x[i] < (double)r->ncodes && x[i] == floor(x[i])))
+            st = gpc_fail(GPC_EINPUT, "%s: case %llu: %.17g is not the code of a label (0 to "
+                          "%zu)", r->name, (unsigned long long)(first + i / r->dim) + 1, x[i],
+                          r->ncodes - 1);
+        else
+            x[i] = r->code_value[(size_t)x[i]];
+    }
     return st;
+}
+
+void gpc_rows_map_codes(gpc_rows *y, const double *value, size_t ncodes)
+{
+    free(y->code_value);
+    y->code_value = gpc_mallocarray(ncodes ? ncodes : 1, sizeof *y->code_value);
+    memcpy(y->code_value, value, ncodes * sizeof *value);
+    y->ncodes = ncodes;
 }
 
 int gpc_rows_read(gpc_rows *r, uint64_t first, size_t count, double *x)

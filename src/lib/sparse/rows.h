@@ -23,6 +23,11 @@ gpc_rows *gpc_rows_memory(const double *X, uint64_t n, size_t dim, const char *n
  * header says. */
 int gpc_rows_open_npy(const char *path, gpc_rows **out);
 
+/* The n rows of dim doubles (native byte order, row-major) that the open
+ * file fd holds from byte offset on, read as a .npy file's are; the rows
+ * own fd and close it.  name is for messages. */
+gpc_rows *gpc_rows_open_fd(int fd, uint64_t offset, uint64_t n, size_t dim, const char *name);
+
 /* 1 if path is a regular .npy file that gpc_rows_open_npy reads in place
  * (doubles in C order), 0 otherwise (including when it cannot be read:
  * the whole-file reader then says why). */
@@ -46,6 +51,11 @@ int gpc_rows_binary_classes(gpc_rows *y, double *neg, double *pos);
 /* From here on gpc_rows_read gives -1 for neg and +1 for pos (any other
  * value is an error naming its row). */
 void gpc_rows_map_binary(gpc_rows *y, double neg, double pos);
+
+/* From here on gpc_rows_read takes each number as a code 0 .. ncodes - 1
+ * and gives value[code] for it (copied); any other number is an error
+ * naming its row.  For labels stored as codes (sparse/scratch.h). */
+void gpc_rows_map_codes(gpc_rows *y, const double *value, size_t ncodes);
 
 /* A hash (FNV-1a over the bytes of the numbers, row by row, each row's
  * inputs then its label) of all rows X and their labels y (one column of
