@@ -507,7 +507,7 @@ static void main_minibatch(options *o, int argc, char **argv, gpc_method method,
                                                    in.Xmem, in.names, argv[optind],
                                                    o->params_file, o->params)
                             : gpc_cli_class_kernel_dim(o->kernel, o->per_class, in.labels,
-                                                       method, gpc_rows_dim(in.X), NULL,
+                                                       method, gpc_rows_dim(in.X), in.names,
                                                        argv[optind], o->params_file, o->params);
     if (gpc_kernel_has_gram(k))
         gpc_cli_usage("a gram term's columns hold the similarities to the training cases, "

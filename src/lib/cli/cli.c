@@ -532,13 +532,6 @@ static int stream_npy_labels(const char *ypath, gpc_cli_stream *s)
     return 1;
 }
 
-/* The column names of the inputs a minibatch fit reads a batch at a time
- * (gpc_cli_stream_open), and their path: a kernel built for those inputs
- * without names given takes them, so that a spec, --fix or --params may
- * name the columns of a CSV header however the rows are read. */
-static char *const *stream_names;
-static const char *stream_xpath;
-
 /* X read a batch at a time: a .npy file of doubles where it lies, text
  * through a scratch copy of its numbers (sparse/scratch.h); s->X stays
  * NULL for what only the whole-file reader takes (another .npy dtype, a
@@ -551,8 +544,6 @@ static void open_stream_inputs(const char *xpath, const char *ypath, gpc_cli_str
         gpc_cli_check(gpc_rows_open_npy(xpath, &s->X));
     else
         gpc_cli_check(gpc_rows_open_text(xpath, &s->X, &s->names));
-    stream_names = s->names;
-    stream_xpath = xpath;
 }
 
 static void class_method(const gpc_labels *l, int lik_named, const char *multiclass,
@@ -623,8 +614,6 @@ void gpc_cli_stream_open(int argc, char **argv, int lik_named, gpc_method *metho
 
 void gpc_cli_stream_close(gpc_cli_stream *s)
 {
-    stream_names = NULL;
-    stream_xpath = NULL;
     gpc_rows_close(s->X);
     gpc_rows_close(s->y);
     gsl_matrix_free(s->Xmem);
@@ -820,8 +809,6 @@ gpc_kernel *gpc_cli_kernel(const char *spec, size_t dim, char *const *names, con
 {
     gpc_kernel *k;
     char *numbered;
-    if (!names && xpath && stream_xpath && strcmp(xpath, stream_xpath) == 0)
-        names = stream_names;
     if (gpc_colnames_resolve(spec, names, gpc_cli_name(xpath), &numbered) != GPC_OK)
         gpc_cli_usage("%s", gpc_errmsg());
     int st = gpc_kernel_parse(numbered, dim, &k);
