@@ -126,11 +126,12 @@ table-mfeat: deps
 	@sh repro/table-mfeat.sh
 
 # Fashion-MNIST (Debian's dataset-fashion-mnist) by the sparse variational
-# method with the multinomial probit: M=500 inducing inputs, EPOCHS=5 epochs
-# of minibatches (about an hour on 2 cores); continues from its checkpoint
-# when run again (remove repro/out/fmnist/fit.ckpt to start afresh).
+# method with the softmax: M=500 inducing inputs, EPOCHS=15 epochs of
+# minibatches of BATCH=1000, beside scikit-learn's logistic regression and
+# Nystrom features (python3-sklearn); continues from its checkpoint when run
+# again (remove repro/out/fmnist/fit.ckpt to start afresh).
 table-fmnist: deps
-	@sh scripts/deps.sh dataset-fashion-mnist
+	@sh scripts/deps.sh dataset-fashion-mnist python3-sklearn
 	@$(MAKE) --no-print-directory all
 	@sh repro/table-fmnist.sh
 
