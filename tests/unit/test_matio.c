@@ -20,29 +20,8 @@
 #include "base/err.h"
 #include "io/matio.h"
 #include "tap.h"
+#include "tmpfiles.h"
 
-static char dir[] = "/tmp/gpc_test_matio_XXXXXX";
-
-/* dir/name, in one of a few rotating buffers so two can be used at once. */
-static const char *P(const char *name)
-{
-    static char buf[4][512];
-    static int k;
-    k = (k + 1) % 4;
-    snprintf(buf[k], sizeof buf[k], "%s/%s", dir, name);
-    return buf[k];
-}
-
-static void put_bytes(const char *name, const void *data, size_t len)
-{
-    FILE *f = fopen(P(name), "wb");
-    if (!f || fwrite(data, 1, len, f) != len || fclose(f) != 0) {
-        perror(P(name));
-        exit(99);
-    }
-}
-
-static void put_text(const char *name, const char *text) { put_bytes(name, text, strlen(text)); }
 
 static int exists(const char *path) { return access(path, F_OK) == 0; }
 
@@ -88,14 +67,14 @@ static size_t npy_image(unsigned char *out, int major, const char *dict, const d
 static void put_npy(const char *name, int major, const char *dict, const double *v, size_t n)
 {
     static unsigned char img[8192];
-    put_bytes(name, img, npy_image(img, major, dict, v, n));
+    tmp_put_bytes(name, img, npy_image(img, major, dict, v, n));
 }
 
 /* Reading name fails with GPC_EINPUT, a one-line message containing want, no matrix. */
 static void expect_fail(const char *name, const char *want)
 {
     gsl_matrix *m = (gsl_matrix *)&m; /* must be reset to NULL */
-    int st = gpc_matrix_read(P(name), &m, NULL);
+    int st = gpc_matrix_read(tmp_path(name), &m, NULL);
     const char *msg = gpc_errmsg();
     TEST_OK(st == GPC_EINPUT && !m && strstr(msg, want) && !strchr(msg, '\n'),
             "%s fails with '%s' (got %d: %s)", name, want, st, msg);
@@ -215,10 +194,10 @@ static void test_npy_header_written(void)
 
 static void test_read_text_layout(void)
 {
-    put_text("f.txt", "# header\n\n1\t2 3\r\n   # only comment\n4 5\t6 # trailing\r\n\n7 8e0 -9.5");
+    tmp_put("f.txt", "# header\n\n1\t2 3\r\n   # only comment\n4 5\t6 # trailing\r\n\n7 8e0 -9.5");
     gsl_matrix *m;
     gpc_source src;
-    int st = gpc_matrix_read(P("f.txt"), &m, &src);
+    int st = gpc_matrix_read(tmp_path("f.txt"), &m, &src);
     const double want[] = {1, 2, 3, 4, 5, 6, 7, 8, -9.5};
     TEST_OK(st == GPC_OK && matrix_is(m, 3, 3, want),
             "text with comments, blank lines, tabs, CRLF, no final newline (%s)",
@@ -227,7 +206,7 @@ static void test_read_text_layout(void)
                 src.line[2] == 7,
             "source lines of the rows are 3, 5, 7");
     char where[600], want_where[600];
-    snprintf(want_where, sizeof want_where, "%s:5", P("f.txt"));
+    snprintf(want_where, sizeof want_where, "%s:5", tmp_path("f.txt"));
     TEST_OK(st == GPC_OK && strcmp(gpc_source_where(&src, 1, where, sizeof where), want_where) == 0,
             "where of text row 1 is '%s'", where);
     if (st == GPC_OK) {
@@ -235,8 +214,8 @@ static void test_read_text_layout(void)
         gpc_source_free(&src);
     }
     /* old Mac files end lines with a lone CR; CRLF still ends one line */
-    put_text("mac.txt", "1 2 3\r4 5 6\r\n\r7 8e0 -9.5\r");
-    st = gpc_matrix_read(P("mac.txt"), &m, &src);
+    tmp_put("mac.txt", "1 2 3\r4 5 6\r\n\r7 8e0 -9.5\r");
+    st = gpc_matrix_read(tmp_path("mac.txt"), &m, &src);
     TEST_OK(st == GPC_OK && matrix_is(m, 3, 3, want) && src.line[1] == 2 && src.line[2] == 4,
             "lone CRs end lines, rows on lines 1, 2, 4 (%s)", st ? gpc_errmsg() : "ok");
     if (st == GPC_OK) {
@@ -252,11 +231,11 @@ static void test_read_npy(void)
     gpc_source src;
 
     put_npy("one.npy", 1, "{'descr': '<f8', 'fortran_order': False, 'shape': (3,), }", v, 3);
-    int st = gpc_matrix_read(P("one.npy"), &m, &src);
+    int st = gpc_matrix_read(tmp_path("one.npy"), &m, &src);
     TEST_OK(st == GPC_OK && matrix_is(m, 3, 1, v), "1-D npy reads as one column (%s)",
             st ? gpc_errmsg() : "ok");
     char where[600], want[600];
-    snprintf(want, sizeof want, "%s: row 17", P("one.npy"));
+    snprintf(want, sizeof want, "%s: row 17", tmp_path("one.npy"));
     TEST_OK(st == GPC_OK && !src.line && src.rows == 3 &&
                 strcmp(gpc_source_where(&src, 16, where, sizeof where), want) == 0,
             "where of npy row 16 is '%s'", where);
@@ -275,7 +254,7 @@ static void test_read_npy(void)
     };
     for (size_t k = 0; k < sizeof ok / sizeof *ok; k++) {
         put_npy("v.npy", ok[k].major, ok[k].dict, v, 6);
-        st = gpc_matrix_read(P("v.npy"), &m, NULL);
+        st = gpc_matrix_read(tmp_path("v.npy"), &m, NULL);
         TEST_OK(st == GPC_OK && matrix_is(m, 2, 3, v), "npy v%d.0 %s (%s)", ok[k].major,
                 ok[k].dict, st ? gpc_errmsg() : "ok");
         if (st == GPC_OK)
@@ -341,34 +320,34 @@ static void test_pipes(void)
 
 static void test_text_errors(void)
 {
-    put_text("ragged.txt", "# c\n1 2 3\n4 5\n");
+    tmp_put("ragged.txt", "# c\n1 2 3\n4 5\n");
     expect_fail("ragged.txt", "ragged.txt:3: expected 3 columns, found 2");
-    put_text("word.txt", "1 2\n3 abc\n");
+    tmp_put("word.txt", "1 2\n3 abc\n");
     expect_fail("word.txt", "word.txt:2: 'abc' is not a number");
-    put_text("suffix.txt", "1.5x 2\n");
+    tmp_put("suffix.txt", "1.5x 2\n");
     expect_fail("suffix.txt", "suffix.txt:1: '1.5x' is not a number");
-    put_text("nan.txt", "1 2\r\n3 nan\r\n");
+    tmp_put("nan.txt", "1 2\r\n3 nan\r\n");
     expect_fail("nan.txt", "nan.txt:2: non-finite value 'nan'");
-    put_text("NaN.txt", "\n\nNaN 1\n");
+    tmp_put("NaN.txt", "\n\nNaN 1\n");
     expect_fail("NaN.txt", "NaN.txt:3: non-finite value 'NaN'");
-    put_text("inf.txt", "inf 1\n");
+    tmp_put("inf.txt", "inf 1\n");
     expect_fail("inf.txt", "inf.txt:1: non-finite value 'inf'");
-    put_text("minf.txt", "1 -Infinity\n");
+    tmp_put("minf.txt", "1 -Infinity\n");
     expect_fail("minf.txt", "minf.txt:1: non-finite value '-Infinity'");
-    put_text("huge.txt", "1 2\n3 1e999\n");
+    tmp_put("huge.txt", "1 2\n3 1e999\n");
     expect_fail("huge.txt", "huge.txt:2: non-finite value '1e999'");
-    put_text("empty.txt", "");
+    tmp_put("empty.txt", "");
     expect_fail("empty.txt", "empty.txt: empty input, no rows");
-    put_text("comments.txt", "# nothing\n\n  \t\r\n# here\n");
+    tmp_put("comments.txt", "# nothing\n\n  \t\r\n# here\n");
     expect_fail("comments.txt", "comments.txt: empty input, no rows");
     expect_fail("missing.txt", "missing.txt: cannot open: No such file or directory");
-    mkdir(P("adir"), 0700);
+    mkdir(tmp_path("adir"), 0700);
     expect_fail("adir", "adir: is a directory; give a file");
 
     /* Underflow is not an error: the value is tiny but finite. */
-    put_text("tiny.txt", "1e-400 4.9e-324\n");
+    tmp_put("tiny.txt", "1e-400 4.9e-324\n");
     gsl_matrix *m;
-    int st = gpc_matrix_read(P("tiny.txt"), &m, NULL);
+    int st = gpc_matrix_read(tmp_path("tiny.txt"), &m, NULL);
     TEST_OK(st == GPC_OK && gsl_matrix_get(m, 0, 0) == 0, "underflow 1e-400 reads as 0");
     TEST_CLOSE(st == GPC_OK ? gsl_matrix_get(m, 0, 1) : NAN, 5e-324, 0, 0,
                "underflow 4.9e-324 reads as the least subnormal");
@@ -380,26 +359,26 @@ static void test_text_errors(void)
  * else) are named with their line and column instead of quoted. */
 static void test_invisible_bytes(void)
 {
-    put_text("bom.txt", "\xef\xbb\xbf" "1 2\n3 4\n");
+    tmp_put("bom.txt", "\xef\xbb\xbf" "1 2\n3 4\n");
     expect_fail("bom.txt", "bom.txt:1: a UTF-8 byte-order mark at the start; save the file "
                 "without it");
-    put_text("bom2.txt", "1 2\n\xef\xbb\xbf" "3 4\n");
+    tmp_put("bom2.txt", "1 2\n\xef\xbb\xbf" "3 4\n");
     expect_fail("bom2.txt", "bom2.txt:2: a UTF-8 byte-order mark at column 1");
-    put_bytes("nul.txt", "1 2\n3 45\0 6\n", 11);
+    tmp_put_bytes("nul.txt", "1 2\n3 45\0 6\n", 11);
     expect_fail("nul.txt", "nul.txt:2: a NUL byte at column 5; the file looks binary");
-    put_bytes("nul1.txt", "\0\0\0\x01", 4);
+    tmp_put_bytes("nul1.txt", "\0\0\0\x01", 4);
     expect_fail("nul1.txt", "nul1.txt:1: a NUL byte at column 1; the file looks binary");
-    put_text("ctl.txt", "1\x0b" "2 3\n");
+    tmp_put("ctl.txt", "1\x0b" "2 3\n");
     expect_fail("ctl.txt", "ctl.txt:1: a control character (byte 0x0b) at column 2");
-    put_text("minus.txt", "1 \xe2\x88\x92" "2\n");
+    tmp_put("minus.txt", "1 \xe2\x88\x92" "2\n");
     expect_fail("minus.txt", "minus.txt:1: a non-ASCII byte 0xe2 at column 3");
     /* A plain typo is still quoted as it is. */
-    put_text("typo.txt", "1 2x\n");
+    tmp_put("typo.txt", "1 2x\n");
     expect_fail("typo.txt", "typo.txt:1: '2x' is not a number");
     /* In a comment any byte is allowed. */
-    put_bytes("cmt.txt", "1 2 # \0\xef\xbb\xbf\n", 11);
+    tmp_put_bytes("cmt.txt", "1 2 # \0\xef\xbb\xbf\n", 11);
     gsl_matrix *m;
-    int st = gpc_matrix_read(P("cmt.txt"), &m, NULL);
+    int st = gpc_matrix_read(tmp_path("cmt.txt"), &m, NULL);
     TEST_OK(st == GPC_OK && m && m->size1 == 1 && m->size2 == 2,
             "a NUL and a byte-order mark in a comment are ignored (%d: %s)", st, gpc_errmsg());
     if (st == GPC_OK)
@@ -433,7 +412,7 @@ static void test_npy_errors(void)
     expect_fail("noshape.npy", "noshape.npy: bad .npy header");
     put_npy("v4.npy", 4, "{'descr': '<f8', 'fortran_order': False, 'shape': (2,), }", v, 2);
     expect_fail("v4.npy", "v4.npy: unsupported .npy version 4.0");
-    put_bytes("short.npy", "\x93NUMPY\x01\x00\x76\x00{'descr'", 17);
+    tmp_put_bytes("short.npy", "\x93NUMPY\x01\x00\x76\x00{'descr'", 17);
     expect_fail("short.npy", "short.npy: truncated .npy header");
 }
 
@@ -442,7 +421,7 @@ static void test_npy_errors(void)
 /* Entries of dir whose names start with prefix. */
 static int count_prefix(const char *prefix)
 {
-    DIR *d = opendir(dir);
+    DIR *d = opendir(tmp_dir);
     int n = 0;
     for (struct dirent *e; d && (e = readdir(d));)
         n += strncmp(e->d_name, prefix, strlen(prefix)) == 0;
@@ -455,46 +434,46 @@ static void test_output_commit_abort(void)
 {
     char buf[64];
     gpc_output *o;
-    int st = gpc_output_open(P("out.txt"), &o);
-    TEST_OK(st == GPC_OK && strcmp(gpc_output_name(o), P("out.txt")) == 0, "output opens");
+    int st = gpc_output_open(tmp_path("out.txt"), &o);
+    TEST_OK(st == GPC_OK && strcmp(gpc_output_name(o), tmp_path("out.txt")) == 0, "output opens");
     fputs("hello\n", gpc_output_file(o));
-    TEST_OK(!exists(P("out.txt")) && count_prefix("out.txt.tmp") == 1,
+    TEST_OK(!exists(tmp_path("out.txt")) && count_prefix("out.txt.tmp") == 1,
             "before commit only a temporary beside the target exists");
     st = gpc_output_commit(o);
-    slurp_file(P("out.txt"), buf, sizeof buf);
+    slurp_file(tmp_path("out.txt"), buf, sizeof buf);
     TEST_OK(st == GPC_OK && strcmp(buf, "hello\n") == 0 && count_prefix("out.txt.tmp") == 0,
             "commit puts the whole file in place, no temporary left");
 
     /* Under umask 027 a new file gets 0640 as from a plain fopen, not
      * mkstemp's 0600; a replaced file keeps its own mode. */
     mode_t old_mask = umask(027);
-    gpc_output_open(P("fresh.txt"), &o);
+    gpc_output_open(tmp_path("fresh.txt"), &o);
     fputs("new\n", gpc_output_file(o));
     st = gpc_output_commit(o);
     struct stat sb = {.st_mode = 0};
-    stat(P("fresh.txt"), &sb);
+    stat(tmp_path("fresh.txt"), &sb);
     TEST_OK(st == GPC_OK && (sb.st_mode & 0777) == 0640,
             "a new file has mode 0666 & ~umask (%o)", (unsigned)(sb.st_mode & 0777));
-    chmod(P("out.txt"), 0604);
-    gpc_output_open(P("out.txt"), &o);
+    chmod(tmp_path("out.txt"), 0604);
+    gpc_output_open(tmp_path("out.txt"), &o);
     fputs("new\n", gpc_output_file(o));
     st = gpc_output_commit(o);
     umask(old_mask);
-    slurp_file(P("out.txt"), buf, sizeof buf);
+    slurp_file(tmp_path("out.txt"), buf, sizeof buf);
     TEST_OK(st == GPC_OK && strcmp(buf, "new\n") == 0, "commit replaces an existing file");
-    stat(P("out.txt"), &sb);
+    stat(tmp_path("out.txt"), &sb);
     TEST_OK((sb.st_mode & 0777) == 0604, "a replaced file keeps its mode (%o)",
             (unsigned)(sb.st_mode & 0777));
-    unlink(P("fresh.txt"));
+    unlink(tmp_path("fresh.txt"));
 
-    gpc_output_open(P("gone.txt"), &o);
+    gpc_output_open(tmp_path("gone.txt"), &o);
     fputs("never\n", gpc_output_file(o));
     gpc_output_abort(o);
-    TEST_OK(!exists(P("gone.txt")) && count_prefix("gone.txt") == 0,
+    TEST_OK(!exists(tmp_path("gone.txt")) && count_prefix("gone.txt") == 0,
             "abort leaves neither file nor temporary");
 
     o = (gpc_output *)&o;
-    st = gpc_output_open(P("no/such/dir.txt"), &o);
+    st = gpc_output_open(tmp_path("no/such/dir.txt"), &o);
     TEST_OK(st == GPC_EINPUT && !o && strstr(gpc_errmsg(), "dir.txt: cannot create"),
             "output in a missing directory fails: %s", gpc_errmsg());
 
@@ -560,7 +539,7 @@ static int commit_to_full_stdout(void)
 static int die_with_open_output(void)
 {
     gpc_output *o;
-    gpc_output_open(P("dying.txt"), &o);
+    gpc_output_open(tmp_path("dying.txt"), &o);
     fputs("half\n", gpc_output_file(o));
     gpc_die(GPC_EINPUT, "dying on purpose");
 }
@@ -570,7 +549,7 @@ static void test_output_failures(void)
     TEST_OK(in_child(commit_to_full_stdout, 1, "/dev/full") == 0,
             "commit of '-' with stdout on /dev/full reports the write error");
     int status = in_child(die_with_open_output, 2, "/dev/null");
-    TEST_OK(status == GPC_EINPUT && !exists(P("dying.txt")) && count_prefix("dying.txt") == 0,
+    TEST_OK(status == GPC_EINPUT && !exists(tmp_path("dying.txt")) && count_prefix("dying.txt") == 0,
             "gpc_die removes open temporaries (status %d)", status);
 }
 
@@ -580,7 +559,7 @@ static void test_output_failures(void)
  * speed is measured by the benchmarks, not here). */
 static void test_large(void)
 {
-    FILE *f = fopen(P("big.txt"), "w");
+    FILE *f = fopen(tmp_path("big.txt"), "w");
     double *v = malloc(4000 * 8 * sizeof *v);
     srand(7);
     for (int i = 0; i < 4000 * 8; i++) {
@@ -589,7 +568,7 @@ static void test_large(void)
     }
     fclose(f);
     gsl_matrix *m;
-    int st = gpc_matrix_read(P("big.txt"), &m, NULL), same = 0;
+    int st = gpc_matrix_read(tmp_path("big.txt"), &m, NULL), same = 0;
     if (st == GPC_OK && m->size1 == 4000 && m->size2 == 8)
         same = memcmp(m->data, v, 4000 * 8 * sizeof *v) == 0;
     TEST_OK(same, "4000x8 text matrix reads back exactly");
@@ -613,8 +592,8 @@ static void test_header(void)
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         gsl_matrix *m;
         gpc_source src;
-        put_text("h.txt", cases[i].text);
-        int st = gpc_matrix_read(P("h.txt"), &m, &src);
+        tmp_put("h.txt", cases[i].text);
+        int st = gpc_matrix_read(tmp_path("h.txt"), &m, &src);
         int ok = st == GPC_OK && (cases[i].want ? src.header && !strcmp(src.header, cases[i].want)
                                                 : src.header == NULL);
         TEST_OK(ok, "header of case %zu: '%s'", i + 1,
@@ -644,8 +623,8 @@ static void expect_csv(const char *what, const char *text, size_t rows, size_t c
     gsl_matrix *m = NULL;
     gpc_source src;
     char buf[256];
-    put_text("c.csv", text);
-    int st = gpc_matrix_read(P("c.csv"), &m, &src);
+    tmp_put("c.csv", text);
+    int st = gpc_matrix_read(tmp_path("c.csv"), &m, &src);
     const char *got = st == GPC_OK ? joined(src.colnames, buf, sizeof buf) : gpc_errmsg();
     TEST_OK(st == GPC_OK && matrix_is(m, rows, cols, want) &&
             (names ? !strcmp(got, names) : src.colnames == NULL),
@@ -676,10 +655,10 @@ static void test_csv(void)
 
     gpc_matio_set_header(GPC_HEADER_YES); /* pandas' default names 0, 1, 2 */
     expect_csv("numeric header forced", "0,1,2\n1,2.5,-3\n4,0.005,6\n", 2, 3, v, "0|1|2");
-    put_text("ws.txt", "a b\n1 2\n"); /* whitespace text never has a header */
+    tmp_put("ws.txt", "a b\n1 2\n"); /* whitespace text never has a header */
     expect_fail("ws.txt", "ws.txt:1: 'a' is not a number");
     gpc_matio_set_header(GPC_HEADER_NO);
-    put_text("no.csv", "x,y\n1,2\n");
+    tmp_put("no.csv", "x,y\n1,2\n");
     expect_fail("no.csv", "no.csv:1: 'x' is not a number");
     gpc_matio_set_header(GPC_HEADER_AUTO);
 
@@ -702,11 +681,11 @@ static void test_csv(void)
         {"a,b\n", "b.csv: empty input, no rows"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-        put_text("b.csv", bad[i].text);
+        tmp_put("b.csv", bad[i].text);
         expect_fail("b.csv", bad[i].want);
     }
     /* whitespace text with a line of names gets a hint, and stays refused */
-    put_text("w.txt", "age bmi\n1 2\n");
+    tmp_put("w.txt", "age bmi\n1 2\n");
     expect_fail("w.txt", "w.txt:1: 'age' is not a number (if that line names the columns, "
                          "write the file as CSV, or make the line a comment with '#')");
 }
@@ -718,12 +697,12 @@ static void named_round_trip(const char *what, size_t cols, char *const *names)
     gsl_matrix *m = gsl_matrix_alloc(2, cols), *back = NULL;
     for (size_t k = 0; k < 2 * cols; k++)
         m->data[k] = (double)k / 3;
-    FILE *f = fopen(P("named.csv"), "w");
+    FILE *f = fopen(tmp_path("named.csv"), "w");
     int st = gpc_matrix_write_named(f, "named.csv", m, GPC_FMT_TEXT, names);
     fclose(f);
     gpc_source src;
     if (st == GPC_OK)
-        st = gpc_matrix_read(P("named.csv"), &back, &src);
+        st = gpc_matrix_read(tmp_path("named.csv"), &back, &src);
     int same = st == GPC_OK && matrix_is(back, 2, cols, m->data) && src.colnames;
     for (size_t j = 0; same && j < cols; j++)
         same = src.colnames[j] && !strcmp(src.colnames[j], names[j]);
@@ -747,21 +726,21 @@ static void test_csv_written(void)
 
 static void remove_dir(void)
 {
-    DIR *d = opendir(dir);
+    DIR *d = opendir(tmp_dir);
     for (struct dirent *e; d && (e = readdir(d));)
         if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0) {
-            const char *p = P(e->d_name);
+            const char *p = tmp_path(e->d_name);
             if (unlink(p) != 0)
                 rmdir(p);
         }
     if (d)
         closedir(d);
-    TEST_OK(rmdir(dir) == 0, "test directory removed, nothing left behind");
+    TEST_OK(rmdir(tmp_dir) == 0, "test directory removed, nothing left behind");
 }
 
 int main(void)
 {
-    if (!mkdtemp(dir)) {
+    if (!mkdtemp(strcpy(tmp_dir, "/tmp/gpc_test_matio_XXXXXX"))) {
         perror("mkdtemp");
         return 99;
     }

@@ -16,17 +16,8 @@
 #include "sparse/rows.h"
 #include "random_matrix.h"
 #include "tap.h"
+#include "tmpfiles.h"
 
-static char dir[] = "/tmp/gpc-rows-XXXXXX";
-
-static const char *path_of(const char *name)
-{
-    static char buf[4][256];
-    static int k;
-    k = (k + 1) % 4;
-    snprintf(buf[k], sizeof buf[k], "%s/%s", dir, name);
-    return buf[k];
-}
 
 static void save(const char *path, const gsl_matrix *m)
 {
@@ -62,15 +53,15 @@ int main(void)
     gpc_gsl_quiet();
     gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
     gsl_rng_set(r, 13);
-    TEST_OK(mkdtemp(dir) != NULL, "a directory for the files");
+    TEST_OK(mkdtemp(strcpy(tmp_dir, "/tmp/gpc-rows-XXXXXX")) != NULL, "a directory for the files");
     size_t n = 1234, d = 5;
     gsl_matrix *X = random_matrix(r, n, d);
     double *y = malloc(n * sizeof *y);
     for (size_t i = 0; i < n; i++)
         y[i] = i % 3 ? 1.0 : -1.0;
-    save(path_of("X.npy"), X);
+    save(tmp_path("X.npy"), X);
     gpc_rows *mem = gpc_rows_memory(X->data, n, d, "X"), *file = NULL;
-    int st = gpc_rows_open_npy(path_of("X.npy"), &file);
+    int st = gpc_rows_open_npy(tmp_path("X.npy"), &file);
     TEST_OK(st == GPC_OK && gpc_rows_count(file) == n && gpc_rows_dim(file) == d,
             "a .npy file of doubles opens as %zu rows of %zu: %s", n, d, st ? gpc_errmsg() : "");
 
@@ -100,10 +91,10 @@ int main(void)
     for (size_t i = 0; i < n; i++)
         y01[i] = y[i] > 0 ? 1.0 : 0.0;
     gsl_matrix_view yv = gsl_matrix_view_array(y01, n, 1);
-    save(path_of("y01.npy"), &yv.matrix);
+    save(tmp_path("y01.npy"), &yv.matrix);
     gpc_rows *yf;
     double neg, pos;
-    st = gpc_rows_open_npy(path_of("y01.npy"), &yf);
+    st = gpc_rows_open_npy(tmp_path("y01.npy"), &yf);
     st = st ? st : gpc_rows_binary_classes(yf, &neg, &pos);
     TEST_OK(st == GPC_OK && neg == 0.0 && pos == 1.0, "the two classes of a label column, in "
             "order: %g %g", neg, pos);
@@ -113,9 +104,9 @@ int main(void)
     TEST_OK(h1 == h2, "read as -1 and +1, they hash as those labels in memory do");
     gpc_rows_close(ym);
     y01[7] = 2.0;
-    save(path_of("y3.npy"), &yv.matrix);
+    save(tmp_path("y3.npy"), &yv.matrix);
     gpc_rows *y3;
-    gpc_rows_open_npy(path_of("y3.npy"), &y3);
+    gpc_rows_open_npy(tmp_path("y3.npy"), &y3);
     TEST_OK(gpc_rows_binary_classes(y3, &neg, &pos) == GPC_EINPUT &&
                 strstr(gpc_errmsg(), "case 8: a third class"),
             "a third class is refused naming its case: %s", gpc_errmsg());
@@ -131,12 +122,12 @@ int main(void)
 
     /* a 1-D array is one column */
     gsl_matrix_view col = gsl_matrix_view_array(y, n, 1);
-    save(path_of("y.npy"), &col.matrix);
-    st = gpc_rows_open_npy(path_of("y.npy"), &file);
+    save(tmp_path("y.npy"), &col.matrix);
+    st = gpc_rows_open_npy(tmp_path("y.npy"), &file);
     TEST_OK(st == GPC_OK && gpc_rows_dim(file) == 1, "an n x 1 array is one column");
     gpc_rows_close(file);
-    save_raw(path_of("v.npy"), "<f8", 0, "(3,)", y, 3 * sizeof *y);
-    st = gpc_rows_open_npy(path_of("v.npy"), &file);
+    save_raw(tmp_path("v.npy"), "<f8", 0, "(3,)", y, 3 * sizeof *y);
+    st = gpc_rows_open_npy(tmp_path("v.npy"), &file);
     TEST_OK(st == GPC_OK && gpc_rows_count(file) == 3 && gpc_rows_dim(file) == 1 &&
                 gpc_rows_read(file, 0, 3, a) == GPC_OK && a[2] == y[2],
             "a 1-D array is one column: %s", st ? gpc_errmsg() : "");
@@ -144,32 +135,32 @@ int main(void)
 
     /* what cannot be read in place */
     float f4[6] = {1, 2, 3, 4, 5, 6};
-    save_raw(path_of("f4.npy"), "<f4", 0, "(3, 2)", f4, sizeof f4);
-    TEST_OK(gpc_rows_open_npy(path_of("f4.npy"), &file) == GPC_EINPUT &&
+    save_raw(tmp_path("f4.npy"), "<f4", 0, "(3, 2)", f4, sizeof f4);
+    TEST_OK(gpc_rows_open_npy(tmp_path("f4.npy"), &file) == GPC_EINPUT &&
                 strstr(gpc_errmsg(), "float64") && strstr(gpc_errmsg(), "f4.npy"),
             "float32 is refused, saying what to save: %s", gpc_errmsg());
-    save_raw(path_of("fo.npy"), "<f8", 1, "(3, 2)", X->data, 6 * sizeof(double));
-    TEST_OK(gpc_rows_open_npy(path_of("fo.npy"), &file) == GPC_EINPUT,
+    save_raw(tmp_path("fo.npy"), "<f8", 1, "(3, 2)", X->data, 6 * sizeof(double));
+    TEST_OK(gpc_rows_open_npy(tmp_path("fo.npy"), &file) == GPC_EINPUT,
             "Fortran order is refused: %s", gpc_errmsg());
-    save_raw(path_of("cut.npy"), "<f8", 0, "(30, 2)", X->data, 59 * sizeof(double));
-    TEST_OK(gpc_rows_open_npy(path_of("cut.npy"), &file) == GPC_EINPUT &&
+    save_raw(tmp_path("cut.npy"), "<f8", 0, "(30, 2)", X->data, 59 * sizeof(double));
+    TEST_OK(gpc_rows_open_npy(tmp_path("cut.npy"), &file) == GPC_EINPUT &&
                 strstr(gpc_errmsg(), "truncated"),
             "a file shorter than its header says is refused: %s", gpc_errmsg());
     double bad[6] = {1, 2, 3, NAN, 5, 6};
-    save_raw(path_of("nan.npy"), "<f8", 0, "(3, 2)", bad, sizeof bad);
-    st = gpc_rows_open_npy(path_of("nan.npy"), &file);
+    save_raw(tmp_path("nan.npy"), "<f8", 0, "(3, 2)", bad, sizeof bad);
+    st = gpc_rows_open_npy(tmp_path("nan.npy"), &file);
     TEST_OK(st == GPC_OK && gpc_rows_read(file, 0, 3, a) == GPC_EINPUT &&
                 strstr(gpc_errmsg(), "row 2: column 2 is not a finite number"),
             "a NaN is refused when read, naming its row and column: %s", gpc_errmsg());
     gpc_rows_close(file);
-    TEST_OK(gpc_rows_open_npy(path_of("none.npy"), &file) == GPC_EINPUT &&
+    TEST_OK(gpc_rows_open_npy(tmp_path("none.npy"), &file) == GPC_EINPUT &&
                 strstr(gpc_errmsg(), "none.npy"),
             "a missing file is refused naming it: %s", gpc_errmsg());
 
     const char *names[] = {"X.npy", "y.npy", "y01.npy", "y3.npy", "v.npy", "f4.npy", "fo.npy", "cut.npy", "nan.npy"};
     for (size_t i = 0; i < sizeof names / sizeof *names; i++)
-        unlink(path_of(names[i]));
-    rmdir(dir);
+        unlink(tmp_path(names[i]));
+    rmdir(tmp_dir);
     gpc_rows_close(mem);
     gsl_matrix_free(X);
     free(y);

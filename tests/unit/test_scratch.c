@@ -21,27 +21,9 @@
 #include "sparse/scratch.h"
 #include "random_matrix.h"
 #include "tap.h"
+#include "tmpfiles.h"
 
-static char dir[] = "/tmp/gpc-scratch-test-XXXXXX";
 static char tmp[] = "/tmp/gpc-scratch-tmp-XXXXXX";
-
-static const char *path_of(const char *name)
-{
-    static char buf[4][256];
-    static int k;
-    k = (k + 1) % 4;
-    snprintf(buf[k], sizeof buf[k], "%s/%s", dir, name);
-    return buf[k];
-}
-
-static void put_n(const char *name, const char *text, size_t len)
-{
-    FILE *f = fopen(path_of(name), "wb");
-    fwrite(text, 1, len, f);
-    fclose(f);
-}
-
-static void put(const char *name, const char *text) { put_n(name, text, strlen(text)); }
 
 /* Entries of a directory besides . and .. */
 static int entries(const char *d)
@@ -61,9 +43,9 @@ static int same_as_whole(const char *name, size_t *rows)
     gsl_matrix *m;
     gpc_rows *r;
     char **names;
-    if (gpc_matrix_read(path_of(name), &m, NULL) != GPC_OK)
+    if (gpc_matrix_read(tmp_path(name), &m, NULL) != GPC_OK)
         return 0;
-    int st = gpc_rows_open_text(path_of(name), &r, &names);
+    int st = gpc_rows_open_text(tmp_path(name), &r, &names);
     int same = st == GPC_OK && r && gpc_rows_count(r) == m->size1 &&
                gpc_rows_dim(r) == m->size2;
     double *x = malloc(m->size1 * m->size2 * sizeof *x), *y = malloc(m->size1 * sizeof *y);
@@ -94,14 +76,14 @@ static void refused_alike_n(const char *name, const char *text, size_t len, cons
     gsl_matrix *m;
     gpc_rows *r;
     char **names;
-    put_n(name, text, len);
-    int a = gpc_matrix_read(path_of(name), &m, NULL);
+    tmp_put_bytes(name, text, len);
+    int a = gpc_matrix_read(tmp_path(name), &m, NULL);
     snprintf(whole, sizeof whole, "%s", gpc_errmsg());
-    int b = gpc_rows_open_text(path_of(name), &r, &names);
+    int b = gpc_rows_open_text(tmp_path(name), &r, &names);
     TEST_OK(a == GPC_EINPUT && b == GPC_EINPUT && !r && strcmp(whole, gpc_errmsg()) == 0 &&
                 strstr(gpc_errmsg(), want),
             "%s is refused as the whole-file reader refuses it: %s", name, gpc_errmsg());
-    unlink(path_of(name));
+    unlink(tmp_path(name));
 }
 
 static void refused_alike(const char *name, const char *text, const char *want)
@@ -117,10 +99,10 @@ static int labels_alike(const char *name, const char *text, gpc_header_mode mode
     gpc_labels *l;
     gpc_labels_summary sum;
     gpc_rows *r;
-    put(name, text);
+    tmp_put(name, text);
     gpc_matio_set_header(mode);
-    int ok = gpc_labels_read_present(path_of(name), &l) == GPC_OK;
-    gpc_rows_open_labels(path_of(name), &r, &sum);
+    int ok = gpc_labels_read_present(tmp_path(name), &l) == GPC_OK;
+    gpc_rows_open_labels(tmp_path(name), &r, &sum);
     ok = ok && r && sum.labels->n == l->n && sum.labels->nclasses == l->nclasses &&
          sum.labels->numeric == l->numeric && gpc_rows_count(r) == l->n;
     for (size_t c = 0; ok && c < l->nclasses; c++)
@@ -149,7 +131,7 @@ static int labels_alike(const char *name, const char *text, gpc_header_mode mode
     gpc_labels_free(l);
     free(value);
     free(cls);
-    unlink(path_of(name));
+    unlink(tmp_path(name));
     return ok;
 }
 
@@ -158,9 +140,9 @@ static int labels_left(const char *name, const char *text, size_t len)
 {
     gpc_labels_summary sum;
     gpc_rows *r;
-    put_n(name, text, len);
-    gpc_rows_open_labels(path_of(name), &r, &sum);
-    unlink(path_of(name));
+    tmp_put_bytes(name, text, len);
+    gpc_rows_open_labels(tmp_path(name), &r, &sum);
+    unlink(tmp_path(name));
     return !r && !sum.labels;
 }
 
@@ -169,24 +151,24 @@ int main(void)
     gpc_gsl_quiet();
     gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
     gsl_rng_set(rng, 29);
-    TEST_OK(mkdtemp(dir) && mkdtemp(tmp), "directories for the files and the scratch");
+    TEST_OK(mkdtemp(strcpy(tmp_dir, "/tmp/gpc-scratch-test-XXXXXX")) && mkdtemp(tmp), "directories for the files and the scratch");
     setenv("TMPDIR", tmp, 1);
 
     /* enough rows for several write buffers (64 KiB: 1638 rows of 5) */
     size_t n = 5000, d = 5, rows;
     gsl_matrix *X = random_matrix(rng, n, d);
-    FILE *f = fopen(path_of("X.txt"), "w");
+    FILE *f = fopen(tmp_path("X.txt"), "w");
     gpc_matrix_write(f, "X.txt", X, GPC_FMT_TEXT);
     fclose(f);
     TEST_OK(same_as_whole("X.txt", &rows) && rows == n,
             "whitespace text: the rows and the hash are the whole-file reader's");
     char *const cols[] = {"a", "b c", "d", "e,f", "g", NULL};
-    f = fopen(path_of("X.csv"), "w");
+    f = fopen(tmp_path("X.csv"), "w");
     gpc_matrix_write_named(f, "X.csv", X, GPC_FMT_TEXT, cols);
     fclose(f);
     gpc_rows *r;
     char **names;
-    int st = gpc_rows_open_text(path_of("X.csv"), &r, &names);
+    int st = gpc_rows_open_text(tmp_path("X.csv"), &r, &names);
     TEST_OK(st == GPC_OK && names && gpc_colnames_count(names) == 5 &&
                 !strcmp(names[1], "b c") && !strcmp(names[3], "e,f"),
             "CSV: the header's names, quoted ones too: %s", st ? gpc_errmsg() : "");
@@ -196,18 +178,18 @@ int main(void)
     TEST_OK(same_as_whole("X.csv", &rows) && rows == n,
             "CSV: the rows and the hash are the whole-file reader's");
     TEST_OK(entries(tmp) == 0, "no scratch file is left in TMPDIR");
-    st = gpc_rows_open_text(path_of("X.txt"), &r, &names);
+    st = gpc_rows_open_text(tmp_path("X.txt"), &r, &names);
     TEST_OK(st == GPC_OK && entries(tmp) == 0 && !names,
             "nor seen there while the rows are open; whitespace text has no names");
     gpc_rows_close(r);
 
-    put("odd.txt", "# a comment\n\n 1 2 3 # after\r\n4\t5 6\r7 8 9\r\r  \n1e-3 -2.5e+10 0x1p-3\r");
+    tmp_put("odd.txt", "# a comment\n\n 1 2 3 # after\r\n4\t5 6\r7 8 9\r\r  \n1e-3 -2.5e+10 0x1p-3\r");
     TEST_OK(same_as_whole("odd.txt", &rows) && rows == 4,
             "comments, blank lines, CRLF and lone CR line ends, hex floats: as whole");
-    put("odd.csv", "\xef\xbb\xbf\"x\", y ,z\r\n# made by hand\n1,2,3\r4,5,6\n\n7 , 8,9");
+    tmp_put("odd.csv", "\xef\xbb\xbf\"x\", y ,z\r\n# made by hand\n1,2,3\r4,5,6\n\n7 , 8,9");
     TEST_OK(same_as_whole("odd.csv", &rows) && rows == 3,
             "CSV with a byte-order mark, a comment, CR and CRLF, blanks around fields: as whole");
-    put("one.txt", "3\n1\n2\n");
+    tmp_put("one.txt", "3\n1\n2\n");
     TEST_OK(same_as_whole("one.txt", &rows) && rows == 3, "one column");
 
     refused_alike("bad.txt", "1 2\n3 4\n5 x\n", "bad.txt:3: 'x' is not a number");
@@ -229,23 +211,23 @@ int main(void)
     TEST_OK(entries(tmp) == 0, "nothing is left in TMPDIR after the refusals");
 
     /* what the whole-file reader alone reads */
-    f = fopen(path_of("X.npy"), "wb");
+    f = fopen(tmp_path("X.npy"), "wb");
     gpc_npy_write(f, X);
     fclose(f);
     r = (gpc_rows *)1;
-    st = gpc_rows_open_text(path_of("X.npy"), &r, &names);
+    st = gpc_rows_open_text(tmp_path("X.npy"), &r, &names);
     TEST_OK(st == GPC_OK && !r && !names, "a .npy file is left to the whole-file reader");
-    put("s.svm", "# a comment\n+1 1:0.5 3:2\n-1 2:1\n");
+    tmp_put("s.svm", "# a comment\n+1 1:0.5 3:2\n-1 2:1\n");
     r = (gpc_rows *)1;
-    st = gpc_rows_open_text(path_of("s.svm"), &r, &names);
+    st = gpc_rows_open_text(tmp_path("s.svm"), &r, &names);
     TEST_OK(st == GPC_OK && !r, "so is a LIBSVM file");
-    put("z.svm", "+1\n-1\n+1 2:0.5\n-1 1:1\n");
+    tmp_put("z.svm", "+1\n-1\n+1 2:0.5\n-1 1:1\n");
     r = (gpc_rows *)1;
-    st = gpc_rows_open_text(path_of("z.svm"), &r, &names);
+    st = gpc_rows_open_text(tmp_path("z.svm"), &r, &names);
     TEST_OK(st == GPC_OK && !r && entries(tmp) == 0,
             "and one whose first cases are labels alone, which shows at its first pair");
-    unlink(path_of("z.svm"));
-    TEST_OK(gpc_rows_open_text(path_of("none.txt"), &r, &names) == GPC_EINPUT &&
+    unlink(tmp_path("z.svm"));
+    TEST_OK(gpc_rows_open_text(tmp_path("none.txt"), &r, &names) == GPC_EINPUT &&
                 strstr(gpc_errmsg(), "none.txt: cannot open"),
             "a missing file is refused naming it: %s", gpc_errmsg());
 
@@ -292,8 +274,8 @@ int main(void)
             "and so is one between two codes: %s", gpc_errmsg());
     gpc_rows_close(cr);
 
-    setenv("TMPDIR", path_of("no-such-dir"), 1);
-    TEST_OK(gpc_rows_open_text(path_of("X.txt"), &r, &names) == GPC_EINPUT &&
+    setenv("TMPDIR", tmp_path("no-such-dir"), 1);
+    TEST_OK(gpc_rows_open_text(tmp_path("X.txt"), &r, &names) == GPC_EINPUT &&
                 strstr(gpc_errmsg(), "no-such-dir") && strstr(gpc_errmsg(), "TMPDIR"),
             "a scratch directory that does not exist is named, with what to do: %s",
             gpc_errmsg());
@@ -302,8 +284,8 @@ int main(void)
 
     const char *files[] = {"X.txt", "X.csv", "odd.txt", "odd.csv", "one.txt", "X.npy", "s.svm"};
     for (size_t i = 0; i < sizeof files / sizeof *files; i++)
-        unlink(path_of(files[i]));
-    rmdir(dir);
+        unlink(tmp_path(files[i]));
+    rmdir(tmp_dir);
     rmdir(tmp);
     gsl_matrix_free(X);
     gsl_rng_free(rng);
