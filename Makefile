@@ -79,7 +79,7 @@ $(LIB): $(LIB_OBJ)
 	rm -f $@ && ar rcs $@ $^
 bin/%: $(BUILD)/%.o $(LIB) $(FLAVOUR_STAMP) | bin
 	$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< $(LIB) $(LDLIBS)
-$(BUILD)/tests/%: tests/unit/%.c tests/unit/tap.h tests/unit/gaussian_lik.h tests/unit/problems.h tests/unit/tmpfiles.h $(LIB) | $(BUILD)/tests
+$(BUILD)/tests/%: tests/unit/%.c tests/unit/tap.h tests/unit/gaussian_lik.h tests/unit/problems.h tests/unit/tmpfiles.h tests/unit/sparse_bound.h $(LIB) | $(BUILD)/tests
 	$(CC) $(ALL_CFLAGS) -Itests/unit $(ALL_LDFLAGS) -o $@ $< $(LIB) $(LDLIBS)
 $(BUILD)/lib $(BUILD)/tests bin:
 	mkdir -p $@

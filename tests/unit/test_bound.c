@@ -30,6 +30,7 @@
 #include "sparse/shard.h"
 #include "gaussian_lik.h"
 #include "random_matrix.h"
+#include "sparse_bound.h"
 #include "tap.h"
 
 static const double V = 0.2;
@@ -51,24 +52,8 @@ typedef struct {
 /* The bound of pr, with its gradients where the pointers are not NULL. */
 static double bound(problem *pr, gsl_matrix *dM, gsl_matrix **dS, double *dtheta, gsl_matrix *dZ)
 {
-    size_t m = pr->Z->size1, C = pr->C, nK = gpc_shard_kernel_count(pr->k);
-    gpc_class_kernels *ck = gpc_class_kernels_alloc(pr->k, C);
-    gsl_matrix *L[2];
-    double jitter, elbo = NAN;
-    int ok = 1;
-    for (size_t g = 0; g < nK; g++) {
-        L[g] = gsl_matrix_alloc(m, m);
-        ok &= gpc_inducing_factor(ck->k[g], pr->Z, L[g], &jitter) == GPC_OK && jitter == 0.0;
-    }
-    gpc_shard_stats *st = gpc_shard_stats_alloc(m, C, pr->Z->size2, gpc_kernel_nparams(pr->k));
-    if (ok && gpc_shard_add_rows(pr->k, pr->Z, L, pr->M, pr->S, pr->X, pr->y, 0, lik, NULL,
-                                 st) == GPC_OK)
-        gpc_bound_eval(pr->k, pr->Z, L, pr->M, pr->S, st, pr->scale, &elbo, dM, dS, NULL, dtheta, dZ);
-    gpc_shard_stats_free(st);
-    for (size_t g = 0; g < nK; g++)
-        gsl_matrix_free(L[g]);
-    gpc_class_kernels_free(ck);
-    return elbo;
+    return sparse_bound(pr->k, pr->Z, pr->M, pr->S, pr->X, pr->y, lik, NULL, pr->scale, dM, dS,
+                        dtheta, dZ);
 }
 
 static double *theta;

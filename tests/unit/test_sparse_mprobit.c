@@ -34,6 +34,7 @@
 #include "sparse/shard.h"
 #include "problems.h"
 #include "random_matrix.h"
+#include "sparse_bound.h"
 #include "tap.h"
 
 #define CMAX 5
@@ -49,17 +50,8 @@ typedef struct {
 /* The bound of pr, with its gradients where the pointers are not NULL. */
 static double bound(problem *pr, gsl_matrix *dM, gsl_matrix **dS, double *dtheta, gsl_matrix *dZ)
 {
-    size_t m = pr->Z->size1, C = pr->C;
-    gsl_matrix *L = gsl_matrix_alloc(m, m);
-    double jitter, elbo = NAN;
-    int ok = gpc_inducing_factor(pr->k, pr->Z, L, &jitter) == GPC_OK && jitter == 0.0;
-    gpc_shard_stats *st = gpc_shard_stats_alloc(m, C, pr->Z->size2, gpc_kernel_nparams(pr->k));
-    if (ok && gpc_shard_add_rows(pr->k, pr->Z, &L, pr->M, pr->S, pr->X, pr->y, 0,
-                                 gpc_shard_mprobit_lik, &pr->mp, st) == GPC_OK)
-        gpc_bound_eval(pr->k, pr->Z, &L, pr->M, pr->S, st, 1.0, &elbo, dM, dS, NULL, dtheta, dZ);
-    gpc_shard_stats_free(st);
-    gsl_matrix_free(L);
-    return elbo;
+    return sparse_bound(pr->k, pr->Z, pr->M, pr->S, pr->X, pr->y, gpc_shard_mprobit_lik, &pr->mp,
+                        1.0, dM, dS, dtheta, dZ);
 }
 
 /* One natural step of size rho for every class of pr, all from the

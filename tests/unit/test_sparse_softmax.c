@@ -30,6 +30,7 @@
 #include "sparse/shard.h"
 #include "sparse/softmax-lik.h"
 #include "random_matrix.h"
+#include "sparse_bound.h"
 #include "tap.h"
 
 #define NC 3 /* classes */
@@ -133,24 +134,11 @@ typedef struct {
     gpc_lse_work *w;
 } problem;
 
-/* The bound at pr, with its gradients where the pointers are not NULL;
- * st (if not NULL) receives the shard statistics of all rows. */
+/* The bound at pr, with its gradients where the pointers are not NULL. */
 static double bound(problem *pr, gsl_matrix *dM, gsl_matrix **dS, double *dtheta, gsl_matrix *dZ)
 {
-    size_t m = pr->Z->size1;
-    gsl_matrix *L = gsl_matrix_alloc(m, m);
-    double jitter, elbo = NAN;
-    if (gpc_inducing_factor(pr->k, pr->Z, L, &jitter) != GPC_OK || jitter != 0.0) {
-        gsl_matrix_free(L);
-        return NAN;
-    }
-    gpc_shard_stats *st = gpc_shard_stats_alloc(m, NC, pr->Z->size2, gpc_kernel_nparams(pr->k));
-    if (gpc_shard_add_rows(pr->k, pr->Z, &L, pr->M, pr->S, pr->X, pr->y, 0,
-                           gpc_shard_softmax_lik, pr->w, st) == GPC_OK)
-        gpc_bound_eval(pr->k, pr->Z, &L, pr->M, pr->S, st, 1.0, &elbo, dM, dS, NULL, dtheta, dZ);
-    gpc_shard_stats_free(st);
-    gsl_matrix_free(L);
-    return elbo;
+    return sparse_bound(pr->k, pr->Z, pr->M, pr->S, pr->X, pr->y, gpc_shard_softmax_lik, pr->w,
+                        1.0, dM, dS, dtheta, dZ);
 }
 
 /* Labels 0 .. NC - 1 from the inputs: the largest of three directions, with
