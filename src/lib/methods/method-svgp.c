@@ -313,56 +313,30 @@ static void svgp_report(const void *ws, double log_evidence)
         gpc_info(1, "jitter %.3g added to the inducing inputs' kernel matrix", w->s->jitter);
 }
 
+/* What the binary and the multiclass entries share: all but the latent
+ * count, the likelihoods, the workspace size and the probabilities. */
+#define SVGP_OPS_SHARED                                                                           \
+    .name = "svgp", .title = "the sparse variational method", .state_columns = "m S",           \
+    .state_width = 0, .inducing = 1, .has_evidence = 1, .label_noise = 0, .alloc = svgp_alloc,  \
+    .free = svgp_free, .set = svgp_set, .evidence = svgp_evidence, .forget = svgp_forget,        \
+    .state_get = svgp_state_get, .state_set = svgp_state_set,                                    \
+    .inducing_inputs = svgp_inducing_inputs, .set_inducing_inputs = svgp_set_inducing_inputs,    \
+    .predict = svgp_predict, .loo = svgp_loo, .report = svgp_report
+
 const gpc_method_ops gpc_method_svgp_ops = {
-    .name = "svgp",
-    .title = "the sparse variational method",
-    .state_columns = "m S",
-    .state_width = 0,
-    .inducing = 1,
+    SVGP_OPS_SHARED,
     .latent = 1,
-    .has_evidence = 1,
-    .label_noise = 0,
     .default_lik = "logistic",
     .check_lik = svgp_check_lik,
-    .alloc = svgp_alloc,
     .workspace = svgp_workspace,
-    .free = svgp_free,
-    .set = svgp_set,
-    .evidence = svgp_evidence,
-    .forget = svgp_forget,
-    .state_get = svgp_state_get,
-    .state_set = svgp_state_set,
-    .inducing_inputs = svgp_inducing_inputs,
-    .set_inducing_inputs = svgp_set_inducing_inputs,
-    .predict = svgp_predict,
-    .loo = svgp_loo,
     .prob = gpc_method_binary_prob,
-    .report = svgp_report,
 };
 
 const gpc_method_ops gpc_method_svgp_mc_ops = {
-    .name = "svgp",
-    .title = "the sparse variational method",
-    .state_columns = "m S",
-    .state_width = 0,
-    .inducing = 1,
+    SVGP_OPS_SHARED,
     .latent = 0,
-    .has_evidence = 1,
-    .label_noise = 0,
     .default_lik = "mprobit",
     .check_lik = svgp_mc_check_lik,
-    .alloc = svgp_alloc,
     .workspace = svgp_mc_workspace,
-    .free = svgp_free,
-    .set = svgp_set,
-    .evidence = svgp_evidence,
-    .forget = svgp_forget,
-    .state_get = svgp_state_get,
-    .state_set = svgp_state_set,
-    .inducing_inputs = svgp_inducing_inputs,
-    .set_inducing_inputs = svgp_set_inducing_inputs,
-    .predict = svgp_predict,
-    .loo = svgp_loo,
     .prob = svgp_mc_prob,
-    .report = svgp_report,
 };
