@@ -12,23 +12,19 @@
 
 #include "base/alloc.h"
 #include "base/err.h"
+#include "base/hash.h"
 #include "io/colnames.h"
 #include "io/matio.h"
 #include "io/output.h"
 
 unsigned long long gpc_chain_data_hash(const gsl_matrix *X, const gsl_vector *y)
 {
-    /* FNV-1a over the bytes of the numbers, row by row */
-    unsigned long long h = 14695981039346656037ull;
+    /* row by row, each row's inputs then its label */
+    unsigned long long h = GPC_HASH_START;
     for (size_t i = 0; i < X->size1; i++) {
-        double v[2] = {gsl_vector_get(y, i), 0.0};
-        for (size_t l = 0; l <= X->size2; l++) {
-            const unsigned char *b = (const unsigned char *)(l < X->size2
-                                                                 ? gsl_matrix_const_ptr(X, i, l)
-                                                                 : &v[0]);
-            for (size_t k = 0; k < sizeof(double); k++)
-                h = (h ^ b[k]) * 1099511628211ull;
-        }
+        double yi = gsl_vector_get(y, i);
+        h = gpc_hash_doubles(h, gsl_matrix_const_ptr(X, i, 0), X->size2);
+        h = gpc_hash_doubles(h, &yi, 1);
     }
     return h;
 }

@@ -10,6 +10,7 @@
 
 #include "base/alloc.h"
 #include "base/err.h"
+#include "base/hash.h"
 #include "io/npy.h"
 
 struct gpc_rows {
@@ -236,7 +237,7 @@ int gpc_rows_binary_classes(gpc_rows *y, double *neg, double *pos)
 
 int gpc_rows_hash(gpc_rows *X, gpc_rows *y, unsigned long long *hash)
 {
-    unsigned long long h = 14695981039346656037ull;
+    unsigned long long h = GPC_HASH_START;
     size_t d = X->dim;
     double *x = gpc_mallocarray(BLOCK * (d + 1), sizeof *x), *yb = x + BLOCK * d;
     int st = y->n == X->n && y->dim == 1
@@ -248,13 +249,10 @@ int gpc_rows_hash(gpc_rows *X, gpc_rows *y, unsigned long long *hash)
         st = gpc_rows_read(X, first, count, x);
         if (st == GPC_OK)
             st = gpc_rows_read(y, first, count, yb);
-        for (size_t i = 0; st == GPC_OK && i < count; i++)
-            for (size_t l = 0; l <= d; l++) {
-                const unsigned char *b =
-                    (const unsigned char *)(l < d ? &x[i * d + l] : &yb[i]);
-                for (size_t k = 0; k < sizeof(double); k++)
-                    h = (h ^ b[k]) * 1099511628211ull;
-            }
+        for (size_t i = 0; st == GPC_OK && i < count; i++) {
+            h = gpc_hash_doubles(h, x + i * d, d);
+            h = gpc_hash_doubles(h, yb + i, 1);
+        }
     }
     free(x);
     *hash = h;
