@@ -10,11 +10,15 @@
 #include "base/err.h"
 #include "base/progress.h"
 #include "cli/cli.h"
+#include "io/colnames.h"
 #include "io/labels.h"
 #include "io/matio.h"
+#include "io/npy.h"
 #include "methods/method.h"
 #include "methods/model.h"
 #include "sampling/chain.h"
+#include "sparse/rows.h"
+#include "sparse/scratch.h"
 
 static void usage(void)
 {
@@ -434,6 +438,76 @@ static char **label_text(const results *r, const column *cols, size_t ncols, siz
     return text;
 }
 
+/* Test cases per block of a prediction made a block at a time: the block's
+ * inputs and results (C^2 latent covariances a case) stay a few megabytes. */
+#define PREDICT_BLOCK 2048
+
+/* Whether names (or NULL) are the model's columns as they stand. */
+static int same_columns(const gpc_model *m, char *const *names)
+{
+    if (!names || !m->colnames)
+        return !names && !m->colnames;
+    size_t j = 0;
+    for (; names[j] && m->colnames[j]; j++)
+        if (strcmp(names[j], m->colnames[j]) != 0)
+            return 0;
+    return !names[j] && !m->colnames[j];
+}
+
+/* The test inputs as rows read a block at a time, when that is how they
+ * are predicted: by a model of inducing inputs (whose predictions need no
+ * training cases), into a text output that appears whole, from a regular
+ * file whose columns are the model's as they stand (a .npy file of doubles
+ * read in place, or text through a scratch copy).  NULL otherwise (and for
+ * what the rows reader leaves to the whole-file reader, or refuses): the
+ * whole-file reader then takes the file, with its column matching and its
+ * messages. */
+static gpc_rows *stream_inputs(const gpc_model *m, const char *xpath, gpc_format fmt,
+                               const gpc_output *output)
+{
+    if (!gpc_model_method(m)->inducing || fmt != GPC_FMT_TEXT || !gpc_output_whole(output) ||
+        strcmp(xpath, "-") == 0)
+        return NULL;
+    gpc_rows *rows = NULL;
+    char **names = NULL;
+    int st = gpc_rows_npy_in_place(xpath) ? gpc_rows_open_npy(xpath, &rows)
+                                          : gpc_rows_open_text(xpath, &rows, &names);
+    if (st == GPC_OK && rows &&
+        (gpc_rows_dim(rows) != m->X->size2 || !same_columns(m, names))) {
+        gpc_rows_close(rows);
+        rows = NULL;
+    }
+    gpc_colnames_free(names);
+    return st == GPC_OK ? rows : NULL;
+}
+
+/* The predictions of the rows, a block at a time, written to output as
+ * they come (the header first) and committed after the last. */
+static void predict_blocks(gpc_model *m, gpc_rows *rows, const column *cols, size_t ncols,
+                           int plugin, gpc_output *output)
+{
+    uint64_t n = gpc_rows_count(rows);
+    for (uint64_t first = 0; first < n; first += PREDICT_BLOCK) {
+        size_t b = n - first < PREDICT_BLOCK ? (size_t)(n - first) : PREDICT_BLOCK, label_col;
+        gsl_matrix *Xs = gpc_matrix_alloc(b, gpc_rows_dim(rows));
+        gpc_cli_check(gpc_rows_read(rows, first, b, Xs->data));
+        averages a = averages_alloc(m, b);
+        accumulate(m, Xs, LOO_NONE, &a);
+        results r = finish(m, &a, plugin);
+        as_binary(&r, &a);
+        if (first == 0)
+            write_header(gpc_output_file(output), &r, cols, ncols);
+        gsl_matrix *res = output_matrix(&r, cols, ncols);
+        char **text = label_text(&r, cols, ncols, &label_col);
+        gpc_cli_write_text_rows(output, res, label_col, text);
+        free(text);
+        gsl_matrix_free(res);
+        gsl_matrix_free(Xs);
+        averages_free(&a);
+    }
+    gpc_cli_check(gpc_output_commit(output));
+}
+
 int main(int argc, char **argv)
 {
     const char *model_path = NULL, *out = "-", *columns = NULL;
@@ -494,6 +568,14 @@ int main(int argc, char **argv)
     size_t ncols = parse_columns(columns ? columns
                                          : m->nclasses == 2 ? "p,mean,var,label"
                                                                     : "p,label", cols);
+    gpc_rows *rows = loo == LOO_NONE && !nchains ? stream_inputs(m, xpath, fmt, output) : NULL;
+    if (rows) {
+        predict_blocks(m, rows, cols, ncols, plugin, output);
+        gpc_rows_close(rows);
+        gpc_model_free(m);
+        free(chains);
+        return 0;
+    }
     gsl_matrix *Xs = loo != LOO_NONE ? m->X : gpc_cli_read_inputs_for(xpath, m->colnames,
                                                                         m->X->size2,
                                                                         "the model's inputs");

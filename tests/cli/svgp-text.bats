@@ -18,16 +18,6 @@ setup() {
     export TMPDIR="$PWD/tmp"
 }
 
-# N cases of 3 inputs and labels -1/+1, as Xb.txt and yb.txt (awk's
-# generator seeded with SEED).  Usage: binary_data N SEED
-binary_data() {
-    awk -v n="$1" -v seed="$2" 'BEGIN { srand(seed)
-        for (i = 0; i < n; i++) {
-            a = 2 * rand() - 1; b = 2 * rand() - 1; c = 2 * rand() - 1
-            f = sin(3 * a) + b * c + 0.3 * (rand() - 0.5)
-            printf "%.6f %.6f %.6f\n", a, b, c > "Xb.txt"; print (f > 0 ? 1 : -1) > "yb.txt" } }'
-}
-
 fit() {
     gpc-fit -q -M svgp --inducing 12 --batch 50 --epochs 2 "$@"
 }

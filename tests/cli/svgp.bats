@@ -126,18 +126,6 @@ inducing_rows() {
 
 # ---- minibatches ------------------------------------------------------------------
 
-# N cases of 3 inputs, labels from a smooth function of them with a few
-# flipped, as Xb.txt and yb.txt (awk's generator seeded with SEED).
-# Usage: binary_data N SEED
-binary_data() {
-    awk -v n="$1" -v seed="$2" 'BEGIN { srand(seed)
-        for (i = 0; i < n; i++) {
-            a = 2 * rand() - 1; b = 2 * rand() - 1; c = 2 * rand() - 1
-            f = sin(3 * a) + b * c + 0.3 * (rand() - 0.5)
-            printf "%.6f %.6f %.6f\n", a, b, c > "Xb.txt"; print (f > 0 ? 1 : -1) > "yb.txt" } }'
-    assert_shape Xb.txt "$1" 3
-}
-
 @test "svgp --batch: a fit by minibatches predicts, and the same seed makes the same model" {
     run gpc-fit -M svgp --inducing 12 --batch 8 --epochs 4 -m a.txt Xz.txt y.txt
     assert_success

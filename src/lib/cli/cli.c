@@ -890,6 +890,14 @@ void gpc_cli_write_tokens(gpc_output *o, const gsl_matrix *m, gpc_format fmt, si
     gpc_cli_check(gpc_output_commit(o));
 }
 
+void gpc_cli_write_text_rows(gpc_output *o, const gsl_matrix *m, size_t col, char *const *text)
+{
+    FILE *f = gpc_output_file(o);
+    check_finite(m);
+    gpc_cli_check(text ? gpc_matrix_write_tokens(f, gpc_output_name(o), m, GPC_FMT_TEXT, col, text)
+                       : gpc_matrix_write(f, gpc_output_name(o), m, GPC_FMT_TEXT));
+}
+
 gsl_matrix *gpc_cli_read_predictions(const char *path, gpc_source *src)
 {
     gpc_read_opts opts = {.label_column = "label", .optional = 1, .keep_place = 1};

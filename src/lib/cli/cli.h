@@ -265,6 +265,12 @@ void gpc_cli_write_matrix(gpc_output *o, const gsl_matrix *m, gpc_format fmt);
 void gpc_cli_write_tokens(gpc_output *o, const gsl_matrix *m, gpc_format fmt, size_t col,
                           char *const *text);
 
+/* Rows of m appended to o as text, column col as text[i] (text NULL: all
+ * numbers), without committing: for an output written a block at a time
+ * (gpc_output_whole), committed by the caller after the last.  Dies as
+ * gpc_cli_write_matrix. */
+void gpc_cli_write_text_rows(gpc_output *o, const gsl_matrix *m, size_t col, char *const *text);
+
 /* Predictions as gpc-predict and gpc-combine write them, read back: the
  * column the '#' line names "label" may hold the classes' names, and
  * stays in the matrix (as its number when it is one, else NaN) so that the

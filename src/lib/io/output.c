@@ -378,6 +378,8 @@ FILE *gpc_output_file(gpc_output *o) { return o->f; }
 
 const char *gpc_output_name(const gpc_output *o) { return o->name; }
 
+int gpc_output_whole(const gpc_output *o) { return o->target != NULL; }
+
 /* ---- committing ----------------------------------------------------------------- */
 
 /* POSIX can only read the umask by setting it. */

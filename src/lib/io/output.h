@@ -32,6 +32,10 @@ typedef struct gpc_output gpc_output;
 int gpc_output_open(const char *path, gpc_output **out);
 FILE *gpc_output_file(gpc_output *o);
 const char *gpc_output_name(const gpc_output *o);
+/* 1 if o appears whole or not at all (a temporary renamed by the commit),
+ * 0 if it is written directly (standard output, a device): a tool that
+ * writes as it goes, and may fail part way, writes so only to the former. */
+int gpc_output_whole(const gpc_output *o);
 /* Flush and check for write errors, without committing: a tool with two
  * outputs flushes both before it commits either. */
 int gpc_output_flush(gpc_output *o);
