@@ -56,6 +56,18 @@ static double bound(problem *pr, gsl_matrix *dM, gsl_matrix **dS, double *dtheta
                         dtheta, dZ);
 }
 
+/* Random inducing inputs (m), rows and targets (n) of two inputs, and
+ * means of q for pr's classes. */
+static void random_rows(gsl_rng *r, problem *pr, size_t m, size_t n)
+{
+    pr->Z = random_matrix(r, m, 2);
+    pr->X = random_matrix(r, n, 2);
+    pr->M = random_matrix(r, pr->C, m);
+    pr->y = malloc(n * sizeof *pr->y);
+    for (size_t i = 0; i < n; i++)
+        pr->y[i] = gsl_rng_uniform(r) - 0.5;
+}
+
 static double *theta;
 /* Fourth-order central difference of the bound in *x and, if x2 is not
  * NULL, *x2 moved with it (a symmetric pair of S). */
@@ -89,12 +101,7 @@ static void check_gradients(gsl_rng *r, const char *spec, double scale)
     for (size_t j = 0; j < np; j++)
         theta[j] = 0.8 * gsl_rng_uniform(r) - 0.6;
     gpc_kernel_set_params(pr.k, theta);
-    pr.Z = random_matrix(r, m, 2);
-    pr.X = random_matrix(r, n, 2);
-    pr.M = random_matrix(r, C, m);
-    pr.y = malloc(n * sizeof *pr.y);
-    for (size_t i = 0; i < n; i++)
-        pr.y[i] = gsl_rng_uniform(r) - 0.5;
+    random_rows(r, &pr, m, n);
     gsl_matrix *dS[2];
     for (size_t c = 0; c < C; c++) {
         gsl_matrix *R = random_matrix(r, m, m);
@@ -313,12 +320,7 @@ static void check_copies(gsl_rng *r, const char *spec)
     for (size_t j = 0; j < np; j++)
         th[j] = th[np + j] = 0.8 * gsl_rng_uniform(r) - 0.6;
     gpc_kernel_set_params(sh.k, th);
-    sh.Z = random_matrix(r, m, 2);
-    sh.X = random_matrix(r, n, 2);
-    sh.M = random_matrix(r, C, m);
-    sh.y = malloc(n * sizeof *sh.y);
-    for (size_t i = 0; i < n; i++)
-        sh.y[i] = gsl_rng_uniform(r) - 0.5;
+    random_rows(r, &sh, m, n);
     gsl_matrix *dS1[2], *dS2[2], *dM1 = gsl_matrix_alloc(C, m), *dM2 = gsl_matrix_alloc(C, m),
                *dZ1 = gsl_matrix_alloc(m, 2), *dZ2 = gsl_matrix_alloc(m, 2);
     for (size_t c = 0; c < C; c++) {
