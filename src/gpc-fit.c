@@ -60,8 +60,9 @@ static void usage(void)
            "      --learning-rate=LR   with --batch: Adam's step size (default 0.01)\n"
            "      --natural-step=RHO   with --batch: the first natural step's size, in (0, 1]\n"
            "                           (default 0.2; it shrinks as 1/sqrt(epochs so far))\n"
-           "      --fix-inducing       with --batch: keep the inducing inputs where k-means++\n"
-           "                           put them\n"
+           "      --fix-inducing       with svgp: keep the inducing inputs where k-means++\n"
+           "                           (or --inducing-inputs) put them; otherwise they move\n"
+           "                           with the hyperparameters\n"
            "      --checkpoint=FILE    with --batch: the whole state after every epoch and\n"
            "                           when stopped; a run given an existing FILE continues\n"
            "                           from it and ends as an uninterrupted run would\n"
@@ -241,7 +242,7 @@ static void parse_options(int argc, char **argv, options *o)
             o->mb.train.rho = gpc_cli_double("--natural-step", optarg);
             o->mb_option = "--natural-step";
             break;
-        case OPT_FIX_INDUCING: o->mb.train.fix_inducing = 1, o->mb_option = "--fix-inducing"; break;
+        case OPT_FIX_INDUCING: o->mb.train.fix_inducing = 1; break;
         case OPT_CHECKPOINT: o->mb.checkpoint = optarg, o->mb_option = "--checkpoint"; break;
         case 'T':
             o->mb.time_limit = gpc_cli_double("--time-limit", optarg);
@@ -303,6 +304,16 @@ static void describe_fit(const options *o, char *buf, size_t size)
     if (o->robust.mode != GPC_ROBUST_FIXED && len >= 0 && (size_t)len < size)
         snprintf(buf + len, size - (size_t)len, ", label noise by %s",
                  o->robust.mode == GPC_ROBUST_EM ? "em" : "select");
+}
+
+/* An inducing method's inputs move with the hyperparameters unless fixed
+ * (by --fix-inducing, or -O none: nothing moves). */
+static void move_inducing(gpc_evidence *ev, const options *o)
+{
+    if (o->mb.train.fix_inducing && !ev->ops->inducing)
+        gpc_cli_usage("--fix-inducing applies to -M svgp");
+    if (ev->ops->inducing && o->robust.optimize && !o->mb.train.fix_inducing)
+        gpc_cli_check(gpc_evidence_set_move_inducing(ev, 1));
 }
 
 /* The model and the hyperparameters, both written before either is
@@ -574,6 +585,7 @@ int main(int argc, char **argv)
                                         o.robust.optimize);
     gpc_cli_damping(ev, o.damping);
     gpc_cli_inducing(ev, k, o.inducing, o.inducing_inputs, names, o.robust.opt.seed);
+    move_inducing(ev, &o);
     gpc_cli_label_noise(ev, o.robust.eps);
     if (o.tol_set && gpc_evidence_set_tol(ev, o.tol) != GPC_OK)
         gpc_cli_usage("%s", gpc_errmsg());

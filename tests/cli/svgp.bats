@@ -398,6 +398,23 @@ inducing_rows() {
     assert_failure 3
 }
 
+@test "svgp: a full-batch fit moves the inducing inputs with the hyperparameters to a higher bound; --fix-inducing keeps k-means++'s" {
+    gpc-fit -q -M svgp --inducing 8 -O none -m start.txt Xz.txt y.txt
+    gpc-fit -q -M svgp --inducing 8 --fix-inducing -m fixed.txt Xz.txt y.txt
+    gpc-fit -q -M svgp --inducing 8 -m moved.txt Xz.txt y.txt
+    for f in start fixed moved; do
+        awk '$1 == "inducing" { n = $2; next } n > 0 && !/^#/ { for (j = 10; j <= NF; j++) printf "%s%s", $j, (j < NF ? " " : "\n"); n-- }' $f.txt > Z-$f.txt
+        assert_shape Z-$f.txt 8 7
+    done
+    assert_files_equal Z-start.txt Z-fixed.txt
+    run cmp -s Z-start.txt Z-moved.txt
+    assert_failure
+    num_lt "$(model_value fixed.txt log_evidence)" "$(model_value moved.txt log_evidence)"
+    run gpc-fit -M ep --fix-inducing Xz.txt y.txt
+    assert_failure 2
+    assert_output --partial "--fix-inducing applies to -M svgp"
+}
+
 @test "svgp -l softmax: the bound's gradient matches central differences; fits full-batch and by minibatches predict" {
     evidence_fd X3.txt y3.txt se 'log_v0=0.5,log_w=-1' -M svgp -l softmax --inducing 8 --tol 1e-15
     run gpc-fit -q -M svgp -l softmax --inducing 10 -m m.txt X3.txt y3.txt

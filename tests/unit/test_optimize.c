@@ -247,6 +247,120 @@ static void test_fixed_prior(void)
     gpc_kernel_free(k);
 }
 
+/* The extended Rosenbrock function of p (even) coordinates, negated:
+ * maximum 0 at all ones, a curved valley per pair that a method without
+ * curvature crosses slowly. */
+static int rosenbrock(void *ctx, const double *x, double *value, double *grad)
+{
+    size_t p = *(const size_t *)ctx;
+    *value = 0.0;
+    for (size_t j = 0; j < p; j += 2) {
+        double a = x[j + 1] - x[j] * x[j], b = 1.0 - x[j];
+        *value -= 10.0 * a * a + b * b;
+        grad[j] = 40.0 * a * x[j] + 2.0 * b;
+        grad[j + 1] = -20.0 * a;
+    }
+    return GPC_OK;
+}
+
+/* Limited memory: a few pairs find Rosenbrock's maximum, also from 1500
+ * coordinates (where it is the default) and with a coordinate fixed, and
+ * give the same bits twice. */
+static void test_limited_memory(void)
+{
+    enum { P = 1500 };
+    static double x[P], again[P];
+    size_t p = 40;
+    gpc_optimize_opts o;
+    gpc_optimize_result res;
+    gpc_optimize_defaults(&o);
+    o.lbfgs_pairs = 5;
+    o.gtol = 1e-8;
+    for (size_t j = 0; j < p; j++)
+        x[j] = j % 2 ? 1.0 : -1.2;
+    int st = gpc_optimize(rosenbrock, &p, p, x, &o, &res);
+    double err = 0.0;
+    for (size_t j = 0; j < p; j++)
+        err = fmax(err, fabs(x[j] - 1.0));
+    TEST_OK(st == GPC_OK && res.converged && err < 1e-6,
+            "L-BFGS, 5 pairs: 40-coordinate Rosenbrock's maximum to %.2g in %d iterations",
+            err, res.iterations);
+
+    p = P;
+    o.lbfgs_pairs = 0;
+    for (size_t j = 0; j < p; j++)
+        x[j] = j % 2 ? 1.0 : -1.2;
+    st = gpc_optimize(rosenbrock, &p, p, x, &o, &res);
+    err = 0.0;
+    for (size_t j = 0; j < p; j++)
+        err = fmax(err, fabs(x[j] - 1.0));
+    /* the dense inverse Hessian would take p^2 = 2.25e6 entries and as many
+     * operations per iteration; the pairs converge as the dense BFGS does
+     * on each separate 2-d valley, in a few dozen iterations */
+    TEST_OK(st == GPC_OK && res.converged && err < 1e-6 && res.iterations < 200,
+            "L-BFGS by default past 1000 coordinates: 1500-coordinate Rosenbrock to %.2g in "
+            "%d iterations", err, res.iterations);
+
+    static unsigned char fixed[P];
+    fixed[3] = 1;
+    o.fixed = fixed;
+    for (int run = 0; run < 2; run++) {
+        double *y = run ? again : x;
+        for (size_t j = 0; j < p; j++)
+            y[j] = j % 2 ? 1.0 : -1.2;
+        y[3] = 0.5;
+        st = gpc_optimize(rosenbrock, &p, p, y, &o, &res);
+    }
+    /* with x[3] = 0.5 the pair's maximum is x[2] where 40 a x + 2 (1 - x) = 0 */
+    err = 0.0;
+    for (size_t j = 0; j < p; j++)
+        if (j / 2 != 1)
+            err = fmax(err, fabs(x[j] - 1.0));
+    double g2 = 40.0 * (0.5 - x[2] * x[2]) * x[2] + 2.0 * (1.0 - x[2]);
+    TEST_OK(st == GPC_OK && res.converged && x[3] == 0.5 && err < 1e-6 && fabs(g2) < 1e-6,
+            "L-BFGS with a coordinate fixed: it stays, the rest at their maximum (%.2g, "
+            "slope %.2g)", err, g2);
+    TEST_OK(memcmp(x, again, sizeof x) == 0, "L-BFGS: the same bits twice");
+}
+
+/* -sum (x - 1)^2 / 2 over every coordinate, for the inducing tail below. */
+static int bowl(void *ctx, const double *x, double *value, double *grad)
+{
+    size_t p = *(const size_t *)ctx;
+    *value = 0.0;
+    for (size_t j = 0; j < p; j++) {
+        *value -= 0.5 * (x[j] - 1.0) * (x[j] - 1.0);
+        grad[j] = 1.0 - x[j];
+    }
+    return GPC_OK;
+}
+
+/* Coordinates named as inducing inputs carry no prior: MAP pulls the
+ * hyperparameters towards the prior mean, and leaves the tail at the
+ * likelihood's maximum. */
+static void test_inducing_tail(void)
+{
+    size_t p = 5;
+    double x[5] = {0, 0, 0, 0, 0};
+    gpc_optimize_opts o;
+    gpc_optimize_result res;
+    gpc_optimize_defaults(&o);
+    o.use_prior = 1;
+    o.inducing = 4;
+    o.inducing_dim = 2;
+    int st = gpc_optimize(bowl, &p, p, x, &o, &res);
+    double prec = 1.0 / 9.0, want = (1.0 + prec * -3.0) / (1.0 + prec), err = 0.0;
+    for (size_t j = 1; j < p; j++)
+        err = fmax(err, fabs(x[j] - 1.0));
+    TEST_OK(st == GPC_OK && res.converged && fabs(x[0] - want) < 1e-6 && err < 1e-6,
+            "MAP with an inducing tail: the hyperparameter at %.8g (want %.8g), the tail at "
+            "1 to %.2g", x[0], want, err);
+    double g[5] = {0};
+    TEST_CLOSE(gpc_optimize_log_prior(&o, p, x, g), gpc_log_prior_normal(1, x, -3.0, 3.0, NULL),
+               1e-15, 0, "the log prior counts the hyperparameter alone");
+    TEST_OK(g[1] == 0.0 && g[4] == 0.0, "and gives the tail no gradient");
+}
+
 int main(void)
 {
     gpc_gsl_quiet();
@@ -258,6 +372,8 @@ int main(void)
     test_flat();
     test_not_flat();
     test_fixed_prior();
+    test_limited_memory();
+    test_inducing_tail();
 
     double theta[3] = {0, 0, 0};
     int st = gpc_optimize(quadratic, NULL, 3, theta, &o, &res);

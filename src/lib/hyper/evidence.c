@@ -80,6 +80,14 @@ const gsl_matrix *gpc_evidence_inducing_inputs(const gpc_evidence *e)
     return e->ops->inducing ? e->ops->inducing_inputs(e->ws) : NULL;
 }
 
+int gpc_evidence_set_move_inducing(gpc_evidence *e, int move)
+{
+    if (move && !e->ops->evidence_inducing)
+        return gpc_fail(GPC_EUSAGE, "%s has no inducing inputs to move", e->ops->title);
+    e->move_inducing = move;
+    return GPC_OK;
+}
+
 void *gpc_evidence_workspace(const gpc_evidence *e, const gpc_method_ops *ops)
 {
     return e->ops == ops ? e->ws : NULL;
@@ -127,4 +135,60 @@ int gpc_evidence_eval(void *ctx, const double *theta, double *value, double *gra
     gpc_evidence *e = ctx;
     gpc_kernel_set_params(e->kernel, theta);
     return e->ops->evidence(e->ws, e->kernel, e->X, e->y, value, grad);
+}
+
+int gpc_evidence_eval_inducing(void *ctx, const double *x, double *value, double *grad)
+{
+    gpc_evidence *e = ctx;
+    const gsl_matrix *Z = e->ops->inducing_inputs(e->ws);
+    size_t p = gpc_kernel_nparams(e->kernel);
+    gsl_matrix_const_view at = gsl_matrix_const_view_array(x + p, Z->size1, Z->size2);
+    gpc_kernel_set_params(e->kernel, x);
+    if (!grad)
+        return e->ops->evidence_inducing(e->ws, e->kernel, e->X, e->y, &at.matrix, value,
+                                         NULL, NULL);
+    gsl_matrix_view dZ = gsl_matrix_view_array(grad + p, Z->size1, Z->size2);
+    return e->ops->evidence_inducing(e->ws, e->kernel, e->X, e->y, &at.matrix, value, grad,
+                                     &dZ.matrix);
+}
+
+/* Hyperparameters and inducing inputs together: a first evaluation at
+ * theta has the method choose its inputs, whose coordinates then follow
+ * theta's in the optimiser's vector (fixed: never). */
+static int optimize_with_inducing(gpc_evidence *e, double *theta, const gpc_optimize_opts *o,
+                                  gpc_optimize_result *r)
+{
+    double v;
+    int st = gpc_evidence_eval(e, theta, &v, NULL);
+    if (st != GPC_OK)
+        return st;
+    const gsl_matrix *Z = e->ops->inducing_inputs(e->ws);
+    size_t p = gpc_kernel_nparams(e->kernel), nz = Z->size1 * Z->size2;
+    double *x = gpc_mallocarray(p + nz, sizeof *x);
+    unsigned char *fixed = gpc_calloc(p + nz, 1);
+    memcpy(x, theta, p * sizeof *x);
+    for (size_t i = 0; i < Z->size1; i++)
+        memcpy(x + p + i * Z->size2, gsl_matrix_const_ptr(Z, i, 0), Z->size2 * sizeof *x);
+    if (o->fixed)
+        memcpy(fixed, o->fixed, p);
+    gpc_optimize_opts oz = *o;
+    oz.fixed = fixed;
+    oz.inducing = nz;
+    oz.inducing_dim = Z->size2;
+    st = gpc_optimize(gpc_evidence_eval_inducing, e, p + nz, x, &oz, r);
+    if (st == GPC_OK) /* the method back at the best point, not the last tried */
+        st = gpc_evidence_eval_inducing(e, x, &v, NULL);
+    if (st == GPC_OK)
+        memcpy(theta, x, p * sizeof *x);
+    free(x);
+    free(fixed);
+    return st;
+}
+
+int gpc_evidence_optimize(gpc_evidence *e, double *theta, const gpc_optimize_opts *o,
+                          gpc_optimize_result *r)
+{
+    if (e->move_inducing)
+        return optimize_with_inducing(e, theta, o, r);
+    return gpc_optimize(gpc_evidence_eval, e, gpc_kernel_nparams(e->kernel), theta, o, r);
 }

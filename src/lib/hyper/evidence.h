@@ -8,12 +8,14 @@
 #include <gsl/gsl_matrix.h>
 #include <gsl/gsl_vector.h>
 
+#include "hyper/optimize.h"
 #include "kernels/kernel.h"
 #include "liks/lik.h"
 #include "methods/method.h"
 
 typedef struct {
     gpc_kernel *kernel;     /* owned: its parameters follow each evaluation */
+    int move_inducing;      /* gpc_evidence_optimize moves the inducing inputs too */
     const gsl_matrix *X;
     const gsl_vector *y;
     gpc_method method;
@@ -54,6 +56,10 @@ int gpc_evidence_set_inducing(gpc_evidence *e, size_t m, unsigned long seed);
 int gpc_evidence_set_inducing_inputs(gpc_evidence *e, const gsl_matrix *Z);
 /* An inducing method's inputs after a fit (m x dim), else NULL. */
 const gsl_matrix *gpc_evidence_inducing_inputs(const gpc_evidence *e);
+/* Whether gpc_evidence_optimize moves an inducing method's inputs with the
+ * hyperparameters (the default: not); GPC_EUSAGE (message set) for a
+ * method without inducing inputs that move. */
+int gpc_evidence_set_move_inducing(gpc_evidence *e, int move);
 
 void *gpc_evidence_workspace(const gpc_evidence *e, const gpc_method_ops *ops);
 
@@ -66,6 +72,18 @@ void gpc_evidence_report(const gpc_evidence *e, double log_evidence);
  * Naive mean field is solved at theta but has no evidence: the value is NaN,
  * and asking for a gradient is a usage error. */
 int gpc_evidence_eval(void *ctx, const double *theta, double *value, double *grad);
+
+/* gpc_objective over x = (theta, then the m x dim inducing inputs by rows)
+ * of an inducing method that moves them: the log evidence there and its
+ * gradient in all of x.  The inputs stay at x's for the next evaluation. */
+int gpc_evidence_eval_inducing(void *ctx, const double *x, double *value, double *grad);
+
+/* Maximise the log evidence (plus o's prior) over the hyperparameters from
+ * theta (in/out), and over the inducing inputs too when e moves them (they
+ * end at the best point's, with the method fitted there): gpc_optimize on
+ * gpc_evidence_eval or gpc_evidence_eval_inducing. */
+int gpc_evidence_optimize(gpc_evidence *e, double *theta, const gpc_optimize_opts *o,
+                          gpc_optimize_result *r);
 
 /* Forget the previous mode, so the next evaluation starts from f = 0. */
 void gpc_evidence_forget(gpc_evidence *e);

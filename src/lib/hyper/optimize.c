@@ -31,7 +31,7 @@ double gpc_optimize_log_prior(const gpc_optimize_opts *o, size_t p, const double
 {
     if (!o->use_prior)
         return 0.0;
-    return gpc_log_prior(o->kernel, p, theta, o->prior_mean, o->prior_sd, grad);
+    return gpc_log_prior(o->kernel, p - o->inducing, theta, o->prior_mean, o->prior_sd, grad);
 }
 
 /* ---- the problem and its points ------------------------------------------------ */
@@ -272,20 +272,31 @@ static void drift_track(drift *dr, double u0, double g0, double u1, double g1)
         dr->rate = rate;
 }
 
+/* The index of coordinate j in the caller's vector, and where the inducing
+ * inputs' coordinates start in it. */
+static size_t full_index(const problem *pb, size_t j) { return pb->index ? pb->index[j] : j; }
+static size_t inducing_start(const problem *pb)
+{
+    return (pb->index ? pb->p_full : pb->p) - pb->o->inducing;
+}
+
 static const char *coord_name(const problem *pb, size_t j, char *buf, size_t size)
 {
-    size_t full = pb->index ? pb->index[j] : j;
+    size_t full = full_index(pb, j), z0 = inducing_start(pb), dim = pb->o->inducing_dim;
     const gpc_kernel *k = pb->o->kernel;
     if (k && full < gpc_kernel_nparams(k))
         return gpc_kernel_param_label(k, full);
-    snprintf(buf, size, "theta[%zu]", full);
+    if (full >= z0 && dim)
+        snprintf(buf, size, "Z[%zu,%zu]", (full - z0) / dim + 1, (full - z0) % dim + 1);
+    else
+        snprintf(buf, size, "theta[%zu]", full);
     return buf;
 }
 
 static void report_flat(const problem *pb, size_t j, double u, double g, double rate)
 {
     char buf[32], what[64] = "it";
-    size_t full = pb->index ? pb->index[j] : j;
+    size_t full = full_index(pb, j);
     const gpc_kernel *k = pb->o->kernel;
     long col = k && full < gpc_kernel_nparams(k) ? gpc_kernel_param_column(k, full) : -1;
     if (col >= 0)
@@ -299,10 +310,20 @@ static void report_flat(const problem *pb, size_t j, double u, double g, double 
 
 /* ---- BFGS ------------------------------------------------------------------------ */
 
+/* Up to LBFGS_DENSE_MAX coordinates the inverse Hessian is kept whole;
+ * beyond, as its last pairs (s, y) (limited memory: Nocedal & Wright's
+ * algorithm 7.4), so that an iteration costs O(p) and not O(p^2). */
+#define LBFGS_DENSE_MAX 1000
+#define LBFGS_DEFAULT_PAIRS 20
+
 typedef struct {
     problem *pb;
     size_t p;
-    double *H;             /* inverse Hessian of -objective over the active coordinates */
+    double *H;             /* dense: inverse Hessian of -objective over the active coordinates */
+    size_t mem;            /* limited memory: pairs kept (0: dense) */
+    double *S, *Y, *rho;   /* the pairs, slot i at S + i p, Y + i p, 1 / s'y in rho[i] */
+    size_t pairs, newest;  /* pairs held, the slot of the newest */
+    double gamma;          /* s'y / y'y of the newest pair: the scale of H0 */
     double scale;          /* of a fresh H: s'y / y'y of the last update, or 0 */
     unsigned char *frozen; /* flat coordinates, kept where they are */
     drift *dr;
@@ -313,10 +334,56 @@ typedef struct {
 static void bfgs_reset(bfgs *b)
 {
     size_t p = b->p;
+    if (b->mem) { /* H0 alone, at the scale of the last pair */
+        b->pairs = 0;
+        b->gamma = b->scale > 0.0 ? b->scale : 1.0;
+        return;
+    }
     memset(b->H, 0, p * p * sizeof(double));
     for (size_t j = 0; j < p; j++)
         if (!b->frozen[j])
             b->H[j * p + j] = b->scale > 0.0 ? b->scale : 1.0;
+}
+
+/* The pair (s, y) into the slot after the newest (over the oldest when all
+ * are held), s and y as they are over the active coordinates. */
+static void lbfgs_push(bfgs *b, double sy, double yy)
+{
+    size_t p = b->p, slot = b->pairs ? (b->newest + 1) % b->mem : 0;
+    for (size_t j = 0; j < p; j++) {
+        b->S[slot * p + j] = b->frozen[j] ? 0.0 : b->s[j];
+        b->Y[slot * p + j] = b->frozen[j] ? 0.0 : b->y[j];
+    }
+    b->rho[slot] = 1.0 / sy;
+    b->newest = slot;
+    b->pairs = b->pairs < b->mem ? b->pairs + 1 : b->mem;
+    b->gamma = sy / yy;
+}
+
+/* d = H g by the two loops over the pairs, newest first then oldest
+ * first; frozen coordinates stay 0. */
+static void lbfgs_direction(bfgs *b, double *alpha)
+{
+    size_t p = b->p;
+    for (size_t j = 0; j < p; j++)
+        b->d[j] = b->frozen[j] ? 0.0 : b->cur.g[j];
+    for (size_t k = 0; k < b->pairs; k++) {
+        size_t i = (b->newest + b->mem - k) % b->mem;
+        alpha[i] = b->rho[i] * dot_active(b->S + i * p, b->d, b->frozen, p);
+        for (size_t j = 0; j < p; j++)
+            b->d[j] -= alpha[i] * b->Y[i * p + j];
+    }
+    for (size_t j = 0; j < p; j++)
+        b->d[j] *= b->gamma;
+    for (size_t k = b->pairs; k-- > 0;) {
+        size_t i = (b->newest + b->mem - k) % b->mem;
+        double beta = b->rho[i] * dot_active(b->Y + i * p, b->d, b->frozen, p);
+        for (size_t j = 0; j < p; j++)
+            b->d[j] += (alpha[i] - beta) * b->S[i * p + j];
+    }
+    for (size_t j = 0; j < p; j++)
+        if (b->frozen[j])
+            b->d[j] = 0.0;
 }
 
 /* H <- (I - rho s y') H (I - rho y s') + rho s s', rho = 1 / s'y, if the
@@ -331,6 +398,10 @@ static void bfgs_update(bfgs *b)
     if (b->scale == 0.0) {
         b->scale = sy / yy;
         bfgs_reset(b);
+    }
+    if (b->mem) {
+        lbfgs_push(b, sy, yy);
+        return;
     }
     for (size_t i = 0; i < p; i++) {
         b->Hy[i] = 0.0;
@@ -351,6 +422,10 @@ static void bfgs_update(bfgs *b)
 static void freeze(bfgs *b, size_t j)
 {
     b->frozen[j] = 1;
+    if (b->mem) { /* the pairs carry j's steps: start again from H0 */
+        bfgs_reset(b);
+        return;
+    }
     for (size_t i = 0; i < b->p; i++)
         b->H[i * b->p + j] = b->H[j * b->p + i] = 0.0;
 }
@@ -424,7 +499,13 @@ static void bfgs_init(bfgs *b, problem *pb)
     size_t p = pb->p;
     b->pb = pb;
     b->p = p;
-    b->H = gpc_calloc(p * p, sizeof(double));
+    size_t pairs = pb->o->lbfgs_pairs;
+    b->mem = pairs ? pairs : p > LBFGS_DENSE_MAX ? LBFGS_DEFAULT_PAIRS : 0;
+    b->H = b->mem ? NULL : gpc_calloc(p * p, sizeof(double));
+    b->S = b->mem ? gpc_calloc(b->mem * p, sizeof(double)) : NULL;
+    b->Y = b->mem ? gpc_calloc(b->mem * p, sizeof(double)) : NULL;
+    b->rho = b->mem ? gpc_calloc(2 * b->mem, sizeof(double)) : NULL;
+    b->pairs = b->newest = 0;
     b->scale = 0.0;
     b->frozen = gpc_calloc(p, 1);
     b->dr = gpc_calloc(p, sizeof *b->dr);
@@ -441,6 +522,9 @@ static void bfgs_init(bfgs *b, problem *pb)
 static void bfgs_free(bfgs *b)
 {
     free(b->H);
+    free(b->S);
+    free(b->Y);
+    free(b->rho);
     free(b->frozen);
     free(b->dr);
     free(b->d);
@@ -464,6 +548,13 @@ static void direction(bfgs *b)
 {
     size_t p = b->p;
     for (int attempt = 0; attempt < 2; attempt++) {
+        if (b->mem) {
+            lbfgs_direction(b, b->rho + b->mem);
+            if (dot_active(b->d, b->cur.g, b->frozen, p) > 0.0)
+                return;
+            bfgs_reset(b);
+            continue;
+        }
         for (size_t i = 0; i < p; i++) {
             b->d[i] = 0.0;
             if (b->frozen[i])
@@ -551,8 +642,10 @@ static int optimize_core(problem *pb, double *theta, gpc_optimize_result *res)
     int found = 0;
     memset(res, 0, sizeof *res);
     for (int s = 0; s <= o->restarts; s++) {
-        for (size_t j = 0; j < p; j++)
-            b.cur.x[j] = theta[j] + (s ? gsl_ran_gaussian(rng, o->restart_sd) : 0.0);
+        for (size_t j = 0; j < p; j++) /* inducing inputs stay where they were */
+            b.cur.x[j] = theta[j] + (s && full_index(pb, j) < inducing_start(pb)
+                                         ? gsl_ran_gaussian(rng, o->restart_sd)
+                                         : 0.0);
         memset(b.frozen, 0, p);
         b.scale = 0.0;
         evaluate(pb, &b.cur);

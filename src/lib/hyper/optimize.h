@@ -29,14 +29,20 @@ typedef struct {
     unsigned long seed;     /* for the perturbations */
     const char *label;      /* "log evidence" or similar, for progress lines */
     const unsigned char *fixed; /* if not NULL, fixed[j] != 0 keeps theta[j] as given */
+    size_t lbfgs_pairs;     /* the inverse Hessian as this many last steps (limited-memory
+                             * BFGS); 0: whole up to 1000 coordinates, 20 pairs beyond */
+    size_t inducing;        /* the last this many coordinates are an inducing method's
+                             * inputs, not hyperparameters: no prior, no restart moves them */
+    size_t inducing_dim;    /* their columns (rows of Z, for names) */
 } gpc_optimize_opts;
 
 /* Defaults: no prior, 500 iterations, gtol 1e-5, flat_gain 1e-7, no restarts,
  * restart_sd 1, seed 1. */
 void gpc_optimize_defaults(gpc_optimize_opts *o);
 
-/* Log of the prior density at theta (0 without a prior); adds its gradient
- * to grad if not NULL. */
+/* Log of the prior density at theta (0 without a prior) over all but the
+ * last o->inducing of its p coordinates; adds its gradient to grad if not
+ * NULL. */
 double gpc_optimize_log_prior(const gpc_optimize_opts *o, size_t p, const double *theta,
                               double *grad);
 

@@ -51,7 +51,7 @@ static int evaluate(gpc_evidence *ev, const double *theta, double eps, double *l
 static int climb(gpc_evidence *ev, double *theta, const gpc_optimize_opts *opt, int *converged)
 {
     gpc_optimize_result r;
-    int st = gpc_optimize(gpc_evidence_eval, ev, gpc_kernel_nparams(ev->kernel), theta, opt, &r);
+    int st = gpc_evidence_optimize(ev, theta, opt, &r);
     if (st == GPC_OK && converged)
         *converged = r.converged;
     return st;

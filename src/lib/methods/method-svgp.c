@@ -153,22 +153,40 @@ static int choose_inducing(svgp_ws *w, const gsl_matrix *X)
     return GPC_OK;
 }
 
-static int svgp_evidence(void *ws, const gpc_kernel *k, const gsl_matrix *X, const gsl_vector *y,
-                         double *log_evidence, double *grad)
+/* q to its optimum at k and the inputs w holds, from where it was; the
+ * bound and, if grad is not NULL, its gradient (in Z too if dZ is not NULL). */
+static int fit_q(svgp_ws *w, const gpc_kernel *k, const gsl_matrix *X, const gsl_vector *y,
+                 double *log_evidence, double *grad, gsl_matrix *dZ)
 {
-    svgp_ws *w = ws;
-    int st = w->s ? GPC_OK : choose_inducing(w, X);
-    if (st == GPC_OK)
-        st = gpc_svgp_factor(w->s, k);
+    int st = gpc_svgp_factor(w->s, k);
     gpc_svgp_lik lik = shard_lik(w);
     gpc_svgp_fit_opts o = {w->tol, MAX_STEPS};
     if (st == GPC_OK)
         st = gpc_svgp_fit_q(w->s, k, X, y->data, lik, &o, &w->last);
     if (st == GPC_OK && grad)
-        st = gpc_svgp_gradient(w->s, k, X, y->data, lik, log_evidence, grad, NULL);
+        st = gpc_svgp_gradient(w->s, k, X, y->data, lik, log_evidence, grad, dZ);
     else if (st == GPC_OK)
         *log_evidence = w->last.bound;
     return st;
+}
+
+static int svgp_evidence(void *ws, const gpc_kernel *k, const gsl_matrix *X, const gsl_vector *y,
+                         double *log_evidence, double *grad)
+{
+    svgp_ws *w = ws;
+    int st = w->s ? GPC_OK : choose_inducing(w, X);
+    return st == GPC_OK ? fit_q(w, k, X, y, log_evidence, grad, NULL) : st;
+}
+
+/* The inputs moved to Z keep q: in the whitened coordinates it is a good
+ * start for inputs nearby, which is where an optimiser's next trial is. */
+static int svgp_evidence_inducing(void *ws, const gpc_kernel *k, const gsl_matrix *X,
+                                  const gsl_vector *y, const gsl_matrix *Z, double *log_evidence,
+                                  double *grad, gsl_matrix *dZ)
+{
+    svgp_ws *w = ws;
+    gsl_matrix_memcpy(w->s->Z, Z);
+    return fit_q(w, k, X, y, log_evidence, grad, dZ);
 }
 
 static void svgp_forget(void *ws)
@@ -321,6 +339,7 @@ static void svgp_report(const void *ws, double log_evidence)
     .free = svgp_free, .set = svgp_set, .evidence = svgp_evidence, .forget = svgp_forget,        \
     .state_get = svgp_state_get, .state_set = svgp_state_set,                                    \
     .inducing_inputs = svgp_inducing_inputs, .set_inducing_inputs = svgp_set_inducing_inputs,    \
+    .evidence_inducing = svgp_evidence_inducing,                                                 \
     .predict = svgp_predict, .loo = svgp_loo, .report = svgp_report
 
 const gpc_method_ops gpc_method_svgp_ops = {

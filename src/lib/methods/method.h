@@ -117,6 +117,13 @@ typedef struct {
     /* An inducing method's inputs given (m x dim, copied) in place of its
      * own choice; q starts afresh. */
     void (*set_inducing_inputs)(void *ws, const gsl_matrix *Z);
+    /* An inducing method's evidence with its inputs moved to Z (m x dim, as
+     * inducing_inputs has them; q warm-started from where it was) and, if
+     * grad is not NULL, its gradient in the log hyperparameters (grad) and
+     * in Z (dZ, m x dim). NULL for a method whose inputs cannot move. */
+    int (*evidence_inducing)(void *ws, const gpc_kernel *k, const gsl_matrix *X,
+                             const gsl_vector *y, const gsl_matrix *Z, double *log_evidence,
+                             double *grad, gsl_matrix *dZ);
 
     /* Latent means (m x L) and covariances (m x L*L, one row per case) at
      * the m rows of Xs, for the training inputs X and kernel k of the fit
