@@ -3,8 +3,8 @@
  * hyperparameters and Z fixed, q reaches the full-batch fit's optimum, and
  * with minibatches of a fifth of the rows the bound over all rows ends
  * within 1e-3 (relative) of it;
- * with Adam on the hyperparameters the bound's gradient in them vanishes
- * at the end; a run stopped and continued from a copy of its state ends in
+ * with Adam on the hyperparameters the bound ends within 1e-4 of its
+ * optimum over them; a run stopped and continued from a copy of its state ends in
  * the same bits as one that was not; a step that cannot be taken leaves
  * the state as it was. */
 #include <math.h>
@@ -14,6 +14,8 @@
 #include <gsl/gsl_rng.h>
 
 #include "base/err.h"
+#include "hyper/evidence.h"
+#include "hyper/optimize.h"
 #include "kernels/kernel.h"
 #include "liks/lik.h"
 #include "sparse/inducing.h"
@@ -208,13 +210,36 @@ static void check_minibatches(gsl_rng *r)
     free_data(&D);
 }
 
+/* The bound's optimum over the hyperparameters from th, Z and the data D's
+ * (full batch, by the evidence's optimiser): its value and point. */
+static double optimum(const data *D, const gpc_kernel *k, const gsl_matrix *Z, double *th)
+{
+    gsl_vector_const_view y = gsl_vector_const_view_array(D->y, D->n);
+    gpc_evidence *e = gpc_evidence_alloc(k, D->Xm, &y.vector, 2, GPC_LIK_LOGISTIC,
+                                         GPC_METHOD_SVGP);
+    gpc_optimize_opts o;
+    gpc_optimize_result r;
+    gpc_optimize_defaults(&o);
+    o.gtol = 1e-7;
+    gpc_evidence_set_tol(e, 1e-15);
+    int st = gpc_evidence_set_inducing_inputs(e, Z);
+    if (st == GPC_OK)
+        st = gpc_evidence_optimize(e, th, &o, &r);
+    gpc_evidence_free(e);
+    return st == GPC_OK && r.converged ? r.evidence : NAN;
+}
+
+/* Full batches, Z fixed: Adam's decreasing steps end near the optimum over
+ * the hyperparameters that the full-batch optimiser finds, in the bound
+ * (relative: the point is not compared, for the optimum lies along a
+ * nearly flat direction that the optimiser follows far out). */
 static void check_adam(gsl_rng *r)
 {
     size_t n = 50, m = 8;
     data D = make_data(r, n, 2);
     gpc_kernel *k;
     gpc_kernel_parse("ard", 2, &k);
-    double th[3] = {0.0, -1.0, -1.0}, b, g[3], g0[3], b0;
+    double th[3] = {0.0, -1.0, -1.0}, b, best[3];
     gpc_lik gl = GPC_LIK_LOGISTIC;
     gpc_svgp_lik lik = {gpc_shard_binary_lik, &gl};
     gpc_train *t = start(&D, k, m, th);
@@ -223,32 +248,22 @@ static void check_adam(gsl_rng *r)
     o.batch = n;
     o.rho = 1.0;
     o.fix_inducing = 1;
-    o.lr = 0.05;
-    /* the gradient at the start, q at its optimum there */
+    o.lr = 0.5;
+    memcpy(best, th, sizeof th);
+    double b_opt = optimum(&D, k, t->s->Z, best);
+    for (int s = 0; s < 3000; s++)
+        gpc_train_step(t, k, &D.d, lik, &o, &b);
+    /* the bound at the end, q refitted there */
     gpc_svgp *ref = gpc_svgp_alloc(1, m, 2);
     gpc_svgp_fit_opts fo = {1e-15, 5000};
     gpc_svgp_fit_result res;
     gsl_matrix_memcpy(ref->Z, t->s->Z);
-    gpc_kernel_set_params(k, th);
-    gpc_svgp_factor(ref, k);
-    gpc_svgp_fit_q(ref, k, D.Xm, D.y, lik, &fo, &res);
-    gpc_svgp_gradient(ref, k, D.Xm, D.y, lik, &b0, g0, NULL);
-    for (int s = 0; s < 3000; s++)
-        gpc_train_step(t, k, &D.d, lik, &o, &b);
-    /* the gradient at the end, q refitted there */
     gpc_kernel_set_params(k, t->theta);
     gpc_svgp_factor(ref, k);
-    gpc_svgp_reset_q(ref);
     gpc_svgp_fit_q(ref, k, D.Xm, D.y, lik, &fo, &res);
-    gpc_svgp_gradient(ref, k, D.Xm, D.y, lik, &b, g, NULL);
-    double gmax = 0.0, g0max = 0.0;
-    for (int j = 0; j < 3; j++) {
-        gmax = fmax(gmax, fabs(g[j]));
-        g0max = fmax(g0max, fabs(g0[j]));
-    }
-    TEST_OK(b > b0, "Adam raised the bound from %.6g to %.6g", b0, b);
-    TEST_CLOSE(gmax, 0, 0, 1e-3 * g0max, "Adam ends where the gradient in the hyperparameters "
-               "vanishes (%.3g, from %.3g)", gmax, g0max);
+    TEST_OK(res.bound <= b_opt + 1e-9 * fabs(b_opt) && b_opt - res.bound < 1e-4 * fabs(b_opt),
+            "Adam ends within 1e-4 (relative) of the bound's optimum over the hyperparameters "
+            "(%.10g against %.10g)", res.bound, b_opt);
     gpc_svgp_free(ref);
     gpc_train_free(t);
     gpc_kernel_free(k);

@@ -187,14 +187,17 @@ int gpc_train_step(gpc_train *t, gpc_kernel *k, const gpc_train_data *d, gpc_svg
     if (rc == GPC_OK)
         rc = batch_gradient(t, k, Xb, yb, lik, (double)n / (double)b, o->fix_inducing, bound,
                             dM, dS, Sinv, g);
-    /* the step count in the schedule: T steps make an epoch */
+    /* both step sizes shrink as 1 / sqrt(1 + epochs so far), counted in
+     * steps (T make an epoch): a constant Adam step leaves the hyperparameters
+     * and Z wandering about their optimum by the minibatches' noise */
+    double shrink = 1.0 / sqrt(1.0 + (double)t->step / (double)T), lr = o->lr * shrink;
     if (rc == GPC_OK)
-        rc = natural_step(s, dM, dS, Sinv, o->rho / sqrt(1.0 + (double)t->step / (double)T));
+        rc = natural_step(s, dM, dS, Sinv, o->rho * shrink);
     if (rc == GPC_OK) {
         t->step++;
-        adam(t->theta, g, t->adam_m, t->adam_v, np, o->fixed, t->step, o->lr);
+        adam(t->theta, g, t->adam_m, t->adam_v, np, o->fixed, t->step, lr);
         if (!o->fix_inducing)
-            adam(s->Z->data, g + np, t->adam_m + np, t->adam_v + np, nz, NULL, t->step, o->lr);
+            adam(s->Z->data, g + np, t->adam_m + np, t->adam_v + np, nz, NULL, t->step, lr);
         t->jitter = fmax(t->jitter, s->jitter);
         t->epoch_bound += *bound;
         t->epoch_steps++;

@@ -6,7 +6,8 @@
  *     steps taken and T the steps of one epoch (a step that would leave a
  *     precision indefinite is halved until it does not);
  *   - the log hyperparameters and Z by one step of Adam (Kingma & Ba 2015)
- *     up the same gradient, those fixed left where they are.
+ *     of size lr_t = lr / sqrt(1 + t / T) up the same gradient, those
+ *     fixed left where they are.
  * An epoch is ceil(n / B) batches of B or fewer rows, their sizes
  * differing by one at most.
  * The state is everything a continued run needs: q, Z, the
@@ -35,7 +36,8 @@ typedef struct {
 typedef struct {
     size_t batch;                /* rows per step B, at least 1 */
     double rho;                  /* the natural step's size at the start, in (0, 1] */
-    double lr;                   /* Adam's step size for the hyperparameters and Z */
+    double lr;                   /* Adam's step size for the hyperparameters and Z, at
+                                  * the start */
     uint64_t seed;               /* of the epochs' orders */
     const unsigned char *fixed;  /* hyperparameters Adam leaves alone (NULL: none) */
     int fix_inducing;            /* Z stays where it is */
