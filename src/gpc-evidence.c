@@ -37,7 +37,7 @@ static void usage(void)
            "                           (sparse variational, two classes: its lower bound\n"
            "                           with q at its optimum and the inducing inputs fixed)\n"
            "      --inducing=M         with svgp: the number of inducing inputs, chosen among\n"
-           "                           the cases by k-means++ (default 200, or all cases if\n"
+           "                           the cases by k-means (default 200, or all cases if\n"
            "                           fewer), the same for every row of --grid\n"
            "      --inducing-inputs=FILE  with svgp: these inducing inputs instead, a matrix\n"
            "                           of the inputs' columns or an svgp model's (for the\n"

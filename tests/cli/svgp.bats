@@ -398,7 +398,7 @@ inducing_rows() {
     assert_failure 3
 }
 
-@test "svgp: a full-batch fit moves the inducing inputs with the hyperparameters to a higher bound; --fix-inducing keeps k-means++'s" {
+@test "svgp: a full-batch fit moves the inducing inputs with the hyperparameters to a higher bound; --fix-inducing keeps k-means's" {
     gpc-fit -q -M svgp --inducing 8 -O none -m start.txt Xz.txt y.txt
     gpc-fit -q -M svgp --inducing 8 --fix-inducing -m fixed.txt Xz.txt y.txt
     gpc-fit -q -M svgp --inducing 8 -m moved.txt Xz.txt y.txt

@@ -1,4 +1,5 @@
-/* Inducing inputs: k-means++ is seeded and picks distinct rows; K_ZZ's
+/* Inducing inputs: k-means++ is seeded and picks distinct rows, k-means
+ * from there finds clusters' means; K_ZZ's
  * factor, with jitter only where needed; and the marginals through the
  * whitened kernel column against the dense answers they stand for: with Z = X the marginal of
  * f_i is row i of N(L m, L S L'), and with S = 0 the variance is the
@@ -191,12 +192,82 @@ static void check_jitter(gsl_rng *r)
     gsl_matrix_free(L);
 }
 
+/* The sum over rows of X of the squared distance to the nearest row of Z. */
+static double within(const gsl_matrix *X, const gsl_matrix *Z)
+{
+    double total = 0.0;
+    for (size_t i = 0; i < X->size1; i++) {
+        double best = HUGE_VAL;
+        for (size_t j = 0; j < Z->size1; j++) {
+            double s = 0.0;
+            for (size_t l = 0; l < X->size2; l++) {
+                double d = gsl_matrix_get(X, i, l) - gsl_matrix_get(Z, j, l);
+                s += d * d;
+            }
+            best = fmin(best, s);
+        }
+        total += best;
+    }
+    return total;
+}
+
+/* k-means: on three far-apart clusters the inducing inputs are the
+ * clusters' means (to rounding); on random rows it lowers k-means++'s sum
+ * of squares; m = n keeps every row; the same seed, the same bits. */
+static void check_kmeans(gsl_rng *r)
+{
+    size_t per = 25;
+    gsl_matrix *X = random_matrix(r, 3 * per, 2), *Z = gsl_matrix_alloc(3, 2);
+    double mean[3][2] = {{0}};
+    for (size_t i = 0; i < 3 * per; i++)
+        for (size_t l = 0; l < 2; l++) {
+            double x = gsl_matrix_get(X, i, l) + 100.0 * (double)(i / per) * (l == 0 ? 1 : -1);
+            gsl_matrix_set(X, i, l, x);
+            mean[i / per][l] += x / (double)per;
+        }
+    int st = gpc_inducing_kmeans(X, 3, 4, GPC_KMEANS_ITERATIONS, Z);
+    double worst = 0.0;
+    for (size_t c = 0; c < 3; c++) {
+        double nearest = HUGE_VAL;
+        for (size_t j = 0; j < 3; j++)
+            nearest = fmin(nearest, fabs(gsl_matrix_get(Z, j, 0) - mean[c][0]) +
+                                        fabs(gsl_matrix_get(Z, j, 1) - mean[c][1]));
+        worst = fmax(worst, nearest);
+    }
+    TEST_OK(st == GPC_OK && worst < 1e-12,
+            "k-means: three far-apart clusters give their means (to %.2g)", worst);
+    gsl_matrix_free(X);
+    gsl_matrix_free(Z);
+
+    X = random_matrix(r, 200, 3);
+    gsl_matrix *Zpp = gsl_matrix_alloc(12, 3), *Zk = gsl_matrix_alloc(12, 3),
+               *Zk2 = gsl_matrix_alloc(12, 3), *all = gsl_matrix_alloc(200, 3);
+    gpc_inducing_kmeanspp(X, 12, 9, Zpp);
+    gpc_inducing_kmeans(X, 12, 9, GPC_KMEANS_ITERATIONS, Zk);
+    gpc_inducing_kmeans(X, 12, 9, GPC_KMEANS_ITERATIONS, Zk2);
+    double wpp = within(X, Zpp), wk = within(X, Zk);
+    TEST_OK(wk < 0.8 * wpp, "k-means: the sum of squares falls from %.4g (k-means++) to %.4g",
+            wpp, wk);
+    TEST_OK(gsl_matrix_equal(Zk, Zk2), "k-means: the same seed gives the same bits");
+    TEST_OK(gpc_inducing_kmeans(X, 200, 9, GPC_KMEANS_ITERATIONS, all) == GPC_OK &&
+                within(X, all) == 0.0,
+            "k-means: m = n keeps every row");
+    TEST_OK(gpc_inducing_kmeans(X, 201, 9, GPC_KMEANS_ITERATIONS, all) == GPC_EUSAGE,
+            "k-means: more inducing inputs than cases is refused");
+    gsl_matrix_free(X);
+    gsl_matrix_free(Zpp);
+    gsl_matrix_free(Zk);
+    gsl_matrix_free(Zk2);
+    gsl_matrix_free(all);
+}
+
 int main(void)
 {
     gpc_gsl_quiet();
     gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
     gsl_rng_set(r, 5);
     check_kmeanspp(r);
+    check_kmeans(r);
     check_dense_marginals(r, "ard");
     check_dense_marginals(r, "matern32*periodic@1+bias");
     check_nystrom(r);

@@ -13,7 +13,7 @@
 #include "sparse/stream.h"
 #include "sparse/svgp.h"
 
-/* k-means++ looks at all rows up to this many, or at this many of a seeded
+/* k-means looks at all rows up to this many, or at this many of a seeded
  * order (the same rows whatever the file's format), so that choosing Z
  * takes neither memory nor time that grows with n. */
 #define CANDIDATES_MIN 10000
@@ -67,7 +67,7 @@ static void start_scales(gpc_kernel *k, const gsl_matrix *Z, const unsigned char
     free(before);
 }
 
-/* A new state: Z by k-means++ over the candidate rows (seeded as the
+/* A new state: Z by k-means over the candidate rows (seeded as the
  * epochs' orders are), q the prior, the hyperparameters k's. */
 static int fresh(gpc_kernel *k, gpc_rows *rows, const gpc_minibatch_opts *o, gpc_train **out)
 {
@@ -78,7 +78,7 @@ static int fresh(gpc_kernel *k, gpc_rows *rows, const gpc_minibatch_opts *o, gpc
     if (st != GPC_OK)
         return st;
     gpc_train *t = gpc_train_alloc(o->latent, m, gpc_rows_dim(rows), gpc_kernel_nparams(k));
-    st = gpc_inducing_kmeanspp(X, m, (unsigned long)o->train.seed, t->s->Z);
+    st = gpc_inducing_kmeans(X, m, (unsigned long)o->train.seed, GPC_KMEANS_ITERATIONS, t->s->Z);
     gsl_matrix_free(X);
     if (st == GPC_OK && o->start_scales)
         start_scales(k, t->s->Z, o->train.fixed);

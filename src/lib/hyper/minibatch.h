@@ -1,5 +1,5 @@
 /* minibatch — the sparse variational method fitted by minibatches over
- * epochs (sparse/train), as a run: its start (from the k-means++ choice of
+ * epochs (sparse/train), as a run: its start (from the k-means start of
  * the inducing inputs, or from a checkpoint of an earlier run), a progress
  * line per epoch, a durable checkpoint after every epoch and when asked to
  * stop, a time limit, and the bound over all rows at the end. */
@@ -46,8 +46,8 @@ typedef struct {
 
 /* Fit o->lik to the rows and labels of data (as the likelihood takes them:
  * -1/+1, or class indices), read a batch at a time, starting from k's
- * hyperparameters.  The inducing inputs start at a k-means++ choice among
- * all rows up to 10000 of them (or 20 m), else among that many rows of a
+ * hyperparameters.  The inducing inputs start at the k-means clustering of
+ * all rows up to 10000 of them (or 20 m), else of that many rows of a
  * seeded order; with o->start_scales the length scales start from their
  * distances.  GPC_EINPUT (message set) for rows or a checkpoint that
  * cannot be read, or a checkpoint of another run; GPC_ENUM for a step that

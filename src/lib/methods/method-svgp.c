@@ -1,7 +1,7 @@
 /* The sparse variational method's operations for the method table, with
  * the data in memory (full batch): the evidence is the bound at q's
  * optimum for the hyperparameters given and the inducing inputs fixed
- * (chosen by k-means++ at the first fit), its gradient the bound's partial
+ * (started by k-means at the first fit), its gradient the bound's partial
  * derivative there (sparse/svgp).  The fitted state belongs to the
  * inducing inputs, not to the training cases: per inducing input and
  * latent function, m_c's entry and S_c's row.  Two table entries: the
@@ -139,12 +139,12 @@ static int svgp_set(void *ws, gpc_method_setting key, double value)
     }
 }
 
-/* The inducing inputs, chosen from the rows of X at the first fit. */
+/* The inducing inputs, started from the rows of X at the first fit. */
 static int choose_inducing(svgp_ws *w, const gsl_matrix *X)
 {
     size_t m = inducing_count(X->size1, w->m_want);
     gpc_svgp *s = gpc_svgp_alloc(w->latent, m, X->size2);
-    int st = gpc_inducing_kmeanspp(X, m, w->seed, s->Z);
+    int st = gpc_inducing_kmeans(X, m, w->seed, GPC_KMEANS_ITERATIONS, s->Z);
     if (st != GPC_OK) {
         gpc_svgp_free(s);
         return st;

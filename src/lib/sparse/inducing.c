@@ -80,6 +80,71 @@ int gpc_inducing_kmeanspp(const gsl_matrix *X, size_t m, unsigned long seed, gsl
     return rc;
 }
 
+/* Each row of X's nearest row of Z (by |z|^2 - 2 x'z, from one matrix
+ * product; the first on ties) into near; returns how many changed. */
+static size_t assign(const gsl_matrix *X, const gsl_matrix *Z, gsl_matrix *G, double *zz,
+                     size_t *near)
+{
+    size_t m = Z->size1, changed = 0;
+    gsl_blas_dgemm(CblasNoTrans, CblasTrans, 1.0, X, Z, 0.0, G);
+    for (size_t j = 0; j < m; j++) {
+        gsl_vector_const_view z = gsl_matrix_const_row(Z, j);
+        gsl_blas_ddot(&z.vector, &z.vector, zz + j);
+    }
+    for (size_t i = 0; i < X->size1; i++) {
+        const double *g = gsl_matrix_const_ptr(G, i, 0);
+        size_t best = 0;
+        for (size_t j = 1; j < m; j++)
+            if (zz[j] - 2.0 * g[j] < zz[best] - 2.0 * g[best])
+                best = j;
+        changed += best != near[i];
+        near[i] = best;
+    }
+    return changed;
+}
+
+/* Each row of Z to the mean of the rows of X nearest it (one without any
+ * stays where it is). */
+static void recentre(const gsl_matrix *X, const size_t *near, gsl_matrix *Z, size_t *count)
+{
+    size_t m = Z->size1, d = Z->size2;
+    gsl_matrix *sum = gpc_matrix_alloc(m, d);
+    gsl_matrix_set_zero(sum);
+    for (size_t j = 0; j < m; j++)
+        count[j] = 0;
+    for (size_t i = 0; i < X->size1; i++) {
+        gsl_vector_const_view x = gsl_matrix_const_row(X, i);
+        gsl_vector_view s = gsl_matrix_row(sum, near[i]);
+        gsl_vector_add(&s.vector, &x.vector);
+        count[near[i]]++;
+    }
+    for (size_t j = 0; j < m; j++)
+        for (size_t l = 0; l < d && count[j]; l++)
+            gsl_matrix_set(Z, j, l, gsl_matrix_get(sum, j, l) / (double)count[j]);
+    gsl_matrix_free(sum);
+}
+
+int gpc_inducing_kmeans(const gsl_matrix *X, size_t m, unsigned long seed, int iterations,
+                        gsl_matrix *Z)
+{
+    int st = gpc_inducing_kmeanspp(X, m, seed, Z);
+    if (st != GPC_OK || m == X->size1)
+        return st;
+    size_t n = X->size1, *near = gpc_mallocarray(n, sizeof *near),
+           *count = gpc_mallocarray(m, sizeof *count);
+    gsl_matrix *G = gpc_matrix_alloc(n, m);
+    double *zz = gpc_mallocarray(m, sizeof *zz);
+    for (size_t i = 0; i < n; i++)
+        near[i] = m; /* none yet: every row counts as changed */
+    for (int it = 0; it < iterations && assign(X, Z, G, zz, near) > 0; it++)
+        recentre(X, near, Z, count);
+    free(near);
+    free(count);
+    free(zz);
+    gsl_matrix_free(G);
+    return GPC_OK;
+}
+
 int gpc_inducing_factor(const gpc_kernel *k, const gsl_matrix *Z, gsl_matrix *L, double *jitter)
 {
     size_t m = Z->size1;

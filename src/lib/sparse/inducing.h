@@ -22,6 +22,16 @@
  * singular). */
 int gpc_inducing_kmeanspp(const gsl_matrix *X, size_t m, unsigned long seed, gsl_matrix *Z);
 
+/* k-means from that start: up to iterations of Lloyd's algorithm (each row
+ * of X to its nearest row of Z, each row of Z to the mean of its rows;
+ * one with none stays), stopping early when no row changes its nearest.
+ * The means represent the data better than the spread-out rows k-means++
+ * picks, which favours outlying rows.  With m the rows of X, every row as
+ * it is.  Errors as gpc_inducing_kmeanspp's. */
+#define GPC_KMEANS_ITERATIONS 20
+int gpc_inducing_kmeans(const gsl_matrix *X, size_t m, unsigned long seed, int iterations,
+                        gsl_matrix *Z);
+
 /* L, the lower Cholesky factor of K_ZZ = k(Z, Z) (m x m; the upper
  * triangle is zeroed).  Where K_ZZ is not numerically positive definite
  * (inducing inputs too close for the length scales) a jitter j is added to
