@@ -126,7 +126,7 @@ table-mfeat: deps
 	@sh repro/table-mfeat.sh
 
 # Fashion-MNIST (Debian's dataset-fashion-mnist) by the sparse variational
-# method with the softmax: M=500 inducing inputs, EPOCHS=30 epochs of
+# method with the softmax: M=500 inducing inputs, EPOCHS=40 epochs of
 # minibatches of BATCH=1000, beside scikit-learn's logistic regression and
 # Nystrom features (python3-sklearn); continues from its checkpoint when run
 # again (remove repro/out/fmnist/fit.ckpt to start afresh).
