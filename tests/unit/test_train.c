@@ -222,9 +222,11 @@ static double optimum(const data *D, const gpc_kernel *k, const gsl_matrix *Z, d
     gpc_optimize_defaults(&o);
     o.gtol = 1e-7;
     gpc_evidence_set_tol(e, 1e-15);
-    int st = gpc_evidence_set_inducing_inputs(e, Z);
+    int st = gpc_evidence_set_inducing_inputs(e, Z), saved = gpc_verbosity;
+    gpc_verbosity = 0; /* no progress lines in the test's output */
     if (st == GPC_OK)
         st = gpc_evidence_optimize(e, th, &o, &r);
+    gpc_verbosity = saved;
     gpc_evidence_free(e);
     return st == GPC_OK && r.converged ? r.evidence : NAN;
 }

@@ -82,6 +82,54 @@ void gpc_shard_stats_add(gpc_shard_stats *sum, const gpc_shard_stats *part)
     gsl_matrix_add(sum->dZ, part->dZ);
 }
 
+size_t gpc_shard_stats_packed(const gpc_shard_stats *st)
+{
+    return 2 + st->C * st->m + st->C * st->m * st->m + st->nparams + st->m * st->dim;
+}
+
+/* A matrix's entries to *at and on (dir > 0), or back from *at (dir < 0). */
+static void move_matrix(gsl_matrix *A, double **at, int dir)
+{
+    for (size_t i = 0; i < A->size1; i++, *at += A->size2) {
+        double *row = gsl_matrix_ptr(A, i, 0);
+        for (size_t j = 0; j < A->size2; j++)
+            if (dir > 0)
+                (*at)[j] = row[j];
+            else
+                row[j] = (*at)[j];
+    }
+}
+
+/* st into buf (dir > 0) or buf into st (dir < 0), field by field. */
+static void move_stats(gpc_shard_stats *st, double *buf, int dir)
+{
+    double *at = buf + 2;
+    if (dir > 0) {
+        buf[0] = (double)st->rows; /* exact: counts stay far below 2^53 */
+        buf[1] = st->lambda;
+    } else {
+        st->rows = (size_t)buf[0];
+        st->lambda = buf[1];
+    }
+    move_matrix(st->G, &at, dir);
+    for (size_t c = 0; c < st->C; c++)
+        move_matrix(st->H[c], &at, dir);
+    gsl_matrix_view dt = gsl_matrix_view_array(st->dtheta, 1, st->nparams ? st->nparams : 1);
+    if (st->nparams)
+        move_matrix(&dt.matrix, &at, dir);
+    move_matrix(st->dZ, &at, dir);
+}
+
+void gpc_shard_stats_pack(const gpc_shard_stats *st, double *buf)
+{
+    move_stats((gpc_shard_stats *)st, buf, 1); /* read only when packing */
+}
+
+void gpc_shard_stats_unpack(gpc_shard_stats *st, const double *buf)
+{
+    move_stats(st, (double *)buf, -1); /* read only when unpacking */
+}
+
 /* The marginals of the b rows, MU and S2 (b x C), from their whitened
  * kernel columns A = L^-1 Kzx (m x b), kxx, M and SA[c] = S_c A:
  *     mu_ic = a_i' m_c,   s2_ic = (kxx_i - a_i'a_i) + a_i' S_c a_i,

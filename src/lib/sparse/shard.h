@@ -68,6 +68,13 @@ void gpc_shard_stats_zero(gpc_shard_stats *st);
 /* sum += part. */
 void gpc_shard_stats_add(gpc_shard_stats *sum, const gpc_shard_stats *part);
 
+/* The statistics as one vector of doubles, for processes to sum (the rows,
+ * lambda, G, every H_c, dtheta, dZ): its length, and st into buf and back
+ * (exactly). */
+size_t gpc_shard_stats_packed(const gpc_shard_stats *st);
+void gpc_shard_stats_pack(const gpc_shard_stats *st, double *buf);
+void gpc_shard_stats_unpack(gpc_shard_stats *st, const double *buf);
+
 /* Add the statistics of the rows of Xb (labels yb) to st, at inducing
  * inputs Z, kernel k, the factors L[g] of each kernel's K_ZZ
  * (sparse/inducing), M (C x m, row c is m_c) and S[c].  GPC_ENUM (message set) if a likelihood value or

@@ -27,6 +27,7 @@ void gpc_train_defaults(gpc_train_opts *o)
     o->rho = 0.2;
     o->lr = 0.01;
     o->seed = 1;
+    o->comm = gpc_comm_world();
 }
 
 gpc_train *gpc_train_alloc(size_t C, size_t m, size_t dim, size_t nparams)
@@ -137,24 +138,43 @@ static int all_finite(const double *x, size_t count)
     return 1;
 }
 
-/* The bound's estimate and gradient on the b rows of Xb: dM, dS (with the
- * S_c^-1 into Sinv), and the gradient in (theta, Z) into g (nparams + m
- * dim). */
+/* The batch's statistics on every process: each sums its share (read
+ * status st), and the shares are added in process order. */
+static int sum_shares(gpc_comm *comm, gpc_shard_stats *st, int rc)
+{
+    rc = gpc_comm_status(comm, rc);
+    if (rc != GPC_OK || gpc_comm_size(comm) == 1)
+        return rc;
+    size_t len = gpc_shard_stats_packed(st);
+    double *buf = gpc_mallocarray(len, sizeof *buf);
+    gpc_shard_stats_pack(st, buf);
+    rc = gpc_comm_sum(comm, buf, len);
+    if (rc == GPC_OK)
+        gpc_shard_stats_unpack(st, buf);
+    free(buf);
+    return rc;
+}
+
+/* The bound's estimate and gradient on the batch, of which this process
+ * holds the rows Xb (read with status rc): dM, dS (with the S_c^-1 into
+ * Sinv), and the gradient in (theta, Z) into g (nparams + m dim). */
 static int batch_gradient(gpc_train *t, const gpc_kernel *k, const gsl_matrix *Xb,
-                          const double *yb, gpc_svgp_lik lik, double scale, int fix_inducing,
-                          double *bound, gsl_matrix *dM, gsl_matrix **dS, gsl_matrix **Sinv,
-                          double *g)
+                          const double *yb, int rc, gpc_svgp_lik lik, double scale,
+                          const gpc_train_opts *o, double *bound, gsl_matrix *dM,
+                          gsl_matrix **dS, gsl_matrix **Sinv, double *g)
 {
     gpc_svgp *s = t->s;
     size_t np = t->nparams;
     gpc_shard_stats *st = gpc_shard_stats_alloc(s->m, s->C, s->dim, np);
     gsl_matrix_view dZ = gsl_matrix_view_array(g + np, s->m, s->dim);
-    st->input_grads = !fix_inducing; /* Z fixed: its gradient is not needed */
+    st->input_grads = !o->fix_inducing; /* Z fixed: its gradient is not needed */
     gsl_matrix_set_zero(&dZ.matrix);
-    int rc = gpc_shard_add_rows(k, s->Z, s->L, s->M, s->S, Xb, yb, 0, lik.fn, lik.ctx, st);
+    if (rc == GPC_OK && Xb)
+        rc = gpc_shard_add_rows(k, s->Z, s->L, s->M, s->S, Xb, yb, 0, lik.fn, lik.ctx, st);
+    rc = sum_shares(o->comm, st, rc);
     if (rc == GPC_OK)
         rc = gpc_bound_eval(k, s->Z, s->L, s->M, s->S, st, scale, bound, dM, dS, Sinv, g,
-                            fix_inducing ? NULL : &dZ.matrix);
+                            o->fix_inducing ? NULL : &dZ.matrix);
     if (rc == GPC_OK && !(isfinite(*bound) && all_finite(g, np + s->m * s->dim)))
         rc = gpc_fail(GPC_ENUM, "the bound or its gradient is not finite at step %llu: "
                       "try a smaller --learning-rate", (unsigned long long)t->step + 1);
@@ -170,23 +190,27 @@ int gpc_train_step(gpc_train *t, gpc_kernel *k, const gpc_train_data *d, gpc_svg
     uint64_t n = gpc_rows_count(d->rows), T = batches_per_epoch(n, o->batch),
              first = batch_start(t->batch, n, T);
     size_t b = (size_t)(batch_start(t->batch + 1, n, T) - first);
-    gsl_matrix *Xb = gpc_matrix_alloc(b, gpc_rows_dim(d->rows)),
+    /* this process's share of the batch (all of it when alone) */
+    gpc_comm_share sh = gpc_comm_share_of(b, gpc_comm_rank(o->comm), gpc_comm_size(o->comm));
+    gsl_matrix *Xb = sh.count ? gpc_matrix_alloc(sh.count, gpc_rows_dim(d->rows)) : NULL,
                *dM = gpc_matrix_alloc(s->C, s->m);
     gsl_matrix **dS = gpc_mallocarray(s->C, sizeof *dS),
                **Sinv = gpc_mallocarray(s->C, sizeof *Sinv);
-    double *yb = gpc_mallocarray(b, sizeof *yb), *g = gpc_mallocarray(np + nz, sizeof *g);
+    double *yb = gpc_mallocarray(sh.count ? sh.count : 1, sizeof *yb),
+           *g = gpc_mallocarray(np + nz, sizeof *g);
     for (size_t c = 0; c < s->C; c++) {
         dS[c] = gpc_matrix_alloc(s->m, s->m);
         Sinv[c] = gpc_matrix_alloc(s->m, s->m);
     }
-    int rc = gather(t, d, o->seed, first, b, Xb, yb);
+    int read = gather(t, d, o->seed, first + sh.first, sh.count, Xb, yb);
     gpc_parallel_blas(s->m); /* the m x m work: one thread below the parallel threshold */
     gpc_kernel_set_params(k, t->theta);
+    /* the factor is the same on every process, and so is its failure; a
+     * failure to read reaches the others through the sum */
+    int rc = gpc_svgp_factor(s, k);
     if (rc == GPC_OK)
-        rc = gpc_svgp_factor(s, k);
-    if (rc == GPC_OK)
-        rc = batch_gradient(t, k, Xb, yb, lik, (double)n / (double)b, o->fix_inducing, bound,
-                            dM, dS, Sinv, g);
+        rc = batch_gradient(t, k, Xb, yb, read, lik, (double)n / (double)b, o, bound, dM, dS,
+                            Sinv, g);
     /* both step sizes shrink as 1 / sqrt(1 + epochs so far), counted in
      * steps (T make an epoch): a constant Adam step leaves the hyperparameters
      * and Z wandering about their optimum by the minibatches' noise */

@@ -23,6 +23,7 @@
 
 #include "kernels/kernel.h"
 #include "sparse/rows.h"
+#include "base/comm.h"
 #include "sparse/svgp.h"
 
 /* The training rows and their labels, one column of as many rows as the
@@ -41,9 +42,13 @@ typedef struct {
     uint64_t seed;               /* of the epochs' orders */
     const unsigned char *fixed;  /* hyperparameters Adam leaves alone (NULL: none) */
     int fix_inducing;            /* Z stays where it is */
+    gpc_comm *comm;              /* the processes that share each batch, each
+                                  * reading and summing its share of the rows
+                                  * (base/comm); every one takes the same step */
 } gpc_train_opts;
 
-/* Defaults: batch 256, rho 0.2, lr 0.01, seed 1, nothing fixed. */
+/* Defaults: batch 256, rho 0.2, lr 0.01, seed 1, nothing fixed, this
+ * process alone (gpc_comm_world). */
 void gpc_train_defaults(gpc_train_opts *o);
 
 typedef struct {
