@@ -64,10 +64,24 @@ LIB_SRC = $(foreach d,$(LIB_DIRS),$(wildcard src/lib/$(d)/*.c))
 LIB_OBJ = $(LIB_SRC:src/lib/%.c=$(BUILD)/lib/%.o)
 LIB     = $(BUILD)/libgpc.a
 BINS    = $(TOOLS:%=bin/%)
+
+# `make MPI=1` builds the tools with mpicc against Open MPI, from objects in
+# build/mpi into bin/mpi/: base/comm is then src/mpi/comm.c, the ranks of
+# MPI_COMM_WORLD, in place of one process (gpc(7), DISTRIBUTED FITS).
+# `make check-mpi` builds them and runs the MPI tests on 1, 2 and 4 local
+# ranks; the default build and `make check` need no MPI.
+ifeq ($(MPI),1)
+CC       = mpicc
+BUILD    = build/mpi
+LIB_SRC := $(filter-out src/lib/base/comm.c,$(LIB_SRC))
+LIB_OBJ  = $(LIB_SRC:src/lib/%.c=$(BUILD)/lib/%.o) $(BUILD)/mpi/comm.o
+BINS     = $(TOOLS:%=bin/mpi/%)
+endif
+MPI_TESTS = $(patsubst tests/mpi/%.c,build/mpi/mpi-tests/%,$(wildcard tests/mpi/test_*.c))
 UNIT_SRC = $(wildcard tests/unit/test_*.c)
 UNIT_BIN = $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 
-.PHONY: table-fmnist all check unit cli demo bench table-bw97 table-gr06 table-mfeat table-ow98 table-kg deps install uninstall clean fuzz check-slurm
+.PHONY: table-fmnist all check check-mpi mpi-all unit cli demo bench table-bw97 table-gr06 table-mfeat table-ow98 table-kg deps install uninstall clean fuzz check-slurm
 all: $(BINS)
 
 $(BUILD)/lib/%.o: src/lib/%.c | $(BUILD)/lib
@@ -79,9 +93,17 @@ $(LIB): $(LIB_OBJ)
 	rm -f $@ && ar rcs $@ $^
 bin/%: $(BUILD)/%.o $(LIB) $(FLAVOUR_STAMP) | bin
 	$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< $(LIB) $(LDLIBS)
+bin/mpi/%: $(BUILD)/%.o $(LIB) | bin/mpi
+	$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< $(LIB) $(LDLIBS)
+$(BUILD)/mpi/%.o: src/mpi/%.c | $(BUILD)/lib
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -MMD -MP -c -o $@ $<
+build/mpi/mpi-tests/%: tests/mpi/%.c $(LIB)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< $(LIB) $(LDLIBS)
 $(BUILD)/tests/%: tests/unit/%.c tests/unit/tap.h tests/unit/gaussian_lik.h tests/unit/problems.h tests/unit/tmpfiles.h tests/unit/sparse_bound.h $(LIB) | $(BUILD)/tests
 	$(CC) $(ALL_CFLAGS) -Itests/unit $(ALL_LDFLAGS) -o $@ $< $(LIB) $(LDLIBS)
-$(BUILD)/lib $(BUILD)/tests bin:
+$(BUILD)/lib $(BUILD)/tests bin bin/mpi:
 	mkdir -p $@
 
 deps:
@@ -98,6 +120,14 @@ SAN_ENV = GPC_SANITIZED=1 ASAN_OPTIONS=exitcode=86:detect_leaks=1:abort_on_error
 check: deps
 	@$(MAKE) --no-print-directory all $(UNIT_BIN) $(FUZZ_COMPILE) $(BENCH_BIN)
 	@$(if $(SAN_FLAGS),$(SAN_ENV)) sh tests/run.sh $(UNIT_BIN)
+
+# The MPI build and its tests on 1, 2 and 4 local ranks (oversubscribed
+# where there are fewer cores), with one summary line as make check's.
+check-mpi:
+	@sh scripts/deps.sh libopenmpi-dev libscalapack-openmpi-dev openmpi-bin
+	@$(MAKE) --no-print-directory MPI=1 mpi-all
+	@sh tests/mpi/run.sh $(MPI_TESTS)
+mpi-all: $(BINS) $(MPI_TESTS)
 
 demo: deps
 	@$(MAKE) --no-print-directory all

@@ -41,11 +41,3 @@ int gpc_comm_any(gpc_comm *c, int flag)
     (void)c;
     return flag != 0;
 }
-
-gpc_comm_share gpc_comm_share_of(size_t n, int r, int R)
-{
-    size_t lo = (size_t)((unsigned __int128)n * (unsigned)r / (unsigned)R),
-           hi = (size_t)((unsigned __int128)n * (unsigned)(r + 1) / (unsigned)R);
-    gpc_comm_share s = {lo, hi - lo};
-    return s;
-}

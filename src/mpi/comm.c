@@ -1,0 +1,116 @@
+/* The processes of a run as MPI ranks (MPI_COMM_WORLD), for the build
+ * `make MPI=1`; the same interface as the one-process base/comm.c, which
+ * this file replaces there.  MPI starts at the first gpc_comm_world() and
+ * stops at exit.  A failed MPI call aborts every rank (MPI's default
+ * handler), so a broken collective never leaves a rank waiting. */
+#include "base/comm.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <mpi.h>
+
+#include "base/alloc.h"
+#include "base/err.h"
+
+struct gpc_comm {
+    MPI_Comm comm;
+    int rank, size;
+};
+
+static gpc_comm world;
+static int started;
+
+/* the longest message one rank's failure sends the others */
+#define MESSAGE_MAX 1024
+/* sums go through buffers of at most this many numbers per rank */
+#define SUM_CHUNK ((size_t)1 << 20)
+
+static void finish(void)
+{
+    int done;
+    MPI_Finalized(&done);
+    if (!done)
+        MPI_Finalize();
+}
+
+gpc_comm *gpc_comm_world(void)
+{
+    if (!started) {
+        int on;
+        MPI_Initialized(&on);
+        if (!on)
+            MPI_Init(NULL, NULL);
+        atexit(finish);
+        world.comm = MPI_COMM_WORLD;
+        MPI_Comm_rank(world.comm, &world.rank);
+        MPI_Comm_size(world.comm, &world.size);
+        started = 1;
+    }
+    return &world;
+}
+
+int gpc_comm_rank(const gpc_comm *c) { return c->rank; }
+int gpc_comm_size(const gpc_comm *c) { return c->size; }
+
+/* Gather every rank's piece and add them from rank 0 up: the same
+ * additions in the same order on every rank, whatever the reduction tree
+ * MPI_Allreduce would have chosen. */
+int gpc_comm_sum(gpc_comm *c, double *buf, size_t n)
+{
+    if (c->size == 1)
+        return GPC_OK;
+    size_t chunk = n < SUM_CHUNK ? n : SUM_CHUNK;
+    double *all = gpc_mallocarray((size_t)c->size * (chunk ? chunk : 1), sizeof *all);
+    for (size_t at = 0; at < n; at += chunk) {
+        int len = (int)(n - at < chunk ? n - at : chunk);
+        MPI_Allgather(buf + at, len, MPI_DOUBLE, all, len, MPI_DOUBLE, c->comm);
+        for (int i = 0; i < len; i++) {
+            double s = all[i];
+            for (int r = 1; r < c->size; r++)
+                s += all[(size_t)r * (size_t)len + (size_t)i];
+            buf[at + (size_t)i] = s;
+        }
+    }
+    free(all);
+    return GPC_OK;
+}
+
+int gpc_comm_broadcast(gpc_comm *c, double *buf, size_t n)
+{
+    for (size_t at = 0; at < n; at += SUM_CHUNK) {
+        int len = (int)(n - at < SUM_CHUNK ? n - at : SUM_CHUNK);
+        MPI_Bcast(buf + at, len, MPI_DOUBLE, 0, c->comm);
+    }
+    return GPC_OK;
+}
+
+int gpc_comm_status(gpc_comm *c, int st)
+{
+    if (c->size == 1)
+        return st;
+    int *all = gpc_mallocarray((size_t)c->size, sizeof *all), first = -1;
+    MPI_Allgather(&st, 1, MPI_INT, all, 1, MPI_INT, c->comm);
+    for (int r = 0; r < c->size && first < 0; r++)
+        if (all[r] != GPC_OK)
+            first = r;
+    int out = first < 0 ? GPC_OK : all[first];
+    free(all);
+    if (first < 0)
+        return GPC_OK;
+    char msg[MESSAGE_MAX];
+    if (c->rank == first)
+        snprintf(msg, sizeof msg, "%s", gpc_errmsg());
+    MPI_Bcast(msg, MESSAGE_MAX, MPI_CHAR, first, c->comm);
+    msg[MESSAGE_MAX - 1] = '\0';
+    return c->rank == first ? out : gpc_fail(out, "%s", msg);
+}
+
+int gpc_comm_any(gpc_comm *c, int flag)
+{
+    int in = flag != 0, out = in;
+    if (c->size > 1)
+        MPI_Allreduce(&in, &out, 1, MPI_INT, MPI_LOR, c->comm);
+    return out;
+}
