@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <mpi.h>
 
@@ -26,6 +27,39 @@ static int started;
 #define MESSAGE_MAX 1024
 /* sums go through buffers of at most this many numbers per rank */
 #define SUM_CHUNK ((size_t)1 << 20)
+
+/* A process other than rank 0 that ends with an error waits this long
+ * before saying why: an error every rank meets (a usage error, unreadable
+ * options) is then said once, by rank 0, whose abort ends the others
+ * first; one that only this rank meets is said after the pause. */
+#define QUIET_RANK_PAUSE_NS 500000000L
+
+static void pause_first(void)
+{
+    struct timespec t = {0, QUIET_RANK_PAUSE_NS};
+    nanosleep(&t, NULL);
+}
+
+/* An ending process ends every rank: none is left waiting in a collective. */
+static void abort_all(int status) { MPI_Abort(MPI_COMM_WORLD, status); }
+
+/* Ranks other than 0 keep quiet (no progress lines, warnings or standard
+ * output) and name themselves in an error message; every rank's end ends
+ * them all. */
+static void set_up_ranks(void)
+{
+    static char name[256];
+    if (world.size == 1)
+        return;
+    if (world.rank != 0) {
+        snprintf(name, sizeof name, "%s (rank %d)", gpc_progname(), world.rank);
+        gpc_set_progname(name);
+        gpc_err_mute = 1;
+        FILE *f = freopen("/dev/null", "w", stdout); /* failing, stdout stays */
+        (void)f;
+    }
+    gpc_err_set_hooks(world.rank != 0 ? pause_first : NULL, abort_all);
+}
 
 static void finish(void)
 {
@@ -47,6 +81,7 @@ gpc_comm *gpc_comm_world(void)
         MPI_Comm_rank(world.comm, &world.rank);
         MPI_Comm_size(world.comm, &world.size);
         started = 1;
+        set_up_ranks();
     }
     return &world;
 }

@@ -1,6 +1,7 @@
 #!/bin/sh
 # Run each MPI test binary given on 1, 2 and 4 local ranks (oversubscribed
-# where there are fewer cores; as root, with Open MPI's consent), and print
+# where there are fewer cores; as root, with Open MPI's consent), then the
+# Bats tests of the tools under mpirun (tests/mpi/*.bats), and print
 # one summary line over all of them: "N passed, N failed".  A run that
 # exits non-zero without a failing line (a crash, an abort) counts as a
 # failure.
@@ -17,6 +18,8 @@ for t in "$@"; do
             echo "not ok - $t on $R ranks exited with status $?"
     done
 done | tee -a "$log"
+# the tools under mpirun
+bats --tap tests/mpi 2>&1 | tee -a "$log"
 passed=$(grep -c '^ok ' "$log")
 failed=$(grep -c '^not ok ' "$log")
 echo "$passed passed, $failed failed"

@@ -13,6 +13,21 @@ static const char *progname = "gpc";
 static void (*on_die[MAX_ON_DIE])(void);
 static volatile int n_on_die; /* read by the signal path too */
 int gpc_verbosity = 1;
+int gpc_err_mute;
+static void (*hook_before)(void);
+static void (*hook_leave)(int status);
+
+void gpc_err_set_hooks(void (*before)(void), void (*leave)(int status))
+{
+    hook_before = before;
+    hook_leave = leave;
+}
+
+void gpc_err_before_message(void)
+{
+    if (hook_before)
+        hook_before();
+}
 
 int gpc_fail(int status, const char *fmt, ...)
 {
@@ -76,6 +91,8 @@ static _Noreturn void die_now(int status)
 {
     DYING();
     gpc_cleanup();
+    if (hook_leave)
+        hook_leave(status);
     exit(status);
 }
 
@@ -84,6 +101,7 @@ void gpc_exit(int status) { die_now(status); }
 void gpc_die(int status, const char *fmt, ...)
 {
     va_list ap;
+    gpc_err_before_message();
     fprintf(stderr, "%s: ", progname);
     va_start(ap, fmt);
     vfprintf(stderr, fmt, ap);
@@ -94,12 +112,15 @@ void gpc_die(int status, const char *fmt, ...)
 
 void gpc_die_last(int status)
 {
+    gpc_err_before_message();
     fprintf(stderr, "%s: %s\n", progname, errmsg[0] ? errmsg : "failed");
     die_now(status);
 }
 
 void gpc_warn(const char *fmt, ...)
 {
+    if (gpc_err_mute)
+        return;
     va_list ap;
     fprintf(stderr, "%s: ", progname);
     va_start(ap, fmt);
@@ -110,7 +131,7 @@ void gpc_warn(const char *fmt, ...)
 
 void gpc_info(int level, const char *fmt, ...)
 {
-    if (gpc_verbosity < level)
+    if (gpc_verbosity < level || gpc_err_mute)
         return;
     va_list ap;
     fprintf(stderr, "%s: ", progname);

@@ -51,6 +51,15 @@ void gpc_cleanup(void);
  * message (usage errors). */
 _Noreturn void gpc_exit(int status);
 
+/* For a run of several processes (base/comm): before runs ahead of every
+ * message that ends the process (an error, a usage error; NULL: none), and
+ * leave(status) in place of exit(status) once the handlers have run (NULL:
+ * exit).  A process other than the first mutes its warnings and progress
+ * lines with gpc_err_mute. */
+void gpc_err_set_hooks(void (*before)(void), void (*leave)(int status));
+void gpc_err_before_message(void);
+extern int gpc_err_mute;
+
 /* Install a GSL error handler that does not abort; GSL errors surface as
  * return codes instead. */
 void gpc_gsl_quiet(void);

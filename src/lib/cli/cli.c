@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "base/alloc.h"
+#include "base/comm.h"
 #include "base/err.h"
 #include "base/parallel.h"
 #include "io/colnames.h"
@@ -49,6 +50,7 @@ void gpc_cli_init(int argc, char **argv)
     setlocale(LC_ALL, "C");
     gpc_gsl_quiet();
     gpc_output_remove_on_signals();
+    gpc_comm_world(); /* the processes of the run: one, or MPI's ranks */
 }
 
 void gpc_cli_version(void)
@@ -80,6 +82,7 @@ void gpc_cli_exit_written(void)
 void gpc_cli_usage(const char *fmt, ...)
 {
     va_list ap;
+    gpc_err_before_message();
     fprintf(stderr, "%s: ", gpc_progname());
     va_start(ap, fmt);
     vfprintf(stderr, fmt, ap);
@@ -343,6 +346,10 @@ void gpc_cli_params_list(const gpc_kernel *k, char *const *names, gpc_output *o)
 gpc_output *gpc_cli_output(const char *path)
 {
     gpc_output *o;
+    /* of several processes, the first alone writes (the others compute the
+     * same model) */
+    if (gpc_comm_rank(gpc_comm_world()) != 0)
+        path = "/dev/null";
     gpc_cli_check(gpc_output_open(path, &o));
     return o;
 }

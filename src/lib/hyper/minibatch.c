@@ -1,6 +1,7 @@
 #include "hyper/minibatch.h"
 
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -96,16 +97,19 @@ static int fresh(gpc_kernel *k, gpc_rows *rows, const gpc_minibatch_opts *o, gpc
 #define BOUND_BLOCK 512
 
 static int full_bound(gpc_svgp *s, const gpc_kernel *k, const gpc_train_data *d,
-                      gpc_svgp_lik lik, double *bound)
+                      gpc_svgp_lik lik, gpc_comm *comm, double *bound)
 {
-    uint64_t n = gpc_rows_count(d->rows);
+    /* each process its share of the rows, the shares added in order */
+    gpc_comm_share sh = gpc_comm_share_of(gpc_rows_count(d->rows), gpc_comm_rank(comm),
+                                          gpc_comm_size(comm));
+    uint64_t end = sh.first + sh.count;
     gpc_shard_stats *st = gpc_shard_stats_alloc(s->m, s->C, s->dim, 0);
     gsl_matrix *Xb = gpc_matrix_alloc(BOUND_BLOCK, s->dim);
     double yb[BOUND_BLOCK];
     st->kernel_grads = 0;
     int rc = GPC_OK;
-    for (uint64_t first = 0; first < n && rc == GPC_OK; first += BOUND_BLOCK) {
-        size_t b = n - first < BOUND_BLOCK ? (size_t)(n - first) : BOUND_BLOCK;
+    for (uint64_t first = sh.first; first < end && rc == GPC_OK; first += BOUND_BLOCK) {
+        size_t b = end - first < BOUND_BLOCK ? (size_t)(end - first) : BOUND_BLOCK;
         gsl_matrix_view v = gsl_matrix_submatrix(Xb, 0, 0, b, s->dim);
         rc = gpc_rows_read(d->rows, first, b, Xb->data);
         if (rc == GPC_OK)
@@ -114,6 +118,7 @@ static int full_bound(gpc_svgp *s, const gpc_kernel *k, const gpc_train_data *d,
             rc = gpc_shard_add_rows(k, s->Z, s->L, s->M, s->S, &v.matrix, yb, first, lik.fn,
                                     lik.ctx, st);
     }
+    rc = gpc_shard_stats_sum(comm, st, rc);
     if (rc == GPC_OK)
         rc = gpc_bound_eval(k, s->Z, s->L, s->M, s->S, st, 1.0, bound, NULL, NULL, NULL, NULL, NULL);
     gsl_matrix_free(Xb);
@@ -149,9 +154,26 @@ static int start(gpc_kernel *k, gpc_rows *rows, const gpc_minibatch_opts *o,
     return GPC_OK;
 }
 
+/* The checkpoint, written by the first process alone; its failure is
+ * every process's. */
 static int save(const gpc_minibatch_opts *o, const gpc_kernel *k, const gpc_train *t)
 {
-    return o->checkpoint ? gpc_checkpoint_write(o->checkpoint, &o->set, k, t) : GPC_OK;
+    int st = GPC_OK;
+    if (o->checkpoint && gpc_comm_rank(o->train.comm) == 0)
+        st = gpc_checkpoint_write(o->checkpoint, &o->set, k, t);
+    return gpc_comm_status(o->train.comm, st);
+}
+
+/* Whether to stop after this step: a signal on any process, or the time
+ * limit by the first process's clock. */
+static void stop_now(const gpc_minibatch_opts *o, const gpc_progress *clock,
+                     gpc_minibatch_result *r)
+{
+    gpc_comm *comm = o->train.comm;
+    int late = gpc_comm_rank(comm) == 0 && o->time_limit > 0 &&
+               gpc_progress_clock() - clock->start >= o->time_limit;
+    r->stopped = gpc_comm_any(comm, o->stop && o->stop());
+    r->timed_out = gpc_comm_any(comm, late);
 }
 
 /* After an epoch: its line (the mean of its steps' bound estimates, an
@@ -173,13 +195,36 @@ static void epoch_line(const gpc_progress *clock, gpc_train *t, gpc_kernel *k,
     t->epoch_steps = 0;
 }
 
+/* The first process's start on every process (q, Z, the hyperparameters
+ * and Adam's moments), so that they step from the same bits whatever each
+ * computed or read. */
+static void share_start(gpc_comm *comm, gpc_train *t, gpc_kernel *k)
+{
+    gpc_svgp *s = t->s;
+    size_t nadam = t->nparams + s->m * s->dim;
+    if (gpc_comm_size(comm) == 1)
+        return;
+    gpc_comm_broadcast(comm, s->M->data, s->C * s->m);
+    for (size_t c = 0; c < s->C; c++)
+        gpc_comm_broadcast(comm, s->S[c]->data, s->m * s->m);
+    gpc_comm_broadcast(comm, s->Z->data, s->m * s->dim);
+    gpc_comm_broadcast(comm, t->theta, t->nparams);
+    gpc_comm_broadcast(comm, t->adam_m, nadam);
+    gpc_comm_broadcast(comm, t->adam_v, nadam);
+    gpc_kernel_set_params(k, t->theta);
+}
+
 int gpc_minibatch_fit(gpc_kernel *k, const gpc_train_data *data, const gpc_minibatch_opts *o,
                       gpc_minibatch_result *r)
 {
     memset(r, 0, sizeof *r);
-    int st = start(k, data->rows, o, r);
-    if (st != GPC_OK)
+    int st = gpc_comm_status(o->train.comm, start(k, data->rows, o, r));
+    if (st != GPC_OK) { /* another process may have failed where this one did not */
+        gpc_train_free(r->train);
+        r->train = NULL;
         return st;
+    }
+    share_start(o->train.comm, r->train, k);
     gpc_train *t = r->train;
     gpc_svgp_lik sl = o->lik;
     gpc_progress clock;
@@ -194,9 +239,7 @@ int gpc_minibatch_fit(gpc_kernel *k, const gpc_train_data *data, const gpc_minib
             epoch_line(&clock, t, k, o);
             st = save(o, k, t);
         }
-        r->stopped = o->stop && o->stop();
-        r->timed_out = o->time_limit > 0 &&
-                       gpc_progress_clock() - clock.start >= o->time_limit;
+        stop_now(o, &clock, r);
         if (st == GPC_OK && (r->stopped || r->timed_out) && t->epoch < o->epochs) {
             st = save(o, k, t);
             break;
@@ -207,5 +250,5 @@ int gpc_minibatch_fit(gpc_kernel *k, const gpc_train_data *data, const gpc_minib
         return st;
     gpc_kernel_set_params(k, t->theta);
     st = gpc_svgp_factor(t->s, k);
-    return st == GPC_OK ? full_bound(t->s, k, data, sl, &r->bound) : st;
+    return st == GPC_OK ? full_bound(t->s, k, data, sl, o->train.comm, &r->bound) : st;
 }

@@ -130,6 +130,21 @@ void gpc_shard_stats_unpack(gpc_shard_stats *st, const double *buf)
     move_stats(st, (double *)buf, -1); /* read only when unpacking */
 }
 
+int gpc_shard_stats_sum(gpc_comm *comm, gpc_shard_stats *st, int rc)
+{
+    rc = gpc_comm_status(comm, rc);
+    if (rc != GPC_OK || gpc_comm_size(comm) == 1)
+        return rc;
+    size_t len = gpc_shard_stats_packed(st);
+    double *buf = gpc_mallocarray(len, sizeof *buf);
+    gpc_shard_stats_pack(st, buf);
+    rc = gpc_comm_sum(comm, buf, len);
+    if (rc == GPC_OK)
+        gpc_shard_stats_unpack(st, buf);
+    free(buf);
+    return rc;
+}
+
 /* The marginals of the b rows, MU and S2 (b x C), from their whitened
  * kernel columns A = L^-1 Kzx (m x b), kxx, M and SA[c] = S_c A:
  *     mu_ic = a_i' m_c,   s2_ic = (kxx_i - a_i'a_i) + a_i' S_c a_i,

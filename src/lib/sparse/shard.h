@@ -24,6 +24,7 @@
 
 #include <gsl/gsl_matrix.h>
 
+#include "base/comm.h"
 #include "kernels/kernel.h"
 
 /* The kernels of the latent functions: 1 (shared) or C (one per class). */
@@ -74,6 +75,11 @@ void gpc_shard_stats_add(gpc_shard_stats *sum, const gpc_shard_stats *part);
 size_t gpc_shard_stats_packed(const gpc_shard_stats *st);
 void gpc_shard_stats_pack(const gpc_shard_stats *st, double *buf);
 void gpc_shard_stats_unpack(gpc_shard_stats *st, const double *buf);
+
+/* st, each process's sums over its own rows (made with status rc), becomes
+ * their sum over the processes, added in process order, on every one; or
+ * the status and message of the first process that failed. */
+int gpc_shard_stats_sum(gpc_comm *comm, gpc_shard_stats *st, int rc);
 
 /* Add the statistics of the rows of Xb (labels yb) to st, at inducing
  * inputs Z, kernel k, the factors L[g] of each kernel's K_ZZ

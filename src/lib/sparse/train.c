@@ -138,23 +138,6 @@ static int all_finite(const double *x, size_t count)
     return 1;
 }
 
-/* The batch's statistics on every process: each sums its share (read
- * status st), and the shares are added in process order. */
-static int sum_shares(gpc_comm *comm, gpc_shard_stats *st, int rc)
-{
-    rc = gpc_comm_status(comm, rc);
-    if (rc != GPC_OK || gpc_comm_size(comm) == 1)
-        return rc;
-    size_t len = gpc_shard_stats_packed(st);
-    double *buf = gpc_mallocarray(len, sizeof *buf);
-    gpc_shard_stats_pack(st, buf);
-    rc = gpc_comm_sum(comm, buf, len);
-    if (rc == GPC_OK)
-        gpc_shard_stats_unpack(st, buf);
-    free(buf);
-    return rc;
-}
-
 /* The bound's estimate and gradient on the batch, of which this process
  * holds the rows Xb (read with status rc): dM, dS (with the S_c^-1 into
  * Sinv), and the gradient in (theta, Z) into g (nparams + m dim). */
@@ -171,7 +154,7 @@ static int batch_gradient(gpc_train *t, const gpc_kernel *k, const gsl_matrix *X
     gsl_matrix_set_zero(&dZ.matrix);
     if (rc == GPC_OK && Xb)
         rc = gpc_shard_add_rows(k, s->Z, s->L, s->M, s->S, Xb, yb, 0, lik.fn, lik.ctx, st);
-    rc = sum_shares(o->comm, st, rc);
+    rc = gpc_shard_stats_sum(o->comm, st, rc);
     if (rc == GPC_OK)
         rc = gpc_bound_eval(k, s->Z, s->L, s->M, s->S, st, scale, bound, dM, dS, Sinv, g,
                             o->fix_inducing ? NULL : &dZ.matrix);
