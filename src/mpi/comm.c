@@ -28,15 +28,22 @@ static int started;
 /* sums go through buffers of at most this many numbers per rank */
 #define SUM_CHUNK ((size_t)1 << 20)
 
-/* A process other than rank 0 that ends with an error waits this long
- * before saying why: an error every rank meets (a usage error, unreadable
- * options) is then said once, by rank 0, whose abort ends the others
- * first; one that only this rank meets is said after the pause. */
-#define QUIET_RANK_PAUSE_NS 500000000L
+/* A process other than rank 0 that ends with an error leaves the message
+ * to rank 0 when the error came through gpc_comm_status (every rank has
+ * it, rank 0 says it); otherwise it waits this long before saying it, so
+ * that an error every rank meets by itself (a usage error, an unreadable
+ * file) is said once, by rank 0, whose abort ends the others first. */
+#define QUIET_RANK_PAUSE_S 2
+static int shared_error;
 
-static void pause_first(void)
+static void before_message(void)
 {
-    struct timespec t = {0, QUIET_RANK_PAUSE_NS};
+    if (shared_error) {
+        FILE *f = freopen("/dev/null", "w", stderr); /* failing, it is said twice */
+        (void)f;
+        return;
+    }
+    struct timespec t = {QUIET_RANK_PAUSE_S, 0};
     nanosleep(&t, NULL);
 }
 
@@ -58,7 +65,7 @@ static void set_up_ranks(void)
         FILE *f = freopen("/dev/null", "w", stdout); /* failing, stdout stays */
         (void)f;
     }
-    gpc_err_set_hooks(world.rank != 0 ? pause_first : NULL, abort_all);
+    gpc_err_set_hooks(world.rank != 0 ? before_message : NULL, abort_all);
 }
 
 static void finish(void)
@@ -121,6 +128,15 @@ int gpc_comm_broadcast(gpc_comm *c, double *buf, size_t n)
     return GPC_OK;
 }
 
+int gpc_comm_broadcast_bytes(gpc_comm *c, void *buf, size_t n)
+{
+    for (size_t at = 0; at < n; at += SUM_CHUNK) {
+        int len = (int)(n - at < SUM_CHUNK ? n - at : SUM_CHUNK);
+        MPI_Bcast((char *)buf + at, len, MPI_BYTE, 0, c->comm);
+    }
+    return GPC_OK;
+}
+
 int gpc_comm_status(gpc_comm *c, int st)
 {
     if (c->size == 1)
@@ -135,11 +151,14 @@ int gpc_comm_status(gpc_comm *c, int st)
     if (first < 0)
         return GPC_OK;
     char msg[MESSAGE_MAX];
+    shared_error = 1;
     if (c->rank == first)
         snprintf(msg, sizeof msg, "%s", gpc_errmsg());
     MPI_Bcast(msg, MESSAGE_MAX, MPI_CHAR, first, c->comm);
     msg[MESSAGE_MAX - 1] = '\0';
-    return c->rank == first ? out : gpc_fail(out, "%s", msg);
+    if (c->rank == first)
+        return out;
+    return first == 0 ? gpc_fail(out, "%s", msg) : gpc_fail(out, "rank %d: %s", first, msg);
 }
 
 int gpc_comm_any(gpc_comm *c, int flag)

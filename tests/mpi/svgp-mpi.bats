@@ -90,6 +90,13 @@ FIT="-M svgp --inducing 12 --batch 50 --epochs 4"
     assert_failure 3
     assert_output --partial "c.ckpt"
     [ ! -e m.txt ] || fail "a model was written"
+    # ranks given other data (one command per rank, MPI's MPMD form)
+    run mpirun --oversubscribe -np 1 "$MPI_BIN/gpc-fit" $FIT -m m.txt Xb.txt yb.txt : \
+        -np 1 "$MPI_BIN/gpc-fit" $FIT -m m.txt X300.txt y300.txt
+    assert_failure 2
+    assert_output --partial "the ranks were given other options or data (cases 400 on rank 0, 300 on rank 1)"
+    [ "$(grep -c 'other options or data' <<< "$output")" -eq 1 ] || fail "$output"
+    [ ! -e m.txt ] || fail "a model was written"
 }
 
 @test "mpi svgp: SIGTERM to every rank (as Slurm stops a job) stops them after the same step; continued on one rank it ends in the uninterrupted model" {

@@ -68,9 +68,12 @@ int main(void)
         st = gpc_fail(GPC_ENUM, "rank %d failed later", me);
     int out = gpc_comm_status(c, st);
     char want[64];
-    snprintf(want, sizeof want, "rank %d cannot read its rows", bad);
+    if (me == bad || bad == 0)
+        snprintf(want, sizeof want, "rank %d cannot read its rows", bad);
+    else
+        snprintf(want, sizeof want, "rank %d: rank %d cannot read its rows", bad, bad);
     check(c, out == GPC_EINPUT && strcmp(gpc_errmsg(), want) == 0,
-          "one rank's failure reaches every rank with its status and message");
+          "one rank's failure reaches every rank with its status and message, naming it");
 
     check(c, gpc_comm_any(c, me == R - 1) == 1 && gpc_comm_any(c, 0) == 0,
           "a flag set on the last rank is seen by all");

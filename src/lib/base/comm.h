@@ -24,8 +24,9 @@ int gpc_comm_size(const gpc_comm *c);
  * status (message set). */
 int gpc_comm_sum(gpc_comm *c, double *buf, size_t n);
 
-/* buf (n doubles) becomes rank 0's on every rank. */
+/* buf (n doubles; n bytes) becomes rank 0's on every rank. */
 int gpc_comm_broadcast(gpc_comm *c, double *buf, size_t n);
+int gpc_comm_broadcast_bytes(gpc_comm *c, void *buf, size_t n);
 
 /* Every rank's status st in; out, on every rank, the status of the first
  * rank (by rank) that failed, with its message, or GPC_OK. */

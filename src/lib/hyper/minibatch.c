@@ -1,6 +1,7 @@
 #include "hyper/minibatch.h"
 
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -214,11 +215,32 @@ static void share_start(gpc_comm *comm, gpc_train *t, gpc_kernel *k)
     gpc_kernel_set_params(k, t->theta);
 }
 
+/* Whether every process has rank 0's options and data (by the settings a
+ * checkpoint keeps, the data's hash among them); if not, the first that
+ * does not says where it differs. */
+static int ranks_agree(gpc_comm *comm, const gpc_checkpoint_settings *mine)
+{
+    if (gpc_comm_size(comm) == 1)
+        return GPC_OK;
+    gpc_checkpoint_settings first = *mine;
+    char what[2400], here[32];
+    gpc_comm_broadcast_bytes(comm, &first, sizeof first);
+    snprintf(here, sizeof here, "on rank %d", gpc_comm_rank(comm));
+    int st = GPC_OK;
+    if (gpc_checkpoint_diff(&first, mine, "on rank 0", here, what, sizeof what))
+        st = gpc_fail(GPC_EUSAGE, "the ranks were given other options or data (%s): give "
+                      "every rank the same command", what);
+    return gpc_comm_status(comm, st);
+}
+
 int gpc_minibatch_fit(gpc_kernel *k, const gpc_train_data *data, const gpc_minibatch_opts *o,
                       gpc_minibatch_result *r)
 {
     memset(r, 0, sizeof *r);
-    int st = gpc_comm_status(o->train.comm, start(k, data->rows, o, r));
+    int st = ranks_agree(o->train.comm, &o->set);
+    if (st != GPC_OK)
+        return st;
+    st = gpc_comm_status(o->train.comm, start(k, data->rows, o, r));
     if (st != GPC_OK) { /* another process may have failed where this one did not */
         gpc_train_free(r->train);
         r->train = NULL;

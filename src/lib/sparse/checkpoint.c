@@ -264,25 +264,21 @@ int gpc_checkpoint_read(const char *path, const gpc_kernel *k, gpc_checkpoint_se
 
 /* ---- comparing ---------------------------------------------------------- */
 
-static int differs(const char *path, const char *what, const char *file, const char *run)
+int gpc_checkpoint_diff(const gpc_checkpoint_settings *a, const gpc_checkpoint_settings *b,
+                        const char *at_a, const char *at_b, char *buf, size_t size)
 {
-    return gpc_fail(GPC_EINPUT, "%s: the checkpoint is of another run (%s %s there, %s "
-                    "here): give the options and data it was written with, or remove it to "
-                    "start afresh", path, what, file, run);
-}
-
-int gpc_checkpoint_same(const char *path, const gpc_checkpoint_settings *file,
-                        const gpc_checkpoint_settings *run)
-{
-    char a[64], b[64];
+    char x[64], y[64];
 #define SAME_STR(field, what)                                                                \
-    if (strcmp(file->field, run->field) != 0)                                                \
-        return differs(path, what, file->field, run->field);
+    if (strcmp(a->field, b->field) != 0) {                                                   \
+        snprintf(buf, size, "%s %s %s, %s %s", what, a->field, at_a, b->field, at_b);        \
+        return 1;                                                                            \
+    }
 #define SAME_NUM(field, what, fmt, cast)                                                     \
-    if (file->field != run->field) {                                                         \
-        snprintf(a, sizeof a, fmt, (cast)file->field);                                       \
-        snprintf(b, sizeof b, fmt, (cast)run->field);                                        \
-        return differs(path, what, a, b);                                                    \
+    if (a->field != b->field) {                                                              \
+        snprintf(x, sizeof x, fmt, (cast)a->field);                                          \
+        snprintf(y, sizeof y, fmt, (cast)b->field);                                          \
+        snprintf(buf, size, "%s %s %s, %s %s", what, x, at_a, y, at_b);                      \
+        return 1;                                                                            \
     }
     SAME_STR(likelihood, "likelihood")
     SAME_STR(kernel, "kernel")
@@ -298,5 +294,15 @@ int gpc_checkpoint_same(const char *path, const gpc_checkpoint_settings *file,
     SAME_NUM(fix_inducing, "fixed inducing inputs", "%d", int)
 #undef SAME_STR
 #undef SAME_NUM
-    return GPC_OK;
+    return 0;
+}
+
+int gpc_checkpoint_same(const char *path, const gpc_checkpoint_settings *file,
+                        const gpc_checkpoint_settings *run)
+{
+    char what[2400];
+    if (!gpc_checkpoint_diff(file, run, "there", "here", what, sizeof what))
+        return GPC_OK;
+    return gpc_fail(GPC_EINPUT, "%s: the checkpoint is of another run (%s): give the options "
+                    "and data it was written with, or remove it to start afresh", path, what);
 }

@@ -69,6 +69,10 @@ int gpc_checkpoint_read(const char *path, const gpc_kernel *k, gpc_checkpoint_se
 /* GPC_OK if a checkpoint's settings (file) are the run's (run), else
  * GPC_EINPUT naming path and the first setting that differs, both values,
  * and what to do. */
+/* Whether settings a and b differ: if so, the first setting that does, as
+ * "WHAT A AT_A, B AT_B" into buf. */
+int gpc_checkpoint_diff(const gpc_checkpoint_settings *a, const gpc_checkpoint_settings *b,
+                        const char *at_a, const char *at_b, char *buf, size_t size);
 int gpc_checkpoint_same(const char *path, const gpc_checkpoint_settings *file,
                         const gpc_checkpoint_settings *run);
 
