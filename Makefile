@@ -122,9 +122,11 @@ check: deps
 	@$(if $(SAN_FLAGS),$(SAN_ENV)) sh tests/run.sh $(UNIT_BIN)
 
 # The MPI build and its tests on 1, 2 and 4 local ranks (oversubscribed
-# where there are fewer cores), with one summary line as make check's.
+# where there are fewer cores), with one summary line as make check's; the
+# plain tools too, which the tests compare with.
 check-mpi:
 	@sh scripts/deps.sh libopenmpi-dev libscalapack-openmpi-dev openmpi-bin
+	@$(MAKE) --no-print-directory all
 	@$(MAKE) --no-print-directory MPI=1 mpi-all
 	@sh tests/mpi/run.sh $(MPI_TESTS)
 mpi-all: $(BINS) $(MPI_TESTS)
