@@ -10,6 +10,8 @@ load ../cli/test_helper
 MPI_BIN="$REPO/bin/mpi"
 
 setup() {
+    require_tools gpc-fit
+    [ -x "$MPI_BIN/gpc-fit" ] || fail "$MPI_BIN/gpc-fit is not built: run make MPI=1"
     common_setup
     export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
     export OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1
