@@ -12,6 +12,7 @@
 #include <stdlib.h>
 
 #include <gsl/gsl_blas.h>
+#include <gsl/gsl_linalg.h>
 #include <gsl/gsl_rng.h>
 
 #include "base/err.h"
@@ -262,6 +263,50 @@ static inline sparse_grad_errors sparse_gradient_errors(sparse_problem *pr)
     e.Z = sparse_diff_worst(pr, pr->Z->data, g.Z->data, pr->Z->size1 * pr->Z->size2, 0);
     sparse_grads_free(pr, &g);
     return e;
+}
+
+/* ---- the dense fit the bound is when nothing is sparse ---------------- */
+
+/* The dense fit's q(f) = N(K nu, (K^-1 + diag(lam))^-1) of one class:
+ * its marginals mu, s2 and KL(q || N(0, K)), in the stable form of Rasmussen & Williams
+ * (3.26-3.29): with R = diag(sqrt(lam)) and B = I + R K R, S = K - K R B^-1
+ * R K and KL = 1/2 (nu' K nu - tr(R B^-1 R K) + log|B|), so K is never
+ * inverted. */
+static inline double dense_q(const gsl_matrix *K, const double *lam, const double *nu, double *mu,
+                             double *s2)
+{
+    size_t n = K->size1;
+    gsl_matrix *B = gsl_matrix_alloc(n, n), *RK = gsl_matrix_alloc(n, n),
+               *BRK = gsl_matrix_alloc(n, n);
+    gsl_vector_const_view nv = gsl_vector_const_view_array(nu, n);
+    gsl_vector_view mv = gsl_vector_view_array(mu, n);
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = 0; j < n; j++) {
+            double rk = sqrt(lam[i]) * gsl_matrix_get(K, i, j);
+            gsl_matrix_set(RK, i, j, rk);
+            gsl_matrix_set(B, i, j, (i == j) + rk * sqrt(lam[j]));
+        }
+    gsl_linalg_cholesky_decomp1(B);
+    gsl_matrix_memcpy(BRK, RK);
+    for (size_t j = 0; j < n; j++) {
+        gsl_vector_view col = gsl_matrix_column(BRK, j);
+        gsl_linalg_cholesky_svx(B, &col.vector);
+    }
+    gsl_blas_dgemv(CblasNoTrans, 1.0, K, &nv.vector, 0.0, &mv.vector);
+    double ldB = 0.0, trace = 0.0, quad;
+    for (size_t i = 0; i < n; i++) {
+        double v = gsl_matrix_get(K, i, i);
+        for (size_t l = 0; l < n; l++) /* (K R B^-1 R K)_ii */
+            v -= gsl_matrix_get(RK, l, i) * gsl_matrix_get(BRK, l, i);
+        s2[i] = v;
+        ldB += 2 * log(gsl_matrix_get(B, i, i));
+        trace += sqrt(lam[i]) * gsl_matrix_get(BRK, i, i);
+    }
+    gsl_blas_ddot(&nv.vector, &mv.vector, &quad);
+    gsl_matrix_free(B);
+    gsl_matrix_free(RK);
+    gsl_matrix_free(BRK);
+    return 0.5 * (quad - trace + ldB);
 }
 
 #endif
