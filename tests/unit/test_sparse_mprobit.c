@@ -319,7 +319,8 @@ static void sparse_predict(sparse_problem *pr, const gsl_matrix *Xs, gsl_matrix 
         double nu2[CMAX];
         for (size_t c = 0; c < C; c++)
             nu2[c] = 1.0 + gsl_matrix_get(var, s, c);
-        gpc_mprobit_probs(rule(pr), gsl_matrix_ptr(mean, s, 0), nu2, gsl_matrix_ptr(prob, s, 0));
+        gpc_mprobit_probs(rule(pr), gsl_matrix_ptr(mean, s, 0), nu2,
+                          gsl_matrix_ptr(prob, s, 0));
     }
     gsl_matrix_free(L);
     gsl_matrix_free(Kzs);
