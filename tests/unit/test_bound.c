@@ -42,121 +42,32 @@ static double lik(const void *ctx, size_t C, double y, const double *mu, const d
     return gaussian_expect(&V, C, y, mu, s2, g, h);
 }
 
-typedef struct {
-    gpc_kernel *k;
-    gsl_matrix *Z, *X, *M, *S[2];
-    double *y, scale;
-    size_t C;
-} problem;
-
-/* The bound of pr, with its gradients where the pointers are not NULL. */
-static double bound(problem *pr, gsl_matrix *dM, gsl_matrix **dS, double *dtheta, gsl_matrix *dZ)
+/* pr with a Gaussian likelihood and its minibatch scale. */
+static sparse_problem problem(size_t C, double scale)
 {
-    return sparse_bound(pr->k, pr->Z, pr->M, pr->S, pr->X, pr->y, lik, NULL, pr->scale, dM, dS,
-                        dtheta, dZ);
-}
-
-/* Random inducing inputs (m), rows and targets (n) of two inputs, and
- * means of q for pr's classes. */
-static void random_rows(gsl_rng *r, problem *pr, size_t m, size_t n)
-{
-    pr->Z = random_matrix(r, m, 2);
-    pr->X = random_matrix(r, n, 2);
-    pr->M = random_matrix(r, pr->C, m);
-    pr->y = malloc(n * sizeof *pr->y);
-    for (size_t i = 0; i < n; i++)
-        pr->y[i] = gsl_rng_uniform(r) - 0.5;
-}
-
-static double *theta;
-/* Fourth-order central difference of the bound in *x and, if x2 is not
- * NULL, *x2 moved with it (a symmetric pair of S). */
-static double diff(problem *pr, double *x, double *x2, int is_theta)
-{
-    static const double step[4] = {-2, -1, 1, 2}, coef[4] = {1, -8, 8, -1};
-    double x0 = *x, h = 1e-4, d = 0.0;
-    for (int i = 0; i < 4; i++) {
-        *x = x0 + step[i] * h;
-        if (x2)
-            *x2 = *x;
-        if (is_theta)
-            gpc_kernel_set_params(pr->k, theta);
-        d += coef[i] * bound(pr, NULL, NULL, NULL, NULL) / (12 * h);
-    }
-    *x = x0;
-    if (x2)
-        *x2 = x0;
-    if (is_theta)
-        gpc_kernel_set_params(pr->k, theta);
-    return d;
+    return (sparse_problem){.C = C, .scale = scale, .lik = lik};
 }
 
 static void check_gradients(gsl_rng *r, const char *spec, double scale)
 {
     size_t m = 4, n = 7, C = 2;
-    problem pr = {.C = C, .scale = scale};
-    gpc_kernel_parse(spec, 2, &pr.k);
-    size_t np = gpc_kernel_nparams(pr.k);
-    theta = malloc(np * sizeof *theta);
-    for (size_t j = 0; j < np; j++)
-        theta[j] = 0.8 * gsl_rng_uniform(r) - 0.6;
-    gpc_kernel_set_params(pr.k, theta);
-    random_rows(r, &pr, m, n);
-    gsl_matrix *dS[2];
-    for (size_t c = 0; c < C; c++) {
-        gsl_matrix *R = random_matrix(r, m, m);
-        pr.S[c] = gsl_matrix_alloc(m, m);
-        dS[c] = gsl_matrix_alloc(m, m);
-        gsl_blas_dgemm(CblasNoTrans, CblasTrans, 0.3, R, R, 0.0, pr.S[c]);
-        for (size_t i = 0; i < m; i++)
-            gsl_matrix_set(pr.S[c], i, i, gsl_matrix_get(pr.S[c], i, i) + 0.2);
-        gsl_matrix_free(R);
-    }
-    gsl_matrix *dM = gsl_matrix_alloc(C, m), *dZ = gsl_matrix_alloc(m, 2);
-    double *dth = malloc(np * sizeof *dth);
-    double e = bound(&pr, dM, dS, dth, dZ);
-    TEST_OK(isfinite(e), "%s (scale %g): the bound is %.6g", spec, scale, e);
-    double wM = 0, wS = 0, wt = 0, wZ = 0;
+    sparse_problem pr = problem(C, scale);
+    sparse_problem_draw(&pr, r, spec, -0.6, m, n);
+    pr.M = random_matrix(r, C, m);
+    pr.y = uniform_targets(r, n);
     for (size_t c = 0; c < C; c++)
-        for (size_t i = 0; i < m; i++) {
-            double d = diff(&pr, pr.M->data + c * pr.M->tda + i, NULL, 0);
-            wM = fmax(wM, fabs(d - gsl_matrix_get(dM, c, i)) / (1 + fabs(d)));
-            for (size_t j = 0; j <= i; j++) {
-                double *a = pr.S[c]->data + i * pr.S[c]->tda + j,
-                       *b = pr.S[c]->data + j * pr.S[c]->tda + i;
-                double ds = diff(&pr, a, i == j ? NULL : b, 0);
-                double want = i == j ? gsl_matrix_get(dS[c], i, i)
-                                     : gsl_matrix_get(dS[c], i, j) + gsl_matrix_get(dS[c], j, i);
-                wS = fmax(wS, fabs(ds - want) / (1 + fabs(ds)));
-            }
-        }
-    for (size_t j = 0; j < np; j++) {
-        double d = diff(&pr, theta + j, NULL, 1);
-        wt = fmax(wt, fabs(d - dth[j]) / (1 + fabs(d)));
-    }
-    for (size_t i = 0; i < m * 2; i++) {
-        double d = diff(&pr, pr.Z->data + i, NULL, 0);
-        wZ = fmax(wZ, fabs(d - dZ->data[i]) / (1 + fabs(d)));
-    }
-    TEST_CLOSE(wM, 0, 0, 1e-7, "%s (scale %g): d bound / d m_c against differences", spec, scale);
-    TEST_CLOSE(wS, 0, 0, 1e-7, "%s (scale %g): d bound / d S_c against differences", spec, scale);
-    TEST_CLOSE(wt, 0, 0, 1e-7, "%s (scale %g): the hyperparameter gradient against differences",
-               spec, scale);
-    TEST_CLOSE(wZ, 0, 0, 1e-7, "%s (scale %g): the gradient in Z against differences", spec,
+        pr.S[c] = random_spd(r, m);
+    sparse_grad_errors w = sparse_gradient_errors(&pr);
+    TEST_OK(isfinite(w.bound), "%s (scale %g): the bound is %.6g", spec, scale, w.bound);
+    TEST_CLOSE(w.M, 0, 0, 1e-7, "%s (scale %g): d bound / d m_c against differences", spec,
                scale);
-    for (size_t c = 0; c < C; c++) {
-        gsl_matrix_free(pr.S[c]);
-        gsl_matrix_free(dS[c]);
-    }
-    gsl_matrix_free(pr.Z);
-    gsl_matrix_free(pr.X);
-    gsl_matrix_free(pr.M);
-    gsl_matrix_free(dM);
-    gsl_matrix_free(dZ);
-    free(pr.y);
-    free(dth);
-    free(theta);
-    gpc_kernel_free(pr.k);
+    TEST_CLOSE(w.S, 0, 0, 1e-7, "%s (scale %g): d bound / d S_c against differences", spec,
+               scale);
+    TEST_CLOSE(w.theta, 0, 0, 1e-7, "%s (scale %g): the hyperparameter gradient against "
+               "differences", spec, scale);
+    TEST_CLOSE(w.Z, 0, 0, 1e-7, "%s (scale %g): the gradient in Z against differences", spec,
+               scale);
+    sparse_problem_free(&pr);
 }
 
 /* Z = X and q at its optimum for the Gaussian likelihood: the bound is the
@@ -164,7 +75,7 @@ static void check_gradients(gsl_rng *r, const char *spec, double scale)
 static void check_exact(gsl_rng *r, const char *spec)
 {
     size_t n = 8;
-    problem pr = {.C = 1, .scale = 1.0};
+    sparse_problem pr = problem(1, 1.0);
     gpc_kernel_parse(spec, 2, &pr.k);
     pr.X = random_matrix(r, n, 2);
     pr.Z = gsl_matrix_alloc(n, 2);
@@ -187,7 +98,7 @@ static void check_exact(gsl_rng *r, const char *spec)
     gsl_blas_dgemv(CblasTrans, 1.0 / V, L, &yv.vector, 0.0, Ly);
     gsl_blas_dgemv(CblasNoTrans, 1.0, A, Ly, 0.0, &mrow.vector);
     gsl_matrix *dM = gsl_matrix_alloc(1, n), *dS[1] = {gsl_matrix_alloc(n, n)};
-    double e = bound(&pr, dM, dS, NULL, NULL);
+    double e = sparse_problem_bound(&pr, dM, dS, NULL, NULL);
     /* log N(y | 0, K + V I) */
     gpc_kernel_matrix(pr.k, pr.X, K);
     for (size_t i = 0; i < n; i++)
@@ -211,97 +122,56 @@ static void check_exact(gsl_rng *r, const char *spec)
     }
     TEST_CLOSE(g, 0, 0, 1e-8, "%s, Z = X: the gradient in q vanishes at its optimum", spec);
     gsl_matrix_free(L);
-    gsl_matrix_free(A);
     gsl_matrix_free(K);
-    gsl_matrix_free(pr.X);
-    gsl_matrix_free(pr.Z);
-    gsl_matrix_free(pr.M);
     gsl_matrix_free(dM);
     gsl_matrix_free(dS[0]);
     gsl_vector_free(Ly);
     gsl_vector_free(a);
-    free(pr.y);
-    gpc_kernel_free(pr.k);
-}
-
-/* One natural step of size rho for each class of pr. */
-static int natural_step(problem *pr, double rho)
-{
-    size_t m = pr->Z->size1;
-    gsl_matrix *dM = gsl_matrix_alloc(pr->C, m), *dS[2];
-    for (size_t c = 0; c < pr->C; c++)
-        dS[c] = gsl_matrix_alloc(m, m);
-    bound(pr, dM, dS, NULL, NULL);
-    int rc = GPC_OK;
-    for (size_t c = 0; c < pr->C && rc == GPC_OK; c++) {
-        gsl_vector_view mc = gsl_matrix_row(pr->M, c), dmc = gsl_matrix_row(dM, c);
-        rc = gpc_natgrad_step(&mc.vector, pr->S[c], NULL, &dmc.vector, dS[c], rho);
-    }
-    for (size_t c = 0; c < pr->C; c++)
-        gsl_matrix_free(dS[c]);
-    gsl_matrix_free(dM);
-    return rc;
+    sparse_problem_free(&pr); /* and A, its S[0] */
 }
 
 /* The largest |gradient| in q. */
-static double q_gradient(problem *pr)
+static double q_gradient(sparse_problem *pr)
 {
-    size_t m = pr->Z->size1;
-    gsl_matrix *dM = gsl_matrix_alloc(pr->C, m), *dS[2];
-    for (size_t c = 0; c < pr->C; c++)
-        dS[c] = gsl_matrix_alloc(m, m);
-    bound(pr, dM, dS, NULL, NULL);
-    double g = 0.0;
-    for (size_t i = 0; i < pr->C * m; i++)
-        g = fmax(g, fabs(dM->data[i]));
-    for (size_t c = 0; c < pr->C; c++) {
-        for (size_t i = 0; i < m * m; i++)
-            g = fmax(g, fabs(dS[c]->data[i]));
-        gsl_matrix_free(dS[c]);
-    }
-    gsl_matrix_free(dM);
-    return g;
+    sparse_grads g = sparse_grads_alloc(pr);
+    sparse_problem_bound(pr, g.M, g.S, NULL, NULL);
+    double w = sparse_q_gradient(pr, &g);
+    sparse_grads_free(pr, &g);
+    return w;
 }
 
 static void check_natgrad(gsl_rng *r, size_t m)
 {
     size_t n = 9;
-    problem pr = {.C = 2, .scale = 1.0};
+    sparse_problem pr = problem(2, 1.0);
     gpc_kernel_parse("matern52ard", 2, &pr.k);
     pr.X = random_matrix(r, n, 2);
     pr.Z = gsl_matrix_alloc(m, 2);
     gsl_matrix_view top = gsl_matrix_submatrix(pr.X, 0, 0, m, 2);
     gsl_matrix_memcpy(pr.Z, &top.matrix); /* Z = the first m training inputs */
     pr.M = random_matrix(r, 2, m);
-    pr.y = malloc(n * sizeof *pr.y);
-    for (size_t i = 0; i < n; i++)
-        pr.y[i] = gsl_rng_uniform(r) - 0.5;
+    pr.y = uniform_targets(r, n);
     for (size_t c = 0; c < 2; c++) {
         pr.S[c] = gsl_matrix_alloc(m, m);
         gsl_matrix_set_identity(pr.S[c]);
     }
-    double before = bound(&pr, NULL, NULL, NULL, NULL);
-    TEST_OK(natural_step(&pr, 0.1) == GPC_OK && bound(&pr, NULL, NULL, NULL, NULL) > before,
+    double before = sparse_problem_bound(&pr, NULL, NULL, NULL, NULL);
+    TEST_OK(sparse_natural_step(&pr, 0.1, NULL) == GPC_OK &&
+                sparse_problem_bound(&pr, NULL, NULL, NULL, NULL) > before,
             "m = %zu: a natural step of 0.1 raises the bound", m);
     gsl_matrix *M0 = gsl_matrix_alloc(2, m), *S0 = gsl_matrix_alloc(m, m);
     gsl_matrix_memcpy(M0, pr.M);
     gsl_matrix_memcpy(S0, pr.S[0]);
-    int rc = natural_step(&pr, -50.0);
+    int rc = sparse_natural_step(&pr, -50.0, NULL);
     TEST_OK(rc == GPC_ENUM && gsl_matrix_equal(M0, pr.M) && gsl_matrix_equal(S0, pr.S[0]),
             "m = %zu: a step that leaves the precision indefinite is refused, q unchanged: %s", m,
             gpc_errmsg());
-    TEST_OK(natural_step(&pr, 1.0) == GPC_OK, "m = %zu: a natural step of 1", m);
+    TEST_OK(sparse_natural_step(&pr, 1.0, NULL) == GPC_OK, "m = %zu: a natural step of 1", m);
     TEST_CLOSE(q_gradient(&pr), 0, 0, 1e-9, "m = %zu: one natural step of 1 lands on q's "
                "optimum (Gaussian likelihood)", m);
     gsl_matrix_free(M0);
     gsl_matrix_free(S0);
-    for (size_t c = 0; c < 2; c++)
-        gsl_matrix_free(pr.S[c]);
-    gsl_matrix_free(pr.X);
-    gsl_matrix_free(pr.Z);
-    gsl_matrix_free(pr.M);
-    free(pr.y);
-    gpc_kernel_free(pr.k);
+    sparse_problem_free(&pr);
 }
 
 /* A kernel per class whose two copies hold the same hyperparameters is the
@@ -312,61 +182,46 @@ static void check_copies(gsl_rng *r, const char *spec)
     size_t m = 4, n = 7, C = 2;
     char per[256];
     snprintf(per, sizeof per, "%s:per-class=2", spec);
-    problem sh = {.C = C, .scale = 2.0}, pc;
-    gpc_kernel_parse(spec, 2, &sh.k);
+    sparse_problem sh = problem(C, 2.0), pc;
+    sparse_problem_draw(&sh, r, spec, -0.6, m, n);
     size_t np = gpc_kernel_nparams(sh.k);
-    double *th = malloc(2 * np * sizeof *th), *g1 = malloc(np * sizeof *g1),
-           *g2 = malloc(2 * np * sizeof *g2);
-    for (size_t j = 0; j < np; j++)
-        th[j] = th[np + j] = 0.8 * gsl_rng_uniform(r) - 0.6;
-    gpc_kernel_set_params(sh.k, th);
-    random_rows(r, &sh, m, n);
-    gsl_matrix *dS1[2], *dS2[2], *dM1 = gsl_matrix_alloc(C, m), *dM2 = gsl_matrix_alloc(C, m),
-               *dZ1 = gsl_matrix_alloc(m, 2), *dZ2 = gsl_matrix_alloc(m, 2);
+    sh.M = random_matrix(r, C, m);
+    sh.y = uniform_targets(r, n);
     for (size_t c = 0; c < C; c++) {
         sh.S[c] = gsl_matrix_alloc(m, m);
         gsl_matrix_set_identity(sh.S[c]);
         gsl_matrix_scale(sh.S[c], 0.5 + 0.3 * c);
-        dS1[c] = gsl_matrix_alloc(m, m);
-        dS2[c] = gsl_matrix_alloc(m, m);
     }
     pc = sh;
     gpc_kernel_parse(per, 2, &pc.k);
-    gpc_kernel_set_params(pc.k, th);
-    double e1 = bound(&sh, dM1, dS1, g1, dZ1), e2 = bound(&pc, dM2, dS2, g2, dZ2);
+    pc.theta = malloc(2 * np * sizeof *pc.theta);
+    for (size_t j = 0; j < np; j++)
+        pc.theta[j] = pc.theta[np + j] = sh.theta[j];
+    gpc_kernel_set_params(pc.k, pc.theta);
+    sparse_grads g1 = sparse_grads_alloc(&sh), g2 = sparse_grads_alloc(&pc);
+    double e1 = sparse_problem_bound(&sh, g1.M, g1.S, g1.theta, g1.Z),
+           e2 = sparse_problem_bound(&pc, g2.M, g2.S, g2.theta, g2.Z);
     double wq = 0.0, wt = 0.0;
     for (size_t i = 0; i < C * m; i++)
-        wq = fmax(wq, fabs(dM1->data[i] - dM2->data[i]));
+        wq = fmax(wq, fabs(g1.M->data[i] - g2.M->data[i]));
     for (size_t c = 0; c < C; c++)
         for (size_t i = 0; i < m * m; i++)
-            wq = fmax(wq, fabs(dS1[c]->data[i] - dS2[c]->data[i]));
+            wq = fmax(wq, fabs(g1.S[c]->data[i] - g2.S[c]->data[i]));
     for (size_t i = 0; i < m * 2; i++)
-        wq = fmax(wq, fabs(dZ1->data[i] - dZ2->data[i]));
+        wq = fmax(wq, fabs(g1.Z->data[i] - g2.Z->data[i]));
     for (size_t j = 0; j < np; j++)
-        wt = fmax(wt, fabs(g1[j] - (g2[j] + g2[np + j])) / (1 + fabs(g1[j])));
+        wt = fmax(wt, fabs(g1.theta[j] - (g2.theta[j] + g2.theta[np + j])) /
+                          (1 + fabs(g1.theta[j])));
     TEST_CLOSE(e2, e1, 1e-13, 0, "%s with two equal copies: the shared kernel's bound %.10g",
                per, e1);
     TEST_CLOSE(wq, 0, 0, 1e-12, "%s with two equal copies: the shared gradients in q and Z", per);
     TEST_CLOSE(wt, 0, 0, 1e-12, "%s with two equal copies: the classes' hyperparameter "
                "gradients sum to the shared one's", per);
-    for (size_t c = 0; c < C; c++) {
-        gsl_matrix_free(sh.S[c]);
-        gsl_matrix_free(dS1[c]);
-        gsl_matrix_free(dS2[c]);
-    }
-    gsl_matrix_free(sh.Z);
-    gsl_matrix_free(sh.X);
-    gsl_matrix_free(sh.M);
-    gsl_matrix_free(dM1);
-    gsl_matrix_free(dM2);
-    gsl_matrix_free(dZ1);
-    gsl_matrix_free(dZ2);
-    free(sh.y);
-    free(th);
-    free(g1);
-    free(g2);
-    gpc_kernel_free(sh.k);
+    sparse_grads_free(&sh, &g1);
+    sparse_grads_free(&pc, &g2);
+    free(pc.theta);
     gpc_kernel_free(pc.k);
+    sparse_problem_free(&sh);
 }
 
 int main(void)

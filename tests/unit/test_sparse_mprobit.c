@@ -39,65 +39,24 @@
 
 #define CMAX 5
 
-typedef struct {
-    gpc_kernel *k;
-    gsl_matrix *Z, *X, *M, *S[CMAX];
-    double *y;
-    size_t C;
-    gpc_shard_mprobit mp;
-} problem;
-
-/* The bound of pr, with its gradients where the pointers are not NULL. */
-static double bound(problem *pr, gsl_matrix *dM, gsl_matrix **dS, double *dtheta, gsl_matrix *dZ)
+/* A problem of C classes with the multinomial probit, its context mp
+ * given a rule for C classes. */
+static sparse_problem problem(gpc_shard_mprobit *mp, size_t C)
 {
-    return sparse_bound(pr->k, pr->Z, pr->M, pr->S, pr->X, pr->y, gpc_shard_mprobit_lik, &pr->mp,
-                        1.0, dM, dS, dtheta, dZ);
+    mp->rule = gpc_mprobit_rule_alloc(C);
+    return (sparse_problem){.C = C, .lik = gpc_shard_mprobit_lik, .ctx = mp};
 }
 
-/* One natural step of size rho for every class of pr, all from the
- * gradient at the same q (as -M vb updates every class from one ybar);
- * *elbo is the bound before the step. */
-static int natural_step(problem *pr, double rho, double *elbo)
+/* The rule of pr's likelihood. */
+static gpc_mprobit_rule *rule(const sparse_problem *pr)
 {
-    size_t m = pr->Z->size1;
-    gsl_matrix *dM = gsl_matrix_alloc(pr->C, m), *dS[CMAX];
-    for (size_t c = 0; c < pr->C; c++)
-        dS[c] = gsl_matrix_alloc(m, m);
-    double e = bound(pr, dM, dS, NULL, NULL);
-    if (elbo)
-        *elbo = e;
-    int rc = isfinite(e) ? GPC_OK : GPC_ENUM;
-    for (size_t c = 0; c < pr->C && rc == GPC_OK; c++) {
-        gsl_vector_view mc = gsl_matrix_row(pr->M, c), dmc = gsl_matrix_row(dM, c);
-        rc = gpc_natgrad_step(&mc.vector, pr->S[c], NULL, &dmc.vector, dS[c], rho);
-    }
-    for (size_t c = 0; c < pr->C; c++)
-        gsl_matrix_free(dS[c]);
-    gsl_matrix_free(dM);
-    return rc;
+    return ((const gpc_shard_mprobit *)pr->ctx)->rule;
 }
 
-static void problem_free(problem *pr)
+static void problem_free(sparse_problem *pr)
 {
-    for (size_t c = 0; c < pr->C; c++)
-        gsl_matrix_free(pr->S[c]);
-    gsl_matrix_free(pr->Z);
-    gsl_matrix_free(pr->X);
-    gsl_matrix_free(pr->M);
-    free(pr->y);
-    gpc_mprobit_rule_free(pr->mp.rule);
-    gpc_kernel_free(pr->k);
-}
-
-/* A random symmetric positive definite m x m matrix. */
-static gsl_matrix *random_spd(gsl_rng *r, size_t m)
-{
-    gsl_matrix *R = random_matrix(r, m, m), *S = gsl_matrix_alloc(m, m);
-    gsl_blas_dgemm(CblasNoTrans, CblasTrans, 0.3, R, R, 0.0, S);
-    for (size_t i = 0; i < m; i++)
-        gsl_matrix_set(S, i, i, gsl_matrix_get(S, i, i) + 0.2);
-    gsl_matrix_free(R);
-    return S;
+    gpc_mprobit_rule_free(rule(pr));
+    sparse_problem_free(pr);
 }
 
 /* ---- one case ----------------------------------------------------------- */
@@ -194,91 +153,26 @@ static void check_bad_label(gsl_rng *r)
 
 /* ---- the bound's gradients ---------------------------------------------- */
 
-static double *theta;
-
-/* Fourth-order central difference of the bound in *x and, if x2 is not
- * NULL, *x2 moved with it (a symmetric pair of S). */
-static double diff(problem *pr, double *x, double *x2, int is_theta)
-{
-    static const double step[4] = {-2, -1, 1, 2}, coef[4] = {1, -8, 8, -1};
-    double x0 = *x, h = 1e-4, d = 0.0;
-    for (int i = 0; i < 4; i++) {
-        *x = x0 + step[i] * h;
-        if (x2)
-            *x2 = *x;
-        if (is_theta)
-            gpc_kernel_set_params(pr->k, theta);
-        d += coef[i] * bound(pr, NULL, NULL, NULL, NULL) / (12 * h);
-    }
-    *x = x0;
-    if (x2)
-        *x2 = x0;
-    if (is_theta)
-        gpc_kernel_set_params(pr->k, theta);
-    return d;
-}
-
 static void check_gradients(gsl_rng *r, const char *spec, size_t C)
 {
     size_t m = 4, n = 7;
-    problem pr = {.C = C, .mp = {gpc_mprobit_rule_alloc(C)}};
-    gpc_kernel_parse(spec, 2, &pr.k);
-    size_t np = gpc_kernel_nparams(pr.k);
-    theta = malloc(np * sizeof *theta);
-    for (size_t j = 0; j < np; j++)
-        theta[j] = 0.8 * gsl_rng_uniform(r) - 0.6;
-    gpc_kernel_set_params(pr.k, theta);
-    pr.Z = random_matrix(r, m, 2);
-    pr.X = random_matrix(r, n, 2);
+    gpc_shard_mprobit mp;
+    sparse_problem pr = problem(&mp, C);
+    sparse_problem_draw(&pr, r, spec, -0.6, m, n);
     pr.M = random_matrix(r, C, m);
-    pr.y = malloc(n * sizeof *pr.y);
-    for (size_t i = 0; i < n; i++)
-        pr.y[i] = (double)gsl_rng_uniform_int(r, C);
-    gsl_matrix *dS[CMAX];
-    for (size_t c = 0; c < C; c++) {
+    pr.y = uniform_labels(r, n, C);
+    for (size_t c = 0; c < C; c++)
         pr.S[c] = random_spd(r, m);
-        dS[c] = gsl_matrix_alloc(m, m);
-    }
-    gsl_matrix *dM = gsl_matrix_alloc(C, m), *dZ = gsl_matrix_alloc(m, 2);
-    double *dth = malloc(np * sizeof *dth);
-    double e = bound(&pr, dM, dS, dth, dZ);
-    TEST_OK(isfinite(e), "%s, C = %zu: the bound is %.6g", spec, C, e);
-    double wM = 0, wS = 0, wt = 0, wZ = 0;
-    for (size_t c = 0; c < C; c++)
-        for (size_t i = 0; i < m; i++) {
-            double d = diff(&pr, pr.M->data + c * pr.M->tda + i, NULL, 0);
-            wM = fmax(wM, fabs(d - gsl_matrix_get(dM, c, i)) / (1 + fabs(d)));
-            for (size_t j = 0; j <= i; j++) {
-                double *a = pr.S[c]->data + i * pr.S[c]->tda + j,
-                       *b = pr.S[c]->data + j * pr.S[c]->tda + i;
-                double ds = diff(&pr, a, i == j ? NULL : b, 0);
-                double want = i == j ? gsl_matrix_get(dS[c], i, i)
-                                     : gsl_matrix_get(dS[c], i, j) + gsl_matrix_get(dS[c], j, i);
-                wS = fmax(wS, fabs(ds - want) / (1 + fabs(ds)));
-            }
-        }
-    for (size_t j = 0; j < np; j++) {
-        double d = diff(&pr, theta + j, NULL, 1);
-        wt = fmax(wt, fabs(d - dth[j]) / (1 + fabs(d)));
-    }
-    for (size_t i = 0; i < m * 2; i++) {
-        double d = diff(&pr, pr.Z->data + i, NULL, 0);
-        wZ = fmax(wZ, fabs(d - dZ->data[i]) / (1 + fabs(d)));
-    }
-    TEST_CLOSE(wM, 0, 0, 1e-7, "%s, C = %zu: d bound / d m_c against differences (%.1e)", spec,
-               C, wM);
-    TEST_CLOSE(wS, 0, 0, 1e-7, "%s, C = %zu: d bound / d S_c against differences (%.1e)", spec,
-               C, wS);
-    TEST_CLOSE(wt, 0, 0, 1e-7, "%s, C = %zu: the hyperparameter gradient against differences "
-               "(%.1e)", spec, C, wt);
-    TEST_CLOSE(wZ, 0, 0, 1e-7, "%s, C = %zu: the gradient in Z against differences (%.1e)", spec,
-               C, wZ);
-    for (size_t c = 0; c < C; c++)
-        gsl_matrix_free(dS[c]);
-    gsl_matrix_free(dM);
-    gsl_matrix_free(dZ);
-    free(dth);
-    free(theta);
+    sparse_grad_errors e = sparse_gradient_errors(&pr);
+    TEST_OK(isfinite(e.bound), "%s, C = %zu: the bound is %.6g", spec, C, e.bound);
+    TEST_CLOSE(e.M, 0, 0, 1e-7, "%s, C = %zu: d bound / d m_c against differences (%.1e)", spec,
+               C, e.M);
+    TEST_CLOSE(e.S, 0, 0, 1e-7, "%s, C = %zu: d bound / d S_c against differences (%.1e)", spec,
+               C, e.S);
+    TEST_CLOSE(e.theta, 0, 0, 1e-7, "%s, C = %zu: the hyperparameter gradient against "
+               "differences (%.1e)", spec, C, e.theta);
+    TEST_CLOSE(e.Z, 0, 0, 1e-7, "%s, C = %zu: the gradient in Z against differences (%.1e)",
+               spec, C, e.Z);
     problem_free(&pr);
 }
 
@@ -288,7 +182,7 @@ static void check_gradients(gsl_rng *r, const char *spec, size_t C)
  * apart from the shard and the bound: with B = L^-1 Kzx (m x n), the
  * precision is I + B B' for every class and S^-1 m_c = B ybar_c, ybar the
  * cases' E[y | cone] at their marginals under q. */
-static void closed_form(problem *pr, gsl_matrix *Mnew, gsl_matrix *Snew)
+static void closed_form(sparse_problem *pr, gsl_matrix *Mnew, gsl_matrix *Snew)
 {
     size_t m = pr->Z->size1, n = pr->X->size1, C = pr->C;
     gsl_matrix *L = gsl_matrix_alloc(m, m), *B = gsl_matrix_alloc(m, n),
@@ -306,7 +200,7 @@ static void closed_form(problem *pr, gsl_matrix *Mnew, gsl_matrix *Snew)
             gpc_inducing_marginal(L, &ki.vector, gsl_vector_get(kxx, i), &mc.vector, pr->S[c],
                                   mu + c, &s2);
         }
-        gpc_mprobit_case(pr->mp.rule, (size_t)pr->y[i], mu, yb);
+        gpc_mprobit_case(rule(pr), (size_t)pr->y[i], mu, yb);
         for (size_t c = 0; c < C; c++)
             gsl_matrix_set(Ybar, c, i, yb[c]);
     }
@@ -330,7 +224,7 @@ static void closed_form(problem *pr, gsl_matrix *Mnew, gsl_matrix *Snew)
 
 /* The largest difference of pr's q from (M, S) (S the same for every
  * class), relative to 1 + the entry's size. */
-static double q_distance(const problem *pr, const gsl_matrix *M, const gsl_matrix *S)
+static double q_distance(const sparse_problem *pr, const gsl_matrix *M, const gsl_matrix *S)
 {
     size_t m = M->size2;
     double w = 0.0;
@@ -349,7 +243,8 @@ static double q_distance(const problem *pr, const gsl_matrix *M, const gsl_matri
 static void check_closed_form(gsl_rng *r, size_t m, size_t C)
 {
     size_t n = 15;
-    problem pr = {.C = C, .mp = {gpc_mprobit_rule_alloc(C)}};
+    gpc_shard_mprobit mp;
+    sparse_problem pr = problem(&mp, C);
     gpc_kernel_parse("matern52ard", 2, &pr.k);
     double th[3] = {0.3, 0.5, -0.2};
     gpc_kernel_set_params(pr.k, th);
@@ -358,21 +253,19 @@ static void check_closed_form(gsl_rng *r, size_t m, size_t C)
     gsl_matrix_view top = gsl_matrix_submatrix(pr.X, 0, 0, m, 2);
     gsl_matrix_memcpy(pr.Z, &top.matrix); /* Z = the first m training inputs */
     pr.M = random_matrix(r, C, m);
-    pr.y = malloc(n * sizeof *pr.y);
-    for (size_t i = 0; i < n; i++)
-        pr.y[i] = (double)gsl_rng_uniform_int(r, C);
+    pr.y = uniform_labels(r, n, C);
     for (size_t c = 0; c < C; c++)
         pr.S[c] = random_spd(r, m);
     gsl_matrix *M1 = gsl_matrix_alloc(C, m), *S1 = gsl_matrix_alloc(m, m),
                *M2 = gsl_matrix_alloc(C, m), *S2 = gsl_matrix_alloc(m, m);
     closed_form(&pr, M1, S1);
-    int rc = natural_step(&pr, 1.0, NULL);
+    int rc = sparse_natural_step(&pr, 1.0, NULL);
     double d1 = q_distance(&pr, M1, S1);
     TEST_OK(rc == GPC_OK, "m = %zu, C = %zu: a natural step of 1 from a random q", m, C);
     TEST_CLOSE(d1, 0, 0, 1e-10, "m = %zu, C = %zu: it is the closed-form update of q(F) given "
                "q(Y) (largest difference %.1e)", m, C, d1);
     closed_form(&pr, M2, S2);
-    rc = natural_step(&pr, 1.0, NULL);
+    rc = sparse_natural_step(&pr, 1.0, NULL);
     double dS = 0.0, d2 = q_distance(&pr, M2, S2);
     for (size_t c = 0; c < C; c++)
         for (size_t i = 0; i < m * m; i++)
@@ -401,7 +294,7 @@ static void check_closed_form(gsl_rng *r, size_t m, size_t C)
  * and its latent means and variances there: with a = L^-1 k, mu = a'm_c and
  * s2 = (kxx - a'a) + a'S_c a per class, the probability with the latent variance added to the auxiliary
  * values' unit one. */
-static void sparse_predict(problem *pr, const gsl_matrix *Xs, gsl_matrix *mean,
+static void sparse_predict(sparse_problem *pr, const gsl_matrix *Xs, gsl_matrix *mean,
                            gsl_matrix *var, gsl_matrix *prob)
 {
     size_t m = pr->Z->size1, C = pr->C, ns = Xs->size1;
@@ -426,7 +319,8 @@ static void sparse_predict(problem *pr, const gsl_matrix *Xs, gsl_matrix *mean,
         double nu2[CMAX];
         for (size_t c = 0; c < C; c++)
             nu2[c] = 1.0 + gsl_matrix_get(var, s, c);
-        gpc_mprobit_probs(pr->mp.rule, gsl_matrix_ptr(mean, s, 0), nu2, gsl_matrix_ptr(prob, s, 0));
+        gpc_mprobit_probs(rule(pr), gsl_matrix_ptr(mean, s, 0), nu2,
+                          gsl_matrix_ptr(prob, s, 0));
     }
     gsl_matrix_free(L);
     gsl_matrix_free(Kzs);
@@ -439,7 +333,9 @@ static void check_dense(gsl_rng *r, size_t C, size_t n, double v0, double w)
     gsl_matrix *X;
     size_t *cls;
     multiclass_problem(r, n, 2, C, 0.6, &X, &cls);
-    problem pr = {.C = C, .X = X, .mp = {gpc_mprobit_rule_alloc(C)}};
+    gpc_shard_mprobit mp;
+    sparse_problem pr = problem(&mp, C);
+    pr.X = X;
     gpc_kernel_parse("se", 2, &pr.k);
     np = gpc_kernel_nparams(pr.k);
     double th[2] = {log(v0), log(w)};
@@ -472,7 +368,7 @@ static void check_dense(gsl_rng *r, size_t C, size_t n, double v0, double w)
     int steps = 0;
     while (move > MOVE_TOL && steps < STEPS_MAX) {
         gsl_matrix_memcpy(prev, pr.M);
-        if (natural_step(&pr, 1.0, &elbo) != GPC_OK)
+        if (sparse_natural_step(&pr, 1.0, &elbo) != GPC_OK)
             break;
         steps++;
         move = 0.0;
@@ -482,7 +378,7 @@ static void check_dense(gsl_rng *r, size_t C, size_t n, double v0, double w)
     TEST_OK(move <= MOVE_TOL, "C = %zu: m moves by %.1e after %d natural steps of 1", C, move,
             steps);
     double sgrad[2];
-    elbo = bound(&pr, NULL, NULL, sgrad, NULL);
+    elbo = sparse_problem_bound(&pr, NULL, NULL, sgrad, NULL);
     TEST_CLOSE(elbo, dense, 1e-8, 0, "C = %zu, Z = X: the sparse bound at its optimum is -M vb's "
                "(%.12g against %.12g, relative %.1e)", C, elbo, dense, fabs(elbo / dense - 1));
     double wg = 0.0;

@@ -37,48 +37,6 @@
 
 /* ---- the dense fit ------------------------------------------------------ */
 
-/* One class's q(f_c) = N(K nu, (K^-1 + diag(lam))^-1): its marginals mu,
- * s2 and KL(q || N(0, K)), in the stable form of Rasmussen & Williams
- * (3.26-3.29): with R = diag(sqrt(lam)) and B = I + R K R, S = K - K R B^-1
- * R K and KL = 1/2 (nu' K nu - tr(R B^-1 R K) + log|B|), so K is never
- * inverted. */
-static double dense_class(const gsl_matrix *K, const double *lam, const double *nu, double *mu,
-                          double *s2)
-{
-    size_t n = K->size1;
-    gsl_matrix *B = gsl_matrix_alloc(n, n), *RK = gsl_matrix_alloc(n, n),
-               *BRK = gsl_matrix_alloc(n, n);
-    gsl_vector_const_view nv = gsl_vector_const_view_array(nu, n);
-    gsl_vector_view mv = gsl_vector_view_array(mu, n);
-    for (size_t i = 0; i < n; i++)
-        for (size_t j = 0; j < n; j++) {
-            double rk = sqrt(lam[i]) * gsl_matrix_get(K, i, j);
-            gsl_matrix_set(RK, i, j, rk);
-            gsl_matrix_set(B, i, j, (i == j) + rk * sqrt(lam[j]));
-        }
-    gsl_linalg_cholesky_decomp1(B);
-    gsl_matrix_memcpy(BRK, RK);
-    for (size_t j = 0; j < n; j++) {
-        gsl_vector_view col = gsl_matrix_column(BRK, j);
-        gsl_linalg_cholesky_svx(B, &col.vector);
-    }
-    gsl_blas_dgemv(CblasNoTrans, 1.0, K, &nv.vector, 0.0, &mv.vector);
-    double ldB = 0.0, trace = 0.0, quad;
-    for (size_t i = 0; i < n; i++) {
-        double v = gsl_matrix_get(K, i, i);
-        for (size_t l = 0; l < n; l++) /* (K R B^-1 R K)_ii */
-            v -= gsl_matrix_get(RK, l, i) * gsl_matrix_get(BRK, l, i);
-        s2[i] = v;
-        ldB += 2 * log(gsl_matrix_get(B, i, i));
-        trace += sqrt(lam[i]) * gsl_matrix_get(BRK, i, i);
-    }
-    gsl_blas_ddot(&nv.vector, &mv.vector, &quad);
-    gsl_matrix_free(B);
-    gsl_matrix_free(RK);
-    gsl_matrix_free(BRK);
-    return 0.5 * (quad - trace + ldB);
-}
-
 #define DAMP 0.3
 
 /* The dense fit's bound (NaN if the fixed point did not settle); mu and s2
@@ -93,7 +51,7 @@ static double dense_fit(gpc_lse_work *w, const gsl_matrix *K, const double *y, d
     for (int it = 0; it < 20000; it++) {
         kl = 0.0;
         for (size_t c = 0; c < NC; c++) {
-            kl += dense_class(K, lam + c * n, nu + c * n, cm, cs);
+            kl += dense_q(K, lam + c * n, nu + c * n, cm, cs);
             for (size_t i = 0; i < n; i++) {
                 mu[i * NC + c] = cm[i];
                 s2[i * NC + c] = cs[i];
@@ -127,18 +85,10 @@ static double dense_fit(gpc_lse_work *w, const gsl_matrix *K, const double *y, d
 
 /* ---- the sparse bound --------------------------------------------------- */
 
-typedef struct {
-    gpc_kernel *k;
-    gsl_matrix *Z, *X, *M, *S[NC];
-    double *y;
-    gpc_lse_work *w;
-} problem;
-
-/* The bound at pr, with its gradients where the pointers are not NULL. */
-static double bound(problem *pr, gsl_matrix *dM, gsl_matrix **dS, double *dtheta, gsl_matrix *dZ)
+/* A problem of NC classes with the softmax likelihood, w its work. */
+static sparse_problem problem(gpc_lse_work *w)
 {
-    return sparse_bound(pr->k, pr->Z, pr->M, pr->S, pr->X, pr->y, gpc_shard_softmax_lik, pr->w,
-                        1.0, dM, dS, dtheta, dZ);
+    return (sparse_problem){.C = NC, .lik = gpc_shard_softmax_lik, .ctx = w};
 }
 
 /* Labels 0 .. NC - 1 from the inputs: the largest of three directions, with
@@ -164,52 +114,41 @@ static double *labels(gsl_rng *r, const gsl_matrix *X)
 /* Natural steps of size rho on every class from the prior, rho halved while
  * a step would leave a precision indefinite, until the gradient in q is
  * below tol; the number of steps, or -1. */
-static int iterate_q(problem *pr, double rho, double tol, double *elbo, double *grad)
+static int iterate_q(sparse_problem *pr, double rho, double tol, double *elbo, double *grad)
 {
-    size_t m = pr->Z->size1;
-    gsl_matrix *dM = gsl_matrix_alloc(NC, m), *dS[NC];
-    for (size_t c = 0; c < NC; c++)
-        dS[c] = gsl_matrix_alloc(m, m);
+    sparse_grads g = sparse_grads_alloc(pr);
     int steps = -1;
     for (int it = 0; it < 2000; it++) {
-        *elbo = bound(pr, dM, dS, NULL, NULL);
-        double g = 0.0;
-        for (size_t i = 0; i < NC * m; i++)
-            g = fmax(g, fabs(dM->data[i]));
-        for (size_t c = 0; c < NC; c++)
-            for (size_t i = 0; i < m * m; i++)
-                g = fmax(g, fabs(dS[c]->data[i]));
-        *grad = g;
-        if (g < tol) {
+        *elbo = sparse_problem_bound(pr, g.M, g.S, NULL, NULL);
+        *grad = sparse_q_gradient(pr, &g);
+        if (*grad < tol) {
             steps = it;
             break;
         }
         for (size_t c = 0; c < NC; c++) {
-            gsl_vector_view mc = gsl_matrix_row(pr->M, c), dmc = gsl_matrix_row(dM, c);
+            gsl_vector_view mc = gsl_matrix_row(pr->M, c), dmc = gsl_matrix_row(g.M, c);
             for (double r = rho; r > 1e-6; r /= 2)
-                if (gpc_natgrad_step(&mc.vector, pr->S[c], NULL, &dmc.vector, dS[c], r) == GPC_OK)
+                if (gpc_natgrad_step(&mc.vector, pr->S[c], NULL, &dmc.vector, g.S[c], r) == GPC_OK)
                     break;
         }
     }
-    for (size_t c = 0; c < NC; c++)
-        gsl_matrix_free(dS[c]);
-    gsl_matrix_free(dM);
+    sparse_grads_free(pr, &g);
     return steps;
 }
 
 static void check_dense(gsl_rng *r, const char *spec, size_t n)
 {
-    problem pr = {0};
+    gpc_lse_work *w = gpc_lse_work_alloc(NC);
+    sparse_problem pr = problem(w);
     pr.X = random_matrix(r, n, 2);
     pr.y = labels(r, pr.X);
-    pr.w = gpc_lse_work_alloc(NC);
     gpc_kernel_parse(spec, 2, &pr.k);
     double th[3] = {1.0, 1.5, 0.0}; /* as in test_sparse_dense: K well conditioned */
     gpc_kernel_set_params(pr.k, th);
     gsl_matrix *K = gsl_matrix_alloc(n, n), *L = gsl_matrix_alloc(n, n);
     gpc_kernel_matrix(pr.k, pr.X, K);
     double *mu = malloc(n * NC * sizeof *mu), *s2 = malloc(n * NC * sizeof *s2);
-    double dense = dense_fit(pr.w, K, pr.y, mu, s2);
+    double dense = dense_fit(w, K, pr.y, mu, s2);
 
     pr.Z = gsl_matrix_alloc(n, 2);
     gsl_matrix_memcpy(pr.Z, pr.X);
@@ -251,113 +190,34 @@ static void check_dense(gsl_rng *r, const char *spec, size_t n)
     gsl_matrix_free(L);
     free(mu);
     free(s2);
-    for (size_t c = 0; c < NC; c++)
-        gsl_matrix_free(pr.S[c]);
-    gsl_matrix_free(pr.M);
-    gsl_matrix_free(pr.X);
-    gsl_matrix_free(pr.Z);
-    free(pr.y);
-    gpc_kernel_free(pr.k);
-    gpc_lse_work_free(pr.w);
+    sparse_problem_free(&pr);
+    gpc_lse_work_free(w);
 }
 
 /* ---- gradients against differences ------------------------------------- */
 
-static double *theta;
-
-/* Fourth-order central difference of the bound in *x and, if x2 is not
- * NULL, *x2 moved with it (a symmetric pair of S). */
-static double diff(problem *pr, double *x, double *x2, int is_theta)
-{
-    static const double step[4] = {-2, -1, 1, 2}, coef[4] = {1, -8, 8, -1};
-    double x0 = *x, h = 1e-4, d = 0.0;
-    for (int i = 0; i < 4; i++) {
-        *x = x0 + step[i] * h;
-        if (x2)
-            *x2 = *x;
-        if (is_theta)
-            gpc_kernel_set_params(pr->k, theta);
-        d += coef[i] * bound(pr, NULL, NULL, NULL, NULL) / (12 * h);
-    }
-    *x = x0;
-    if (x2)
-        *x2 = x0;
-    if (is_theta)
-        gpc_kernel_set_params(pr->k, theta);
-    return d;
-}
-
 static void check_gradients(gsl_rng *r, const char *spec)
 {
     size_t m = 5, n = 9;
-    problem pr = {0};
-    gpc_kernel_parse(spec, 2, &pr.k);
-    size_t np = gpc_kernel_nparams(pr.k);
-    theta = malloc(np * sizeof *theta);
-    for (size_t j = 0; j < np; j++)
-        theta[j] = 0.8 * gsl_rng_uniform(r) - 0.4;
-    gpc_kernel_set_params(pr.k, theta);
-    pr.w = gpc_lse_work_alloc(NC);
-    pr.Z = random_matrix(r, m, 2);
-    pr.X = random_matrix(r, n, 2);
+    gpc_lse_work *w = gpc_lse_work_alloc(NC);
+    sparse_problem pr = problem(w);
+    sparse_problem_draw(&pr, r, spec, -0.4, m, n);
     pr.y = labels(r, pr.X);
     pr.M = random_matrix(r, NC, m);
-    gsl_matrix *dS[NC];
-    for (size_t c = 0; c < NC; c++) {
-        gsl_matrix *R = random_matrix(r, m, m);
-        pr.S[c] = gsl_matrix_alloc(m, m);
-        dS[c] = gsl_matrix_alloc(m, m);
-        gsl_blas_dgemm(CblasNoTrans, CblasTrans, 0.3, R, R, 0.0, pr.S[c]);
-        for (size_t i = 0; i < m; i++)
-            gsl_matrix_set(pr.S[c], i, i, gsl_matrix_get(pr.S[c], i, i) + 0.2);
-        gsl_matrix_free(R);
-    }
-    gsl_matrix *dM = gsl_matrix_alloc(NC, m), *dZ = gsl_matrix_alloc(m, 2);
-    double *dth = malloc(np * sizeof *dth);
-    double e = bound(&pr, dM, dS, dth, dZ);
-    TEST_OK(isfinite(e), "%s, m = %zu < n = %zu: the bound is %.6g", spec, m, n, e);
-    double wM = 0, wS = 0, wt = 0, wZ = 0;
     for (size_t c = 0; c < NC; c++)
-        for (size_t i = 0; i < m; i++) {
-            double d = diff(&pr, pr.M->data + c * pr.M->tda + i, NULL, 0);
-            wM = fmax(wM, fabs(d - gsl_matrix_get(dM, c, i)) / (1 + fabs(d)));
-            for (size_t j = 0; j <= i; j++) {
-                double *a = pr.S[c]->data + i * pr.S[c]->tda + j,
-                       *b = pr.S[c]->data + j * pr.S[c]->tda + i;
-                double ds = diff(&pr, a, i == j ? NULL : b, 0);
-                double want = i == j ? gsl_matrix_get(dS[c], i, i)
-                                     : gsl_matrix_get(dS[c], i, j) + gsl_matrix_get(dS[c], j, i);
-                wS = fmax(wS, fabs(ds - want) / (1 + fabs(ds)));
-            }
-        }
-    for (size_t j = 0; j < np; j++) {
-        double d = diff(&pr, theta + j, NULL, 1);
-        wt = fmax(wt, fabs(d - dth[j]) / (1 + fabs(d)));
-    }
-    for (size_t i = 0; i < m * 2; i++) {
-        double d = diff(&pr, pr.Z->data + i, NULL, 0);
-        wZ = fmax(wZ, fabs(d - dZ->data[i]) / (1 + fabs(d)));
-    }
-    TEST_CLOSE(wM, 0, 0, 1e-7, "%s: d bound / d m_c against differences (worst %.2g)", spec, wM);
-    TEST_CLOSE(wS, 0, 0, 1e-7, "%s: d bound / d S_c against differences (worst %.2g)", spec, wS);
-    TEST_CLOSE(wt, 0, 0, 1e-7, "%s: the hyperparameter gradient against differences (worst "
-               "%.2g)", spec, wt);
-    TEST_CLOSE(wZ, 0, 0, 1e-7, "%s: the gradient in Z against differences (worst %.2g)", spec,
-               wZ);
-    for (size_t c = 0; c < NC; c++) {
-        gsl_matrix_free(pr.S[c]);
-        gsl_matrix_free(dS[c]);
-    }
-    gsl_matrix_free(pr.Z);
-    gsl_matrix_free(pr.X);
-    gsl_matrix_free(pr.M);
-    gsl_matrix_free(dM);
-    gsl_matrix_free(dZ);
-    free(pr.y);
-    free(dth);
-    free(theta);
-    gpc_kernel_free(pr.k);
-    gpc_lse_work_free(pr.w);
+        pr.S[c] = random_spd(r, m);
+    sparse_grad_errors e = sparse_gradient_errors(&pr);
+    TEST_OK(isfinite(e.bound), "%s, m = %zu < n = %zu: the bound is %.6g", spec, m, n, e.bound);
+    TEST_CLOSE(e.M, 0, 0, 1e-7, "%s: d bound / d m_c against differences (worst %.2g)", spec,
+               e.M);
+    TEST_CLOSE(e.S, 0, 0, 1e-7, "%s: d bound / d S_c against differences (worst %.2g)", spec,
+               e.S);
+    TEST_CLOSE(e.theta, 0, 0, 1e-7, "%s: the hyperparameter gradient against differences "
+               "(worst %.2g)", spec, e.theta);
+    TEST_CLOSE(e.Z, 0, 0, 1e-7, "%s: the gradient in Z against differences (worst %.2g)", spec,
+               e.Z);
+    sparse_problem_free(&pr);
+    gpc_lse_work_free(w);
 }
 
 /* ---- shards add up; a bad label ----------------------------------------- */
