@@ -101,7 +101,7 @@ $(BUILD)/mpi/%.o: src/mpi/%.c | $(BUILD)/lib
 build/mpi/mpi-tests/%: tests/mpi/%.c $(LIB)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< $(LIB) $(LDLIBS)
-$(BUILD)/tests/%: tests/unit/%.c tests/unit/tap.h tests/unit/gaussian_lik.h tests/unit/problems.h tests/unit/tmpfiles.h tests/unit/sparse_bound.h $(LIB) | $(BUILD)/tests
+$(BUILD)/tests/%: tests/unit/%.c tests/unit/tap.h tests/unit/gaussian_lik.h tests/unit/problems.h tests/unit/tmpfiles.h tests/unit/sparse_bound.h tests/unit/random_matrix.h $(LIB) | $(BUILD)/tests
 	$(CC) $(ALL_CFLAGS) -Itests/unit $(ALL_LDFLAGS) -o $@ $< $(LIB) $(LDLIBS)
 $(BUILD)/lib $(BUILD)/tests bin bin/mpi:
 	mkdir -p $@
