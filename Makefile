@@ -81,7 +81,7 @@ MPI_TESTS = $(patsubst tests/mpi/%.c,build/mpi/mpi-tests/%,$(wildcard tests/mpi/
 UNIT_SRC = $(wildcard tests/unit/test_*.c)
 UNIT_BIN = $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 
-.PHONY: table-fmnist all check check-mpi mpi-all unit cli demo bench table-bw97 table-gr06 table-mfeat table-ow98 table-kg deps install uninstall clean fuzz check-slurm
+.PHONY: table-fmnist all check check-mpi mpi-all bench-mpi unit cli demo bench table-bw97 table-gr06 table-mfeat table-ow98 table-kg deps install uninstall clean fuzz check-slurm
 all: $(BINS)
 
 $(BUILD)/lib/%.o: src/lib/%.c | $(BUILD)/lib
@@ -130,6 +130,15 @@ check-mpi:
 	@$(MAKE) --no-print-directory MPI=1 mpi-all
 	@sh tests/mpi/run.sh $(MPI_TESTS)
 mpi-all: $(BINS) $(MPI_TESTS)
+
+# The sparse method's epoch on 1 and 2 ranks against the plain tool
+# (bench/bench-mpi.sh; a few minutes), into bench/out/mpi-report.txt.
+bench-mpi:
+	@sh scripts/deps.sh libopenmpi-dev libscalapack-openmpi-dev openmpi-bin
+	@$(MAKE) --no-print-directory all
+	@$(MAKE) --no-print-directory MPI=1 mpi-all
+	@mkdir -p bench/out
+	@sh bench/bench-mpi.sh bench/out/mpi | tee bench/out/mpi-report.txt
 
 demo: deps
 	@$(MAKE) --no-print-directory all

@@ -21,21 +21,7 @@ dir=$1
 m=500 b=1000 d=8 small=2000 big=1000000
 [ "${SMALL:-0}" = 1 ] && m=50 b=100 small=2000 big=20000
 [ "${SMALL:-0}" = 1 ] || small=100000
-mkdir -p "$dir"
-for n in $small $big; do
-    [ -s "$dir/X$n.npy" ] && [ -s "$dir/X$n.txt" ] && continue
-    awk -v n="$n" -v out="$dir" 'BEGIN { srand(3)
-        for (i = 0; i < n; i++) {
-            line = ""
-            for (j = 1; j <= 8; j++) { x[j] = 2 * rand() - 1; line = line (j > 1 ? " " : "") sprintf("%.6f", x[j]) }
-            f = sin(3 * x[1]) + x[2] * x[3] + 0.5 * x[4] - 0.5 * x[5] * x[5] + 0.3 * (rand() - 0.5)
-            print line > (out "/X" n ".txt")
-            print (f > 0 ? 1 : 0) > (out "/y" n ".txt") } }'
-    printf '0 0 0 0 0 0 0 0\n1 1 1 1 1 1 1 1\n' > "$dir/id8.txt"
-    printf '0\n1\n' > "$dir/id1.txt"
-    bin/gpc-scale -r "$dir/id8.txt" -F npy -o "$dir/X$n.npy" "$dir/X$n.txt"
-    bin/gpc-scale -r "$dir/id1.txt" -F npy -o "$dir/y$n.npy" "$dir/y$n.txt"
-done
+sh bench/svgp-data.sh "$dir" $small $big
 rate=$(build/bench-gemm "$m" | awk '{ print $2 }')
 echo "gemm_gflops_$m $rate"
 
