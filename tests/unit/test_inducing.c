@@ -216,7 +216,7 @@ static double within(const gsl_matrix *X, const gsl_matrix *Z)
  * of squares; m = n keeps every row; the same seed, the same bits. */
 static void check_kmeans(gsl_rng *r)
 {
-    size_t per = 25;
+    size_t per = 900; /* 2700 rows: the products go in three blocks */
     gsl_matrix *X = random_matrix(r, 3 * per, 2), *Z = gsl_matrix_alloc(3, 2);
     double mean[3][2] = {{0}};
     for (size_t i = 0; i < 3 * per; i++)
@@ -234,8 +234,8 @@ static void check_kmeans(gsl_rng *r)
                                         fabs(gsl_matrix_get(Z, j, 1) - mean[c][1]));
         worst = fmax(worst, nearest);
     }
-    TEST_OK(st == GPC_OK && worst < 1e-12,
-            "k-means: three far-apart clusters give their means (to %.2g)", worst);
+    TEST_OK(st == GPC_OK && worst < 1e-11,
+            "k-means: three far-apart clusters of 900 rows give their means (to %.2g)", worst);
     gsl_matrix_free(X);
     gsl_matrix_free(Z);
 

@@ -80,25 +80,35 @@ int gpc_inducing_kmeanspp(const gsl_matrix *X, size_t m, unsigned long seed, gsl
     return rc;
 }
 
-/* Each row of X's nearest row of Z (by |z|^2 - 2 x'z, from one matrix
- * product; the first on ties) into near; returns how many changed. */
+/* Rows of X whose products with Z are formed at once: the work matrix
+ * stays at this many rows by m, whatever the candidates. */
+#define ASSIGN_BLOCK 1024
+
+/* Each row of X's nearest row of Z (by |z|^2 - 2 x'z, from matrix products
+ * a block of rows at a time; the first on ties) into near; returns how many
+ * changed.  G is ASSIGN_BLOCK x m work. */
 static size_t assign(const gsl_matrix *X, const gsl_matrix *Z, gsl_matrix *G, double *zz,
                      size_t *near)
 {
-    size_t m = Z->size1, changed = 0;
-    gsl_blas_dgemm(CblasNoTrans, CblasTrans, 1.0, X, Z, 0.0, G);
+    size_t n = X->size1, m = Z->size1, changed = 0;
     for (size_t j = 0; j < m; j++) {
         gsl_vector_const_view z = gsl_matrix_const_row(Z, j);
         gsl_blas_ddot(&z.vector, &z.vector, zz + j);
     }
-    for (size_t i = 0; i < X->size1; i++) {
-        const double *g = gsl_matrix_const_ptr(G, i, 0);
-        size_t best = 0;
-        for (size_t j = 1; j < m; j++)
-            if (zz[j] - 2.0 * g[j] < zz[best] - 2.0 * g[best])
-                best = j;
-        changed += best != near[i];
-        near[i] = best;
+    for (size_t i0 = 0; i0 < n; i0 += ASSIGN_BLOCK) {
+        size_t rows = n - i0 < ASSIGN_BLOCK ? n - i0 : ASSIGN_BLOCK;
+        gsl_matrix_const_view Xb = gsl_matrix_const_submatrix(X, i0, 0, rows, X->size2);
+        gsl_matrix_view Gb = gsl_matrix_submatrix(G, 0, 0, rows, m);
+        gsl_blas_dgemm(CblasNoTrans, CblasTrans, 1.0, &Xb.matrix, Z, 0.0, &Gb.matrix);
+        for (size_t i = 0; i < rows; i++) {
+            const double *g = gsl_matrix_const_ptr(G, i, 0);
+            size_t best = 0;
+            for (size_t j = 1; j < m; j++)
+                if (zz[j] - 2.0 * g[j] < zz[best] - 2.0 * g[best])
+                    best = j;
+            changed += best != near[i0 + i];
+            near[i0 + i] = best;
+        }
     }
     return changed;
 }
@@ -132,7 +142,7 @@ int gpc_inducing_kmeans(const gsl_matrix *X, size_t m, unsigned long seed, int i
         return st;
     size_t n = X->size1, *near = gpc_mallocarray(n, sizeof *near),
            *count = gpc_mallocarray(m, sizeof *count);
-    gsl_matrix *G = gpc_matrix_alloc(n, m);
+    gsl_matrix *G = gpc_matrix_alloc(n < ASSIGN_BLOCK ? n : ASSIGN_BLOCK, m);
     double *zz = gpc_mallocarray(m, sizeof *zz);
     for (size_t i = 0; i < n; i++)
         near[i] = m; /* none yet: every row counts as changed */
