@@ -300,6 +300,13 @@ static void test_limited_memory(void)
     TEST_OK(st == GPC_OK && res.converged && err < 1e-6 && res.iterations < 200,
             "L-BFGS by default past 1000 coordinates: 1500-coordinate Rosenbrock to %.2g in "
             "%d iterations", err, res.iterations);
+    /* the default there is 20 pairs: the same steps, to the bit */
+    o.lbfgs_pairs = 20;
+    for (size_t j = 0; j < p; j++)
+        again[j] = j % 2 ? 1.0 : -1.2;
+    gpc_optimize(rosenbrock, &p, p, again, &o, &res);
+    TEST_OK(memcmp(x, again, sizeof x) == 0, "and it is 20 pairs, to the bit");
+    o.lbfgs_pairs = 0;
 
     static unsigned char fixed[P];
     fixed[3] = 1;
