@@ -6,7 +6,8 @@
 # (bin/mpi) on 1 rank with as many threads and on 2 ranks of one thread
 # each (not bound to cores).  For each: the epoch's seconds (its progress
 # line: the steps alone), the bound (the same to rounding), and the ratio
-# of the 2 ranks' epoch to the plain tool's.
+# of the 2 ranks' epoch to the plain tool's; then at n = 10^5 the plain
+# tool and the 2 ranks again under load, with their ratios to idle.
 #
 #   bench/bench-mpi.sh DIR        (DIR holds the files it writes)
 #
@@ -30,6 +31,7 @@ epoch() {
     printf ' %s\n' "$(awk '$1 == "log_evidence" { print $2 }' "$dir/model.txt")"
 }
 
+small_plain= small_ranks=
 for n in $small $big; do
     set -- $(OMP_NUM_THREADS=$cores epoch "$n" bin/gpc-fit)
     plain=$1
@@ -40,4 +42,19 @@ for n in $small $big; do
              epoch "$n" mpirun --oversubscribe --bind-to none -np 2 bin/mpi/gpc-fit)
     echo "n $n ranks 2 threads 1 epoch_s $1 bound $2" |
         awk -v p="$plain" '{ printf "%s ratio_to_plain %s\n", $0, (p > 0 ? sprintf("%.2f", $8 / p) : "-") }'
+    [ -n "$small_plain" ] || { small_plain=$plain; small_ranks=$1; }
 done
+
+# The small runs again with two busy processes per core (bench/loaded.sh),
+# the tools choosing their threads as they do by default.
+echo "### under load: two busy processes per core throughout, n $small"
+unset GPC_THREAD_POLICY
+set -- $(epoch "$small" sh bench/loaded.sh bin/gpc-fit)
+echo "n $small plain loaded epoch_s $1 bound $2" |
+    awk -v i="$small_plain" '{ printf "%s ratio_to_idle %.2f\n", $0, $6 / i }'
+lplain=$1
+set -- $(OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 \
+         epoch "$small" sh bench/loaded.sh mpirun --oversubscribe --bind-to none -np 2 bin/mpi/gpc-fit)
+echo "n $small ranks 2 threads 1 loaded epoch_s $1 bound $2" |
+    awk -v i="$small_ranks" -v p="$lplain" '{ printf "%s ratio_to_idle %.2f ratio_to_plain %.2f\n", $0, $10 / i, $10 / p }'
+
