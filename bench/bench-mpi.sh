@@ -56,5 +56,5 @@ lplain=$1
 set -- $(OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 \
          epoch "$small" sh bench/loaded.sh mpirun --oversubscribe --bind-to none -np 2 bin/mpi/gpc-fit)
 echo "n $small ranks 2 threads 1 loaded epoch_s $1 bound $2" |
-    awk -v i="$small_ranks" -v p="$lplain" '{ printf "%s ratio_to_idle %.2f ratio_to_plain %.2f\n", $0, $10 / i, $10 / p }'
+    awk -v i="$small_ranks" -v p="$lplain" '{ printf "%s ratio_to_idle %.2f ratio_to_plain %.2f\n", $0, $9 / i, $9 / p }'
 
