@@ -66,15 +66,19 @@ LIB     = $(BUILD)/libgpc.a
 BINS    = $(TOOLS:%=bin/%)
 
 # `make MPI=1` builds the tools with mpicc against Open MPI, from objects in
-# build/mpi into bin/mpi/: base/comm is then src/mpi/comm.c, the ranks of
-# MPI_COMM_WORLD, in place of one process (gpc(7), DISTRIBUTED FITS).
+# build/mpi into bin/mpi/: each file of src/mpi replaces the library's file
+# of its name (base/comm.c: the ranks of MPI_COMM_WORLD in place of one
+# process; linalg/pdense-factor.c: ScaLAPACK in place of LAPACK), gpc(7),
+# DISTRIBUTED FITS.
 # `make check-mpi` builds them and runs the MPI tests on 1, 2 and 4 local
 # ranks; the default build and `make check` need no MPI.
 ifeq ($(MPI),1)
 CC       = mpicc
 BUILD    = build/mpi
-LIB_SRC := $(filter-out src/lib/base/comm.c,$(LIB_SRC))
-LIB_OBJ  = $(LIB_SRC:src/lib/%.c=$(BUILD)/lib/%.o) $(BUILD)/mpi/comm.o
+MPI_SRC  = $(wildcard src/mpi/*.c)
+LIB_SRC := $(filter-out $(foreach f,$(MPI_SRC),$(wildcard src/lib/*/$(notdir $(f)))),$(LIB_SRC))
+LIB_OBJ  = $(LIB_SRC:src/lib/%.c=$(BUILD)/lib/%.o) $(MPI_SRC:src/%.c=$(BUILD)/%.o)
+LDLIBS  := -lscalapack-openmpi $(LDLIBS)
 BINS     = $(TOOLS:%=bin/mpi/%)
 endif
 MPI_TESTS = $(patsubst tests/mpi/%.c,build/mpi/mpi-tests/%,$(wildcard tests/mpi/test_*.c))

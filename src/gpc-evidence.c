@@ -60,6 +60,7 @@ static void usage(void)
            "  -F, --format=FMT         output format: text (default) or npy\n"
            GPC_CLI_HEADER_HELP
            GPC_CLI_LABEL_COLUMN_HELP
+           GPC_CLI_PROCESS_GRID_HELP
            "  -q, --quiet              no progress lines\n"
            "  -v, --verbose            more messages\n"
            "  -h, --help               show this help and exit\n"
@@ -93,6 +94,7 @@ static const struct option long_options[] = {
     {"output", required_argument, NULL, 'o'},
     {"format", required_argument, NULL, 'F'},
     GPC_CLI_LABEL_COLUMN_OPTION,
+    GPC_CLI_PROCESS_GRID_OPTIONS,
     GPC_CLI_COMMON_OPTIONS};
 
 int main(int argc, char **argv)

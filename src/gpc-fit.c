@@ -102,6 +102,7 @@ static void usage(void)
            "  -v, --verbose            a progress line for every optimiser iteration\n"
            GPC_CLI_HEADER_HELP
            GPC_CLI_LABEL_COLUMN_HELP
+           GPC_CLI_PROCESS_GRID_HELP
            "  -q, --quiet              no progress lines\n"
            "  -h, --help               show this help and exit\n"
            "  -V, --version            show the version and exit\n"
@@ -152,6 +153,7 @@ static const struct option long_options[] = {
     {"model", required_argument, NULL, 'm'},
     {"params-out", required_argument, NULL, 'P'},
     GPC_CLI_LABEL_COLUMN_OPTION,
+    GPC_CLI_PROCESS_GRID_OPTIONS,
     GPC_CLI_COMMON_OPTIONS};
 
 typedef struct {

@@ -80,6 +80,7 @@ static void usage(void)
            "  -v, --verbose            a progress line every iteration\n"
            GPC_CLI_HEADER_HELP
            GPC_CLI_LABEL_COLUMN_HELP
+           GPC_CLI_PROCESS_GRID_HELP
            "  -q, --quiet              no progress lines\n"
            "  -h, --help               show this help and exit\n"
            "  -V, --version            show the version and exit\n"
@@ -120,6 +121,7 @@ static const struct option long_options[] = {
     {"burn", required_argument, NULL, 'b'},
     {"output", required_argument, NULL, 'o'},
     GPC_CLI_LABEL_COLUMN_OPTION,
+    GPC_CLI_PROCESS_GRID_OPTIONS,
     GPC_CLI_COMMON_OPTIONS};
 
 typedef struct {

@@ -22,6 +22,7 @@
 #include "io/libsvm.h"
 #include "io/npy.h"
 #include "linalg/blas.h"
+#include "linalg/pdense.h"
 #include "methods/model.h"
 #include "sparse/scratch.h"
 
@@ -111,6 +112,15 @@ int gpc_cli_common(int c, const char *arg, gpc_format *fmt)
         if (!*arg)
             gpc_cli_usage("--label-column: give the column's name or number");
         label_column = arg;
+        return 1;
+    case GPC_CLI_OPT_PROCESS_GRID: {
+        int p, q;
+        if (gpc_pgrid_parse(arg, &p, &q) != GPC_OK || gpc_pgrid_request(p, q, 0) != GPC_OK)
+            gpc_cli_usage("--process-grid: %s", gpc_errmsg());
+        return 1;
+    }
+    case GPC_CLI_OPT_BLOCK_SIZE:
+        gpc_pgrid_request(0, 0, (int)gpc_cli_long("--block-size", arg, 1, 1L << 20));
         return 1;
     case 'v': gpc_verbosity = 2; return 1;
     case 'q': gpc_verbosity = 0; return 1;

@@ -36,6 +36,17 @@ enum {
 /* --label-column=NAME|N, in the option table of the tools that read
  * labels: the labels are that column of X (gpc_cli_read_training). */
 enum { GPC_CLI_OPT_LABEL_COLUMN = 0x7f10 };
+/* The dense Laplace approximation's process grid (linalg/pdense), for the
+ * tools that fit it: gpc-fit, gpc-evidence, gpc-hmc and gpc-predict. */
+enum { GPC_CLI_OPT_PROCESS_GRID = 0x7f20, GPC_CLI_OPT_BLOCK_SIZE };
+#define GPC_CLI_PROCESS_GRID_OPTIONS                                                         \
+    {"process-grid", required_argument, NULL, GPC_CLI_OPT_PROCESS_GRID},                     \
+    {"block-size", required_argument, NULL, GPC_CLI_OPT_BLOCK_SIZE}
+#define GPC_CLI_PROCESS_GRID_HELP                                                            \
+    "      --process-grid=PxQ   the binary Laplace approximation's matrices spread over\n"   \
+    "                           P x Q ranks (MPI build; default: the squarest grid of\n"    \
+    "                           all ranks when there are several; 1x1 on one)\n"            \
+    "      --block-size=NB      rows and columns of a block on that grid (default 64)\n"
 #define GPC_CLI_LABEL_COLUMN_OPTION                                                          \
     {"label-column", required_argument, NULL, GPC_CLI_OPT_LABEL_COLUMN}
 #define GPC_CLI_LABEL_COLUMN_HELP                                                            \
@@ -77,7 +88,8 @@ _Noreturn void gpc_cli_version(void);
 _Noreturn void gpc_cli_usage(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* Handle -v, -q, -V, -F, --header, --no-header, --zero-based,
- * --one-based and --label-column; returns 1 if c was one of them. */
+ * --one-based, --label-column, --process-grid and --block-size; returns 1
+ * if c was one of them. */
 int gpc_cli_common(int c, const char *arg, gpc_format *fmt);
 
 /* Whole-argument numbers, or a usage error naming the option. */

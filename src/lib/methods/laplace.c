@@ -11,6 +11,7 @@
 #include "base/alloc.h"
 #include "base/err.h"
 #include "base/parallel.h"
+#include "kernels/kernel-pdense.h"
 #include "linalg/bmatrix.h"
 
 #define MAX_NEWTON 200
@@ -37,8 +38,9 @@
 size_t gpc_laplace_workspace(size_t n, size_t nparams)
 {
     size_t p = nparams > 0 ? nparams : 1;
+    const gpc_pgrid *g = gpc_pgrid_default();
     /* K and L; eleven vectors; Bg, slope, scratch and slope_prev; two of p */
-    size_t bytes = gpc_size_mul(2, gpc_doubles_bytes(n, n));
+    size_t bytes = gpc_size_mul(2, g ? gpc_pdense_bytes(g, n) : gpc_doubles_bytes(n, n));
     bytes = gpc_size_add(bytes, gpc_doubles_bytes(n, gpc_size_add(11, gpc_size_mul(4, p))));
     return gpc_size_add(bytes, gpc_doubles_bytes(2, p));
 }
@@ -48,8 +50,14 @@ gpc_laplace *gpc_laplace_alloc(size_t n, size_t nparams, gpc_lik lik)
     gpc_laplace *w = gpc_calloc(1, sizeof *w);
     w->n = n;
     w->lik = lik;
-    w->K = gpc_matrix_alloc(n, n);
-    w->L = gpc_matrix_alloc(n, n);
+    w->grid = gpc_pgrid_default();
+    if (w->grid) {
+        w->PK = gpc_pdense_alloc(w->grid, n);
+        w->PL = gpc_pdense_alloc(w->grid, n);
+    } else {
+        w->K = gpc_matrix_alloc(n, n);
+        w->L = gpc_matrix_alloc(n, n);
+    }
     w->f = gpc_vector_calloc(n);
     w->a = gpc_vector_calloc(n);
     w->d1 = gpc_vector_alloc(n);
@@ -76,6 +84,8 @@ void gpc_laplace_free(gpc_laplace *w)
         return;
     gsl_matrix_free(w->K);
     gsl_matrix_free(w->L);
+    gpc_pdense_free(w->PK);
+    gpc_pdense_free(w->PL);
     gsl_vector *v[] = {w->f,  w->a,  w->d1, w->W,  w->d3,       w->sW,
                        w->t1, w->t2, w->t3, w->t4, w->sW_factor};
     for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
@@ -118,13 +128,54 @@ static double dot(const gsl_vector *x, const gsl_vector *y)
     return r;
 }
 
+/* y = K x (x and y distinct). */
+static void K_times(const gpc_laplace *w, const gsl_vector *x, gsl_vector *y)
+{
+    if (w->grid)
+        gpc_pdense_symv(w->PK, x->data, y->data);
+    else
+        gsl_blas_dsymv(CblasLower, 1.0, w->K, x, 0.0, y);
+}
+
+/* c <- B^-1 c from the factor L. */
+static void B_solve(const gpc_laplace *w, gsl_vector *c)
+{
+    if (w->grid) {
+        gpc_pdense_solve(w->PL, c->data, 1);
+        return;
+    }
+    gsl_blas_dtrsv(CblasLower, CblasNoTrans, CblasNonUnit, w->L, c);
+    gsl_blas_dtrsv(CblasLower, CblasTrans, CblasNonUnit, w->L, c);
+}
+
+/* log|B| / 2 = sum log L_ii, summed in the same order on a grid.  Uses t4. */
+static double half_log_det(gpc_laplace *w)
+{
+    if (!w->grid)
+        return gpc_bmatrix_half_log_det(w->L);
+    gpc_pdense_diag(w->PL, w->t4->data);
+    double sum = 0.0;
+    for (size_t i = 0; i < w->n; i++)
+        sum += log(gsl_vector_get(w->t4, i));
+    return sum;
+}
+
+static int factor_lower(gpc_laplace *w)
+{
+    if (!w->grid)
+        return gpc_bmatrix_factor(w->K, w->sW->data, w->L);
+    gpc_pdense_copy(w->PL, w->PK);
+    gpc_pdense_scale(w->PL, w->sW->data, 1.0);
+    return gpc_pdense_factor(w->PL);
+}
+
 /* L = chol(I + sW K sW), lower triangle.  The one O(n^3) step of a Newton
  * iteration. */
 static int factor_B(gpc_laplace *w)
 {
     w->n_chol++;
     gsl_vector_memcpy(w->sW_factor, w->sW);
-    if (gpc_bmatrix_factor(w->K, w->sW->data, w->L) != 0)
+    if (factor_lower(w) != 0)
         return gpc_fail(GPC_ENUM,
                         "B = I + W^1/2 K W^1/2 is not positive definite: the kernel matrix "
                         "is far from positive semi-definite; add a jitter term to the "
@@ -136,7 +187,7 @@ static int factor_B(gpc_laplace *w)
 static void start_point(gpc_laplace *w, const gsl_vector *y)
 {
     if (w->has_mode) {
-        gsl_blas_dsymv(CblasLower, 1.0, w->K, w->a, 0.0, w->f);
+        K_times(w, w->a, w->f);
         w->psi = log_lik(w, y, w->f, 1) - 0.5 * dot(w->a, w->f);
         gsl_vector_set_zero(w->t1);
         if (w->psi >= log_lik(w, y, w->t1, 0))
@@ -162,12 +213,11 @@ static void newton_direction(gpc_laplace *w)
         double s = gsl_vector_get(w->sW, i);
         gsl_vector_set(c, i, s * gsl_vector_get(w->f, i) + gsl_vector_get(w->d1, i) / s);
     }
-    gsl_blas_dtrsv(CblasLower, CblasNoTrans, CblasNonUnit, w->L, c);
-    gsl_blas_dtrsv(CblasLower, CblasTrans, CblasNonUnit, w->L, c);
+    B_solve(w, c);
     gsl_vector_mul(c, w->sW);
     gsl_vector_memcpy(da, c);
     gsl_vector_sub(da, w->a);
-    gsl_blas_dsymv(CblasLower, 1.0, w->K, da, 0.0, Kda);
+    K_times(w, da, Kda);
 }
 
 /* Largest |K da_i| relative to the size of f: the length of the step in f. */
@@ -231,14 +281,13 @@ static int chord_steps(gpc_laplace *w, const gsl_vector *y)
     for (int c = 0; c < MAX_CHORD; c++) {
         gsl_vector_memcpy(g, w->d1);
         gsl_vector_sub(g, w->a);
-        gsl_blas_dsymv(CblasLower, 1.0, w->K, g, 0.0, Kg);
+        K_times(w, g, Kg);
         gsl_vector_mul(Kg, w->sW_factor);
-        gsl_blas_dtrsv(CblasLower, CblasNoTrans, CblasNonUnit, w->L, Kg);
-        gsl_blas_dtrsv(CblasLower, CblasTrans, CblasNonUnit, w->L, Kg);
+        B_solve(w, Kg);
         gsl_vector_mul(Kg, w->sW_factor);
         gsl_vector_memcpy(da, g);
         gsl_vector_sub(da, Kg);
-        gsl_blas_dsymv(CblasLower, 1.0, w->K, da, 0.0, df);
+        K_times(w, da, df);
         double len = step_length(w);
         if (len > CHORD_RATE * prev)
             return 0;
@@ -263,10 +312,12 @@ static int chord_steps(gpc_laplace *w, const gsl_vector *y)
 
 /* Kernel values that overflowed (huge hyperparameters) would turn every
  * later number into NaN; the diagonal bounds the rest (|K_ij|^2 <= K_ii K_jj). */
-static int check_kernel(const gpc_laplace *w)
+static int check_kernel(gpc_laplace *w)
 {
+    if (w->grid)
+        gpc_pdense_diag(w->PK, w->t1->data);
     for (size_t i = 0; i < w->n; i++)
-        if (!isfinite(gsl_matrix_get(w->K, i, i)))
+        if (!isfinite(w->grid ? gsl_vector_get(w->t1, i) : gsl_matrix_get(w->K, i, i)))
             return gpc_fail(GPC_ENUM, "the kernel matrix overflows: the hyperparameters are "
                             "too large (their logs should stay well below 700)");
     return GPC_OK;
@@ -304,7 +355,7 @@ int gpc_laplace_mode(gpc_laplace *w, const gsl_vector *y)
         if (!converged && w->full_step && w->step < CHORD_START)
             converged = chord_steps(w, y);
     }
-    w->log_evidence = w->psi - gpc_bmatrix_half_log_det(w->L);
+    w->log_evidence = w->psi - half_log_det(w);
     w->chol_valid = 1;
     w->has_mode = 1;
     return GPC_OK;
@@ -322,7 +373,7 @@ int gpc_laplace_set_mode(gpc_laplace *w, const gsl_vector *y, const gsl_vector *
     w->chol_valid = 0;
     if ((status = factor_B(w)) != GPC_OK)
         return status;
-    w->log_evidence = w->psi - gpc_bmatrix_half_log_det(w->L);
+    w->log_evidence = w->psi - half_log_det(w);
     if (!isfinite(w->log_evidence)) /* a stored mode no likelihood can have */
         return gpc_fail(GPC_ENUM, "the stored latent mode gives a log evidence that is not "
                         "finite; refit the model");
@@ -337,9 +388,29 @@ int gpc_laplace_set_mode(gpc_laplace *w, const gsl_vector *y, const gsl_vector *
  * Sigma_ii with Sigma = (K^-1 + W)^-1, while d W_ii / d f_i = -d3_i; so
  * s2 = +1/2 diag(Sigma) d3.  Uses sW Sigma sW = I - B^-1, which is exact and
  * needs no further O(n^3) work; where W underflows, Sigma_ii -> K_ii. */
+static void posterior_terms_grid(gpc_laplace *w, gsl_vector *s2)
+{
+    gsl_vector *binv = w->t2, *Kd = w->t3;
+    gpc_pdense_inverse(w->PL);
+    w->n_inverse++;
+    w->chol_valid = 0;
+    gpc_pdense_diag(w->PL, binv->data);
+    gpc_pdense_diag(w->PK, Kd->data);
+    for (size_t i = 0; i < w->n; i++) {
+        double Wi = gsl_vector_get(w->W, i), b = gsl_vector_get(binv, i);
+        double sigma = Wi > 1e-300 ? (1.0 - b) / Wi : gsl_vector_get(Kd, i);
+        gsl_vector_set(s2, i, 0.5 * sigma * gsl_vector_get(w->d3, i));
+    }
+    gpc_pdense_scale(w->PL, w->sW->data, 0.0);
+}
+
 static void posterior_terms(gpc_laplace *w, gsl_vector *s2)
 {
     size_t n = w->n;
+    if (w->grid) {
+        posterior_terms_grid(w, s2);
+        return;
+    }
     gpc_bmatrix_inverse(w->L);
     w->n_inverse++;
     w->chol_valid = 0;
@@ -367,6 +438,31 @@ static void evidence_gradient(gpc_laplace *w, const gpc_kernel *k, const gsl_mat
     gsl_blas_dsymv(CblasLower, -1.0, w->L, Ks2, 1.0, z);
     gsl_vector_view g = gsl_vector_view_array(grad, gpc_kernel_nparams(k));
     gsl_blas_dgemv(CblasTrans, 1.0, w->Bg, z, 1.0, &g.vector);
+}
+
+/* The same on a grid: R's lower triangle becomes the symmetric weights
+ * 1/2 (a a' - R + z d1' + d1 z') of every dK_j's entries, which each rank
+ * contracts over its own. */
+static void evidence_gradient_grid(gpc_laplace *w, const gpc_kernel *k, const gsl_matrix *X,
+                                   double *grad)
+{
+    gsl_vector *s2 = w->t1, *Ks2 = w->t2, *z = w->t3;
+    posterior_terms(w, s2);
+    K_times(w, s2, Ks2);
+    gpc_pdense_symv(w->PL, Ks2->data, z->data);
+    gsl_vector_scale(z, -1.0);
+    gsl_vector_add(z, s2);
+    gpc_pdense *A = w->PL;
+    const double *a = w->a->data, *d1 = w->d1->data, *zz = z->data;
+    for (size_t j = 0; j < A->cols; j++) {
+        size_t gj = A->col_index[j];
+        for (size_t i = 0; i < A->rows; i++) {
+            size_t gi = A->row_index[i];
+            double *e = A->a + i + j * A->ld;
+            *e = 0.5 * (a[gi] * a[gj] - *e + zz[gi] * d1[gj] + d1[gi] * zz[gj]);
+        }
+    }
+    gpc_kernel_pdense_contract(k, X, A, grad);
 }
 
 /* da / dtheta = -W (I + K W)^-1 Bg = -W (Bg - K R Bg), with R in L (after
@@ -432,11 +528,24 @@ void gpc_laplace_predict_start(gpc_laplace *w, const gpc_kernel *k)
     }
 }
 
+int gpc_laplace_kernel(gpc_laplace *w, const gpc_kernel *k, const gsl_matrix *X)
+{
+    if (!w->grid) {
+        gpc_kernel_matrix(k, X, w->K);
+        return GPC_OK;
+    }
+    int status = gpc_kernel_pdense_check(k);
+    if (status == GPC_OK)
+        gpc_kernel_pdense_matrix(k, X, w->PK);
+    return status;
+}
+
 int gpc_laplace_evidence(gpc_laplace *w, const gpc_kernel *k, const gsl_matrix *X,
                          const gsl_vector *y, double *log_evidence, double *grad)
 {
     int status;
-    gpc_kernel_matrix(k, X, w->K);
+    if ((status = gpc_laplace_kernel(w, k, X)) != GPC_OK)
+        return status;
     int predicted = w->has_mode && w->has_slope;
     if (predicted)
         gpc_laplace_predict_start(w, k);
@@ -444,7 +553,9 @@ int gpc_laplace_evidence(gpc_laplace *w, const gpc_kernel *k, const gsl_matrix *
     if ((status = gpc_laplace_mode(w, y)) != GPC_OK)
         return status;
     *log_evidence = w->log_evidence;
-    if (grad) {
+    if (grad && w->grid) {
+        evidence_gradient_grid(w, k, X, grad);
+    } else if (grad) {
         evidence_gradient(w, k, X, grad);
         mode_slope(w, k, predicted);
     }
@@ -457,10 +568,40 @@ int gpc_laplace_evidence(gpc_laplace *w, const gpc_kernel *k, const gsl_matrix *
     return GPC_OK;
 }
 
+/* The latent variances on a grid: kss - diag(Ks' sW B^-1 sW Ks), the
+ * solves PREDICT_COLUMNS test cases at a time. */
+#define PREDICT_COLUMNS 256
+static void predict_grid(const gpc_laplace *w, const gsl_matrix *Ks, const gsl_vector *kss,
+                         gsl_vector *var)
+{
+    size_t n = w->n, m = Ks->size2, chunk = m < PREDICT_COLUMNS ? m : PREDICT_COLUMNS;
+    double *V = gpc_malloc(gpc_doubles_bytes(n, chunk)), *S = gpc_malloc(gpc_doubles_bytes(n, chunk));
+    for (size_t j0 = 0; j0 < m; j0 += chunk) {
+        size_t nc = m - j0 < chunk ? m - j0 : chunk;
+        for (size_t c = 0; c < nc; c++)
+            for (size_t i = 0; i < n; i++)
+                V[i + c * n] = gsl_vector_get(w->sW, i) * gsl_matrix_get(Ks, i, j0 + c);
+        memcpy(S, V, nc * n * sizeof *S);
+        gpc_pdense_solve(w->PL, S, nc);
+        for (size_t c = 0; c < nc; c++) {
+            double v = gsl_vector_get(kss, j0 + c);
+            for (size_t i = 0; i < n; i++)
+                v -= V[i + c * n] * S[i + c * n];
+            gsl_vector_set(var, j0 + c, v > 0.0 ? v : 0.0);
+        }
+    }
+    free(V);
+    free(S);
+}
+
 void gpc_laplace_predict(const gpc_laplace *w, gsl_matrix *Ks, const gsl_vector *kss,
                          gsl_vector *mean, gsl_vector *var)
 {
     gsl_blas_dgemv(CblasTrans, 1.0, Ks, w->d1, 0.0, mean);
+    if (w->grid) {
+        predict_grid(w, Ks, kss, var);
+        return;
+    }
     for (size_t i = 0; i < w->n; i++) {
         gsl_vector_view r = gsl_matrix_row(Ks, i);
         gsl_vector_scale(&r.vector, gsl_vector_get(w->sW, i));

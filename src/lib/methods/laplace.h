@@ -41,6 +41,7 @@
 #include <gsl/gsl_vector.h>
 
 #include "kernels/kernel.h"
+#include "linalg/pdense.h"
 #include "liks/lik.h"
 
 typedef struct {
@@ -48,6 +49,11 @@ typedef struct {
     gpc_lik lik;
     gsl_matrix *K;      /* kernel matrix of the training inputs */
     gsl_matrix *L;      /* lower Cholesky factor of B at the mode (see chol_valid) */
+    /* On a process grid (gpc_pgrid_default at alloc), K and L are spread
+     * over it as PK and PL, K and L are NULL, and the mode's slope is not
+     * formed (its n x nparams products would be the gradient's cost again). */
+    const gpc_pgrid *grid;
+    gpc_pdense *PK, *PL;
     gsl_vector *f, *a;  /* mode and a = K^-1 f */
     gsl_vector *d1, *W, *d3, *sW; /* derivatives of log p(y|f) at f; W = -d2, sW = sqrt(W) */
     gsl_vector *sW_factor; /* sW where L was factored, for chord steps */
@@ -76,9 +82,10 @@ typedef struct {
     unsigned long n_chol, n_inverse; /* O(n^3) operations so far, for benchmarks */
 } gpc_laplace;
 
+/* On the process grid of gpc_pgrid_default when there is one. */
 gpc_laplace *gpc_laplace_alloc(size_t n, size_t nparams, gpc_lik lik);
-/* The bytes that workspace takes: two n x n matrices, four n x nparams and
- * vectors.  Saturates at SIZE_MAX. */
+/* The bytes that workspace takes: two n x n matrices (on a grid, their
+ * local parts), four n x nparams and vectors.  Saturates at SIZE_MAX. */
 size_t gpc_laplace_workspace(size_t n, size_t nparams);
 void gpc_laplace_free(gpc_laplace *w);
 
@@ -101,6 +108,11 @@ void gpc_laplace_predict_start(gpc_laplace *w, const gpc_kernel *k);
  * parameters.  After a gradient, L is no longer valid (chol_valid = 0). */
 int gpc_laplace_evidence(gpc_laplace *w, const gpc_kernel *k, const gsl_matrix *X,
                          const gsl_vector *y, double *log_evidence, double *grad);
+
+/* K from the kernel's current parameters at the training inputs X.
+ * GPC_EUSAGE (message set) for a kernel that cannot be spread over the
+ * grid (gpc_kernel_pdense_check). */
+int gpc_laplace_kernel(gpc_laplace *w, const gpc_kernel *k, const gsl_matrix *X);
 
 /* Set the state from a stored mode f (e.g. a model file): recompute the
  * likelihood derivatives and L at f.  K must be filled. */

@@ -60,8 +60,8 @@ static int laplace_state_set(void *ws, const gpc_kernel *k, const gsl_matrix *X,
 {
     gpc_laplace *w = ws;
     gsl_vector_const_view f = gsl_matrix_const_column(state, 0);
-    gpc_kernel_matrix(k, X, w->K);
-    return gpc_laplace_set_mode(w, y, &f.vector);
+    int status = gpc_laplace_kernel(w, k, X);
+    return status != GPC_OK ? status : gpc_laplace_set_mode(w, y, &f.vector);
 }
 
 static void laplace_latent(const void *ws, gsl_matrix *Ks, const gsl_vector *kss,
@@ -82,6 +82,10 @@ static int laplace_loo(const void *ws, const gsl_vector *y, gsl_matrix *mean, gs
 {
     const gpc_laplace *w = ws;
     size_t n = w->n;
+    if (w->grid)
+        return gpc_fail(GPC_EUSAGE, "leave-one-out from the Laplace approximation's sites "
+                        "needs the whole kernel matrix on one process; run it without a "
+                        "process grid");
     gsl_vector *tau = gpc_vector_alloc(n), *nu = gpc_vector_alloc(n);
     for (size_t i = 0; i < n; i++) {
         double d1, d2, f = gsl_vector_get(w->f, i);
