@@ -102,10 +102,10 @@ bin/mpi/%: $(BUILD)/%.o $(LIB) | bin/mpi
 $(BUILD)/mpi/%.o: src/mpi/%.c | $(BUILD)/lib
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -MMD -MP -c -o $@ $<
-build/mpi/mpi-tests/%: tests/mpi/%.c $(LIB)
+build/mpi/mpi-tests/%: tests/mpi/%.c tests/unit/tap.h tests/unit/grid_laplace.h $(LIB)
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< $(LIB) $(LDLIBS)
-$(BUILD)/tests/%: tests/unit/%.c tests/unit/tap.h tests/unit/gaussian_lik.h tests/unit/problems.h tests/unit/tmpfiles.h tests/unit/sparse_bound.h tests/unit/random_matrix.h $(LIB) | $(BUILD)/tests
+	$(CC) $(ALL_CFLAGS) -Itests/unit $(ALL_LDFLAGS) -o $@ $< $(LIB) $(LDLIBS)
+$(BUILD)/tests/%: tests/unit/%.c tests/unit/tap.h tests/unit/gaussian_lik.h tests/unit/problems.h tests/unit/tmpfiles.h tests/unit/sparse_bound.h tests/unit/random_matrix.h tests/unit/grid_laplace.h $(LIB) | $(BUILD)/tests
 	$(CC) $(ALL_CFLAGS) -Itests/unit $(ALL_LDFLAGS) -o $@ $< $(LIB) $(LDLIBS)
 $(BUILD)/lib $(BUILD)/tests bin bin/mpi:
 	mkdir -p $@

@@ -47,10 +47,15 @@ size_t gpc_laplace_workspace(size_t n, size_t nparams)
 
 gpc_laplace *gpc_laplace_alloc(size_t n, size_t nparams, gpc_lik lik)
 {
+    return gpc_laplace_alloc_on(n, nparams, lik, gpc_pgrid_default());
+}
+
+gpc_laplace *gpc_laplace_alloc_on(size_t n, size_t nparams, gpc_lik lik, const gpc_pgrid *grid)
+{
     gpc_laplace *w = gpc_calloc(1, sizeof *w);
     w->n = n;
     w->lik = lik;
-    w->grid = gpc_pgrid_default();
+    w->grid = grid;
     if (w->grid) {
         w->PK = gpc_pdense_alloc(w->grid, n);
         w->PL = gpc_pdense_alloc(w->grid, n);

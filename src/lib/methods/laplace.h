@@ -84,6 +84,8 @@ typedef struct {
 
 /* On the process grid of gpc_pgrid_default when there is one. */
 gpc_laplace *gpc_laplace_alloc(size_t n, size_t nparams, gpc_lik lik);
+/* On grid, or on plain matrices for NULL. */
+gpc_laplace *gpc_laplace_alloc_on(size_t n, size_t nparams, gpc_lik lik, const gpc_pgrid *grid);
 /* The bytes that workspace takes: two n x n matrices (on a grid, their
  * local parts), four n x nparams and vectors.  Saturates at SIZE_MAX. */
 size_t gpc_laplace_workspace(size_t n, size_t nparams);
