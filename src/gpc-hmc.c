@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "base/alloc.h"
+#include "base/comm.h"
 #include "base/err.h"
 #include "base/progress.h"
 #include "cli/cli.h"
@@ -438,6 +439,12 @@ static gpc_chain_out *open_output(const options *o, const run_state *rs,
     gpc_chain_out *out;
     int in_place = rs->from && !o->out && strcmp(o->extend, "-") != 0;
     *name = gpc_cli_name(o->out ? o->out : in_place ? o->extend : "-");
+    /* of several processes, rank 0 alone writes (the others sample the same
+     * chain) */
+    if (gpc_comm_rank(gpc_comm_world()) != 0) {
+        gpc_cli_check(gpc_chain_out_create("/dev/null", &out));
+        return out;
+    }
     if (in_place) {
         gpc_cli_check(gpc_chain_out_append(o->extend, rs->from, &out));
         return out;
@@ -475,13 +482,16 @@ static progress progress_start(const options *o, const run_state *rs, int leapfr
 static int progress_level(long iteration) { return iteration % 10 == 0 ? 1 : 2; }
 
 /* Whether to stop after a row that ended at time now: a signal came, or
- * the time limit has passed. */
+ * the time limit has passed.  Of several processes (a grid), every one
+ * stops after the same row: a signal to any of them stops all, and the
+ * time limit is rank 0's clock. */
 static int should_stop(progress *pr, double now)
 {
-    if (gpc_cli_stop_signal())
-        return 1;
-    pr->timed_out = pr->clock.time_limit > 0 && now - pr->clock.start >= pr->clock.time_limit;
-    return pr->timed_out;
+    gpc_comm *c = gpc_comm_world();
+    int signalled = gpc_comm_any(c, gpc_cli_stop_signal() != 0);
+    int late = pr->clock.time_limit > 0 && now - pr->clock.start >= pr->clock.time_limit;
+    pr->timed_out = gpc_comm_any(c, late && gpc_comm_rank(c) == 0);
+    return signalled || pr->timed_out;
 }
 
 /* After every row: a progress line, then whether to stop. */

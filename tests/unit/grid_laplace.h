@@ -101,7 +101,7 @@ static void grid_laplace_compare(gsl_rng *r, const gpc_pgrid *g, const char *spe
     gpc_laplace_set_mode(plain, y, plain->f);
     gsl_matrix_memcpy(Ks1, Ks);
     gpc_laplace_predict(plain, Ks1, kss, mu0, v0);
-    gpc_laplace_kernel(dist, k, X);
+    gpc_laplace_kernel(dist, k, X, y);
     int s2 = gpc_laplace_set_mode(dist, y, plain->f);
     TEST_OK(s2 == GPC_OK && grid_rel(dist->log_evidence, plain->log_evidence) <= rtol,
             "%s %s: the mode set from outside gives the evidence", spec, ln);

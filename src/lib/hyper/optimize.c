@@ -649,6 +649,8 @@ static int optimize_core(problem *pb, double *theta, gpc_optimize_result *res)
         memset(b.frozen, 0, p);
         b.scale = 0.0;
         evaluate(pb, &b.cur);
+        if (!b.cur.ok && pb->status != GPC_OK && pb->status != GPC_ENUM)
+            break; /* bad input or settings, which no other start mends */
         if (!b.cur.ok) {
             gpc_info(1, "start %d failed: %s", s + 1, gpc_errmsg());
             continue;

@@ -10,6 +10,7 @@
 
 #include "base/alloc.h"
 #include "base/err.h"
+#include "base/hash.h"
 #include "base/parallel.h"
 #include "kernels/kernel-pdense.h"
 #include "linalg/bmatrix.h"
@@ -533,13 +534,40 @@ void gpc_laplace_predict_start(gpc_laplace *w, const gpc_kernel *k)
     }
 }
 
-int gpc_laplace_kernel(gpc_laplace *w, const gpc_kernel *k, const gsl_matrix *X)
+/* On a grid every rank computes from its own copy of the inputs, labels
+ * and hyperparameters: a rank given others would add blocks of another
+ * matrix (or of another size, and wait in a collective the others never
+ * enter).  So each fit first compares a hash of them with rank 0's. */
+static int ranks_agree(const gpc_laplace *w, const gpc_kernel *k, const gsl_matrix *X,
+                       const gsl_vector *y)
+{
+    gpc_comm *c = w->grid->comm;
+    double shape[2] = {(double)X->size1, (double)X->size2};
+    unsigned long long h = gpc_hash_doubles(GPC_HASH_START, shape, 2), h0;
+    for (size_t i = 0; i < X->size1; i++)
+        h = gpc_hash_doubles(h, gsl_matrix_const_ptr(X, i, 0), X->size2);
+    for (size_t i = 0; i < y->size; i++)
+        h = gpc_hash_doubles(h, gsl_vector_const_ptr(y, i), 1);
+    h = gpc_hash_doubles(h, gpc_kernel_params(k), gpc_kernel_nparams(k));
+    h0 = h;
+    int st = gpc_comm_broadcast_bytes(c, &h0, sizeof h0);
+    if (st == GPC_OK && h0 != h)
+        st = gpc_fail(GPC_EUSAGE, "other inputs, labels or hyperparameters than rank 0's "
+                      "(%zu cases of %zu columns here); give every rank the same",
+                      X->size1, X->size2);
+    return gpc_comm_status(c, st);
+}
+
+int gpc_laplace_kernel(gpc_laplace *w, const gpc_kernel *k, const gsl_matrix *X,
+                       const gsl_vector *y)
 {
     if (!w->grid) {
         gpc_kernel_matrix(k, X, w->K);
         return GPC_OK;
     }
     int status = gpc_kernel_pdense_check(k);
+    if (status == GPC_OK)
+        status = ranks_agree(w, k, X, y);
     if (status == GPC_OK)
         gpc_kernel_pdense_matrix(k, X, w->PK);
     return status;
@@ -549,7 +577,7 @@ int gpc_laplace_evidence(gpc_laplace *w, const gpc_kernel *k, const gsl_matrix *
                          const gsl_vector *y, double *log_evidence, double *grad)
 {
     int status;
-    if ((status = gpc_laplace_kernel(w, k, X)) != GPC_OK)
+    if ((status = gpc_laplace_kernel(w, k, X, y)) != GPC_OK)
         return status;
     int predicted = w->has_mode && w->has_slope;
     if (predicted)

@@ -111,10 +111,12 @@ void gpc_laplace_predict_start(gpc_laplace *w, const gpc_kernel *k);
 int gpc_laplace_evidence(gpc_laplace *w, const gpc_kernel *k, const gsl_matrix *X,
                          const gsl_vector *y, double *log_evidence, double *grad);
 
-/* K from the kernel's current parameters at the training inputs X.
- * GPC_EUSAGE (message set) for a kernel that cannot be spread over the
- * grid (gpc_kernel_pdense_check). */
-int gpc_laplace_kernel(gpc_laplace *w, const gpc_kernel *k, const gsl_matrix *X);
+/* K from the kernel's current parameters at the training inputs X (for
+ * labels y).  On a grid, GPC_EUSAGE (message set, on every rank) for a
+ * kernel that cannot be spread over it (gpc_kernel_pdense_check) or when a
+ * rank's inputs, labels or hyperparameters are not rank 0's. */
+int gpc_laplace_kernel(gpc_laplace *w, const gpc_kernel *k, const gsl_matrix *X,
+                       const gsl_vector *y);
 
 /* Set the state from a stored mode f (e.g. a model file): recompute the
  * likelihood derivatives and L at f.  K must be filled. */

@@ -60,7 +60,7 @@ static int laplace_state_set(void *ws, const gpc_kernel *k, const gsl_matrix *X,
 {
     gpc_laplace *w = ws;
     gsl_vector_const_view f = gsl_matrix_const_column(state, 0);
-    int status = gpc_laplace_kernel(w, k, X);
+    int status = gpc_laplace_kernel(w, k, X, y);
     return status != GPC_OK ? status : gpc_laplace_set_mode(w, y, &f.vector);
 }
 
