@@ -136,13 +136,17 @@ check-mpi:
 mpi-all: $(BINS) $(MPI_TESTS)
 
 # The sparse method's epoch on 1 and 2 ranks against the plain tool
-# (bench/bench-mpi.sh; a few minutes), into bench/out/mpi-report.txt.
+# (bench/bench-mpi.sh), then the dense Laplace evidence and gradient on 1,
+# 2 and 4 ranks in units of one Cholesky (bench/bench-mpi-dense.sh), into
+# bench/out/mpi-report.txt: about 40 minutes.
 bench-mpi:
-	@sh scripts/deps.sh libopenmpi-dev libscalapack-openmpi-dev openmpi-bin
-	@$(MAKE) --no-print-directory all
+	@sh scripts/deps.sh libopenmpi-dev libscalapack-openmpi-dev openmpi-bin time
+	@$(MAKE) --no-print-directory all $(BUILD)/bench-chol
 	@$(MAKE) --no-print-directory MPI=1 mpi-all
 	@mkdir -p bench/out
-	@sh bench/bench-mpi.sh bench/out/mpi | tee bench/out/mpi-report.txt
+	@{ sh bench/bench-mpi.sh bench/out/mpi && \
+	   echo "### dense: one log evidence with its gradient" && \
+	   sh bench/bench-mpi-dense.sh bench/out/mpi-dense $(BUILD); } | tee bench/out/mpi-report.txt
 
 demo: deps
 	@$(MAKE) --no-print-directory all
@@ -207,7 +211,7 @@ check-slurm: deps
 # make check builds the benchmarks too, so that they keep up with the library.
 # The softmax bench compares with scikit-learn (python3-sklearn).
 BENCH_BIN = $(BUILD)/bench-laplace $(BUILD)/bench-ep $(BUILD)/bench-softmax $(BUILD)/bench-vb \
-            $(BUILD)/bench-blas $(BUILD)/bench-gemm \
+            $(BUILD)/bench-blas $(BUILD)/bench-gemm $(BUILD)/bench-chol \
             $(BUILD)/bench-gibbs $(BUILD)/bench-kernels
 bench: deps
 	@sh scripts/deps.sh python3-sklearn time

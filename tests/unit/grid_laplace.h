@@ -17,22 +17,7 @@
 #include "kernels/kernel.h"
 #include "linalg/pdense.h"
 #include "methods/laplace.h"
-
-/* n inputs uniform on [-1, 1]^d, labelled by a weighted sum plus noise. */
-static void grid_problem(gsl_rng *r, size_t n, size_t d, gsl_matrix **X, gsl_vector **y)
-{
-    *X = gsl_matrix_alloc(n, d);
-    *y = gsl_vector_alloc(n);
-    for (size_t i = 0; i < n; i++) {
-        double s = 0.0;
-        for (size_t l = 0; l < d; l++) {
-            double x = 2.0 * gsl_rng_uniform(r) - 1.0;
-            gsl_matrix_set(*X, i, l, x);
-            s += (l + 1.0) * x;
-        }
-        gsl_vector_set(*y, i, s + gsl_rng_uniform(r) - 0.5 > 0 ? 1.0 : -1.0);
-    }
-}
+#include "problems.h"
 
 static double grid_rel(double got, double want)
 {
@@ -61,8 +46,8 @@ static void grid_laplace_compare(gsl_rng *r, const gpc_pgrid *g, const char *spe
     size_t d = 3, m = 40;
     gsl_matrix *X, *Xs;
     gsl_vector *y, *ys;
-    grid_problem(r, n, d, &X, &y);
-    grid_problem(r, m, d, &Xs, &ys);
+    linear_problem(r, n, d, &X, &y);
+    linear_problem(r, m, d, &Xs, &ys);
     gpc_kernel *k;
     gpc_kernel_parse(spec, d, &k);
     size_t p = gpc_kernel_nparams(k);
