@@ -191,8 +191,12 @@ check_help_covers_source() {
     page="$(sed 's/\\-/-/g' "$man")"
     for opt in $(cat "$src" "$REPO/src/lib/cli/cli.h" |
                  grep -o '{"[a-z][a-z-]*", *[a-z_]*argument' | sed 's/{"\([^"]*\)".*/\1/'); do
-        # cli.h's --label-column belongs to the tools whose table takes it
+        # cli.h's --label-column and grid options belong to the tools whose
+        # table takes them
         [ "$opt" != label-column ] || grep -q GPC_CLI_LABEL_COLUMN_OPTION "$src" || continue
+        case "$opt" in process-grid | block-size)
+            grep -q GPC_CLI_PROCESS_GRID_OPTIONS "$src" || continue ;;
+        esac
         case "$help" in *"--$opt"*) ;; *) fail "--help does not mention --$opt" ;; esac
         case "$page" in *"--$opt"*) ;; *) fail "$man does not mention --$opt" ;; esac
     done
