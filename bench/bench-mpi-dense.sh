@@ -41,7 +41,7 @@ evidence() {
     t0=$(date +%s.%N)
     "$@" -k ard+jitter -o "$dir/ev.txt" "$dir/X$n.txt" "$dir/y$n.txt" 2> "$dir/err.txt"
     t1=$(date +%s.%N)
-    mb=$(sed -n 's/^maxrss_kb \([0-9]*\)$/\1/p' "$dir/err.txt" | sort -n | tail -n 1)
+    mb=$(grep -o 'maxrss_kb [0-9]*' "$dir/err.txt" | cut -d' ' -f2 | sort -n | tail -n 1)
     echo "$t0 $t1 ${mb:-0} $(cut -d' ' -f1 "$dir/ev.txt")" |
         awk '{ printf "%.1f %.0f %s\n", $2 - $1, $3 / 1024, $4 }'
 }

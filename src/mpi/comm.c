@@ -96,26 +96,52 @@ gpc_comm *gpc_comm_world(void)
 int gpc_comm_rank(const gpc_comm *c) { return c->rank; }
 int gpc_comm_size(const gpc_comm *c) { return c->size; }
 
-/* Gather every rank's piece and add them from rank 0 up: the same
- * additions in the same order on every rank, whatever the reduction tree
- * MPI_Allreduce would have chosen. */
+/* Each rank adds one slice of the vector from rank 0's piece up, then
+ * every rank gathers the sums: the same additions in the same order
+ * whatever the timing or the reduction tree MPI_Allreduce
+ * would have chosen, and about twice the vector sent and received per rank
+ * (not R times, as gathering it whole would). */
 int gpc_comm_sum(gpc_comm *c, double *buf, size_t n)
 {
-    if (c->size == 1)
+    int R = c->size;
+    if (R == 1)
         return GPC_OK;
     size_t chunk = n < SUM_CHUNK ? n : SUM_CHUNK;
-    double *all = gpc_mallocarray((size_t)c->size * (chunk ? chunk : 1), sizeof *all);
+    int *count = gpc_mallocarray((size_t)R, sizeof *count);
+    int *first = gpc_mallocarray((size_t)R, sizeof *first);
+    int *from = gpc_mallocarray((size_t)R, sizeof *from);
+    int *each = gpc_mallocarray((size_t)R, sizeof *each);
+    /* R pieces of this rank's slice, at most chunk / R + 1 numbers each */
+    double *pieces = gpc_mallocarray((size_t)R * (chunk / (size_t)R + 1), sizeof *pieces);
+    double *mine = gpc_mallocarray(chunk / (size_t)R + 1, sizeof *mine);
     for (size_t at = 0; at < n; at += chunk) {
-        int len = (int)(n - at < chunk ? n - at : chunk);
-        MPI_Allgather(buf + at, len, MPI_DOUBLE, all, len, MPI_DOUBLE, c->comm);
-        for (int i = 0; i < len; i++) {
-            double s = all[i];
-            for (int r = 1; r < c->size; r++)
-                s += all[(size_t)r * (size_t)len + (size_t)i];
-            buf[at + (size_t)i] = s;
+        size_t len = n - at < chunk ? n - at : chunk;
+        for (int r = 0; r < R; r++) {
+            gpc_comm_share sh = gpc_comm_share_of(len, r, R);
+            count[r] = (int)sh.count;
+            first[r] = (int)sh.first;
         }
+        int m = count[c->rank];
+        for (int r = 0; r < R; r++) {
+            each[r] = m;
+            from[r] = r * m;
+        }
+        MPI_Alltoallv(buf + at, count, first, MPI_DOUBLE, pieces, each, from, MPI_DOUBLE,
+                      c->comm);
+        for (int i = 0; i < m; i++) {
+            double s = pieces[i];
+            for (int r = 1; r < R; r++)
+                s += pieces[(size_t)r * (size_t)m + (size_t)i];
+            mine[i] = s;
+        }
+        MPI_Allgatherv(mine, m, MPI_DOUBLE, buf + at, count, first, MPI_DOUBLE, c->comm);
     }
-    free(all);
+    free(count);
+    free(first);
+    free(from);
+    free(each);
+    free(pieces);
+    free(mine);
     return GPC_OK;
 }
 

@@ -608,7 +608,8 @@ static void predict_grid(const gpc_laplace *w, const gsl_matrix *Ks, const gsl_v
                          gsl_vector *var)
 {
     size_t n = w->n, m = Ks->size2, chunk = m < PREDICT_COLUMNS ? m : PREDICT_COLUMNS;
-    double *V = gpc_malloc(gpc_doubles_bytes(n, chunk)), *S = gpc_malloc(gpc_doubles_bytes(n, chunk));
+    double *V = gpc_malloc(gpc_doubles_bytes(n, chunk));
+    double *S = gpc_malloc(gpc_doubles_bytes(n, chunk));
     for (size_t j0 = 0; j0 < m; j0 += chunk) {
         size_t nc = m - j0 < chunk ? m - j0 : chunk;
         for (size_t c = 0; c < nc; c++)

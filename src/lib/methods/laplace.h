@@ -33,7 +33,15 @@
  * flops): one factorisation per Newton iteration plus one at the mode (two in
  * all for a search from a predicted start), and B^-1 (2 n^3 / 3 flops, two
  * equivalents) when the gradient is wanted.  Two n x n matrices are alive: K and
- * L (which becomes R = W^1/2 B^-1 W^1/2 during the gradient). */
+ * L (which becomes R = W^1/2 B^-1 W^1/2 during the gradient).
+ *
+ * On a process grid (linalg/pdense; gpc(7), DISTRIBUTED FITS) the same
+ * iteration runs on every rank with K and L spread block-cyclically over
+ * the ranks: the products with K and R, the solves with L, the factor, the
+ * inverse and the log determinant are the grid's, each giving every rank
+ * the same bits, and the gradient contracts the kernel's derivatives over
+ * each rank's own blocks (kernels/kernel-pdense).  The vectors are whole on
+ * every rank.  The mode's slope is not formed there. */
 #ifndef GPC_LAPLACE_H
 #define GPC_LAPLACE_H
 

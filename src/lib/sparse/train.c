@@ -138,14 +138,29 @@ static int all_finite(const double *x, size_t count)
     return 1;
 }
 
+/* What a process does of the global step (gpc(7), Sparse method over
+ * ranks): one process all of it; of several, rank 0 q's natural step and
+ * rank 1 the gradient in (theta, Z), from the same summed statistics, and
+ * the others the bound alone. */
+enum { PART_ALL, PART_Q, PART_THETA, PART_BOUND };
+
+static int global_part(const gpc_comm *c)
+{
+    int R = gpc_comm_size(c), r = gpc_comm_rank(c);
+    return R == 1 ? PART_ALL : r == 0 ? PART_Q : r == 1 ? PART_THETA : PART_BOUND;
+}
+
 /* The bound's estimate and gradient on the batch, of which this process
  * holds the rows Xb (read with status rc): dM, dS (with the S_c^-1 into
- * Sinv), and the gradient in (theta, Z) into g (nparams + m dim). */
+ * Sinv), and the gradient in (theta, Z) into g (nparams + m dim), as far as
+ * this process's part of the global step asks for them. */
 static int batch_gradient(gpc_train *t, const gpc_kernel *k, const gsl_matrix *Xb,
                           const double *yb, int rc, gpc_svgp_lik lik, double scale,
                           const gpc_train_opts *o, double *bound, gsl_matrix *dM,
                           gsl_matrix **dS, gsl_matrix **Sinv, double *g)
 {
+    int part = global_part(o->comm), q = part == PART_ALL || part == PART_Q;
+    int grad = part == PART_ALL || part == PART_THETA;
     gpc_svgp *s = t->s;
     size_t np = t->nparams;
     gpc_shard_stats *st = gpc_shard_stats_alloc(s->m, s->C, s->dim, np);
@@ -156,12 +171,44 @@ static int batch_gradient(gpc_train *t, const gpc_kernel *k, const gsl_matrix *X
         rc = gpc_shard_add_rows(k, s->Z, s->L, s->M, s->S, Xb, yb, 0, lik.fn, lik.ctx, st);
     rc = gpc_shard_stats_sum(o->comm, st, rc);
     if (rc == GPC_OK)
-        rc = gpc_bound_eval(k, s->Z, s->L, s->M, s->S, st, scale, bound, dM, dS, Sinv, g,
-                            o->fix_inducing ? NULL : &dZ.matrix);
-    if (rc == GPC_OK && !(isfinite(*bound) && all_finite(g, np + s->m * s->dim)))
+        rc = gpc_bound_eval(k, s->Z, s->L, s->M, s->S, st, scale, bound, q ? dM : NULL,
+                            q ? dS : NULL, q ? Sinv : NULL, grad ? g : NULL,
+                            grad && !o->fix_inducing ? &dZ.matrix : NULL);
+    if (rc == GPC_OK && !(isfinite(*bound) && (!grad || all_finite(g, np + s->m * s->dim))))
         rc = gpc_fail(GPC_ENUM, "the bound or its gradient is not finite at step %llu: "
                       "try a smaller --learning-rate", (unsigned long long)t->step + 1);
     gpc_shard_stats_free(st);
+    return rc;
+}
+
+/* After the split global step: q from rank 0, the gradient g from rank 1,
+ * added into every process (the others' zeros add nothing, exactly), so
+ * that every process goes on from the same numbers.  rc: this process's
+ * status, which every one learns first. */
+static int share_parts(gpc_train *t, const gpc_train_opts *o, double *g, int rc)
+{
+    gpc_svgp *s = t->s;
+    if (global_part(o->comm) == PART_ALL)
+        return rc;
+    if ((rc = gpc_comm_status(o->comm, rc)) != GPC_OK)
+        return rc;
+    size_t m = s->m, C = s->C, ng = t->nparams + m * s->dim;
+    size_t nq = C * (m + m * m), len = nq + ng;
+    double *v = gpc_calloc(len, sizeof *v);
+    int part = global_part(o->comm);
+    if (part == PART_Q) {
+        memcpy(v, s->M->data, C * m * sizeof *v); /* M and S are contiguous */
+        for (size_t c = 0; c < C; c++)
+            memcpy(v + C * m + c * m * m, s->S[c]->data, m * m * sizeof *v);
+    }
+    if (part == PART_THETA)
+        memcpy(v + nq, g, ng * sizeof *v);
+    rc = gpc_comm_sum(o->comm, v, len);
+    memcpy(s->M->data, v, C * m * sizeof *v);
+    for (size_t c = 0; c < C; c++)
+        memcpy(s->S[c]->data, v + C * m + c * m * m, m * m * sizeof *v);
+    memcpy(g, v + nq, ng * sizeof *v);
+    free(v);
     return rc;
 }
 
@@ -198,8 +245,10 @@ int gpc_train_step(gpc_train *t, gpc_kernel *k, const gpc_train_data *d, gpc_svg
      * steps (T make an epoch): a constant Adam step leaves the hyperparameters
      * and Z wandering about their optimum by the minibatches' noise */
     double shrink = 1.0 / sqrt(1.0 + (double)t->step / (double)T), lr = o->lr * shrink;
-    if (rc == GPC_OK)
+    int part = global_part(o->comm);
+    if (rc == GPC_OK && (part == PART_ALL || part == PART_Q))
         rc = natural_step(s, dM, dS, Sinv, o->rho * shrink);
+    rc = share_parts(t, o, g, rc);
     if (rc == GPC_OK) {
         t->step++;
         adam(t->theta, g, t->adam_m, t->adam_v, np, o->fixed, t->step, lr);
