@@ -18,7 +18,9 @@ int main(void)
     gpc_gsl_quiet();
     gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
     gsl_rng_set(r, 5);
-    TEST_OK(gpc_pgrid_request(0, 0, 16) == GPC_OK, "%d ranks: the squarest grid, blocks of 16",
+    int p, q;
+    gpc_pgrid_squarest(gpc_comm_size(c), &p, &q);
+    TEST_OK(gpc_pgrid_request(p, q, 16) == GPC_OK, "%d ranks: the squarest grid, blocks of 16",
             gpc_comm_size(c));
     const gpc_pgrid *g = gpc_pgrid_default();
     grid_laplace_all(r, g, 301, 1e-10);

@@ -163,7 +163,8 @@ int main(void)
     test_layout(130, 16, 3, 1);
     test_layout(1, 1, 1, 1);
     test_grid_names();
-    TEST_OK(gpc_pgrid_default() == NULL, "one process asks for no grid by itself");
+    TEST_OK(gpc_pgrid_request(0, 0, 8) == GPC_OK && gpc_pgrid_default() == NULL,
+            "one process asks for no grid by itself, nor for a block size alone");
     TEST_OK(gpc_pgrid_request(1, 1, 8) == GPC_OK, "a 1x1 grid in blocks of 8");
     const gpc_pgrid *g = gpc_pgrid_default();
     TEST_OK(g && g->p == 1 && g->q == 1 && g->nb == 8, "the grid asked for is the default");

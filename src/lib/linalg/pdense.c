@@ -48,11 +48,11 @@ int gpc_pgrid_request(int p, int q, int nb)
 {
     int R = gpc_comm_size(gpc_comm_world());
     if (p > 0 && (long)p * q != R)
-        return gpc_fail(GPC_EUSAGE, "a %dx%d process grid needs %d ranks, and this run has %d; "
-                        "start %d ranks (mpirun -np %d with the MPI build, bin/mpi/) or give "
-                        "a grid of %d", p, q, p * q, R, p * q, p * q, R);
-    asked = 1;
-    if (p > 0) {
+        return gpc_fail(GPC_EUSAGE, "a %dx%d process grid needs %ld ranks, and this run has "
+                        "%d; start %ld ranks (mpirun -np %ld with the MPI build, bin/mpi/) or "
+                        "give a grid of %d", p, q, (long)p * q, R, (long)p * q, (long)p * q, R);
+    if (p > 0) { /* a block size alone asks for no grid */
+        asked = 1;
         asked_p = p;
         asked_q = q;
     }

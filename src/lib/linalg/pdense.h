@@ -51,9 +51,10 @@ typedef struct {
  * matrices (one rank, no grid asked for). */
 const gpc_pgrid *gpc_pgrid_default(void);
 
-/* Ask for a p x q grid (0 x 0: the default shape) with blocks of nb (0:
- * the default size) before the first gpc_pgrid_default.  GPC_EUSAGE
- * (message set) if p q is not the number of ranks. */
+/* Ask for a p x q grid (0 x 0: the default shape, and no grid on one
+ * process) with blocks of nb (0: the default size) before the first
+ * gpc_pgrid_default.  GPC_EUSAGE (message set) if p q is not the number of
+ * ranks. */
 int gpc_pgrid_request(int p, int q, int nb);
 
 /* Open grid g (comm, p, q and nb set, p q the number of ranks): its place
