@@ -55,7 +55,7 @@ PY
 # its arguments after, and wait for the job's line in the completion log
 # (polled: sbatch --wait backs off to seconds between looks); prints the
 # job id, returns the job's exit status.  The job's own time limit is the
-# guard against a hang, and 150 s this wait's.
+# guard against a hang, and 200 s this wait's.
 mpi_submit() {
     local opts=() job line
     while [ "$1" != -- ]; do opts+=("$1"); shift; done
@@ -63,11 +63,11 @@ mpi_submit() {
     job=$(sbatch --parsable --ntasks=4 --overcommit "${opts[@]}" "$here/fit-mpi.sbatch" "$@") || return 99
     job=${job%%;*}
     echo "$job"
-    for _ in $(seq 750); do
+    for _ in $(seq 1000); do
         line=$(jobcomp_line "$job") && break
         sleep 0.2
     done
-    [ -n "$line" ] || { echo "check-slurm: job $job did not end within 150 s" >&2; return 98; }
+    [ -n "$line" ] || { echo "check-slurm: job $job did not end within 200 s" >&2; return 98; }
     line=${line##*ExitCode=}
     return "${line%%:*}"
 }
@@ -96,13 +96,14 @@ mpi_job_resume() {
     say "$name: job $job on 4 ranks stopped by its time limit: $(grep '^gpc-fit: time limit reached' "$d/job1.log" | cut -c10-70)..."
 
     # The same job again until the model appears, each continuing from the
-    # checkpoint the one before it left.
+    # checkpoint the one before it left: with a limit of two minutes, which
+    # one job is enough for however loaded the machine.
     local i=1
     while [ ! -e "$d/model.txt" ]; do
         i=$((i + 1))
-        [ "$i" -le 6 ] || fail "$name: no model after 6 jobs: $(cat "$d/job$((i - 1)).log")"
+        [ "$i" -le 4 ] || fail "$name: no model after 4 jobs: $(cat "$d/job$((i - 1)).log")"
         # shellcheck disable=SC2086
-        job=$(FIT_MARGIN=54 mpi_submit --time=1 --output="$d/job$i.log" -- \
+        job=$(FIT_MARGIN=54 mpi_submit --time=2 --output="$d/job$i.log" -- \
               "$d/model.txt" "$d/fit.ckpt" $opts "$X" "$Y") ||
             fail "$name: job $i ended with status $?: $(cat "$d/job$i.log")"
         grep -q "^gpc-fit: continuing from $d/fit.ckpt" "$d/job$i.log" ||
@@ -136,5 +137,5 @@ mpi_job_error() {
 }
 
 mpi_data 3000 7
-mpi_job_resume svgp "-M svgp --inducing 20 --batch 50 --epochs 150"
-mpi_job_error svgp-error "-M svgp --inducing 20 --batch 50 --epochs 150"
+mpi_job_resume svgp "-M svgp --inducing 20 --batch 50 --epochs 200"
+mpi_job_error svgp-error "-M svgp --inducing 20 --batch 50 --epochs 200"
