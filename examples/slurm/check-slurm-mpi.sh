@@ -10,6 +10,7 @@
 #   mpi_job_error NAME "OPTIONS": a job given a missing label file ends every
 #     rank with gpc-fit's one message and the job with status 3, well within
 #     its time limit.
+# shellcheck disable=SC2154  # repo, here: check-slurm.sh's
 MPI_FIT=$repo/bin/mpi/gpc-fit
 [ -x "$MPI_FIT" ] || fail "$MPI_FIT is not built (make MPI=1 mpi-all)"
 export GPC_FIT=$MPI_FIT OMPI_MCA_mpi_yield_when_idle=1
@@ -57,10 +58,10 @@ PY
 # job id, returns the job's exit status.  The job's own time limit is the
 # guard against a hang, and 200 s this wait's.
 mpi_submit() {
-    local opts=() job line
-    while [ "$1" != -- ]; do opts+=("$1"); shift; done
+    local sb=() job line
+    while [ "$1" != -- ]; do sb+=("$1"); shift; done
     shift
-    job=$(sbatch --parsable --ntasks=4 --overcommit "${opts[@]}" "$here/fit-mpi.sbatch" "$@") || return 99
+    job=$(sbatch --parsable --ntasks=4 --overcommit "${sb[@]}" "$here/fit-mpi.sbatch" "$@") || return 99
     job=${job%%;*}
     echo "$job"
     for _ in $(seq 1000); do
