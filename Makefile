@@ -204,8 +204,9 @@ table-kg: deps
 # seconds each, checks them against serial runs and stops the daemons (about
 # a minute).  Needs root, so it is not part of make check.
 check-slurm: deps
-	@sh scripts/deps.sh slurm-wlm
+	@sh scripts/deps.sh slurm-wlm libopenmpi-dev libscalapack-openmpi-dev openmpi-bin
 	@$(MAKE) --no-print-directory all
+	@$(MAKE) --no-print-directory MPI=1 mpi-all
 	@bash examples/slurm/check-slurm.sh
 
 # make check builds the benchmarks too, so that they keep up with the library.

@@ -9,9 +9,13 @@
 #   - the collected CV score is the score of the same folds fitted serially,
 #   - each chained HMC chain is byte for byte one long serial run, and was
 #     written by more than one job,
-#   - the summary across chains is gpc-hmc --summary of the serial chains.
+#   - the summary across chains is gpc-hmc --summary of the serial chains;
+# then runs the MPI jobs of check-slurm-mpi.sh (a sparse fit on 4 ranks
+# stopped by its job's time limit and continued by the same job submitted
+# again, against the plain tool; a job with an error).
 # Stops the daemons and removes the directory on any exit.  Needs root (the
-# daemons run as root) and the tools on PATH or in ../../bin.
+# daemons run as root), the tools on PATH or in ../../bin, and the MPI build
+# in ../../bin/mpi (make MPI=1 mpi-all).
 #
 # Usage: check-slurm.sh
 # Environment: CHECK_TIMEOUT, seconds to wait for the jobs (default 600).
@@ -23,6 +27,7 @@ export PATH="$repo/bin:$PATH" LC_ALL=C
 for t in gpc-fit gpc-predict gpc-scale gpc-score gpc-folds gpc-hmc; do
     command -v "$t" >/dev/null || { echo "check-slurm: $t is not built (make all)" >&2; exit 2; }
 done
+[ -x "$repo/bin/mpi/gpc-fit" ] || { echo "check-slurm: bin/mpi/gpc-fit is not built (make MPI=1 mpi-all)" >&2; exit 2; }
 start=$(date +%s)
 T=$(mktemp -d /tmp/gpc-slurm.XXXXXX)
 chmod 755 "$T"
@@ -120,9 +125,9 @@ cp "$repo/data/pima/y-train.txt" "$D/y.txt"
 K=5 C=2 N=100
 read -r cv_folds cv_collect < <(SEED=3 "$here/submit-cv.sh" "$K" "$D/X.txt" "$D/y.txt" "$T/cv" -t)
 say "submitted CV folds (array job $cv_folds) and their collection (job $cv_collect)"
-# A limit of one minute (Slurm's least), of which each job uses about 3 s:
-# -T is the time left less 57 s.
-hmc=$(SBATCH_TIMELIMIT=1 HMC_MARGIN=57 "$here/submit-hmc.sh" "$C" "$N" "$D/X.txt" "$D/y.txt" "$T/hmc")
+# A limit of one minute (Slurm's least), of which each job uses about 1 s:
+# -T is the time left less 59 s (a chain of 100 rows takes about 2 s).
+hmc=$(SBATCH_TIMELIMIT=1 HMC_MARGIN=59 "$here/submit-hmc.sh" "$C" "$N" "$D/X.txt" "$D/y.txt" "$T/hmc")
 say "submitted $C HMC chains of $N iterations (array job $hmc)"
 # The chain of seed 1 again, in jobs whose -T is far off: the first is sent
 # SIGTERM, as the scheduler does at a job's time limit, once it has 20 rows.
@@ -195,4 +200,7 @@ gpc-hmc -q --summary "${serial[@]}" > "$S/summary.txt"
 cmp "$T/hmc/summary.txt" "$S/summary.txt" || fail "the summary differs from the serial chains'"
 say "summary across chains, the same as the serial chains':"
 cat "$T/hmc/summary.txt"
+
+# ---- MPI jobs ------------------------------------------------------------------------
+. "$here/check-slurm-mpi.sh"
 say "PASS"
