@@ -202,7 +202,10 @@ table-kg: deps
 # slurmctld and slurmd on this machine with a configuration in a temporary
 # directory, runs the cross-validation array and chained HMC jobs of a few
 # seconds each, checks them against serial runs and stops the daemons (about
-# a minute).  Needs root, so it is not part of make check.
+# a minute), then the MPI jobs of examples/slurm/check-slurm-mpi.sh (a
+# sparse fit on 4 ranks stopped at its time limit and resumed, a job with an
+# error, a dense Laplace HMC chain on a 2x2 grid cut and continued; about a
+# minute more).  Needs root, so it is not part of make check.
 check-slurm: deps
 	@sh scripts/deps.sh slurm-wlm libopenmpi-dev libscalapack-openmpi-dev openmpi-bin
 	@$(MAKE) --no-print-directory all

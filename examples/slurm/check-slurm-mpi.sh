@@ -137,6 +137,43 @@ mpi_job_error() {
     say "$name: job $job ended with status 3 ($(jobcomp_line "$job" | grep -o 'StartTime=[^ ]* EndTime=[^ ]*')): $(grep "^gpc-fit: $d/missing.txt" "$d/job.log" | sed "s|$d/||")"
 }
 
+# The dense Laplace approximation on the 2x2 grid of a job's 4 tasks: an
+# HMC chain (hmc-chain.sbatch) in jobs each stopped by -T after a second and
+# continued by the next, against the chain of one uninterrupted job of 4
+# ranks: byte for byte the same.
+mpi_hmc_resume() {
+    local d=$M/hmc N=60 launch="srun --mpi=pmix --kill-on-bad-exit=1 $repo/bin/mpi/gpc-hmc"
+    [ -x "$repo/bin/mpi/gpc-hmc" ] || fail "$repo/bin/mpi/gpc-hmc is not built"
+    mpi_data 300 5
+    mkdir -p "$d/cut" "$d/whole"
+    local cut whole
+    # SBATCH_OVERCOMMIT reaches the successors' sbatch through the job's
+    # environment; hmc-chain.sbatch passes the tasks on itself
+    export SBATCH_OVERCOMMIT=1
+    cut=$(GPC_HMC=$launch HMC_SECONDS=1 sbatch --parsable --array=1 --ntasks=4 \
+          --time=2 --output="$d/cut/chain-%a-%j.log" "$here/hmc-chain.sbatch" 1 "$N" \
+          "$M/X-300.txt" "$M/y-300.txt" "$d/cut") || fail "hmc: sbatch failed"
+    whole=$(GPC_HMC=$launch HMC_SECONDS=600 sbatch --parsable --array=1 --ntasks=4 \
+            --time=2 --output="$d/whole/chain-%a-%j.log" "$here/hmc-chain.sbatch" 1 "$N" \
+            "$M/X-300.txt" "$M/y-300.txt" "$d/whole") || fail "hmc: sbatch failed"
+    for _ in $(seq 600); do
+        [ -s "$d/cut/summary.txt" ] && [ -s "$d/whole/summary.txt" ] && break
+        sleep 0.5
+    done
+    [ -s "$d/cut/summary.txt" ] && [ -s "$d/whole/summary.txt" ] ||
+        fail "hmc: the chains did not finish within 300 s: $(cat "$d"/*/chain-1-*.log)"
+    local jobs
+    jobs=$(ls "$d/cut/"chain-1-*.log | wc -l)
+    [ "$jobs" -ge 2 ] || fail "hmc: the cut chain took $jobs job; -T did not cut it"
+    [ "$(grep -c '^[0-9]' "$d/whole/chain-1.txt")" -eq "$N" ] || fail "hmc: the whole chain is short"
+    cmp "$d/cut/chain-1.txt" "$d/whole/chain-1.txt" ||
+        fail "hmc: the chain continued over $jobs jobs differs from the uninterrupted one"
+    ! grep -h 'JobId=\('"${cut%%;*}"'\|'"${whole%%;*}"'\)' "$T/log/jobcomp.txt" | grep -v 'ExitCode=0:0' ||
+        fail "hmc: a job did not end with status 0"
+    say "hmc: the dense Laplace chain on 4 ranks (2x2), $N rows in $jobs jobs, byte for byte the uninterrupted job's"
+}
+
 mpi_data 3000 7
 mpi_job_resume svgp "-M svgp --inducing 20 --batch 50 --epochs 200"
 mpi_job_error svgp-error "-M svgp --inducing 20 --batch 50 --epochs 200"
+mpi_hmc_resume
