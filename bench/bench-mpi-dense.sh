@@ -3,14 +3,17 @@
 # with its gradient,
 #     gpc-evidence -k ard+jitter X y
 # at n = 8000 and 16000 (binary synthetic data, 3 columns), by the plain
-# tool with the machine's threads (one rank: plain matrices), and by the
-# MPI build (bin/mpi) on 1 rank on a 1x1 grid (ScaLAPACK, with as many
-# threads), 2 ranks (1x2) and 4 ranks (2x2, oversubscribed on fewer cores)
-# of one thread each.  For each: the
+# tool with the machine's threads (one rank: plain matrices) and with one
+# thread (one rank as an MPI job runs it, a core per rank), and by the
+# MPI build (bin/mpi) on 1 rank on a 1x1 grid (ScaLAPACK, with the
+# machine's threads), 2 ranks (1x2) and 4 ranks (2x2, oversubscribed on
+# fewer cores) of one thread each.  For each: the
 # seconds (the whole command), the same in units of one LAPACK Cholesky of
 # the same n with the machine's threads (bench-chol), the largest resident
 # memory of one process, the log evidence (the same to rounding), and the
-# ratio of the time to the plain tool's.
+# ratio of the time to the plain tool's.  Then, at the smaller n, the
+# plain tool and 2 ranks again with two busy processes per core
+# (bench/loaded.sh), with their ratios to idle.
 #
 #   bench/bench-mpi-dense.sh DIR BUILD     (BUILD holds bench-chol)
 #
@@ -51,13 +54,14 @@ for n in $sizes; do
     chol=$(OMP_NUM_THREADS=$cores "$build/bench-chol" "$n")
     echo "n $n cholesky_s $chol threads $cores"
     one=
-    one=
-    for R in 1 1x1 2 4; do
-        if [ "$R" = 1 ]; then
-            set -- $(OMP_NUM_THREADS=$cores evidence "$n" /usr/bin/time -f 'maxrss_kb %M' \
-                     bin/gpc-evidence)
-            what="ranks 1 threads $cores plain"
-            one=$1
+    for R in 1 1t 1x1 2 4; do
+        if [ "$R" = 1 ] || [ "$R" = 1t ]; then
+            threads=$cores
+            [ "$R" = 1t ] && threads=1
+            set -- $(OMP_NUM_THREADS=$threads OPENBLAS_NUM_THREADS=$threads evidence "$n" \
+                     /usr/bin/time -f 'maxrss_kb %M' bin/gpc-evidence)
+            what="ranks 1 threads $threads plain"
+            [ "$R" = 1 ] && one=$1
         else
             np=${R%x1} threads=1 grid=
             [ "$R" = 1x1 ] && threads=$cores grid="--process-grid 1x1"
@@ -69,5 +73,19 @@ for n in $sizes; do
         line="n $n $what seconds $1 cholesky_units $(awk -v a="$1" -v c="$chol" 'BEGIN { printf "%.1f", a / c }') max_rank_MB $2 log_evidence $3"
         [ "$R" != 1 ] && line="$line ratio_to_plain $(awk -v a="$1" -v o="$one" 'BEGIN { printf "%.2f", a / o }')"
         echo "$line"
+        if [ "$n" = "${sizes%% *}" ]; then
+            [ "$R" = 1 ] && idle_plain=$1
+            [ "$R" = 2 ] && idle_two=$1
+        fi
     done
 done
+
+# Under load: the smaller n, the plain tool and 2 ranks as above.
+n=${sizes%% *}
+echo "### under load: two busy processes per core throughout, n $n"
+set -- $(OMP_NUM_THREADS=$cores evidence "$n" sh bench/loaded.sh \
+         /usr/bin/time -f 'maxrss_kb %M' bin/gpc-evidence)
+echo "n $n ranks 1 threads $cores plain loaded seconds $1 ratio_to_idle $(awk -v a="$1" -v o="$idle_plain" 'BEGIN { printf "%.2f", a / o }')"
+set -- $(OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 evidence "$n" sh bench/loaded.sh \
+         mpirun --oversubscribe --bind-to none -np 2 /usr/bin/time -f 'maxrss_kb %M' bin/mpi/gpc-evidence)
+echo "n $n ranks 2 threads 1 grid 1x2 loaded seconds $1 ratio_to_idle $(awk -v a="$1" -v o="$idle_two" 'BEGIN { printf "%.2f", a / o }')"
