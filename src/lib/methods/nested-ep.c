@@ -1,0 +1,692 @@
+#include "methods/nested-ep.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <gsl/gsl_blas.h>
+#include <gsl/gsl_linalg.h>
+
+#include "base/alloc.h"
+#include "base/err.h"
+#include "liks/mprobit.h"
+#include "linalg/bmatrix.h"
+
+/* LAPACK through OpenBLAS.  Row-major lower is column-major upper, hence "U". */
+void dpotrf_(const char *uplo, const int *n, double *a, const int *lda, int *info,
+             size_t uplo_len);
+void dtrtri_(const char *uplo, const char *diag, const int *n, double *a, const int *lda,
+             int *info, size_t uplo_len, size_t diag_len);
+
+/* Test cases predicted at a time: bounds the scratch to a few n x 256. */
+#define PREDICT_BLOCK 256
+
+static const gsl_matrix *kern(const gpc_nep *w, size_t c) { return w->K[w->per_class ? c : 0]; }
+
+static size_t matrices(size_t C, size_t nK, int per_class)
+{
+    return C + nK + 4 + (per_class ? 0 : 1);
+}
+
+size_t gpc_nep_workspace(size_t n, size_t C, size_t nparams, int per_class)
+{
+    size_t nK = per_class ? C : 1;
+    size_t mat = gpc_size_mul(matrices(C, nK, per_class), gpc_size_mul(gpc_size_mul(n, n),
+                                                                       sizeof(double)));
+    /* vectors: about 10 C n and 2 n C^2 doubles, and the n x nparams scratch */
+    size_t vec = gpc_size_mul(gpc_size_mul(n, 10 * C + 2 * C * C + 2 + nparams),
+                              sizeof(double));
+    return gpc_size_add(mat, vec);
+}
+
+gpc_nep *gpc_nep_alloc(size_t n, size_t C, size_t nparams, int per_class)
+{
+    gpc_nep *w = gpc_calloc(1, sizeof *w);
+    w->n = n;
+    w->C = C;
+    w->nparams = nparams;
+    w->per_class = per_class;
+    w->nK = per_class ? C : 1;
+    w->K = gpc_calloc(w->nK, sizeof *w->K);
+    for (size_t k = 0; k < w->nK; k++)
+        w->K[k] = gpc_matrix_alloc(n, n);
+    w->Y = gpc_calloc(C, sizeof *w->Y);
+    for (size_t c = 0; c < C; c++)
+        w->Y[c] = gpc_matrix_alloc(n, n);
+    w->M = gpc_matrix_alloc(n, n);
+    w->S = per_class ? NULL : gpc_matrix_alloc(n, n);
+    w->X = gpc_matrix_alloc(n, n);
+    w->L = gpc_matrix_alloc(n, n);
+    w->Bg = gpc_matrix_alloc(n, nparams ? nparams : 1);
+    size_t Cn = C * n > 0 ? C * n : 1, nC2 = n * C * C > 0 ? n * C * C : 1;
+    w->alpha = gpc_calloc(Cn, sizeof(double));
+    w->beta = gpc_calloc(Cn, sizeof(double));
+    w->pi = gpc_calloc(Cn, sizeof(double));
+    w->nu = gpc_calloc(Cn, sizeof(double));
+    w->s = gpc_calloc(n ? n : 1, sizeof(double));
+    w->mu = gpc_calloc(Cn, sizeof(double));
+    w->adiag = gpc_calloc(Cn, sizeof(double));
+    w->Sig = gpc_calloc(nC2, sizeof(double));
+    w->cav_mean = gpc_calloc(Cn, sizeof(double));
+    w->cav_cov = gpc_calloc(nC2, sizeof(double));
+    w->b = gpc_calloc(Cn, sizeof(double));
+    w->logZ = gpc_calloc(n ? n : 1, sizeof(double));
+    w->tmp = gpc_calloc(Cn + n, sizeof(double));
+    w->nthreads = 1;
+    w->site = gpc_calloc(1, sizeof *w->site);
+    w->site[0] = gpc_nep_site_alloc(C);
+    w->damping = GPC_NEP_DAMPING;
+    w->tol = GPC_NEP_TOL;
+    w->inner_tol = 1e-12;
+    w->max_sweeps = 500;
+    w->inner_max_sweeps = 100;
+    return w;
+}
+
+void gpc_nep_free(gpc_nep *w)
+{
+    if (!w)
+        return;
+    for (size_t k = 0; k < w->nK; k++)
+        gsl_matrix_free(w->K[k]);
+    for (size_t c = 0; c < w->C; c++)
+        gsl_matrix_free(w->Y[c]);
+    free(w->K);
+    free(w->Y);
+    gsl_matrix_free(w->M);
+    if (w->S)
+        gsl_matrix_free(w->S);
+    gsl_matrix_free(w->X);
+    gsl_matrix_free(w->L);
+    gsl_matrix_free(w->Bg);
+    free(w->alpha);
+    free(w->beta);
+    free(w->pi);
+    free(w->nu);
+    free(w->s);
+    free(w->mu);
+    free(w->adiag);
+    free(w->Sig);
+    free(w->cav_mean);
+    free(w->cav_cov);
+    free(w->b);
+    free(w->logZ);
+    free(w->tmp);
+    for (int t = 0; t < w->nthreads; t++)
+        gpc_nep_site_free(w->site[t]);
+    free(w->site);
+    free(w);
+}
+
+/* ---- the posterior from the sites ---- */
+
+/* A_c = K_c - X'X with X = L^-1 D^1/2 K_c (L the factor of B_c, left in
+ * w->L), into Y[c] (lower triangle), its diagonal into adiag; returns
+ * log|B_c| / 2, or NaN if B_c is not positive definite. */
+static double class_covariance(gpc_nep *w, size_t c)
+{
+    size_t n = w->n;
+    const gsl_matrix *K = kern(w, c);
+    double *sd = w->tmp, *d = w->pi + c * n;
+    for (size_t i = 0; i < n; i++)
+        sd[i] = sqrt(d[i]);
+    if (gpc_bmatrix_factor(K, sd, w->L) != 0)
+        return NAN;
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = 0; j < n; j++)
+            gsl_matrix_set(w->X, i, j, sd[i] * gsl_matrix_get(K, i, j));
+    gsl_blas_dtrsm(CblasLeft, CblasLower, CblasNoTrans, CblasNonUnit, 1.0, w->L, w->X);
+    gsl_matrix_memcpy(w->Y[c], K);
+    gsl_blas_dsyrk(CblasLower, CblasTrans, -1.0, w->X, 1.0, w->Y[c]);
+    for (size_t i = 0; i < n; i++)
+        w->adiag[c * n + i] = gsl_matrix_get(w->Y[c], i, i);
+    return gpc_bmatrix_half_log_det(w->L);
+}
+
+/* mu = Sigma nu: mu_c = g_c + A_c D_c S^-1 sum_c' D_c' g_c', g_c = A_c nu_c
+ * (A_c in the lower triangles of Y, M the factor of S). */
+static void posterior_mean(gpc_nep *w)
+{
+    size_t n = w->n, C = w->C;
+    gsl_vector_view r = gsl_vector_view_array(w->tmp, n);
+    gsl_vector_set_zero(&r.vector);
+    for (size_t c = 0; c < C; c++) {
+        gsl_vector_view nu = gsl_vector_view_array(w->nu + c * n, n),
+                        g = gsl_vector_view_array(w->mu + c * n, n);
+        gsl_blas_dsymv(CblasLower, 1.0, w->Y[c], &nu.vector, 0.0, &g.vector);
+        for (size_t i = 0; i < n; i++)
+            w->tmp[i] += w->pi[c * n + i] * w->mu[c * n + i];
+    }
+    gsl_blas_dtrsv(CblasLower, CblasNoTrans, CblasNonUnit, w->M, &r.vector);
+    gsl_blas_dtrsv(CblasLower, CblasTrans, CblasNonUnit, w->M, &r.vector);
+    gsl_vector_view dz = gsl_vector_view_array(w->tmp + n, n);
+    for (size_t c = 0; c < C; c++) {
+        for (size_t i = 0; i < n; i++)
+            w->tmp[n + i] = w->pi[c * n + i] * w->tmp[i];
+        gsl_vector_view g = gsl_vector_view_array(w->mu + c * n, n);
+        gsl_blas_dsymv(CblasLower, 1.0, w->Y[c], &dz.vector, 1.0, &g.vector);
+    }
+}
+
+/* Y_c = M^-1 D_c A_c in place of A_c, and each case's C x C marginal
+ * covariance delta_cc' A_c[i,i] + Y_c[:,i]'Y_c'[:,i]. */
+static void marginal_covariances(gpc_nep *w)
+{
+    size_t n = w->n, C = w->C;
+    for (size_t c = 0; c < C; c++) {
+        gsl_matrix *Y = w->Y[c];
+        const double *d = w->pi + c * n;
+        for (size_t i = 0; i < n; i++)
+            for (size_t j = 0; j < i; j++)
+                gsl_matrix_set(Y, j, i, gsl_matrix_get(Y, i, j));
+        for (size_t i = 0; i < n; i++) {
+            gsl_vector_view row = gsl_matrix_row(Y, i);
+            gsl_vector_scale(&row.vector, d[i]);
+        }
+        gsl_blas_dtrsm(CblasLeft, CblasLower, CblasNoTrans, CblasNonUnit, 1.0, w->M, Y);
+    }
+    memset(w->Sig, 0, n * C * C * sizeof(double));
+    for (size_t k = 0; k < n; k++)
+        for (size_t c = 0; c < C; c++) {
+            const double *yc = gsl_matrix_const_ptr(w->Y[c], k, 0);
+            for (size_t e = 0; e <= c; e++) {
+                const double *ye = gsl_matrix_const_ptr(w->Y[e], k, 0);
+                for (size_t i = 0; i < n; i++)
+                    w->Sig[(i * C + c) * C + e] += yc[i] * ye[i];
+            }
+        }
+    for (size_t i = 0; i < n; i++)
+        for (size_t c = 0; c < C; c++) {
+            double *Si = w->Sig + i * C * C;
+            Si[c * C + c] += w->adiag[c * n + i];
+            for (size_t e = 0; e < c; e++)
+                Si[e * C + c] = Si[c * C + e];
+        }
+}
+
+/* b = nu - Pi mu (= K^-1 mu), case by case. */
+static void form_b(gpc_nep *w)
+{
+    size_t n = w->n, C = w->C;
+    for (size_t i = 0; i < n; i++) {
+        double pm = 0.0;
+        for (size_t c = 0; c < C; c++)
+            pm += w->pi[c * n + i] * w->mu[c * n + i];
+        for (size_t c = 0; c < C; c++) {
+            size_t k = c * n + i;
+            w->b[k] = w->nu[k] - w->pi[k] * (w->mu[k] - pm / w->s[i]);
+        }
+    }
+}
+
+/* Everything that follows from the sites pi, nu, s: the factors, 1/2 log
+ * |I + K Pi|, the posterior mean and the cases' marginal covariances. */
+static int posterior(gpc_nep *w)
+{
+    size_t n = w->n, C = w->C;
+    double hl = 0.0;
+    w->has_fit = 0;
+    for (size_t c = 0; c < C; c++) {
+        double h = class_covariance(w, c);
+        if (!isfinite(h))
+            return gpc_fail(GPC_ENUM, "nested EP: B = I + D^1/2 K D^1/2 is not positive "
+                            "definite: the kernel matrix is far from positive semi-definite; "
+                            "add a jitter term to the kernel (e.g. 'ard+jitter')");
+        hl += h;
+        /* S += E_c = D_c - D_c A_c D_c, lower triangle */
+        const double *d = w->pi + c * n;
+        for (size_t i = 0; i < n; i++) {
+            double *Mi = gsl_matrix_ptr(w->M, i, 0);
+            const double *Ai = gsl_matrix_const_ptr(w->Y[c], i, 0);
+            for (size_t j = 0; j <= i; j++)
+                Mi[j] = (c ? Mi[j] : 0.0) - d[i] * Ai[j] * d[j];
+            Mi[i] += d[i];
+        }
+    }
+    if (w->S)
+        gsl_matrix_memcpy(w->S, w->M);
+    int nn = (int)n, lda = (int)w->M->tda, info = 0;
+    if (n > 0)
+        dpotrf_("U", &nn, w->M->data, &lda, &info, 1);
+    if (info != 0)
+        return gpc_fail(GPC_ENUM, "nested EP: the matrix sum_c E_c is not positive definite; "
+                        "try smaller signal variances");
+    hl += gpc_bmatrix_half_log_det(w->M);
+    for (size_t i = 0; i < n; i++)
+        hl -= 0.5 * log(w->s[i]);
+    w->half_log_det = hl;
+    posterior_mean(w);
+    form_b(w);
+    marginal_covariances(w);
+    w->has_fit = 1;
+    return GPC_OK;
+}
+
+/* ---- the sites ---- */
+
+/* The outer sites of case i from its inner ones. */
+static void outer_site(gpc_nep *w, size_t i, size_t y)
+{
+    size_t n = w->n, C = w->C;
+    double pi[C], nu[C];
+    gpc_nep_site_outer(C, y, w->alpha + i * C, w->beta + i * C, pi, w->s + i, nu);
+    for (size_t c = 0; c < C; c++) {
+        w->pi[c * n + i] = pi[c];
+        w->nu[c * n + i] = nu[c];
+    }
+}
+
+/* Small symmetric positive definite matrices (C x C, row-major): the lower
+ * factor in place and log |A|, or NaN. */
+static double small_factor(size_t C, double *A)
+{
+    gsl_matrix_view L = gsl_matrix_view_array(A, C, C);
+    gsl_error_handler_t *old = gsl_set_error_handler_off();
+    int st = gsl_linalg_cholesky_decomp1(&L.matrix);
+    gsl_set_error_handler(old);
+    if (st != GSL_SUCCESS)
+        return NAN;
+    double ld = 0.0;
+    for (size_t c = 0; c < C; c++)
+        ld += 2.0 * log(A[c * C + c]);
+    return ld;
+}
+
+/* x' A^-1 x from the factor of A. */
+static double small_quad(size_t C, const double *L, const double *x)
+{
+    double z[C], q = 0.0;
+    for (size_t a = 0; a < C; a++) {
+        double v = x[a];
+        for (size_t c = 0; c < a; c++)
+            v -= L[a * C + c] * z[c];
+        z[a] = v / L[a * C + a];
+        q += z[a] * z[a];
+    }
+    return q;
+}
+
+/* Case i's marginal mean, and its marginal precision P (its factor in F). */
+static int case_marginal(const gpc_nep *w, size_t i, double *m, double *F, double *P,
+                         double *logdet)
+{
+    size_t C = w->C;
+    for (size_t c = 0; c < C; c++)
+        m[c] = w->mu[c * w->n + i];
+    memcpy(F, w->Sig + i * C * C, C * C * sizeof(double));
+    *logdet = small_factor(C, F);
+    if (!isfinite(*logdet))
+        return GPC_ENUM;
+    memcpy(P, F, C * C * sizeof(double));
+    gsl_matrix_view Pv = gsl_matrix_view_array(P, C, C);
+    gsl_linalg_cholesky_invert(&Pv.matrix);
+    return GPC_OK;
+}
+
+/* The cavity of case i in natural parameters: Lambda = Sigma_i^-1 - Pi_i,
+ * h = Sigma_i^-1 mu_i - nu_i. */
+static void case_cavity(const gpc_nep *w, size_t i, const double *m, const double *P,
+                        double *Lambda, double *h)
+{
+    size_t n = w->n, C = w->C;
+    double s = w->s[i];
+    for (size_t a = 0; a < C; a++) {
+        double pa = w->pi[a * n + i], v = 0.0;
+        for (size_t c = 0; c < C; c++) {
+            double pc = w->pi[c * n + i];
+            Lambda[a * C + c] = P[a * C + c] - ((a == c ? pa : 0.0) - pa * pc / s);
+            v += P[a * C + c] * m[c];
+        }
+        h[a] = v - w->nu[a * n + i];
+    }
+}
+
+/* One parallel EP sweep: every case's inner EP from the current posterior,
+ * its sites moved by the damping; returns the largest relative move the
+ * undamped update asked for.  Cases with an improper cavity keep their
+ * sites and are counted in skipped. */
+static double update_sites(gpc_nep *w, const size_t *cls)
+{
+    size_t n = w->n, C = w->C;
+    double m[C], F[C * C], P[C * C], Lambda[C * C], h[C], a[C], b[C], ld, move = 0.0;
+    w->skipped = 0;
+    for (size_t i = 0; i < n; i++) {
+        size_t y = cls[i];
+        if (case_marginal(w, i, m, F, P, &ld) != GPC_OK) {
+            w->skipped++;
+            continue;
+        }
+        case_cavity(w, i, m, P, Lambda, h);
+        double *al = w->alpha + i * C, *be = w->beta + i * C;
+        memcpy(a, al, C * sizeof(double));
+        memcpy(b, be, C * sizeof(double));
+        if (gpc_nep_site_update(w->site[0], y, Lambda, h, a, b, w->inner_tol,
+                                w->inner_max_sweeps, NULL, NULL, NULL) != GPC_OK) {
+            w->skipped++;
+            continue;
+        }
+        w->inner_sweeps += (unsigned long)gpc_nep_site_sweeps(w->site[0]);
+        for (size_t c = 0; c < C; c++) {
+            if (c == y)
+                continue;
+            move = fmax(move, fabs(a[c] - al[c]) / (1.0 + fabs(a[c])));
+            move = fmax(move, fabs(b[c] - be[c]) / (1.0 + fabs(b[c])));
+            al[c] += w->damping * (a[c] - al[c]);
+            be[c] += w->damping * (b[c] - be[c]);
+        }
+        outer_site(w, i, y);
+    }
+    return move;
+}
+
+/* The log evidence at the current sites (module comment), with each case's
+ * tilted mass from its inner EP at its cavity (sites unchanged), and the
+ * cavities kept for leave-one-out. */
+static int evidence_terms(gpc_nep *w, const size_t *cls)
+{
+    size_t n = w->n, C = w->C;
+    double m[C], F[C * C], P[C * C], Lambda[C * C], h[C], a[C], b[C], ld;
+    double total = -w->half_log_det;
+    for (size_t k = 0; k < C * n; k++)
+        total += 0.5 * w->nu[k] * w->mu[k];
+    for (size_t i = 0; i < n; i++) {
+        size_t y = cls[i];
+        if (case_marginal(w, i, m, F, P, &ld) != GPC_OK)
+            return gpc_fail(GPC_ENUM, "nested EP: the posterior covariance of training case "
+                            "%zu is not positive definite", i + 1);
+        case_cavity(w, i, m, P, Lambda, h);
+        memcpy(a, w->alpha + i * C, C * sizeof(double));
+        memcpy(b, w->beta + i * C, C * sizeof(double));
+        double *cm = w->cav_mean + i * C, *cv = w->cav_cov + i * C * C;
+        int st = gpc_nep_site_update(w->site[0], y, Lambda, h, a, b, w->inner_tol,
+                                     w->inner_max_sweeps, w->logZ + i, NULL, NULL);
+        if (st != GPC_OK)
+            return gpc_fail(GPC_ENUM, "nested EP: the cavity of training case %zu is "
+                            "improper at convergence", i + 1);
+        /* the cavity's moments and log |Sigma_-i| */
+        memcpy(cv, Lambda, C * C * sizeof(double));
+        double ldl = small_factor(C, cv);
+        double q = small_quad(C, cv, h);
+        gsl_matrix_view Cv = gsl_matrix_view_array(cv, C, C);
+        gsl_linalg_cholesky_invert(&Cv.matrix);
+        for (size_t r = 0; r < C; r++) {
+            double v = 0.0;
+            for (size_t c = 0; c < C; c++)
+                v += cv[r * C + c] * h[c];
+            cm[r] = v;
+        }
+        total += w->logZ[i] - 0.5 * ldl - 0.5 * ld - 0.5 * small_quad(C, F, m) + 0.5 * q;
+    }
+    w->log_evidence = total;
+    return GPC_OK;
+}
+
+static void zero_sites(gpc_nep *w, const size_t *cls)
+{
+    memset(w->alpha, 0, w->C * w->n * sizeof(double));
+    memset(w->beta, 0, w->C * w->n * sizeof(double));
+    for (size_t i = 0; i < w->n; i++)
+        outer_site(w, i, cls[i]);
+}
+
+static int check_labels(const gpc_nep *w, const size_t *cls)
+{
+    for (size_t i = 0; i < w->n; i++)
+        if (cls[i] >= w->C)
+            return gpc_fail(GPC_EUSAGE, "nested EP: label %zu of case %zu is not a class "
+                            "index below %zu", cls[i], i + 1, w->C);
+    return GPC_OK;
+}
+
+static int run(gpc_nep *w, const size_t *cls)
+{
+    int st = check_labels(w, cls);
+    if (st != GPC_OK)
+        return st;
+    zero_sites(w, cls);
+    w->inner_sweeps = 0;
+    if ((st = posterior(w)) != GPC_OK)
+        return st;
+    for (w->sweeps = 1; w->sweeps <= w->max_sweeps; w->sweeps++) {
+        double move = update_sites(w, cls);
+        if ((st = posterior(w)) != GPC_OK)
+            return st;
+        if (move <= w->tol && w->skipped == 0)
+            return evidence_terms(w, cls);
+    }
+    return gpc_fail(GPC_ENUM, "nested EP did not settle in %d sweeps (damping %g); try "
+                    "--damping=%g", w->max_sweeps, w->damping, w->damping / 2);
+}
+
+/* ---- the gradient ---- */
+
+/* T_c = M^-1 D_c - Y_c D_c into T, with M^-1 in Minv (lower). */
+static void form_T(const gpc_nep *w, size_t c, const gsl_matrix *Minv, gsl_matrix *T)
+{
+    size_t n = w->n;
+    const double *d = w->pi + c * n;
+    for (size_t k = 0; k < n; k++) {
+        const double *yk = gsl_matrix_const_ptr(w->Y[c], k, 0), *mk = gsl_matrix_const_ptr(Minv, k, 0);
+        double *tk = gsl_matrix_ptr(T, k, 0);
+        for (size_t i = 0; i < n; i++)
+            tk[i] = ((i <= k ? mk[i] : 0.0) - yk[i]) * d[i];
+    }
+}
+
+/* E_c = D_c - (M Y_c) D_c into E (full), using T as scratch. */
+static void form_E(const gpc_nep *w, size_t c, gsl_matrix *E)
+{
+    size_t n = w->n;
+    const double *d = w->pi + c * n;
+    gsl_matrix_memcpy(E, w->Y[c]);
+    gsl_blas_dtrmm(CblasLeft, CblasLower, CblasNoTrans, CblasNonUnit, 1.0, w->M, E);
+    for (size_t i = 0; i < n; i++) {
+        double *ei = gsl_matrix_ptr(E, i, 0);
+        for (size_t j = 0; j < n; j++)
+            ei[j] = (i == j ? d[i] : 0.0) - ei[j] * d[j];
+    }
+}
+
+static void gradient(gpc_nep *w, gpc_kernel *const *kernels, const gsl_matrix *X, double *grad)
+{
+    size_t n = w->n, C = w->C, p = w->nparams;
+    /* M^-1, lower, in X */
+    gsl_matrix_memcpy(w->X, w->M);
+    int nn = (int)n, lda = (int)w->X->tda, info = 0;
+    if (n > 0)
+        dtrtri_("U", "N", &nn, w->X->data, &lda, &info, 1, 1);
+    gsl_vector *zero = gsl_vector_calloc(n ? n : 1);
+    if (!w->per_class) {
+        /* sum_c R_cc = S - sum_c T_c'T_c, then G = b b' summed - that, contracted with 1/2 */
+        gsl_matrix *G = w->S;
+        for (size_t c = 0; c < C; c++) {
+            form_T(w, c, w->X, w->L);
+            gsl_blas_dsyrk(CblasLower, CblasTrans, -1.0, w->L, 1.0, G);
+        }
+        gsl_matrix_scale(G, -1.0);
+        gsl_matrix_view Bm = gsl_matrix_view_array(w->b, C, n);
+        gsl_blas_dsyrk(CblasLower, CblasTrans, 1.0, &Bm.matrix, 1.0, G);
+        gpc_kernel_grad_contract(kernels[0], X, w->K[0], zero, 0.0, G, 0.5, zero, grad, w->Bg);
+    } else {
+        gsl_matrix *E = gpc_matrix_alloc(n, n);
+        for (size_t c = 0; c < C; c++) {
+            form_E(w, c, E);
+            form_T(w, c, w->X, w->L);
+            gsl_blas_dsyrk(CblasLower, CblasTrans, -1.0, w->L, 1.0, E);
+            gsl_vector_view bc = gsl_vector_view_array(w->b + c * n, n);
+            gpc_kernel_grad_contract(kernels[c], X, w->K[c], &bc.vector, 0.5, E, -0.5, zero,
+                                     grad + c * p, w->Bg);
+        }
+        gsl_matrix_free(E);
+    }
+    gsl_vector_free(zero);
+}
+
+int gpc_nep_evidence(gpc_nep *w, gpc_kernel *const *kernels, const gsl_matrix *X,
+                     const size_t *cls, double *log_evidence, double *grad)
+{
+    for (size_t k = 0; k < w->nK; k++) {
+        if (gpc_kernel_nparams(kernels[k]) != w->nparams)
+            return gpc_fail(GPC_EUSAGE, "kernel %zu has %zu hyperparameters, the nested EP "
+                            "workspace expects %zu", k + 1, gpc_kernel_nparams(kernels[k]),
+                            w->nparams);
+        gpc_kernel_matrix(kernels[k], X, w->K[k]);
+    }
+    int st = run(w, cls);
+    if (st != GPC_OK)
+        return st;
+    *log_evidence = w->log_evidence;
+    /* the gradient spends S and the scratch; the factors, Y and b stand */
+    if (grad && w->nparams > 0)
+        gradient(w, kernels, X, grad);
+    int finite = isfinite(*log_evidence);
+    for (size_t j = 0; grad && j < w->nparams * w->nK; j++)
+        finite &= isfinite(grad[j]);
+    if (!finite)
+        return gpc_fail(GPC_ENUM, "the nested EP log evidence or its gradient is not finite at "
+                        "these hyperparameters; try values of moderate size");
+    return GPC_OK;
+}
+
+int gpc_nep_set_sites(gpc_nep *w, const size_t *cls, const double *alpha, const double *beta)
+{
+    int st = check_labels(w, cls);
+    if (st != GPC_OK)
+        return st;
+    memcpy(w->alpha, alpha, w->C * w->n * sizeof(double));
+    memcpy(w->beta, beta, w->C * w->n * sizeof(double));
+    for (size_t i = 0; i < w->n; i++) {
+        for (size_t c = 0; c < w->C; c++)
+            if (!(w->alpha[i * w->C + c] >= 0.0) || !isfinite(w->beta[i * w->C + c]))
+                return gpc_fail(GPC_EINPUT, "nested EP: the sites of training case %zu are "
+                                "not a proper Gaussian (alpha below 0 or not finite)", i + 1);
+        w->alpha[i * w->C + cls[i]] = w->beta[i * w->C + cls[i]] = 0.0;
+        outer_site(w, i, cls[i]);
+    }
+    return posterior(w);
+}
+
+/* ---- predictions ---- */
+
+/* m test cases (columns of Ks): with u_c = D_c k*_c and V_c = T_c k*_c =
+ * M^-1 u_c - Y_c u_c, E_c k*_c = M V_c, so
+ *     cov_cc' = delta_cc' (k**_c - (M'k*_c)' V_c) + V_c' V_c',
+ * and the mean is k*_c' b_c. */
+static void predict_block(const gpc_nep *w, const gsl_matrix *const *Ks,
+                          const gsl_vector *const *kss, size_t off, size_t m, gsl_matrix *mean,
+                          gsl_matrix *cov)
+{
+    size_t n = w->n, C = w->C;
+    gsl_matrix **V = gpc_calloc(C, sizeof *V);
+    gsl_matrix *U = gpc_matrix_alloc(n, m), *MK = gpc_matrix_alloc(n, m);
+    for (size_t c = 0; c < C; c++) {
+        const gsl_matrix *K = Ks[w->per_class ? c : 0];
+        gsl_matrix_const_view Kb = gsl_matrix_const_submatrix(K, 0, off, n, m);
+        const double *d = w->pi + c * n;
+        V[c] = gpc_matrix_alloc(n, m);
+        for (size_t i = 0; i < n; i++)
+            for (size_t j = 0; j < m; j++)
+                gsl_matrix_set(U, i, j, d[i] * gsl_matrix_get(&Kb.matrix, i, j));
+        gsl_matrix_memcpy(V[c], U);
+        gsl_blas_dtrsm(CblasLeft, CblasLower, CblasNoTrans, CblasNonUnit, 1.0, w->M, V[c]);
+        gsl_blas_dgemm(CblasNoTrans, CblasNoTrans, -1.0, w->Y[c], U, 1.0, V[c]);
+        gsl_vector_const_view bc = gsl_vector_const_view_array(w->b + c * n, n);
+        for (size_t j = 0; j < m; j++) {
+            gsl_vector_const_view kc = gsl_matrix_const_column(&Kb.matrix, j);
+            double mu;
+            gsl_blas_ddot(&kc.vector, &bc.vector, &mu);
+            gsl_matrix_set(mean, off + j, c, mu);
+        }
+        /* the diagonal term: k** - (M'k*)'V */
+        gsl_matrix_memcpy(MK, &Kb.matrix);
+        gsl_blas_dtrmm(CblasLeft, CblasLower, CblasTrans, CblasNonUnit, 1.0, w->M, MK);
+        const gsl_vector *kd = kss[w->per_class ? c : 0];
+        for (size_t j = 0; j < m; j++) {
+            double q = 0.0;
+            for (size_t i = 0; i < n; i++)
+                q += gsl_matrix_get(MK, i, j) * gsl_matrix_get(V[c], i, j);
+            gsl_matrix_set(cov, off + j, c * C + c, gsl_vector_get(kd, off + j) - q);
+        }
+    }
+    for (size_t c = 0; c < C; c++)
+        for (size_t e = 0; e <= c; e++)
+            for (size_t j = 0; j < m; j++) {
+                double q = 0.0;
+                for (size_t i = 0; i < n; i++)
+                    q += gsl_matrix_get(V[c], i, j) * gsl_matrix_get(V[e], i, j);
+                double *x = gsl_matrix_ptr(cov, off + j, c * C + e);
+                *x = (c == e ? *x : 0.0) + q;
+                gsl_matrix_set(cov, off + j, e * C + c, *x);
+            }
+    for (size_t c = 0; c < C; c++)
+        gsl_matrix_free(V[c]);
+    free(V);
+    gsl_matrix_free(U);
+    gsl_matrix_free(MK);
+}
+
+void gpc_nep_predict(const gpc_nep *w, const gsl_matrix *const *Ks,
+                     const gsl_vector *const *kss, gsl_matrix *mean, gsl_matrix *cov)
+{
+    size_t m = mean->size1;
+    for (size_t off = 0; off < m; off += PREDICT_BLOCK)
+        predict_block(w, Ks, kss, off, m - off < PREDICT_BLOCK ? m - off : PREDICT_BLOCK, mean,
+                      cov);
+}
+
+/* The tilted masses E[p(k | f)] of every class k under N(mu, Sigma), by the
+ * inner EP from zero sites, normalised (their sum is one to EP's accuracy). */
+static int averaged_probs(gpc_nep *w, const double *mu, const double *Sigma, double *p)
+{
+    size_t C = w->C;
+    double F[C * C], Lambda[C * C], h[C], a[C], b[C], lz[C], top = -INFINITY, sum = 0.0;
+    memcpy(F, Sigma, C * C * sizeof(double));
+    if (!isfinite(small_factor(C, F)))
+        return gpc_fail(GPC_ENUM, "nested EP: a predictive covariance is not positive "
+                        "definite");
+    memcpy(Lambda, F, C * C * sizeof(double));
+    gsl_matrix_view Lv = gsl_matrix_view_array(Lambda, C, C);
+    gsl_linalg_cholesky_invert(&Lv.matrix);
+    for (size_t r = 0; r < C; r++) {
+        h[r] = 0.0;
+        for (size_t c = 0; c < C; c++)
+            h[r] += Lambda[r * C + c] * mu[c];
+    }
+    for (size_t k = 0; k < C; k++) {
+        memset(a, 0, sizeof a);
+        memset(b, 0, sizeof b);
+        int st = gpc_nep_site_update(w->site[0], k, Lambda, h, a, b, w->inner_tol,
+                                     w->inner_max_sweeps, lz + k, NULL, NULL);
+        if (st != GPC_OK)
+            return st;
+        top = fmax(top, lz[k]);
+    }
+    for (size_t k = 0; k < C; k++)
+        sum += p[k] = exp(lz[k] - top);
+    for (size_t k = 0; k < C; k++)
+        p[k] /= sum;
+    return GPC_OK;
+}
+
+int gpc_nep_probs(gpc_nep *w, const gsl_matrix *mean, const gsl_matrix *cov, int plugin,
+                  gsl_matrix *p)
+{
+    size_t C = w->C, m = mean->size1;
+    if (plugin) {
+        gpc_mprobit_rule *r = gpc_mprobit_rule_alloc(C);
+        double nu2[C];
+        for (size_t c = 0; c < C; c++)
+            nu2[c] = 1.0;
+        for (size_t i = 0; i < m; i++)
+            gpc_mprobit_probs(r, gsl_matrix_const_ptr(mean, i, 0), nu2, gsl_matrix_ptr(p, i, 0));
+        gpc_mprobit_rule_free(r);
+        return GPC_OK;
+    }
+    for (size_t i = 0; i < m; i++) {
+        int st = averaged_probs(w, gsl_matrix_const_ptr(mean, i, 0),
+                                gsl_matrix_const_ptr(cov, i, 0), gsl_matrix_ptr(p, i, 0));
+        if (st != GPC_OK)
+            return st;
+    }
+    return GPC_OK;
+}
