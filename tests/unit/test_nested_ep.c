@@ -13,7 +13,9 @@
 
 #include <gsl/gsl_cdf.h>
 #include <gsl/gsl_integration.h>
+#include <gsl/gsl_blas.h>
 #include <gsl/gsl_linalg.h>
+#include <gsl/gsl_permutation.h>
 #include <gsl/gsl_randist.h>
 #include <gsl/gsl_rng.h>
 #include <gsl/gsl_sf_erf.h>
@@ -308,6 +310,195 @@ static void test_fd(gsl_rng *r, size_t C, int per_class)
     free(cls);
 }
 
+/* The dense Cn x Cn EP posterior covariance (I + K Pi)^-1 K from the
+ * sites, K block-diagonal over the classes (shared kernel Kc). */
+static gsl_matrix *dense_posterior(const gpc_nep *w, const gsl_matrix *Kc)
+{
+    size_t n = w->n, C = w->C, N = C * n;
+    gsl_matrix *A = gsl_matrix_calloc(N, N), *Sig = gsl_matrix_calloc(N, N);
+    gsl_permutation *perm = gsl_permutation_alloc(N);
+    /* A = I + K Pi; Pi_i = D_i - pi_i pi_i' / s_i couples case i's classes */
+    for (size_t c = 0; c < C; c++)
+        for (size_t i = 0; i < n; i++)
+            for (size_t e = 0; e < C; e++)
+                for (size_t j = 0; j < n; j++) {
+                    double pc = w->pi[e * n + j];
+                    double v = 0.0;
+                    for (size_t g = 0; g < C; g++) {
+                        double pg = w->pi[g * n + j];
+                        double Pi = (g == e ? pc : 0.0) - pg * pc / w->s[j];
+                        /* (K Pi)[(c,i),(e,j)] = K_c[i,j] Pi_j[c,e] */
+                        if (g == c)
+                            v += gsl_matrix_get(Kc, i, j) * Pi;
+                    }
+                    gsl_matrix_set(A, c * n + i, e * n + j, v + (c == e && i == j ? 1.0 : 0.0));
+                }
+    for (size_t c = 0; c < C; c++)
+        for (size_t i = 0; i < n; i++)
+            for (size_t j = 0; j < n; j++)
+                gsl_matrix_set(Sig, c * n + i, c * n + j, gsl_matrix_get(Kc, i, j));
+    int sgn;
+    gsl_linalg_LU_decomp(A, perm, &sgn);
+    for (size_t col = 0; col < N; col++) {
+        gsl_vector_view v = gsl_matrix_column(Sig, col);
+        gsl_linalg_LU_svx(A, perm, &v.vector);
+    }
+    gsl_matrix_free(A);
+    gsl_permutation_free(perm);
+    return Sig;
+}
+
+/* log N(x | 0, V) from the factor L of V. */
+static double log_normal(const gsl_matrix *L, const gsl_vector *x, gsl_vector *z)
+{
+    gsl_vector_memcpy(z, x);
+    gsl_blas_dtrsv(CblasLower, CblasNoTrans, CblasNonUnit, L, z);
+    double q, ld = 0.0;
+    gsl_blas_ddot(z, z, &q);
+    for (size_t i = 0; i < L->size1; i++)
+        ld += log(gsl_matrix_get(L, i, i));
+    return -0.5 * q - ld - 0.5 * (double)L->size1 * log(2.0 * M_PI);
+}
+
+/* The true log evidence log E_q[p(y | f) N(f | 0, K) / q(f)] by importance
+ * sampling from q = N(mu, scale^2 Sigma), EP's posterior widened. */
+static void test_importance(gsl_rng *r)
+{
+    size_t n = 15, d = 2, C = 3, N = C * n, ns = 20000;
+    gsl_matrix *X;
+    size_t *cls;
+    multiclass_problem(r, n, d, C, 0.6, &X, &cls);
+    double th[] = {1.0, 0.0, 0.3, -6.0};
+    gpc_kernel *k = kernel_at("ard+jitter", d, th);
+    gpc_nep *w = gpc_nep_alloc(n, C, gpc_kernel_nparams(k), 0);
+    /* test inputs, and what predicting at them needs: K^-1 k* and the
+     * conditional variances k** - k*'K^-1 k* */
+    size_t m = 4;
+    gsl_matrix *Xs = gsl_matrix_alloc(m, d), *Ks = gsl_matrix_alloc(n, m),
+               *Kik = gsl_matrix_alloc(n, m);
+    gsl_vector *kss = gsl_vector_alloc(m);
+    for (size_t i = 0; i < m * d; i++)
+        Xs->data[i] = 2.0 * gsl_rng_uniform(r) - 1.0;
+    double lz;
+    TEST_OK(gpc_nep_evidence(w, &k, X, cls, &lz, NULL) == GPC_OK, "importance: EP evidence");
+    gsl_matrix *Kc = gsl_matrix_alloc(n, n), *Lk = gsl_matrix_calloc(N, N);
+    gpc_kernel_matrix(k, X, Kc);
+    gsl_matrix *Lq = dense_posterior(w, Kc);
+    double scale = 1.3;
+    gsl_matrix_scale(Lq, scale * scale);
+    gsl_linalg_cholesky_decomp1(Lq);
+    for (size_t c = 0; c < C; c++) {
+        gsl_matrix_view b = gsl_matrix_submatrix(Lk, c * n, c * n, n, n);
+        gsl_matrix_memcpy(&b.matrix, Kc);
+    }
+    gsl_linalg_cholesky_decomp1(Lk);
+    gpc_kernel_cross(k, X, Xs, Ks);
+    gpc_kernel_diag(k, Xs, kss);
+    gsl_matrix_memcpy(Kik, Ks);
+    gsl_matrix_view Lk0 = gsl_matrix_submatrix(Lk, 0, 0, n, n);
+    gsl_blas_dtrsm(CblasLeft, CblasLower, CblasNoTrans, CblasNonUnit, 1.0, &Lk0.matrix, Kik);
+    double cvar[4];
+    for (size_t j = 0; j < m; j++) {
+        gsl_vector_view col = gsl_matrix_column(Kik, j);
+        cvar[j] = gsl_vector_get(kss, j) - gsl_blas_dnrm2(&col.vector) *
+                                               gsl_blas_dnrm2(&col.vector);
+    }
+    gsl_blas_dtrsm(CblasLeft, CblasLower, CblasTrans, CblasNonUnit, 1.0, &Lk0.matrix, Kik);
+    double *pt = malloc(ns * m * C * sizeof *pt);
+    gpc_mprobit_rule *rule = gpc_mprobit_rule_alloc(C);
+    gsl_vector *f = gsl_vector_alloc(N), *e = gsl_vector_alloc(N), *z = gsl_vector_alloc(N);
+    double *lw = malloc(ns * sizeof *lw), top = -INFINITY;
+    for (size_t t = 0; t < ns; t++) {
+        for (size_t a = 0; a < N; a++)
+            gsl_vector_set(e, a, gsl_ran_gaussian(r, 1.0));
+        gsl_vector_memcpy(f, e);
+        gsl_blas_dtrmv(CblasLower, CblasNoTrans, CblasNonUnit, Lq, f);
+        gsl_vector_memcpy(e, f);
+        for (size_t a = 0; a < N; a++)
+            gsl_vector_set(f, a, gsl_vector_get(f, a) + w->mu[a]);
+        double v = log_normal(Lk, f, z) - log_normal(Lq, e, z);
+        for (size_t i = 0; i < n; i++) {
+            double fi[8];
+            for (size_t c = 0; c < C; c++)
+                fi[c] = gsl_vector_get(f, c * n + i);
+            v += gpc_mprobit_case(rule, cls[i], fi, NULL);
+        }
+        /* p(k | f*) averaged over f* given f: the classes are independent
+         * given f, each N(k*'K^-1 f_c, cvar) */
+        for (size_t j = 0; j < m; j++) {
+            double mu[8], nu2[8];
+            for (size_t c = 0; c < C; c++) {
+                gsl_vector_view fc = gsl_vector_subvector(f, c * n, n);
+                gsl_vector_view kc = gsl_matrix_column(Kik, j);
+                gsl_blas_ddot(&fc.vector, &kc.vector, mu + c);
+                nu2[c] = 1.0 + cvar[j];
+            }
+            gpc_mprobit_probs(rule, mu, nu2, pt + (t * m + j) * C);
+        }
+        lw[t] = v;
+        top = fmax(top, v);
+    }
+    double s1 = 0.0, s2 = 0.0;
+    for (size_t t = 0; t < ns; t++) {
+        double u = exp(lw[t] - top);
+        s1 += u;
+        s2 += u * u;
+    }
+    double mean = s1 / (double)ns, var = s2 / (double)ns - mean * mean;
+    double est = top + log(mean), se = sqrt(var / (double)ns) / mean;
+    printf("# importance sampling (%zu draws): log evidence %.4f +- %.4f, EP %.4f, effective "
+           "sample size %.0f\n", ns, est, se, lz, s1 * s1 / s2);
+    TEST_CLOSE(lz, est, 0.0, 0.1 + 3.0 * se, "EP log evidence within 0.1 nats of importance "
+               "sampling's");
+    /* predictive probabilities: the weighted means and their standard errors */
+    gsl_matrix *mean_s = gsl_matrix_alloc(m, C), *cov_s = gsl_matrix_alloc(m, C * C),
+               *prob = gsl_matrix_alloc(m, C);
+    const gsl_matrix *Kp[] = {Ks};
+    const gsl_vector *kp[] = {kss};
+    gpc_nep_predict(w, Kp, kp, mean_s, cov_s);
+    TEST_OK(gpc_nep_probs(w, mean_s, cov_s, 0, prob) == GPC_OK, "importance: EP probabilities");
+    double worst = 0.0;
+    for (size_t j = 0; j < m; j++)
+        for (size_t c = 0; c < C; c++) {
+            double a = 0.0, b = 0.0;
+            for (size_t t = 0; t < ns; t++) {
+                double u = exp(lw[t] - top);
+                a += u * pt[(t * m + j) * C + c];
+            }
+            double pis = a / s1;
+            for (size_t t = 0; t < ns; t++) {
+                double u = exp(lw[t] - top) * (pt[(t * m + j) * C + c] - pis);
+                b += u * u;
+            }
+            double pse = sqrt(b) / s1, pep = gsl_matrix_get(prob, j, c);
+            worst = fmax(worst, fabs(pep - pis));
+            TEST_CLOSE(pep, pis, 0.0, 0.02 + 3.0 * pse, "EP probability of class %zu at test "
+                       "case %zu within importance sampling's error (%.4f +- %.4f)", c, j, pis,
+                       pse);
+        }
+    printf("# largest |p_EP - p_IS| %.4f\n", worst);
+    gsl_matrix_free(mean_s);
+    gsl_matrix_free(cov_s);
+    gsl_matrix_free(prob);
+    gsl_matrix_free(Xs);
+    gsl_matrix_free(Ks);
+    gsl_matrix_free(Kik);
+    gsl_vector_free(kss);
+    free(pt);
+    free(lw);
+    gsl_vector_free(f);
+    gsl_vector_free(e);
+    gsl_vector_free(z);
+    gpc_mprobit_rule_free(rule);
+    gsl_matrix_free(Kc);
+    gsl_matrix_free(Lk);
+    gsl_matrix_free(Lq);
+    gpc_nep_free(w);
+    gpc_kernel_free(k);
+    gsl_matrix_free(X);
+    free(cls);
+}
+
 int main(void)
 {
     gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
@@ -318,6 +509,7 @@ int main(void)
     test_fd(r, 3, 0);
     test_fd(r, 3, 1);
     test_fd(r, 4, 0);
+    test_importance(r);
     gsl_rng_free(r);
     return tap_done();
 }
