@@ -2,6 +2,7 @@
  * and its gradient with respect to the log hyperparameters, at one
  * hyperparameter vector or at every row of a grid of them. */
 #include <getopt.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,7 +44,8 @@ static void usage(void)
            "                           of the inputs' columns or an svgp model's (for the\n"
            "                           bound of a fitted model at other hyperparameters)\n"
            "  -S, --seed=N             with svgp: the seed of that choice (default 1)\n"
-           "      --damping=D          with ep: damped site updates, 0 < D <= 1 (default 1)\n"
+           "      --damping=D          with ep: damped site updates, 0 < D <= 1 (default 1;\n"
+           "                           nested EP, with three or more classes: 0.8)\n"
            "      --label-noise=EPS    with ep: each label flipped with probability EPS,\n"
            "                           0 <= EPS < 0.5 (default 0)\n"
            "      --tol=T              with ep: stop when no site moves by more than T,\n"
@@ -104,7 +106,7 @@ int main(int argc, char **argv)
     const char *params_file = NULL;
     const char *grid_path = NULL, *out = "-";
     int no_grad = 0, tol_set = 0, per_class = 0, c;
-    double damping = 1.0, label_noise = 0.0, tol = 0.0;
+    double damping = NAN, label_noise = 0.0, tol = 0.0;
     size_t inducing = 0; /* 0: the method's default */
     const char *inducing_path = NULL;
     unsigned long seed = 1;

@@ -5,6 +5,7 @@
  * under Gaussian priors on their logs, or keeping them as given, and the
  * label noise as given, by EM or by evidence; writes a model file. */
 #include <getopt.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -73,7 +74,8 @@ static void usage(void)
            "                           predictive probability the epochs' lines report\n"
            "      --validation-labels=FILE  their labels\n"
            "      --validate-every=K   with --validation: every K epochs (default 1)\n"
-           "      --damping=D          with ep or naive: damped updates, 0 < D <= 1 (default 1)\n"
+           "      --damping=D          with ep or naive: damped updates, 0 < D <= 1 (default 1;\n"
+           "                           nested EP, with three or more classes: 0.8)\n"
            "      --label-noise=HOW    with ep or naive: probability that a label is flipped:\n"
            "                           a number in [0, 0.5) (default 0); with ep also em\n"
            "                           (learnt by EM, -l step) or select (0 or em, the one\n"
@@ -541,7 +543,7 @@ static void main_minibatch(options *o, int argc, char **argv, gpc_method method,
 
 int main(int argc, char **argv)
 {
-    options o = {.kernel = "ard", .method = "laplace", .how = "ml", .model = "-", .damping = 1.0};
+    options o = {.kernel = "ard", .method = "laplace", .how = "ml", .model = "-", .damping = NAN};
     gpc_cli_init(argc, argv);
     gpc_importance_opts_default(&o.is);
     parse_options(argc, argv, &o);

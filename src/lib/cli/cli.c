@@ -681,6 +681,11 @@ static void class_method(const gpc_labels *l, int lik_named, const char *multicl
         *lik = GPC_LIK_SOFTMAX;
         gpc_info(1, "%zu classes (%s): multiclass Laplace with the softmax likelihood",
                  l->nclasses, found);
+    } else if (l->nclasses > 2 && *method == GPC_METHOD_EP && !lik_named) {
+        *lik = GPC_LIK_MPROBIT;
+        *method = GPC_METHOD_NESTED_EP;
+        gpc_info(1, "%zu classes (%s): nested EP with the multinomial probit likelihood",
+                 l->nclasses, found);
     } else if (l->nclasses > 2 && *method == GPC_METHOD_SVGP && !lik_named) {
         *lik = GPC_LIK_MPROBIT;
         *method = GPC_METHOD_SVGP_MC;
@@ -736,6 +741,8 @@ gpc_evidence *gpc_cli_evidence(const gpc_kernel *k, const gsl_matrix *X, const g
 
 void gpc_cli_damping(gpc_evidence *ev, double damping)
 {
+    if (isnan(damping)) /* not given: the method's own */
+        return;
     if (gpc_evidence_set_damping(ev, damping) != GPC_OK)
         gpc_cli_usage("%s", gpc_errmsg());
 }

@@ -20,6 +20,7 @@ static const gpc_method_ops *const methods[] = {
     [GPC_METHOD_VB] = &gpc_method_vb_ops,
     [GPC_METHOD_SVGP] = &gpc_method_svgp_ops,
     [GPC_METHOD_SVGP_MC] = &gpc_method_svgp_mc_ops,
+    [GPC_METHOD_NESTED_EP] = &gpc_method_nested_ep_ops,
 };
 
 #define N_METHODS (sizeof methods / sizeof methods[0])

@@ -53,7 +53,8 @@ typedef enum {
     GPC_METHOD_NAIVE_OVR = 6,
     GPC_METHOD_VB = 7,   /* variational Bayes, multinomial probit (method-vb.c) */
     GPC_METHOD_SVGP = 8, /* sparse variational, binary (method-svgp.c) */
-    GPC_METHOD_SVGP_MC = 9 /* sparse variational, multinomial probit (method-svgp.c) */
+    GPC_METHOD_SVGP_MC = 9, /* sparse variational, multinomial probit (method-svgp.c) */
+    GPC_METHOD_NESTED_EP = 10 /* nested EP, multinomial probit (method-nested-ep.c) */
 } gpc_method;
 
 /* Settings a method may take through gpc_method_ops.set. */
@@ -149,7 +150,7 @@ typedef struct {
 extern const gpc_method_ops gpc_method_laplace_ops, gpc_method_ep_ops, gpc_method_naive_ops,
     gpc_method_softmax_ops, gpc_method_laplace_ovr_ops, gpc_method_ep_ovr_ops,
     gpc_method_naive_ovr_ops, gpc_method_vb_ops, gpc_method_svgp_ops,
-    gpc_method_svgp_mc_ops;
+    gpc_method_svgp_mc_ops, gpc_method_nested_ep_ops;
 
 /* The operations of a method. */
 const gpc_method_ops *gpc_method_get(gpc_method method);

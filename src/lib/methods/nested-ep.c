@@ -9,6 +9,7 @@
 
 #include "base/alloc.h"
 #include "base/err.h"
+#include "base/parallel.h"
 #include "liks/mprobit.h"
 #include "linalg/bmatrix.h"
 
@@ -17,6 +18,9 @@ void dpotrf_(const char *uplo, const int *n, double *a, const int *lda, int *inf
              size_t uplo_len);
 void dtrtri_(const char *uplo, const char *diag, const int *n, double *a, const int *lda,
              int *info, size_t uplo_len, size_t diag_len);
+
+/* Sweeps remembered by Anderson acceleration. */
+#define ANDERSON 5
 
 /* Test cases predicted at a time: bounds the scratch to a few n x 256. */
 #define PREDICT_BLOCK 256
@@ -59,8 +63,13 @@ gpc_nep *gpc_nep_alloc(size_t n, size_t C, size_t nparams, int per_class)
     w->L = gpc_matrix_alloc(n, n);
     w->Bg = gpc_matrix_alloc(n, nparams ? nparams : 1);
     size_t Cn = C * n > 0 ? C * n : 1, nC2 = n * C * C > 0 ? n * C * C : 1;
-    w->alpha = gpc_calloc(Cn, sizeof(double));
-    w->beta = gpc_calloc(Cn, sizeof(double));
+    /* the sites as one vector x = (alpha, beta), and Anderson's history */
+    w->alpha = gpc_calloc(2 * Cn, sizeof(double));
+    w->beta = w->alpha + Cn;
+    w->g = gpc_calloc(2 * Cn, sizeof(double));
+    w->r = gpc_calloc(2 * Cn, sizeof(double));
+    w->dX = gpc_calloc(2 * Cn * ANDERSON, sizeof(double));
+    w->dR = gpc_calloc(2 * Cn * ANDERSON, sizeof(double));
     w->pi = gpc_calloc(Cn, sizeof(double));
     w->nu = gpc_calloc(Cn, sizeof(double));
     w->s = gpc_calloc(n ? n : 1, sizeof(double));
@@ -100,7 +109,10 @@ void gpc_nep_free(gpc_nep *w)
     gsl_matrix_free(w->L);
     gsl_matrix_free(w->Bg);
     free(w->alpha);
-    free(w->beta);
+    free(w->g);
+    free(w->r);
+    free(w->dX);
+    free(w->dR);
     free(w->pi);
     free(w->nu);
     free(w->s);
@@ -341,42 +353,104 @@ static void case_cavity(const gpc_nep *w, size_t i, const double *m, const doubl
     }
 }
 
-/* One parallel EP sweep: every case's inner EP from the current posterior,
- * its sites moved by the damping; returns the largest relative move the
- * undamped update asked for.  Cases with an improper cavity keep their
- * sites and are counted in skipped. */
-static double update_sites(gpc_nep *w, const size_t *cls)
+/* The parallel EP map g = G(x): every case's inner EP from the current
+ * posterior (its cavity) and its current sites, undamped, into g (the
+ * alpha half, then the beta half, as x).  Cases with an improper cavity
+ * keep their sites and are counted in skipped. */
+static void parallel_update(gpc_nep *w, const size_t *cls, double *g)
 {
-    size_t n = w->n, C = w->C;
-    double m[C], F[C * C], P[C * C], Lambda[C * C], h[C], a[C], b[C], ld, move = 0.0;
+    size_t n = w->n, C = w->C, Cn = C * n;
+    double m[C], F[C * C], P[C * C], Lambda[C * C], h[C], ld;
     w->skipped = 0;
+    memcpy(g, w->alpha, 2 * Cn * sizeof(double));
     for (size_t i = 0; i < n; i++) {
-        size_t y = cls[i];
         if (case_marginal(w, i, m, F, P, &ld) != GPC_OK) {
             w->skipped++;
             continue;
         }
         case_cavity(w, i, m, P, Lambda, h);
-        double *al = w->alpha + i * C, *be = w->beta + i * C;
-        memcpy(a, al, C * sizeof(double));
-        memcpy(b, be, C * sizeof(double));
-        if (gpc_nep_site_update(w->site[0], y, Lambda, h, a, b, w->inner_tol,
-                                w->inner_max_sweeps, NULL, NULL, NULL) != GPC_OK) {
+        if (gpc_nep_site_update(w->site[0], cls[i], Lambda, h, g + i * C, g + Cn + i * C,
+                                w->inner_tol, w->inner_max_sweeps, NULL, NULL, NULL) != GPC_OK) {
+            memcpy(g + i * C, w->alpha + i * C, C * sizeof(double));
+            memcpy(g + Cn + i * C, w->beta + i * C, C * sizeof(double));
             w->skipped++;
             continue;
         }
         w->inner_sweeps += (unsigned long)gpc_nep_site_sweeps(w->site[0]);
-        for (size_t c = 0; c < C; c++) {
-            if (c == y)
-                continue;
-            move = fmax(move, fabs(a[c] - al[c]) / (1.0 + fabs(a[c])));
-            move = fmax(move, fabs(b[c] - be[c]) / (1.0 + fabs(b[c])));
-            al[c] += w->damping * (a[c] - al[c]);
-            be[c] += w->damping * (b[c] - be[c]);
-        }
-        outer_site(w, i, y);
     }
+}
+
+/* Take the sites x (w->alpha, w->beta) and form their posterior. */
+static int take_sites(gpc_nep *w, const size_t *cls)
+{
+    for (size_t i = 0; i < w->n; i++)
+        outer_site(w, i, cls[i]);
+    return posterior(w);
+}
+
+/* Anderson acceleration of the damped map x <- x + d r (r = G(x) - x):
+ * with the last k changes of x and r as the columns of dX and dR,
+ *     gamma = argmin |r - dR gamma|,  x <- x + d r - (dX + d dR) gamma,
+ * by the normal equations (k <= ANDERSON, regularised by 1e-12 of their
+ * trace).  Writes the step into step (length N) and returns 0, or returns
+ * -1 if the small system is singular. */
+static int anderson_step(const gpc_nep *w, size_t N, size_t k, double d, double *step)
+{
+    double A[ANDERSON * ANDERSON], b[ANDERSON], tr = 0.0;
+    for (size_t a = 0; a < k; a++) {
+        const double *ra = w->dR + a * N;
+        double v = 0.0;
+        for (size_t t = 0; t < N; t++)
+            v += ra[t] * w->r[t];
+        b[a] = v;
+        for (size_t c = 0; c <= a; c++) {
+            const double *rc = w->dR + c * N;
+            double u = 0.0;
+            for (size_t t = 0; t < N; t++)
+                u += ra[t] * rc[t];
+            A[a * k + c] = A[c * k + a] = u;
+        }
+        tr += A[a * k + a];
+    }
+    for (size_t a = 0; a < k; a++)
+        A[a * k + a] += 1e-12 * tr;
+    gsl_matrix_view Av = gsl_matrix_view_array(A, k, k);
+    gsl_vector_view bv = gsl_vector_view_array(b, k);
+    gsl_error_handler_t *old = gsl_set_error_handler_off();
+    int st = gsl_linalg_cholesky_decomp1(&Av.matrix);
+    if (st == GSL_SUCCESS)
+        st = gsl_linalg_cholesky_svx(&Av.matrix, &bv.vector);
+    gsl_set_error_handler(old);
+    if (st != GSL_SUCCESS || !(tr > 0.0))
+        return -1;
+    for (size_t t = 0; t < N; t++) {
+        double v = d * w->r[t];
+        for (size_t a = 0; a < k; a++)
+            v -= (w->dX[a * N + t] + d * w->dR[a * N + t]) * b[a];
+        step[t] = v;
+    }
+    return 0;
+}
+
+/* The largest change r asks for, relative to the size of the new value. */
+static double largest_change(const double *g, const double *r, size_t N)
+{
+    double move = 0.0;
+    for (size_t t = 0; t < N; t++)
+        move = fmax(move, fabs(r[t]) / (1.0 + fabs(g[t])));
     return move;
+}
+
+/* Is x + step a proper set of sites (every alpha at least 0, all finite)? */
+static int proper_step(const gpc_nep *w, const double *step)
+{
+    size_t Cn = w->C * w->n;
+    for (size_t t = 0; t < 2 * Cn; t++) {
+        double v = w->alpha[t] + step[t];
+        if (!isfinite(v) || (t < Cn && v < 0.0))
+            return 0;
+    }
+    return 1;
 }
 
 /* The log evidence at the current sites (module comment), with each case's
@@ -418,6 +492,7 @@ static int evidence_terms(gpc_nep *w, const size_t *cls)
         total += w->logZ[i] - 0.5 * ldl - 0.5 * ld - 0.5 * small_quad(C, F, m) + 0.5 * q;
     }
     w->log_evidence = total;
+    w->has_cavities = 1;
     return GPC_OK;
 }
 
@@ -438,22 +513,74 @@ static int check_labels(const gpc_nep *w, const size_t *cls)
     return GPC_OK;
 }
 
+/* Sweeps of the parallel map, accelerated (anderson_step); a step that
+ * leaves the sites improper, makes the posterior fail or grows the change
+ * tenfold over the best so far falls back to the plain damped step and
+ * forgets the history. */
 static int run(gpc_nep *w, const size_t *cls)
 {
+    size_t N = 2 * w->C * w->n, k = 0, next = 0;
     int st = check_labels(w, cls);
     if (st != GPC_OK)
         return st;
     zero_sites(w, cls);
     w->inner_sweeps = 0;
+    w->has_cavities = 0;
     if ((st = posterior(w)) != GPC_OK)
         return st;
+    double best = INFINITY, *step = w->g; /* g is spent once r is formed */
+    double *xold = gpc_mallocarray(N ? N : 1, sizeof(double)),
+           *rold = gpc_mallocarray(N ? N : 1, sizeof(double));
     for (w->sweeps = 1; w->sweeps <= w->max_sweeps; w->sweeps++) {
-        double move = update_sites(w, cls);
-        if ((st = posterior(w)) != GPC_OK)
-            return st;
-        if (move <= w->tol && w->skipped == 0)
+        parallel_update(w, cls, w->g);
+        for (size_t t = 0; t < N; t++)
+            w->r[t] = w->g[t] - w->alpha[t];
+        double move = largest_change(w->g, w->r, N);
+        gpc_info(3, "nested EP sweep %d: largest site change %.3g, %zu cases skipped",
+                 w->sweeps, move, w->skipped);
+        if (move <= w->tol && w->skipped == 0) {
+            free(xold);
+            free(rold);
             return evidence_terms(w, cls);
+        }
+        if (w->sweeps > 1) { /* the history's newest column */
+            size_t col = next;
+            for (size_t t = 0; t < N; t++) {
+                w->dX[col * N + t] = w->alpha[t] - xold[t];
+                w->dR[col * N + t] = w->r[t] - rold[t];
+            }
+            next = (next + 1) % ANDERSON;
+            k = k < ANDERSON ? k + 1 : k;
+        }
+        if (move > 10.0 * best)
+            k = next = 0;
+        best = fmin(best, move);
+        memcpy(xold, w->alpha, N * sizeof(double));
+        memcpy(rold, w->r, N * sizeof(double));
+        int accelerated = k > 0 && anderson_step(w, N, k, w->damping, step) == 0 &&
+                          proper_step(w, step);
+        if (!accelerated) {
+            for (size_t t = 0; t < N; t++)
+                step[t] = w->damping * w->r[t];
+            k = next = 0;
+        }
+        for (size_t t = 0; t < N; t++)
+            w->alpha[t] += step[t];
+        st = take_sites(w, cls);
+        if (st != GPC_OK && accelerated) {
+            /* back to the plain step from the same sites */
+            for (size_t t = 0; t < N; t++)
+                w->alpha[t] = xold[t] + w->damping * w->r[t];
+            k = next = 0;
+            st = take_sites(w, cls);
+        }
+        if (st != GPC_OK)
+            break;
     }
+    free(xold);
+    free(rold);
+    if (st != GPC_OK)
+        return st;
     return gpc_fail(GPC_ENUM, "nested EP did not settle in %d sweeps (damping %g); try "
                     "--damping=%g", w->max_sweeps, w->damping, w->damping / 2);
 }
@@ -532,6 +659,7 @@ int gpc_nep_evidence(gpc_nep *w, gpc_kernel *const *kernels, const gsl_matrix *X
                             w->nparams);
         gpc_kernel_matrix(kernels[k], X, w->K[k]);
     }
+    gpc_parallel_blas(w->n);
     int st = run(w, cls);
     if (st != GPC_OK)
         return st;
@@ -553,6 +681,8 @@ int gpc_nep_set_sites(gpc_nep *w, const size_t *cls, const double *alpha, const 
     int st = check_labels(w, cls);
     if (st != GPC_OK)
         return st;
+    w->has_cavities = 0;
+    gpc_parallel_blas(w->n);
     memcpy(w->alpha, alpha, w->C * w->n * sizeof(double));
     memcpy(w->beta, beta, w->C * w->n * sizeof(double));
     for (size_t i = 0; i < w->n; i++) {
@@ -629,6 +759,7 @@ void gpc_nep_predict(const gpc_nep *w, const gsl_matrix *const *Ks,
                      const gsl_vector *const *kss, gsl_matrix *mean, gsl_matrix *cov)
 {
     size_t m = mean->size1;
+    gpc_parallel_blas(w->n);
     for (size_t off = 0; off < m; off += PREDICT_BLOCK)
         predict_block(w, Ks, kss, off, m - off < PREDICT_BLOCK ? m - off : PREDICT_BLOCK, mean,
                       cov);

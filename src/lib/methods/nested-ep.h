@@ -68,7 +68,10 @@ typedef struct {
     gsl_matrix *S;        /* a copy of S for the gradient with a shared kernel */
     gsl_matrix *X, *L;    /* n x n scratch */
     gsl_matrix *Bg;       /* n x nparams scratch for the contraction */
-    double *alpha, *beta; /* inner sites, n x C case by case (entry y_i unused, 0) */
+    double *alpha, *beta; /* inner sites, n x C case by case (entry y_i unused, 0);
+                             beta follows alpha in one vector x of 2Cn */
+    double *g, *r;        /* 2Cn: the parallel map's G(x), and r = G(x) - x */
+    double *dX, *dR;      /* 2Cn x 5: the last changes of x and r (Anderson) */
     double *pi, *nu;      /* the outer sites, Cn class by class, and s (n) */
     double *s;
     double *mu;           /* posterior mean, Cn */
@@ -88,6 +91,7 @@ typedef struct {
     double half_log_det;  /* 1/2 log |I + K Pi| */
     double log_evidence;
     int has_fit;          /* the posterior and factors hold the last sites */
+    int has_cavities;     /* cav_mean, cav_cov hold the last fit's cavities */
 } gpc_nep;
 
 gpc_nep *gpc_nep_alloc(size_t n, size_t C, size_t nparams, int per_class);
