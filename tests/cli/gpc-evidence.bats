@@ -234,9 +234,9 @@ setup() {
 
 @test "gpc-evidence: a third class with a binary method is status 2, a bad label line status 3" {
     sed '2s/.*/3/' y.txt > yb.txt
-    run gpc-evidence -M ep -o out/e.txt Xz.txt yb.txt
+    run gpc-evidence -M ep -l probit -o out/e.txt Xz.txt yb.txt
     assert_failure 2
-    assert_output --partial "gpc-evidence: the labels have 3 classes (-1 1 3), but EP with the probit likelihood is binary"
+    assert_output --partial "gpc-evidence: the labels have 3 classes (-1 1 3), but EP with the probit likelihood is binary; use -l mprobit (nested EP)"
     sed '2s/.*/-1 1/' y.txt > yb2.txt
     run gpc-evidence -o out/e.txt Xz.txt yb2.txt
     assert_failure 3

@@ -283,9 +283,12 @@ model_params() {
 
 @test "gpc-fit: a third class with a binary method or likelihood is status 2 naming the classes" {
     sed '3s/.*/2/' y.txt > y2.txt
-    run gpc-fit -q -M ep -m out/m.txt Xz.txt y2.txt
+    run gpc-fit -q -M ep -l probit -m out/m.txt Xz.txt y2.txt
     assert_failure 2
-    assert_output --partial "gpc-fit: the labels have 3 classes (-1 1 2), but EP with the probit likelihood is binary; use -M laplace -l softmax"
+    assert_output --partial "gpc-fit: the labels have 3 classes (-1 1 2), but EP with the probit likelihood is binary; use -l mprobit (nested EP)"
+    run gpc-fit -q -M naive -O none -m out/m.txt Xz.txt y2.txt
+    assert_failure 2
+    assert_output --partial "but naive mean field with the probit likelihood is binary; use -M laplace -l softmax"
     sed '5s/.*/0.5/' y.txt > yh.txt
     run gpc-fit -q -l logistic -m out/m.txt Xz.txt yh.txt
     assert_failure 2
@@ -295,7 +298,7 @@ model_params() {
     assert_failure 2
     assert_output --partial "3 classes (-1 1 yes)"
     sed '6s/.*/nan/' y.txt > yn.txt
-    run gpc-fit -q -M ep -m out/m.txt Xz.txt yn.txt
+    run gpc-fit -q -M ep -l probit -m out/m.txt Xz.txt yn.txt
     assert_failure 2
     assert_output --partial "3 classes (-1 1 nan)"
     assert_dir_empty out
@@ -313,7 +316,7 @@ model_params() {
 
 @test "gpc-fit: labels mixing 0/1 and -1/+1 are three classes, status 2 with a binary method" {
     { echo 0; echo 1; echo -1; tail -n 37 y.txt; } > ym.txt
-    run gpc-fit -q -M ep -m out/m.txt Xz.txt ym.txt
+    run gpc-fit -q -M ep -l probit -m out/m.txt Xz.txt ym.txt
     assert_failure 2
     assert_output --partial "the labels have 3 classes (-1 0 1)"
     assert_dir_empty out

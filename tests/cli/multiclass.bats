@@ -412,9 +412,9 @@ normalise_rows() {
         assert_failure 2
         assert_output --partial "has hyperparameters for 4 classes, the labels have 3"
     done
-    run gpc-fit -q -O none -k se --per-class -M ep -m out/m.txt X3.txt y3.txt
+    run gpc-fit -q -O none -k se --per-class -M ep -l probit -m out/m.txt X3.txt y3.txt
     assert_failure 2
-    run gpc-evidence -q -k se:per-class=3 -M ep -o out/e.txt X3.txt y3.txt
+    run gpc-evidence -q -k se:per-class=3 -M ep -l probit -o out/e.txt X3.txt y3.txt
     assert_failure 2
     assert_dir_empty out
 }
@@ -550,9 +550,9 @@ normalise_rows() {
 
 @test "multiclass: a third class with a binary method is status 2 naming the classes, no output left" {
     # gpc-evidence has no naive mean field (no evidence), gpc-hmc only Laplace
-    for run in "gpc-fit -q -O none -m out/m.txt -M ep" "gpc-fit -q -O none -m out/m.txt -M naive" \
+    for run in "gpc-fit -q -O none -m out/m.txt -M ep -l probit" "gpc-fit -q -O none -m out/m.txt -M naive" \
                "gpc-fit -q -O none -m out/m.txt -l logistic" "gpc-fit -q -O none -m out/m.txt -l probit" \
-               "gpc-evidence -q -o out/e.txt -M ep" "gpc-evidence -q -o out/e.txt -l logistic" \
+               "gpc-evidence -q -o out/e.txt -M ep -l probit" "gpc-evidence -q -o out/e.txt -l logistic" \
                "gpc-evidence -q -o out/e.txt -l probit" "gpc-hmc -q -n 2 -L 3 -o out/c.txt -l logistic" \
                "gpc-hmc -q -n 2 -L 3 -o out/c.txt -l probit"; do
         run $run -k se X3.txt y3.txt

@@ -699,7 +699,9 @@ static void class_method(const gpc_labels *l, int lik_named, const char *multicl
         gpc_cli_usage("the labels have %zu classes (%s), but %s with the %s likelihood is "
                       "binary; use %s (gpc-fit and gpc-evidence also take --multiclass=ovr)",
                       l->nclasses, found, ops->title, gpc_lik_name(*lik),
-                      *method == GPC_METHOD_LAPLACE ? "-l softmax" : "-M laplace -l softmax");
+                      *method == GPC_METHOD_LAPLACE ? "-l softmax"
+                      : *method == GPC_METHOD_EP    ? "-l mprobit (nested EP)"
+                                                    : "-M laplace -l softmax");
 }
 
 gsl_vector *gpc_cli_class_vector(const gpc_labels *l, int lik_named, const char *multiclass,

@@ -8,7 +8,8 @@ static int ep_check_lik(gpc_lik lik)
 {
     if (lik != GPC_LIK_PROBIT && lik != GPC_LIK_STEP)
         return gpc_fail(GPC_EUSAGE, "EP takes the probit or the step likelihood; "
-                        "add -l probit or -l step");
+                        "add -l probit or -l step (or -l mprobit: nested EP, any number of "
+                        "classes)");
     return GPC_OK;
 }
 

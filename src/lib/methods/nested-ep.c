@@ -453,6 +453,29 @@ static int proper_step(const gpc_nep *w, const double *step)
     return 1;
 }
 
+/* Case i's cavity moments from its natural parameters into cav_mean and
+ * cav_cov, with log |Lambda| and h' Lambda^-1 h; GPC_ENUM if improper. */
+static int store_cavity(gpc_nep *w, size_t i, const double *Lambda, const double *h,
+                        double *ldl, double *q)
+{
+    size_t C = w->C;
+    double *cm = w->cav_mean + i * C, *cv = w->cav_cov + i * C * C;
+    memcpy(cv, Lambda, C * C * sizeof(double));
+    *ldl = small_factor(C, cv);
+    if (!isfinite(*ldl))
+        return GPC_ENUM;
+    *q = small_quad(C, cv, h);
+    gsl_matrix_view Cv = gsl_matrix_view_array(cv, C, C);
+    gsl_linalg_cholesky_invert(&Cv.matrix);
+    for (size_t r = 0; r < C; r++) {
+        double v = 0.0;
+        for (size_t c = 0; c < C; c++)
+            v += cv[r * C + c] * h[c];
+        cm[r] = v;
+    }
+    return GPC_OK;
+}
+
 /* The log evidence at the current sites (module comment), with each case's
  * tilted mass from its inner EP at its cavity (sites unchanged), and the
  * cavities kept for leave-one-out. */
@@ -471,24 +494,12 @@ static int evidence_terms(gpc_nep *w, const size_t *cls)
         case_cavity(w, i, m, P, Lambda, h);
         memcpy(a, w->alpha + i * C, C * sizeof(double));
         memcpy(b, w->beta + i * C, C * sizeof(double));
-        double *cm = w->cav_mean + i * C, *cv = w->cav_cov + i * C * C;
         int st = gpc_nep_site_update(w->site[0], y, Lambda, h, a, b, w->inner_tol,
                                      w->inner_max_sweeps, w->logZ + i, NULL, NULL);
-        if (st != GPC_OK)
+        double ldl, q;
+        if (st != GPC_OK || store_cavity(w, i, Lambda, h, &ldl, &q) != GPC_OK)
             return gpc_fail(GPC_ENUM, "nested EP: the cavity of training case %zu is "
                             "improper at convergence", i + 1);
-        /* the cavity's moments and log |Sigma_-i| */
-        memcpy(cv, Lambda, C * C * sizeof(double));
-        double ldl = small_factor(C, cv);
-        double q = small_quad(C, cv, h);
-        gsl_matrix_view Cv = gsl_matrix_view_array(cv, C, C);
-        gsl_linalg_cholesky_invert(&Cv.matrix);
-        for (size_t r = 0; r < C; r++) {
-            double v = 0.0;
-            for (size_t c = 0; c < C; c++)
-                v += cv[r * C + c] * h[c];
-            cm[r] = v;
-        }
         total += w->logZ[i] - 0.5 * ldl - 0.5 * ld - 0.5 * small_quad(C, F, m) + 0.5 * q;
     }
     w->log_evidence = total;
@@ -693,7 +704,22 @@ int gpc_nep_set_sites(gpc_nep *w, const size_t *cls, const double *alpha, const 
         w->alpha[i * w->C + cls[i]] = w->beta[i * w->C + cls[i]] = 0.0;
         outer_site(w, i, cls[i]);
     }
-    return posterior(w);
+    if ((st = posterior(w)) != GPC_OK)
+        return st;
+    /* the cavities, for leave-one-out */
+    size_t C = w->C;
+    double m[C], F[C * C], P[C * C], Lambda[C * C], h[C], ld, ldl, q;
+    for (size_t i = 0; i < w->n; i++) {
+        if (case_marginal(w, i, m, F, P, &ld) != GPC_OK)
+            return gpc_fail(GPC_ENUM, "nested EP: the posterior covariance of training case "
+                            "%zu is not positive definite", i + 1);
+        case_cavity(w, i, m, P, Lambda, h);
+        if (store_cavity(w, i, Lambda, h, &ldl, &q) != GPC_OK)
+            return gpc_fail(GPC_ENUM, "nested EP: the cavity of training case %zu is "
+                            "improper (its site is stronger than its posterior)", i + 1);
+    }
+    w->has_cavities = 1;
+    return GPC_OK;
 }
 
 /* ---- predictions ---- */
