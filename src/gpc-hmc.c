@@ -35,14 +35,18 @@ static void usage(void)
            "number of classes) by Gibbs sampling instead.  A LIBSVM file X ('label\n"
            "index:value ...', see gpc-formats(5)) holds the labels too: leave Y out.\n"
            "\n"
-           "  -M, --method=NAME        laplace (default: HMC on the Laplace evidence) or\n"
-           "                           gibbs (auxiliary values, latent functions and\n"
-           "                           Metropolis-Hastings steps on the hyperparameters)\n"
+           "  -M, --method=NAME        laplace (default: HMC on the Laplace evidence), ep\n"
+           "                           (HMC on the EP evidence: probit EP, or nested EP\n"
+           "                           with three or more classes) or gibbs (auxiliary\n"
+           "                           values, latent functions and Metropolis-Hastings\n"
+           "                           steps on the hyperparameters)\n"
            "  -k, --kernel=SPEC        covariance function (default ard)\n"
            GPC_CLI_PER_CLASS_HELP
            "  -l, --likelihood=NAME    logistic (default with two classes), probit or\n"
            "                           softmax (default with three or more); mprobit\n"
-           "                           (the only one) with -M gibbs\n"
+           "                           (the only one) with -M gibbs; with -M ep probit\n"
+           "                           (default) or step, and mprobit (the default with\n"
+           "                           three or more classes)\n"
            "  -p, --params=LIST        starting hyperparameters: name=value,... or all\n"
            "                           values (default: log_v0 0, log_w -2, see gpc-kernel)\n"
            "  -H, --params-file=FILE   starting hyperparameters from 'name value' lines\n"
@@ -214,9 +218,11 @@ static void parse_options(int argc, char **argv, options *o)
         gpc_cli_usage("--extend takes its settings and state from the chain; give only -n");
     if (o->summary && o->extend)
         gpc_cli_usage("--summary and --extend cannot be combined");
-    if (strcmp(o->method, "laplace") != 0 && strcmp(o->method, "gibbs") != 0)
-        gpc_cli_usage("--method: '%s' is not laplace or gibbs", o->method);
+    if (strcmp(o->method, "laplace") != 0 && strcmp(o->method, "gibbs") != 0 &&
+        strcmp(o->method, "ep") != 0)
+        gpc_cli_usage("--method: '%s' is not laplace, ep or gibbs", o->method);
     o->set.gibbs = strcmp(o->method, "gibbs") == 0;
+    o->set.ep = strcmp(o->method, "ep") == 0;
     if (o->set.gibbs) {
         if (o->hmc_only_given)
             gpc_cli_usage("-M gibbs has no leapfrog steps or momenta and keeps its step: "
@@ -226,6 +232,15 @@ static void parse_options(int argc, char **argv, options *o)
         if (o->set.lik != GPC_LIK_MPROBIT)
             gpc_cli_usage("-M gibbs samples the multinomial probit model: -l mprobit, not %s",
                           o->lik);
+        return;
+    }
+    if (o->set.ep) {
+        o->set.lik = gpc_cli_lik(o->lik ? o->lik : "probit");
+        if (o->set.lik != GPC_LIK_PROBIT && o->set.lik != GPC_LIK_STEP &&
+            o->set.lik != GPC_LIK_MPROBIT)
+            gpc_cli_usage("--likelihood %s: -M ep takes probit or step (two classes) or "
+                          "mprobit (nested EP, any number)", o->lik);
+        o->set.adapt = warmup(o);
         return;
     }
     o->set.lik = gpc_cli_lik(o->lik ? o->lik : "logistic");
@@ -360,13 +375,22 @@ typedef struct {
     const gpc_chain *from; /* the chain being extended, or NULL */
 } run_state;
 
-/* The training set, and the Laplace method for the likelihood: multiclass
- * Laplace for softmax, which is the default with three or more classes. */
+/* The method a chain samples under, before the labels settle it: Gibbs
+ * samples the variational model's posterior, HMC the Laplace or EP
+ * evidence (softmax Laplace or nested EP with three or more classes). */
+static gpc_method chain_method(const gpc_chain_settings *set)
+{
+    return set->gibbs ? GPC_METHOD_VB : set->ep ? GPC_METHOD_EP : GPC_METHOD_LAPLACE;
+}
+
+/* The training set, and the method for the likelihood: multiclass Laplace
+ * for softmax, which is the default with three or more classes, and nested
+ * EP for mprobit with -M ep. */
 static void read_training(int argc, char **argv, int lik_named, gpc_chain_settings *set,
                           run_state *rs)
 {
     gpc_cli_read_training(argc, argv, &rs->X, &rs->names, &rs->labels);
-    rs->method = set->gibbs ? GPC_METHOD_VB : GPC_METHOD_LAPLACE;
+    rs->method = chain_method(set);
     rs->y = gpc_cli_class_vector(rs->labels, lik_named, NULL, &rs->method, &set->lik);
     set->classes = set->gibbs ? rs->labels->nclasses : 0;
 }
@@ -407,7 +431,7 @@ static void start_extend(const options *o, int argc, char **argv, run_state *rs,
     gpc_cli_read_training(argc, argv, &rs->X, NULL, &rs->labels);
     gpc_cli_check(gpc_chain_read(o->extend, rs->X->size2, &ch));
     *set = ch->set;
-    rs->method = set->gibbs ? GPC_METHOD_VB : GPC_METHOD_LAPLACE;
+    rs->method = chain_method(set);
     rs->y = gpc_cli_class_vector(rs->labels, 1, NULL, &rs->method, &set->lik);
     if (set->gibbs && set->classes != rs->labels->nclasses)
         gpc_die(GPC_EINPUT, "%s: the chain has %zu classes, the labels %zu; give the labels "

@@ -188,7 +188,7 @@ static gpc_chain *read_chain(const gpc_model *m, const char *path)
     gpc_cli_check(gpc_chain_read(path, m->X->size2, &ch));
     if (!m->y) /* an inducing model: no training data to compare */
         gpc_die(GPC_EINPUT, "%s: a chain predicts through a model of its training data fitted "
-                "with -M laplace or vb, not %s", name, m->method);
+                "with -M laplace, ep or vb, not %s", name, m->method);
     if (strcmp(ch->set.kernel, gpc_kernel_spec(m->kernel)) != 0 ||
         ch->set.ntrain != m->X->size1 || ch->set.data_hash != gpc_chain_data_hash(m->X, m->y))
         gpc_die(GPC_EINPUT, "%s: the chain is not for this model (kernel or training data "
@@ -201,13 +201,14 @@ static gpc_chain *read_chain(const gpc_model *m, const char *path)
                 "with -M vb, not %s; fit one with -M vb -O none", name, m->method);
     /* the samples are of the posterior under the Laplace evidence with this
      * likelihood; under another method they would be averaged wrongly */
-    if (!ch->set.gibbs &&
-        (strcmp(m->method, gpc_method_name(GPC_METHOD_LAPLACE)) != 0 || ch->set.lik != m->lik ||
-         m->label_noise != 0.0))
-        gpc_die(GPC_EINPUT, "%s: the chain was sampled under the Laplace evidence with the "
-                "%s likelihood, the model is %s %s%s; fit it with -M laplace -l %s", name,
-                gpc_lik_name(ch->set.lik), m->method, gpc_lik_name(m->lik),
-                m->label_noise != 0.0 ? " with label noise" : "", gpc_lik_name(ch->set.lik));
+    const char *evidence = gpc_chain_method(&ch->set);
+    if (!ch->set.gibbs && (strcmp(m->method, evidence) != 0 || ch->set.lik != m->lik ||
+                           m->label_noise != 0.0))
+        gpc_die(GPC_EINPUT, "%s: the chain was sampled under the %s evidence with the "
+                "%s likelihood, the model is %s %s%s; fit it with -M %s -l %s", name,
+                ch->set.ep ? "EP" : "Laplace", gpc_lik_name(ch->set.lik), m->method,
+                gpc_lik_name(m->lik), m->label_noise != 0.0 ? " with label noise" : "",
+                evidence, gpc_lik_name(ch->set.lik));
     return ch;
 }
 

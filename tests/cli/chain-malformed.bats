@@ -61,8 +61,10 @@ s/^# seed .*/# seed 4294967296/	bad.txt:11: bad 'seed' setting
 s/^# seed .*/# seed 1e3/	bad.txt:11: bad 'seed' setting
 s/^# persistence .*/# persistence 1/	bad.txt:10: bad 'persistence' setting: expected a number in [0, 1)
 s/^# persistence .*/# persistence -0.1/	bad.txt:10: bad 'persistence' setting
-s/^# likelihood .*/# likelihood step/	bad.txt:3: bad 'likelihood' setting: expected logistic, probit, softmax or mprobit
-s/^# method .*/# method ep/	bad.txt:2: bad 'method' setting: expected laplace
+s/^# likelihood .*/# likelihood tanh/	bad.txt:3: bad 'likelihood' setting: expected logistic, probit, step, softmax or mprobit
+s/^# likelihood .*/# likelihood step/	bad.txt:3: method laplace with likelihood step: a gibbs chain is for mprobit, an ep chain for probit, step or mprobit, a laplace chain for the others
+s/^# method .*/# method ep/	bad.txt:3: method ep with likelihood logistic
+s/^# method .*/# method bogus/	bad.txt:2: bad 'method' setting: expected laplace, ep or gibbs
 s/^# dim .*/# dim 0/	bad.txt:5: bad 'dim' setting
 s/^# dim .*/# dim -7/	bad.txt:5: bad 'dim' setting
 s/^# training .*/# training 0 0x1/	bad.txt:6: bad 'training' setting

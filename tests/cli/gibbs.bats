@@ -144,7 +144,7 @@ setup() {
     assert_output --partial "-M gibbs samples the multinomial probit model: -l mprobit"
     run gpc-hmc -M metropolis -k se X3.txt y3.txt
     assert_failure 2
-    assert_output --partial "'metropolis' is not laplace or gibbs"
+    assert_output --partial "'metropolis' is not laplace, ep or gibbs"
     gpc-hmc -q -M gibbs -k se -n 2 -o c.txt X3.txt y3.txt
     run gpc-hmc -x c.txt -M gibbs -n 2 X3.txt y3.txt
     assert_failure 2

@@ -121,3 +121,73 @@ setup() {
     assert_output --partial "or -l mprobit: nested EP, any number of classes"
     assert_dir_empty out
 }
+
+@test "nested EP gpc-hmc -M ep: HMC over the EP evidence; 2 iterations extended by 2 equal 4, byte for byte" {
+    gpc-hmc -q -M ep -k se -n 4 -L 3 -o out/c4.txt X3.txt y3.txt
+    gpc-hmc -q -M ep -k se -n 2 -L 3 -o out/c2.txt X3.txt y3.txt
+    run grep -x -e '# method ep' -e '# likelihood mprobit' out/c4.txt
+    assert_success
+    assert_equal "${#lines[@]}" 2
+    assert_equal "$(grep -v '^#' out/c4.txt | grep -vc '^iteration')" 4
+    gpc-hmc -q -x out/c2.txt -n 2 X3.txt y3.txt
+    assert_files_equal out/c2.txt out/c4.txt
+    # each row's log evidence is gpc-evidence's at its hyperparameters
+    awk '$1 == "iteration" { for (j = 1; j <= NF; j++) col[$j] = j; next }
+         !/^#/ { printf "%s %s %s\n", $col["log_v0"], $col["log_w"], $col["log_evidence"] }' out/c4.txt > rows.txt
+    cut -d' ' -f1,2 rows.txt > grid.txt
+    gpc-evidence -q -M ep -k se -n -g grid.txt X3.txt y3.txt > ev.txt
+    run awk 'NR == FNR { e[NR] = $3; next } { d = $1 - e[FNR]; if (d > 1e-9 || d < -1e-9) { print FNR ": " $1 " vs " e[FNR]; exit 1 } }' rows.txt ev.txt
+    assert_success
+}
+
+@test "nested EP gpc-predict --chain: p is the mean of the samples' nested EP predictions; a Laplace model is refused" {
+    gpc-hmc -q -M ep -k se -n 4 -L 3 --adapt=1 -o out/c.txt X3.txt y3.txt
+    gpc-fit -q -M ep -k se -O none -m out/m.txt X3.txt y3.txt
+    gpc-predict -m out/m.txt --chain out/c.txt -b 2 -c p Xt3.txt > chain.txt
+    assert_probs chain.txt 3 30
+    for it in 3 4; do
+        params=$(awk -v it="$it" '$1 == "iteration" { for (j = 1; j <= NF; j++) col[$j] = j; next }
+                                  !/^#/ && $1 == it { printf "log_v0=%s,log_w=%s", $col["log_v0"], $col["log_w"] }' out/c.txt)
+        [ -n "$params" ] || fail "no iteration $it in the chain"
+        gpc-fit -q -M ep -k se -O none -p "$params" -m "out/m$it.txt" X3.txt y3.txt
+        gpc-predict -m "out/m$it.txt" -c p Xt3.txt > "p$it.txt"
+    done
+    grep -v "^#" p3.txt > a.txt
+    grep -v "^#" p4.txt > b.txt
+    paste -d' ' a.txt b.txt | awk '{ printf "%.17g %.17g %.17g\n", ($1 + $4) / 2, ($2 + $5) / 2, ($3 + $6) / 2 }' > want.txt
+    assert_matrices_close chain.txt want.txt 1e-12
+    gpc-fit -q -k se -O none -m out/la.txt X3.txt y3.txt
+    run gpc-predict -m out/la.txt --chain out/c.txt Xt3.txt
+    assert_failure 3
+    assert_output --partial "the chain was sampled under the EP evidence with the mprobit likelihood"
+}
+
+@test "nested EP gpc-hmc: -M ep with -l logistic or softmax is status 2; a chain whose header pairs ep with logistic is status 3" {
+    for lik in logistic softmax; do
+        run gpc-hmc -q -M ep -l "$lik" -k se -n 2 -o out/c.txt X3.txt y3.txt
+        assert_failure 2
+        assert_output --partial "-M ep takes probit or step (two classes) or mprobit"
+    done
+    gpc-hmc -q -M ep -k se -n 2 -L 3 -o c.txt X3.txt y3.txt
+    sed 's/^# likelihood mprobit$/# likelihood logistic/' c.txt > bad.txt
+    run gpc-hmc -q -x bad.txt -n 2 X3.txt y3.txt
+    assert_failure 3
+    assert_output --partial "an ep chain for probit, step or mprobit"
+    assert_dir_empty out
+}
+
+@test "gpc-hmc -M ep with two classes: HMC over binary probit EP's evidence, predicted through an ep model" {
+    gpc-hmc -q -M ep -k se -n 3 -L 3 --adapt=1 -o out/c.txt X2.txt y2.txt
+    run grep -x -e '# method ep' -e '# likelihood probit' out/c.txt
+    assert_success
+    assert_equal "${#lines[@]}" 2
+    awk '$1 == "iteration" { for (j = 1; j <= NF; j++) col[$j] = j; next }
+         !/^#/ { printf "%s %s %s\n", $col["log_v0"], $col["log_w"], $col["log_evidence"] }' out/c.txt > rows.txt
+    cut -d' ' -f1,2 rows.txt > grid.txt
+    gpc-evidence -q -M ep -k se -n -g grid.txt X2.txt y2.txt > ev.txt
+    run awk 'NR == FNR { e[NR] = $3; next } { d = $1 - e[FNR]; if (d > 1e-9 || d < -1e-9) { print FNR ": " $1 " vs " e[FNR]; exit 1 } }' rows.txt ev.txt
+    assert_success
+    gpc-fit -q -M ep -k se -O none -m out/m.txt X2.txt y2.txt
+    gpc-predict -m out/m.txt --chain out/c.txt Xt3.txt > p.txt
+    assert_probs p.txt 1 30
+}

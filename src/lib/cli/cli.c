@@ -694,6 +694,8 @@ static void class_method(const gpc_labels *l, int lik_named, const char *multicl
     }
     if (*method == GPC_METHOD_LAPLACE && *lik == GPC_LIK_SOFTMAX)
         *method = GPC_METHOD_SOFTMAX;
+    if (*method == GPC_METHOD_EP && *lik == GPC_LIK_MPROBIT)
+        *method = GPC_METHOD_NESTED_EP;
     const gpc_method_ops *ops = gpc_method_get(*method);
     if (l->nclasses > 2 && ops->latent)
         gpc_cli_usage("the labels have %zu classes (%s), but %s with the %s likelihood is "

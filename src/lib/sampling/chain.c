@@ -34,6 +34,21 @@ const char *gpc_chain_second_name(const gpc_chain_settings *s)
     return s->gibbs ? "log_p_y" : "log_evidence";
 }
 
+const char *gpc_chain_method(const gpc_chain_settings *s)
+{
+    return s->gibbs ? "gibbs" : s->ep ? "ep" : "laplace";
+}
+
+/* The likelihoods each method's chains take. */
+static int chain_lik_fits(const gpc_chain_settings *s)
+{
+    if (s->gibbs)
+        return s->lik == GPC_LIK_MPROBIT;
+    if (s->ep)
+        return s->lik == GPC_LIK_PROBIT || s->lik == GPC_LIK_STEP || s->lik == GPC_LIK_MPROBIT;
+    return s->lik != GPC_LIK_MPROBIT && s->lik != GPC_LIK_STEP;
+}
+
 /* The trailing values of a row: momenta with persistence, y with gibbs. */
 static size_t extra_values(const gpc_chain_settings *s, size_t p)
 {
@@ -43,7 +58,7 @@ static size_t extra_values(const gpc_chain_settings *s, size_t p)
 void gpc_chain_write_header(FILE *f, const gpc_chain_settings *s, const gpc_kernel *k)
 {
     fprintf(f, "# gpc-chain %d\n# method %s\n# likelihood %s\n# kernel %s\n# dim %zu\n",
-            GPC_CHAIN_VERSION, s->gibbs ? "gibbs" : "laplace", gpc_lik_name(s->lik), s->kernel,
+            GPC_CHAIN_VERSION, gpc_chain_method(s), gpc_lik_name(s->lik), s->kernel,
             s->dim);
     fprintf(f, "# training %zu 0x%016llx\n# prior normal %.17g %.17g\n", s->ntrain, s->data_hash,
             s->prior_mean, s->prior_sd);
@@ -169,8 +184,8 @@ static const struct {
     const char *form; /* for messages */
 } keys[NKEYS] = {
     {"gpc-chain", 1, "1"},
-    {"method", 1, "laplace or gibbs"},
-    {"likelihood", 1, "logistic, probit, softmax or mprobit"},
+    {"method", 1, "laplace, ep or gibbs"},
+    {"likelihood", 1, "logistic, probit, step, softmax or mprobit"},
     {"kernel", 1, "a kernel spec"},
     {"dim", 1, "a whole number of input columns, at least 1"},
     {"training", 2, "the number of cases, at least 1, and a hash 0x..."},
@@ -224,11 +239,15 @@ static int header_value(int k, char **v, gpc_chain_settings *set)
     case K_VERSION: return !strcmp(v[0], "1");
     case K_METHOD:
         set->gibbs = !strcmp(v[0], "gibbs");
-        return set->gibbs || !strcmp(v[0], "laplace");
+        set->ep = !strcmp(v[0], "ep");
+        return set->gibbs || set->ep || !strcmp(v[0], "laplace");
     case K_LIK:
-        /* the sampler's Laplace evidence takes only these (as -l) */
+        /* the sampler's evidences take only these (as -l); which goes with
+         * which method is checked once the header is read */
         if (!strcmp(v[0], "logistic"))
             set->lik = GPC_LIK_LOGISTIC;
+        else if (!strcmp(v[0], "step"))
+            set->lik = GPC_LIK_STEP;
         else if (!strcmp(v[0], "probit"))
             set->lik = GPC_LIK_PROBIT;
         else if (!strcmp(v[0], "softmax"))
@@ -379,11 +398,11 @@ static int parse_header(cursor *c, gpc_chain_settings *set, char **cols)
                             "restore it as gpc-hmc wrote it", c->name, keys[k].name,
                             c->line + (s == NULL));
     }
-    if (set->gibbs != (set->lik == GPC_LIK_MPROBIT))
+    if (!chain_lik_fits(set))
         return gpc_fail(GPC_EINPUT, "%s:%zu: method %s with likelihood %s: a gibbs chain is "
-                        "for mprobit and only it; restore the header as gpc-hmc wrote it",
-                        c->name, seen[K_LIK], set->gibbs ? "gibbs" : "laplace",
-                        gpc_lik_name(set->lik));
+                        "for mprobit, an ep chain for probit, step or mprobit, a laplace "
+                        "chain for the others; restore the header as gpc-hmc wrote it",
+                        c->name, seen[K_LIK], gpc_chain_method(set), gpc_lik_name(set->lik));
     if (!s)
         return gpc_fail(GPC_EINPUT, "%s: no column line after the header; the chain is "
                         "incomplete", c->name);
@@ -759,7 +778,7 @@ static const char *const pool_names[NPOOL] = {"method", "likelihood", "training 
 static void pool_setting(const gpc_chain_settings *s, int k, char *buf, size_t size)
 {
     switch (k) {
-    case P_METHOD: snprintf(buf, size, "%s", s->gibbs ? "gibbs" : "laplace"); break;
+    case P_METHOD: snprintf(buf, size, "%s", gpc_chain_method(s)); break;
     case P_LIK: snprintf(buf, size, "%s", gpc_lik_name(s->lik)); break;
     case P_DATA:
         /* the hash covers the values; the sizes say at a glance what differs */

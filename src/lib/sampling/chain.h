@@ -73,7 +73,8 @@
 
 typedef struct {
     char kernel[1024];
-    int gibbs;            /* method gibbs (else laplace: HMC) */
+    int gibbs;            /* method gibbs (else HMC over an evidence) */
+    int ep;               /* HMC over the EP evidence (method ep), else Laplace's */
     size_t classes;       /* with gibbs: C, from the columns */
     gpc_lik lik;
     size_t dim, ntrain;
@@ -133,6 +134,9 @@ typedef struct {
 
 void gpc_chain_write_values(FILE *f, const gpc_chain_settings *s, size_t p,
                             const gpc_chain_row *r);
+
+/* The method a chain's header names: laplace, ep or gibbs. */
+const char *gpc_chain_method(const gpc_chain_settings *s);
 
 /* The name of the second fixed column: log_evidence, or log_p_y with gibbs. */
 const char *gpc_chain_second_name(const gpc_chain_settings *s);
