@@ -1,6 +1,7 @@
 #include "methods/nested-ep.h"
 
 #include <math.h>
+#include <omp.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -27,15 +28,16 @@ void dtrtri_(const char *uplo, const char *diag, const int *n, double *a, const 
 
 static const gsl_matrix *kern(const gpc_nep *w, size_t c) { return w->K[w->per_class ? c : 0]; }
 
-static size_t matrices(size_t C, size_t nK, int per_class)
+static size_t matrices(size_t n, size_t C, size_t nK, int per_class)
 {
-    return C + nK + 4 + (per_class ? 0 : 1);
+    size_t threads = gpc_parallel_classes(n, C) ? (size_t)gpc_parallel_max_threads() : 1;
+    return C + nK + 2 + 2 * threads + (per_class ? 0 : 1);
 }
 
 size_t gpc_nep_workspace(size_t n, size_t C, size_t nparams, int per_class)
 {
     size_t nK = per_class ? C : 1;
-    size_t mat = gpc_size_mul(matrices(C, nK, per_class), gpc_size_mul(gpc_size_mul(n, n),
+    size_t mat = gpc_size_mul(matrices(n, C, nK, per_class), gpc_size_mul(gpc_size_mul(n, n),
                                                                        sizeof(double)));
     /* vectors: about 10 C n and 2 n C^2 doubles, and the n x nparams scratch */
     size_t vec = gpc_size_mul(gpc_size_mul(n, 10 * C + 2 * C * C + 2 + nparams),
@@ -59,8 +61,17 @@ gpc_nep *gpc_nep_alloc(size_t n, size_t C, size_t nparams, int per_class)
         w->Y[c] = gpc_matrix_alloc(n, n);
     w->M = gpc_matrix_alloc(n, n);
     w->S = per_class ? NULL : gpc_matrix_alloc(n, n);
-    w->X = gpc_matrix_alloc(n, n);
-    w->L = gpc_matrix_alloc(n, n);
+    w->class_parallel = gpc_parallel_classes(n, C);
+    w->nscratch = w->class_parallel ? gpc_parallel_max_threads() : 1;
+    w->Xs = gpc_calloc((size_t)w->nscratch, sizeof *w->Xs);
+    w->Ls = gpc_calloc((size_t)w->nscratch, sizeof *w->Ls);
+    for (int t = 0; t < w->nscratch; t++) {
+        w->Xs[t] = gpc_matrix_alloc(n, n);
+        w->Ls[t] = gpc_matrix_alloc(n, n);
+    }
+    w->X = w->Xs[0];
+    w->L = w->Ls[0];
+    w->sds = gpc_calloc((size_t)w->nscratch * (n ? n : 1), sizeof(double));
     w->Bg = gpc_matrix_alloc(n, nparams ? nparams : 1);
     size_t Cn = C * n > 0 ? C * n : 1, nC2 = n * C * C > 0 ? n * C * C : 1;
     /* the sites as one vector x = (alpha, beta), and Anderson's history */
@@ -105,8 +116,13 @@ void gpc_nep_free(gpc_nep *w)
     gsl_matrix_free(w->M);
     if (w->S)
         gsl_matrix_free(w->S);
-    gsl_matrix_free(w->X);
-    gsl_matrix_free(w->L);
+    for (int t = 0; t < w->nscratch; t++) {
+        gsl_matrix_free(w->Xs[t]);
+        gsl_matrix_free(w->Ls[t]);
+    }
+    free(w->Xs);
+    free(w->Ls);
+    free(w->sds);
     gsl_matrix_free(w->Bg);
     free(w->alpha);
     free(w->g);
@@ -132,27 +148,35 @@ void gpc_nep_free(gpc_nep *w)
 
 /* ---- the posterior from the sites ---- */
 
-/* A_c = K_c - X'X with X = L^-1 D^1/2 K_c (L the factor of B_c, left in
- * w->L), into Y[c] (lower triangle), its diagonal into adiag; returns
- * log|B_c| / 2, or NaN if B_c is not positive definite. */
-static double class_covariance(gpc_nep *w, size_t c)
+/* A_c = K_c - X'X with X = L^-1 D^1/2 K_c (L the factor of B_c), into
+ * Y[c] (lower triangle), its diagonal into adiag, with thread t's scratch;
+ * returns log|B_c| / 2, or NaN if B_c is not positive definite. */
+static double class_covariance(gpc_nep *w, size_t c, int t)
 {
     size_t n = w->n;
     const gsl_matrix *K = kern(w, c);
-    double *sd = w->tmp, *d = w->pi + c * n;
+    gsl_matrix *X = w->Xs[t], *L = w->Ls[t];
+    double *sd = w->sds + (size_t)t * n, *d = w->pi + c * n;
     for (size_t i = 0; i < n; i++)
         sd[i] = sqrt(d[i]);
-    if (gpc_bmatrix_factor(K, sd, w->L) != 0)
+    if (gpc_bmatrix_factor(K, sd, L) != 0)
         return NAN;
     for (size_t i = 0; i < n; i++)
         for (size_t j = 0; j < n; j++)
-            gsl_matrix_set(w->X, i, j, sd[i] * gsl_matrix_get(K, i, j));
-    gsl_blas_dtrsm(CblasLeft, CblasLower, CblasNoTrans, CblasNonUnit, 1.0, w->L, w->X);
+            gsl_matrix_set(X, i, j, sd[i] * gsl_matrix_get(K, i, j));
+    gsl_blas_dtrsm(CblasLeft, CblasLower, CblasNoTrans, CblasNonUnit, 1.0, L, X);
     gsl_matrix_memcpy(w->Y[c], K);
-    gsl_blas_dsyrk(CblasLower, CblasTrans, -1.0, w->X, 1.0, w->Y[c]);
+    gsl_blas_dsyrk(CblasLower, CblasTrans, -1.0, X, 1.0, w->Y[c]);
     for (size_t i = 0; i < n; i++)
         w->adiag[c * n + i] = gsl_matrix_get(w->Y[c], i, i);
-    return gpc_bmatrix_half_log_det(w->L);
+    return gpc_bmatrix_half_log_det(L);
+}
+
+/* The thread of a loop over classes (0 outside a parallel region). */
+static int thread_of(const gpc_nep *w)
+{
+    int t = omp_get_thread_num();
+    return t < w->nscratch ? t : 0;
 }
 
 /* mu = Sigma nu: mu_c = g_c + A_c D_c S^-1 sum_c' D_c' g_c', g_c = A_c nu_c
@@ -185,6 +209,8 @@ static void posterior_mean(gpc_nep *w)
 static void marginal_covariances(gpc_nep *w)
 {
     size_t n = w->n, C = w->C;
+#pragma omp parallel for num_threads(gpc_parallel_threads()) schedule(static) \
+    if (w->class_parallel)
     for (size_t c = 0; c < C; c++) {
         gsl_matrix *Y = w->Y[c];
         const double *d = w->pi + c * n;
@@ -236,10 +262,14 @@ static void form_b(gpc_nep *w)
 static int posterior(gpc_nep *w)
 {
     size_t n = w->n, C = w->C;
-    double hl = 0.0;
+    double hl = 0.0, hc[C];
     w->has_fit = 0;
+#pragma omp parallel for num_threads(gpc_parallel_threads()) schedule(static) \
+    if (w->class_parallel)
+    for (size_t c = 0; c < C; c++)
+        hc[c] = class_covariance(w, c, thread_of(w));
     for (size_t c = 0; c < C; c++) {
-        double h = class_covariance(w, c);
+        double h = hc[c];
         if (!isfinite(h))
             return gpc_fail(GPC_ENUM, "nested EP: B = I + D^1/2 K D^1/2 is not positive "
                             "definite: the kernel matrix is far from positive semi-definite; "

@@ -41,7 +41,12 @@
  *
  * Cost per sweep, in Cholesky equivalents (n^3 / 3 flops): C factors,
  * C triangular solves for X_c (3 each), C rank-n updates for A_c (3 each),
- * C solves for Y_c (3 each), one factor of S: 10C + 1.  The gradient adds
+ * C solves for Y_c (3 each), one factor of S: 10C + 1.  From
+ * GPC_PARALLEL_MIN_CLASS_ROWS to GPC_PARALLEL_MAX_CLASS_ROWS rows the
+ * classes' factors and solves run side by side, on OpenMP threads of
+ * one-thread BLAS (as softmax Laplace's do), with two n x n scratch
+ * matrices per thread; sums over the classes are formed in class order
+ * whatever the threads.  The gradient adds
  * the inverse M^-1 (1) and C rank-n updates (3 each).  Memory: C + nK + 4
  * n x n matrices (A_c, which become Y_c; E_c is not kept: S, M, X, L). */
 #ifndef GPC_NESTED_EP_H
@@ -66,7 +71,11 @@ typedef struct {
     gsl_matrix **Y;       /* C matrices: A_c, then Y_c = M^-1 D_c A_c */
     gsl_matrix *M;        /* S, then its lower factor */
     gsl_matrix *S;        /* a copy of S for the gradient with a shared kernel */
-    gsl_matrix *X, *L;    /* n x n scratch */
+    gsl_matrix *X, *L;    /* n x n scratch (Xs[0], Ls[0]) */
+    gsl_matrix **Xs, **Ls; /* the same per thread when the classes run side by side */
+    double *sds;          /* n per thread: square roots of a class's pi */
+    int class_parallel;   /* the classes' work side by side (gpc_parallel_classes) */
+    int nscratch;         /* threads with scratch */
     gsl_matrix *Bg;       /* n x nparams scratch for the contraction */
     double *alpha, *beta; /* inner sites, n x C case by case (entry y_i unused, 0);
                              beta follows alpha in one vector x of 2Cn */
