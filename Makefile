@@ -215,6 +215,7 @@ check-slurm: deps
 # make check builds the benchmarks too, so that they keep up with the library.
 # The softmax bench compares with scikit-learn (python3-sklearn).
 BENCH_BIN = $(BUILD)/bench-laplace $(BUILD)/bench-ep $(BUILD)/bench-softmax $(BUILD)/bench-vb \
+            $(BUILD)/bench-nested-ep \
             $(BUILD)/bench-blas $(BUILD)/bench-gemm $(BUILD)/bench-chol \
             $(BUILD)/bench-gibbs $(BUILD)/bench-kernels
 bench: deps

@@ -66,6 +66,11 @@ export OPENBLAS_CORETYPE="$core"
     OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 build/bench-softmax 2000 8 4
     echo "### default threads"
     build/bench-softmax 2000 8 4
+    echo "## nested EP (multinomial probit) evidence + gradient from zero sites, shared ARD SE, n = 1000, d = 8, C = 4"
+    echo "### one thread"
+    OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 build/bench-nested-ep 1000 8 4
+    echo "### default threads"
+    build/bench-nested-ep 1000 8 4
     echo "## variational Bayes multinomial probit to convergence (tol 1e-9), shared ARD SE, fixed hyperparameters, n = 2000, d = 8, C = 10, one thread"
     OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 build/bench-vb 2000 8 10 1
     echo "## multinomial probit Gibbs sampler, 1000 sweeps at fixed hyperparameters, shared ARD SE, n = 1000, d = 8, C = 3, one thread"
