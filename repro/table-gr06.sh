@@ -1,7 +1,8 @@
 #!/bin/sh
 # Girolami & Rogers (2006), as tabulated in Girolami's talk on data
 # integration: Laplace (softmax), variational Bayes and Gibbs sampling
-# (multinomial probit) on Toy (Neal's three-class rule with two redundant
+# (multinomial probit), and beside them nested EP (multinomial probit,
+# Riihimaki, Jylanki & Vehtari 2013), on Toy (Neal's three-class rule with two redundant
 # features, noise-free: data/neal3-toy), Iris, Thyroid (New Thyroid, three
 # classes), Wine and Forensic Glass.
 #
@@ -15,10 +16,11 @@
 # experiment).  Laplace: hyperparameters by MAP under N(-3, 3^2) on each
 # log; VB: posterior means by the importance sampler (gpc-fit -O is);
 # Gibbs: gpc-hmc -M gibbs, ITER iterations (default 1000) from the same
-# prior, predictions averaged over the last two thirds through a vb model.
+# prior, predictions averaged over the last two thirds through a vb model;
+# nested EP: MAP under the same prior (gpc-fit -M ep -O map).
 # Besides, the approximations are compared at the same hyperparameters,
-# Laplace's MAP: VB at them (-O none), and Gibbs at them held fixed
-# (--fix), the gold standard for both.
+# Laplace's MAP: VB and nested EP at them (-O none), and Gibbs at them held
+# fixed (--fix), the gold standard for all three.
 #
 # Per split: the marginal likelihood (Laplace: its log evidence; VB: the
 # bound; Gibbs: none is estimated), the test error in percent and the
@@ -91,10 +93,15 @@ run_split() { # NAME SEED
     gpc-predict -m "$tag-vb.model" -c p "$tag-Xte.txt" > "$tag-vb.pred"
     gpc-hmc -q -M gibbs -k se -n "$ITER" -S "$2" -o "$tag-gibbs.chain" "$tag-Xtr.txt" \
         "$tag-ytr.txt"
+    gpc-fit -q -M ep -k se -O none -H "$tag-map.par" -m "$tag-epmap.model" "$tag-Xtr.txt" \
+        "$tag-ytr.txt"
+    gpc-predict -m "$tag-epmap.model" -c p "$tag-Xte.txt" > "$tag-epmap.pred"
+    gpc-fit -q -M ep -k se -O map -m "$tag-ep.model" "$tag-Xtr.txt" "$tag-ytr.txt"
+    gpc-predict -m "$tag-ep.model" -c p "$tag-Xte.txt" > "$tag-ep.pred"
     gpc-fit -q -M vb -k se -O none -m "$tag-vb0.model" "$tag-Xtr.txt" "$tag-ytr.txt"
     gpc-predict -q -m "$tag-vb0.model" --chain "$tag-gibbs.chain" -c p "$tag-Xte.txt" \
         > "$tag-gibbs.pred"
-    for m in laplace vb gibbs vbmap gibbsmap; do
+    for m in laplace vb gibbs vbmap gibbsmap ep epmap; do
         ml=-
         case $m in gibbs*) ;; *) ml=$(awk '$1 == "log_evidence" { print $2 }' "$tag-$m.model") ;; esac
         gpc-score --precise -t "$tag-$m.pred" "$tag-yte.txt" |
@@ -132,8 +139,8 @@ published() {
     "fgl 4") echo "-90.38 +- 3.25    -77.60 +- 3.91    -79.86 +- 4.80" ;;
     esac
 }
-# rows NAME VB GIBBS: the three figures of one data set, Laplace beside the
-# two given methods' rows
+# rows NAME VB GIBBS EP: the three figures of one data set, Laplace beside
+# the three given methods' rows
 rows() {
     for col in 2 3 4; do
         case $col in
@@ -142,9 +149,10 @@ rows() {
         4) fig="predictive likelihood" ;;
         esac
         files=$(ls "$out/$1"-*.scores)
-        printf '%-8s %-22s %s %s %s   published: %s\n' "$1" "$fig" \
+        printf '%-8s %-22s %s %s %s %s   published: %s\n' "$1" "$fig" \
             "$(stats laplace "$col" 2 $files)" "$(stats "$2" "$col" 2 $files)" \
-            "$(stats "$3" "$col" 2 $files)" "$(published "$1" "$col")"
+            "$(stats "$3" "$col" 2 $files)" "$(stats "$4" "$col" 2 $files)" \
+            "$(published "$1" "$col")"
     done
 }
 
@@ -152,16 +160,16 @@ echo "Girolami & Rogers (2006): Laplace, variational Bayes and Gibbs sampling, $
 echo "(mean +- sd over the splits; published figures from Girolami's talk beside)"
 echo
 echo "1. The approximations compared at the same hyperparameters: Laplace's MAP"
-printf '%-8s %-22s %17s %17s %17s\n' data figure Laplace VB Gibbs
+printf '%-8s %-22s %17s %17s %17s %17s\n' data figure Laplace VB Gibbs "nested EP"
 for name in $SETS; do
-    rows "$name" vbmap gibbsmap
+    rows "$name" vbmap gibbsmap epmap
 done
 echo
 echo "2. Each method with its own hyperparameters: Laplace MAP, VB by importance"
-echo "   sampling, Gibbs sampling them"
-printf '%-8s %-22s %17s %17s %17s\n' data figure Laplace VB Gibbs
+echo "   sampling, Gibbs sampling them, nested EP MAP"
+printf '%-8s %-22s %17s %17s %17s %17s\n' data figure Laplace VB Gibbs "nested EP"
 for name in $SETS; do
-    rows "$name" vb gibbs
+    rows "$name" vb gibbs ep
 done
 echo
 wins() { # NAME M: the splits where M's predictive likelihood is above Laplace's
@@ -181,8 +189,20 @@ for name in $SETS; do
         printf "%-8s VB %d, Gibbs %d: %s\n", n, vw, gw, (v > l && g > l) ? "reproduced" : "NOT reproduced" }'
 done
 echo
+echo "Nested EP with its own (MAP) hyperparameters: predictive likelihood against"
+echo "Laplace's (at least as good in mean is the aim), splits where it is better:"
+for name in $SETS; do
+    lap=$(cat "$out/$name"-*.scores | mean_sd 4 laplace | cut -d' ' -f1)
+    ep=$(cat "$out/$name"-*.scores | mean_sd 4 ep | cut -d' ' -f1)
+    epw=$(wins "$name" ep)
+    awk -v n="$name" -v l="$lap" -v e="$ep" -v w="$epw" 'BEGIN {
+        printf "%-8s nested EP %.2f, Laplace %.2f, better in %d: %s\n", n, e, l, w,
+               (e >= l ? "at least as good" : "WORSE") }'
+done
+echo
 echo "Marginal likelihood: Laplace's log evidence, VB's lower bound (at Laplace's"
 echo "hyperparameters in part 1, at the importance-sampled ones in part 2); no"
-echo "estimate for Gibbs sampling.  Predictive likelihood: the sum over the test cases"
-echo "of the log probability of their class."
+echo "estimate for Gibbs sampling; nested EP's approximate log evidence."
+echo "Predictive likelihood: the sum over the test cases of the log probability"
+echo "of their class."
 echo "Time: $((t1 - t0)) s for all fits ($out)."
