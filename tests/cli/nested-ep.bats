@@ -11,6 +11,19 @@ HP='log_v0=1,log_w=-1'
 PC='log_v0.c1=1,log_w.c1=-1,log_v0.c2=0.5,log_w.c2=-1.5,log_v0.c3=1.5,log_w.c3=-0.5'
 CLASSES='setosa versicolor virginica'
 
+# Each row of an 'se' chain has gpc-evidence -M ep's log evidence at its
+# hyperparameters (1e-9).  Usage: rows_have_ep_evidence CHAIN X Y
+rows_have_ep_evidence() {
+    awk '$1 == "iteration" { for (j = 1; j <= NF; j++) col[$j] = j; next }
+         !/^#/ { printf "%s %s %s\n", $col["log_v0"], $col["log_w"], $col["log_evidence"] }' "$1" > rows.txt
+    cut -d' ' -f1,2 rows.txt > grid.txt
+    gpc-evidence -q -M ep -k se -n -g grid.txt "$2" "$3" > ev.txt
+    run awk 'NR == FNR { e[NR] = $3; next }
+             { d = $1 - e[FNR]; if (d > 1e-9 || d < -1e-9) { print FNR ": " $1 " vs " e[FNR]; exit 1 } }
+             END { if (FNR != NR - FNR || FNR == 0) { print "rows and evidences differ in number"; exit 1 } }' rows.txt ev.txt
+    assert_success
+}
+
 setup() {
     require_tools gpc-fit gpc-predict gpc-evidence gpc-kernel gpc-score
     common_setup
@@ -131,13 +144,7 @@ setup() {
     assert_equal "$(grep -v '^#' out/c4.txt | grep -vc '^iteration')" 4
     gpc-hmc -q -x out/c2.txt -n 2 X3.txt y3.txt
     assert_files_equal out/c2.txt out/c4.txt
-    # each row's log evidence is gpc-evidence's at its hyperparameters
-    awk '$1 == "iteration" { for (j = 1; j <= NF; j++) col[$j] = j; next }
-         !/^#/ { printf "%s %s %s\n", $col["log_v0"], $col["log_w"], $col["log_evidence"] }' out/c4.txt > rows.txt
-    cut -d' ' -f1,2 rows.txt > grid.txt
-    gpc-evidence -q -M ep -k se -n -g grid.txt X3.txt y3.txt > ev.txt
-    run awk 'NR == FNR { e[NR] = $3; next } { d = $1 - e[FNR]; if (d > 1e-9 || d < -1e-9) { print FNR ": " $1 " vs " e[FNR]; exit 1 } }' rows.txt ev.txt
-    assert_success
+    rows_have_ep_evidence out/c4.txt X3.txt y3.txt
 }
 
 @test "nested EP gpc-predict --chain: p is the mean of the samples' nested EP predictions; a Laplace model is refused" {
@@ -181,12 +188,7 @@ setup() {
     run grep -x -e '# method ep' -e '# likelihood probit' out/c.txt
     assert_success
     assert_equal "${#lines[@]}" 2
-    awk '$1 == "iteration" { for (j = 1; j <= NF; j++) col[$j] = j; next }
-         !/^#/ { printf "%s %s %s\n", $col["log_v0"], $col["log_w"], $col["log_evidence"] }' out/c.txt > rows.txt
-    cut -d' ' -f1,2 rows.txt > grid.txt
-    gpc-evidence -q -M ep -k se -n -g grid.txt X2.txt y2.txt > ev.txt
-    run awk 'NR == FNR { e[NR] = $3; next } { d = $1 - e[FNR]; if (d > 1e-9 || d < -1e-9) { print FNR ": " $1 " vs " e[FNR]; exit 1 } }' rows.txt ev.txt
-    assert_success
+    rows_have_ep_evidence out/c.txt X2.txt y2.txt
     gpc-fit -q -M ep -k se -O none -m out/m.txt X2.txt y2.txt
     gpc-predict -m out/m.txt --chain out/c.txt Xt3.txt > p.txt
     assert_probs p.txt 1 30
