@@ -28,19 +28,23 @@ void dtrtri_(const char *uplo, const char *diag, const int *n, double *a, const 
 
 static const gsl_matrix *kern(const gpc_nep *w, size_t c) { return w->K[w->per_class ? c : 0]; }
 
-static size_t matrices(size_t n, size_t C, size_t nK, int per_class)
+static size_t matrices(size_t n, size_t C, size_t nK)
 {
     size_t threads = gpc_parallel_classes(n, C) ? (size_t)gpc_parallel_max_threads() : 1;
-    return C + nK + 2 + 2 * threads + (per_class ? 0 : 1);
+    /* K (nK), A_c then Y_c (C), M, S (the gradient's sum, or each class's
+     * block with per-class kernels), and X and L per thread */
+    return nK + C + 2 + 2 * threads;
 }
 
 size_t gpc_nep_workspace(size_t n, size_t C, size_t nparams, int per_class)
 {
     size_t nK = per_class ? C : 1;
-    size_t mat = gpc_size_mul(matrices(n, C, nK, per_class), gpc_size_mul(gpc_size_mul(n, n),
+    size_t mat = gpc_size_mul(matrices(n, C, nK), gpc_size_mul(gpc_size_mul(n, n),
                                                                        sizeof(double)));
-    /* vectors: about 10 C n and 2 n C^2 doubles, and the n x nparams scratch */
-    size_t vec = gpc_size_mul(gpc_size_mul(n, 10 * C + 2 * C * C + 2 + nparams),
+    /* vectors: about 34 C n doubles (the sites, Anderson's 5 sweeps of
+     * changes and the posterior's vectors), 2 n C^2 (the marginal and cavity
+     * covariances) and the n x nparams scratch */
+    size_t vec = gpc_size_mul(gpc_size_mul(n, 34 * C + 2 * C * C + 2 + nparams),
                               sizeof(double));
     return gpc_size_add(mat, vec);
 }
@@ -60,7 +64,7 @@ gpc_nep *gpc_nep_alloc(size_t n, size_t C, size_t nparams, int per_class)
     for (size_t c = 0; c < C; c++)
         w->Y[c] = gpc_matrix_alloc(n, n);
     w->M = gpc_matrix_alloc(n, n);
-    w->S = per_class ? NULL : gpc_matrix_alloc(n, n);
+    w->S = gpc_matrix_alloc(n, n);
     w->class_parallel = gpc_parallel_classes(n, C);
     w->nscratch = w->class_parallel ? gpc_parallel_max_threads() : 1;
     w->Xs = gpc_calloc((size_t)w->nscratch, sizeof *w->Xs);
@@ -92,9 +96,7 @@ gpc_nep *gpc_nep_alloc(size_t n, size_t C, size_t nparams, int per_class)
     w->b = gpc_calloc(Cn, sizeof(double));
     w->logZ = gpc_calloc(n ? n : 1, sizeof(double));
     w->tmp = gpc_calloc(Cn + n, sizeof(double));
-    w->nthreads = 1;
-    w->site = gpc_calloc(1, sizeof *w->site);
-    w->site[0] = gpc_nep_site_alloc(C);
+    w->site = gpc_nep_site_alloc(C);
     w->damping = GPC_NEP_DAMPING;
     w->tol = GPC_NEP_TOL;
     w->inner_tol = 1e-12;
@@ -114,8 +116,7 @@ void gpc_nep_free(gpc_nep *w)
     free(w->K);
     free(w->Y);
     gsl_matrix_free(w->M);
-    if (w->S)
-        gsl_matrix_free(w->S);
+    gsl_matrix_free(w->S);
     for (int t = 0; t < w->nscratch; t++) {
         gsl_matrix_free(w->Xs[t]);
         gsl_matrix_free(w->Ls[t]);
@@ -140,9 +141,7 @@ void gpc_nep_free(gpc_nep *w)
     free(w->b);
     free(w->logZ);
     free(w->tmp);
-    for (int t = 0; t < w->nthreads; t++)
-        gpc_nep_site_free(w->site[t]);
-    free(w->site);
+    gpc_nep_site_free(w->site);
     free(w);
 }
 
@@ -285,8 +284,7 @@ static int posterior(gpc_nep *w)
             Mi[i] += d[i];
         }
     }
-    if (w->S)
-        gsl_matrix_memcpy(w->S, w->M);
+    gsl_matrix_memcpy(w->S, w->M);
     int nn = (int)n, lda = (int)w->M->tda, info = 0;
     if (n > 0)
         dpotrf_("U", &nn, w->M->data, &lda, &info, 1);
@@ -399,14 +397,14 @@ static void parallel_update(gpc_nep *w, const size_t *cls, double *g)
             continue;
         }
         case_cavity(w, i, m, P, Lambda, h);
-        if (gpc_nep_site_update(w->site[0], cls[i], Lambda, h, g + i * C, g + Cn + i * C,
+        if (gpc_nep_site_update(w->site, cls[i], Lambda, h, g + i * C, g + Cn + i * C,
                                 w->inner_tol, w->inner_max_sweeps, NULL, NULL, NULL) != GPC_OK) {
             memcpy(g + i * C, w->alpha + i * C, C * sizeof(double));
             memcpy(g + Cn + i * C, w->beta + i * C, C * sizeof(double));
             w->skipped++;
             continue;
         }
-        w->inner_sweeps += (unsigned long)gpc_nep_site_sweeps(w->site[0]);
+        w->inner_sweeps += (unsigned long)gpc_nep_site_sweeps(w->site);
     }
 }
 
@@ -524,7 +522,7 @@ static int evidence_terms(gpc_nep *w, const size_t *cls)
         case_cavity(w, i, m, P, Lambda, h);
         memcpy(a, w->alpha + i * C, C * sizeof(double));
         memcpy(b, w->beta + i * C, C * sizeof(double));
-        int st = gpc_nep_site_update(w->site[0], y, Lambda, h, a, b, w->inner_tol,
+        int st = gpc_nep_site_update(w->site, y, Lambda, h, a, b, w->inner_tol,
                                      w->inner_max_sweeps, w->logZ + i, NULL, NULL);
         double ldl, q;
         if (st != GPC_OK || store_cavity(w, i, Lambda, h, &ldl, &q) != GPC_OK)
@@ -676,7 +674,7 @@ static void gradient(gpc_nep *w, gpc_kernel *const *kernels, const gsl_matrix *X
         gsl_blas_dsyrk(CblasLower, CblasTrans, 1.0, &Bm.matrix, 1.0, G);
         gpc_kernel_grad_contract(kernels[0], X, w->K[0], zero, 0.0, G, 0.5, zero, grad, w->Bg);
     } else {
-        gsl_matrix *E = gpc_matrix_alloc(n, n);
+        gsl_matrix *E = w->S; /* each class's block in turn */
         for (size_t c = 0; c < C; c++) {
             form_E(w, c, E);
             form_T(w, c, w->X, w->L);
@@ -685,7 +683,6 @@ static void gradient(gpc_nep *w, gpc_kernel *const *kernels, const gsl_matrix *X
             gpc_kernel_grad_contract(kernels[c], X, w->K[c], &bc.vector, 0.5, E, -0.5, zero,
                                      grad + c * p, w->Bg);
         }
-        gsl_matrix_free(E);
     }
     gsl_vector_free(zero);
 }
@@ -842,7 +839,7 @@ static int averaged_probs(gpc_nep *w, const double *mu, const double *Sigma, dou
     for (size_t k = 0; k < C; k++) {
         memset(a, 0, sizeof a);
         memset(b, 0, sizeof b);
-        int st = gpc_nep_site_update(w->site[0], k, Lambda, h, a, b, w->inner_tol,
+        int st = gpc_nep_site_update(w->site, k, Lambda, h, a, b, w->inner_tol,
                                      w->inner_max_sweeps, lz + k, NULL, NULL);
         if (st != GPC_OK)
             return st;

@@ -48,7 +48,8 @@
  * matrices per thread; sums over the classes are formed in class order
  * whatever the threads.  The gradient adds
  * the inverse M^-1 (1) and C rank-n updates (3 each).  Memory: C + nK + 4
- * n x n matrices (A_c, which become Y_c; E_c is not kept: S, M, X, L). */
+ * n x n matrices (A_c, which become Y_c; E_c is not kept: S, M, X, L), two
+ * more per further thread when the classes run side by side. */
 #ifndef GPC_NESTED_EP_H
 #define GPC_NESTED_EP_H
 
@@ -70,7 +71,7 @@ typedef struct {
     gsl_matrix **K;       /* nK kernel matrices (filled by evidence or the caller) */
     gsl_matrix **Y;       /* C matrices: A_c, then Y_c = M^-1 D_c A_c */
     gsl_matrix *M;        /* S, then its lower factor */
-    gsl_matrix *S;        /* a copy of S for the gradient with a shared kernel */
+    gsl_matrix *S;        /* a copy of S, spent by the gradient */
     gsl_matrix *X, *L;    /* n x n scratch (Xs[0], Ls[0]) */
     gsl_matrix **Xs, **Ls; /* the same per thread when the classes run side by side */
     double *sds;          /* n per thread: square roots of a class's pi */
@@ -90,8 +91,7 @@ typedef struct {
     double *b;            /* nu - Pi mu = K^-1 mu, Cn */
     double *logZ;         /* log tilted masses, n */
     double *tmp;          /* Cn scratch */
-    gpc_nep_site **site;  /* one per thread */
-    int nthreads;
+    gpc_nep_site *site;   /* the inner EP's scratch */
     double damping, tol, inner_tol;
     int max_sweeps, inner_max_sweeps;
     int sweeps;           /* outer sweeps of the last run */
