@@ -45,6 +45,13 @@ static void test_lookup(void)
     TEST_OK(gpc_method_find("vb", GPC_LIK_MPROBIT) == &gpc_method_vb_ops &&
                 gpc_method_lookup("vb") == &gpc_method_vb_ops && gpc_method_known("vb"),
             "vb is found by its name with the multinomial probit likelihood");
+    gpc_method nested;
+    TEST_OK(gpc_method_find("ep", GPC_LIK_MPROBIT) == &gpc_method_nested_ep_ops &&
+                gpc_method_parse("ep", GPC_LIK_MPROBIT, &nested) == GPC_OK &&
+                nested == GPC_METHOD_NESTED_EP &&
+                gpc_method_parse("tap", GPC_LIK_MPROBIT, &nested) == GPC_OK &&
+                nested == GPC_METHOD_NESTED_EP,
+            "ep (and tap) with the multinomial probit likelihood is nested EP");
     static const gpc_lik takes[] = {GPC_LIK_PROBIT, GPC_LIK_PROBIT, GPC_LIK_PROBIT,
                                     GPC_LIK_SOFTMAX};
     for (int m = GPC_METHOD_LAPLACE; m <= GPC_METHOD_SOFTMAX; m++) {
@@ -63,7 +70,6 @@ static void test_lookup(void)
                 gpc_method_parse("naive", GPC_LIK_LOGISTIC, &parsed) == GPC_EUSAGE &&
                 gpc_method_parse("vb", GPC_LIK_SOFTMAX, &parsed) == GPC_EUSAGE &&
                 gpc_method_parse("laplace", GPC_LIK_MPROBIT, &parsed) == GPC_EUSAGE &&
-                gpc_method_parse("ep", GPC_LIK_MPROBIT, &parsed) == GPC_EUSAGE &&
                 gpc_method_parse("naive", GPC_LIK_MPROBIT, &parsed) == GPC_EUSAGE,
             "a likelihood the method does not take is a usage error");
 }
