@@ -57,7 +57,7 @@ fit_predict_score() {
 
 @test "labels: a third class with a binary likelihood is status 2 naming the classes, no output left" {
     sed '7s/.*/maybe/' y-words.txt > y3.txt
-    for tool in "gpc-fit -q -O none -l probit -m out/m.txt" "gpc-evidence -q -M ep -o out/e.txt" \
+    for tool in "gpc-fit -q -O none -l probit -m out/m.txt" "gpc-evidence -q -M ep -l probit -o out/e.txt" \
                 "gpc-hmc -q -n 2 -l logistic -o out/c.txt"; do
         run $tool Xz.txt y3.txt
         assert_failure 2

@@ -108,9 +108,7 @@ assert_probs() {
     assert_output --partial "is multiclass itself: leave --multiclass out"
     run gpc-fit -M laplace -l mprobit -O none -k se X2.txt y2.txt
     assert_failure 2
-    assert_output --partial "the multinomial probit is variational Bayes: -M vb"
-    run gpc-fit -M ep -l mprobit -O none -k se X2.txt y2.txt
-    assert_failure 2
+    assert_output --partial "the multinomial probit is nested EP, -M ep, or variational Bayes, -M vb"
     run gpc-hmc -l mprobit -n 1 X2.txt y2.txt
     assert_failure 2
     assert_output --partial "gpc-fit -M vb takes mprobit"

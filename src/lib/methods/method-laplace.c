@@ -15,7 +15,7 @@ static int laplace_check_lik(gpc_lik lik)
     if (lik != GPC_LIK_LOGISTIC && lik != GPC_LIK_PROBIT)
         return gpc_fail(GPC_EUSAGE, "the binary Laplace approximation takes the logistic or "
                         "the probit likelihood%s", lik == GPC_LIK_MPROBIT ? " (the multinomial "
-                        "probit is variational Bayes: -M vb)" : "");
+                        "probit is nested EP, -M ep, or variational Bayes, -M vb)" : "");
     return GPC_OK;
 }
 
