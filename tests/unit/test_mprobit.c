@@ -285,6 +285,94 @@ static void test_curvature(gsl_rng *rng)
     }
 }
 
+/* The third derivatives against central differences of the curvature
+ * (dW / dmu_c = -T[., ., c]); also symmetric, and zero summed over one
+ * index.  Spreads of 1, 5 and 25 put rivals far above the winner, where
+ * the cut normals' cumulants come from the continued fraction. */
+static void test_third(gsl_rng *rng)
+{
+    for (size_t C = 2; C <= 8; C += 3) {
+        gpc_mprobit_rule *r = gpc_mprobit_rule_alloc(C);
+        double mu[8], W1[64], W2[64], T[512], worst = 0.0, worst_sym = 0.0, worst_sum = 0.0;
+        for (int rep = 0; rep < 9; rep++) {
+            double spread = rep < 3 ? 1.0 : rep < 6 ? 5.0 : 25.0;
+            for (size_t c = 0; c < C; c++)
+                mu[c] = spread * gsl_ran_gaussian(rng, 1.0);
+            size_t win = (size_t)rep % C;
+            gpc_mprobit_case(r, win, mu, NULL);
+            gpc_mprobit_third(r, win, T);
+            double scale = 0.0;
+            for (size_t k = 0; k < C * C * C; k++)
+                scale = fmax(scale, fabs(T[k]));
+            for (size_t c = 0; c < C; c++) {
+                double h = 1e-4, m0 = mu[c];
+                mu[c] = m0 + h;
+                gpc_mprobit_case(r, win, mu, NULL);
+                gpc_mprobit_curvature(r, win, W1);
+                mu[c] = m0 - h;
+                gpc_mprobit_case(r, win, mu, NULL);
+                gpc_mprobit_curvature(r, win, W2);
+                mu[c] = m0;
+                for (size_t k = 0; k < C * C; k++) {
+                    double fd = -(W1[k] - W2[k]) / (2.0 * h);
+                    worst = fmax(worst, fabs(T[k * C + c] - fd) / fmax(scale, 1e-3));
+                }
+            }
+            for (size_t a = 0; a < C; a++)
+                for (size_t b = 0; b < C; b++) {
+                    double sum = 0.0;
+                    for (size_t c = 0; c < C; c++) {
+                        sum += T[(a * C + b) * C + c];
+                        worst_sym = fmax(worst_sym, fabs(T[(a * C + b) * C + c] -
+                                                         T[(c * C + a) * C + b]));
+                    }
+                    worst_sum = fmax(worst_sum, fabs(sum));
+                }
+        }
+        TEST_CLOSE(worst, 0.0, 0.0, 1e-6, "C = %zu: the third derivatives equal central "
+                   "differences of the curvature (largest difference %.1e of the largest)",
+                   C, worst);
+        TEST_CLOSE(worst_sym, 0.0, 0.0, 1e-15, "C = %zu: the third derivatives are symmetric "
+                   "(%.1e)", C, worst_sym);
+        TEST_CLOSE(worst_sum, 0.0, 0.0, 1e-8, "C = %zu: they sum to zero over one index (%.1e)",
+                   C, worst_sum);
+        gpc_mprobit_rule_free(r);
+    }
+}
+
+/* The cut normal's cumulants far to the left, where the continued fraction
+ * gives them: a rival far above the winner's mean (C = 2, d = mu_0 - mu_1)
+ * has log P = log Phi(d / sqrt 2), whose derivatives in d are known in
+ * closed form through lambda(x) = phi(x) / Phi(x) at x = d / sqrt 2:
+ * d log P / dd = lambda / sqrt 2, d^2 = -lambda (x + lambda) / 2 and
+ * d^3 = lambda [(x + lambda)(x + 2 lambda) - 1] / 2^(3/2). */
+static void test_third_far(void)
+{
+    gpc_mprobit_rule *r = gpc_mprobit_rule_alloc(2);
+    double worst_w = 0.0, worst_t = 0.0, W[4], T[8];
+    for (double d = -40.0; d <= 2.0; d += 3.0) {
+        double mu[2] = {d, 0.0}, x = d / M_SQRT2;
+        long double lx = (long double)x, Phi = 0.5L * erfcl(-lx / sqrtl(2.0L));
+        long double lam = expl(-0.5L * lx * lx) / sqrtl(2.0L * (long double)M_PI) / Phi;
+        long double e = lx + lam;
+        double w = (double)(lam * e / 2.0L);
+        double t = (double)(lam * (e * (lx + 2.0L * lam) - 1.0L) / (2.0L * sqrtl(2.0L)));
+        gpc_mprobit_case(r, 0, mu, NULL);
+        gpc_mprobit_curvature(r, 0, W);
+        gpc_mprobit_third(r, 0, T);
+        worst_w = fmax(worst_w, fabs(W[0] - w) / w);
+        worst_t = fmax(worst_t, fabs(T[0] - t) / fabs(t));
+    }
+    /* long double's 64-bit mantissa leaves eps = x + lambda about 1e-19 x^2
+     * relative at x = -28, where the third derivative's bracket cancels to
+     * 2 / x^4: 1e-9 relative there */
+    TEST_CLOSE(worst_w, 0.0, 0.0, 1e-10, "C = 2 down to d = -40: the curvature equals the "
+               "closed form (largest relative difference %.1e)", worst_w);
+    TEST_CLOSE(worst_t, 0.0, 0.0, 1e-7, "C = 2 down to d = -40: the third derivative equals "
+               "the closed form (largest relative difference %.1e)", worst_t);
+    gpc_mprobit_rule_free(r);
+}
+
 int main(void)
 {
     gpc_gsl_quiet();
@@ -295,6 +383,8 @@ int main(void)
     test_any_C(rng);
     test_far_side();
     test_curvature(rng);
+    test_third(rng);
+    test_third_far();
     gsl_rng_free(rng);
     return tap_done();
 }

@@ -117,14 +117,51 @@ static double log_integrand(const gpc_mprobit_rule *r, size_t nJ, double u)
     return h;
 }
 
-/* a + phi(a) / Phi(a), which far to the left is the difference of two
- * nearly equal numbers: there from its asymptotic series in 1 / a^2. */
-static double a_plus_mills(double a, double l)
+/* The standard normal cut above at a, e ~ N(0, 1) given e < a, by its
+ * cumulants: mean -lambda with lambda = phi(a) / Phi(a) (l, from mills),
+ * variance 1 - lambda eps and third cumulant -lambda (2 eps^2 - a eps - 1),
+ * eps = a + lambda.  Far to the left eps, the variance and the third
+ * cumulant (about 1 / |a|, 1 / a^2 and -2 / |a|^3) are differences of
+ * numbers near 1 or |a|, so below TAIL_CF they come from Laplace's
+ * continued fraction lambda = z + c_1, c_k = k / (z + c_{k+1}), z = -a, in
+ * which eps = c_1, the variance is c_1 (c_2 - c_1) and the third cumulant's
+ * bracket is 2 c_1^2 (1 + c_3^2 - c_3 c_4) / (z + c_3)^2, all without
+ * cancellation; TAIL_DEPTH terms give all three to rounding from z = 5 on
+ * (against 50-digit arithmetic; an asymptotic series of four terms erred
+ * by 6e-6 in eps at a = -10, 7e-4 in the variance). */
+#define TAIL_CF (-5.0)
+#define TAIL_DEPTH 40
+
+typedef struct {
+    double lambda, eps, var, k3;
+} tail_cumulants;
+
+static tail_cumulants cut_normal(double a, double l)
 {
-    if (a > -10.0)
-        return a + l;
-    double t = 1.0 / (a * a);
-    return -(1.0 / a) * (1.0 - t * (2.0 - t * (10.0 - 74.0 * t)));
+    tail_cumulants t;
+    if (a >= TAIL_CF) {
+        t.lambda = l;
+        t.eps = a + l;
+        t.var = 1.0 - l * t.eps;
+        t.k3 = -l * (t.eps * (2.0 * t.eps - a) - 1.0);
+        return t;
+    }
+    double z = -a, c = 0.0, c2 = 0.0, c3 = 0.0, c4 = 0.0;
+    for (int k = TAIL_DEPTH; k >= 1; k--) {
+        c = k / (z + c);
+        if (k == 4)
+            c4 = c;
+        else if (k == 3)
+            c3 = c;
+        else if (k == 2)
+            c2 = c;
+    }
+    double zc3 = z + c3;
+    t.eps = c;
+    t.lambda = z + c;
+    t.var = c * (c2 - c);
+    t.k3 = -t.lambda * 2.0 * c * c * (1.0 + c3 * c3 - c3 * c4) / (zc3 * zc3);
+    return t;
 }
 
 /* The log integrand h at u and its first two derivatives, in one pass
@@ -139,7 +176,7 @@ static double derivatives(const gpc_mprobit_rule *r, size_t nJ, double u, double
         double s = r->sj[j], a = s * u + r->dj[j], lp = log_Phi(a), l = mills(a, lp);
         h += lp;
         *g += s * l;
-        *H -= s * s * l * a_plus_mills(a, l);
+        *H -= s * s * l * cut_normal(a, l).eps;
     }
     if (*H > -1.0)
         *H = -1.0;
@@ -224,38 +261,107 @@ double gpc_mprobit_case(gpc_mprobit_rule *r, size_t i, const double *mu, double 
     return log_p;
 }
 
-void gpc_mprobit_curvature(const gpc_mprobit_rule *r, size_t i, double *W)
+/* Given the winner's value y_i = mu_i + u the rivals are independent, each
+ * a normal cut above at y_i: g(u) = E[y | u] - mu is u for the winner and
+ * -lambda(a_j) for rival j, a_j = u + d_j.  gbar = E_u[g] by the last
+ * call's quadrature. */
+static void mean_offsets(const gpc_mprobit_rule *r, size_t i, double *gbar)
 {
-    size_t C = r->C, nJ = C - 1; /* the last call's offsets d_j = mu_i - mu_j */
-    for (size_t k = 0; k < C * C; k++)
-        W[k] = 0.0;
-    /* g(u) = E[y | u] - mu: u for the winner, -lambda(a_j) for rival j; the
-     * mean of g first, then the second moments about it */
-    double gbar[C], g[C];
+    size_t C = r->C;
     for (size_t k = 0; k < C; k++)
         gbar[k] = 0.0;
     for (size_t q = 0; q < NODES; q++) {
         gbar[i] += r->W[q] * r->u[q];
-        for (size_t j = 0; j < nJ; j++)
+        for (size_t j = 0; j + 1 < C; j++)
             gbar[r->idx[j]] -= r->W[q] * mills(r->u[q] + r->dj[j], r->lp[q * C + j]);
     }
+}
+
+/* At node q: g - gbar, and the conditional variances and third cumulants
+ * of y given u (zero for the winner, whose value u fixes). */
+static void node_terms(const gpc_mprobit_rule *r, size_t i, size_t q, const double *gbar,
+                       double *g, double *var, double *k3)
+{
+    size_t C = r->C;
+    g[i] = r->u[q] - gbar[i];
+    var[i] = k3[i] = 0.0;
+    for (size_t j = 0; j + 1 < C; j++) {
+        double a = r->u[q] + r->dj[j];
+        tail_cumulants t = cut_normal(a, mills(a, r->lp[q * C + j]));
+        size_t k = r->idx[j];
+        g[k] = -t.lambda - gbar[k];
+        var[k] = t.var;
+        k3[k] = t.k3;
+    }
+}
+
+void gpc_mprobit_curvature(const gpc_mprobit_rule *r, size_t i, double *W)
+{
+    size_t C = r->C; /* the last call's offsets d_j = mu_i - mu_j */
+    double gbar[C], g[C], var[C], k3[C];
+    /* Cov(y | i) = E_u[diag Var(y_j | u)] + Cov_u(E[y | u]) */
+    for (size_t k = 0; k < C * C; k++)
+        W[k] = 0.0;
+    mean_offsets(r, i, gbar);
     for (size_t q = 0; q < NODES; q++) {
         double wq = r->W[q];
-        g[i] = r->u[q] - gbar[i];
-        for (size_t j = 0; j < nJ; j++) {
-            double a = r->u[q] + r->dj[j], l = mills(a, r->lp[q * C + j]);
-            size_t k = r->idx[j];
-            g[k] = -l - gbar[k];
-            W[k * C + k] += wq * (1.0 - l * a_plus_mills(a, l)); /* Var(y_j | u) */
-        }
-        for (size_t k = 0; k < C; k++)
+        node_terms(r, i, q, gbar, g, var, k3);
+        for (size_t k = 0; k < C; k++) {
+            W[k * C + k] += wq * var[k];
             for (size_t l = 0; l <= k; l++)
                 W[k * C + l] += wq * g[k] * g[l];
+        }
     }
     for (size_t k = 0; k < C; k++) {
         for (size_t l = 0; l < k; l++)
             W[l * C + k] = W[k * C + l] = -W[k * C + l];
         W[k * C + k] = 1.0 - W[k * C + k];
+    }
+}
+
+void gpc_mprobit_third(const gpc_mprobit_rule *r, size_t i, double *T)
+{
+    size_t C = r->C, C2 = C * C;
+    double gbar[C], g[C], var[C], k3[C], ek[C], gv[C2];
+    /* the law of total cumulance with u as the condition:
+     *   T_abc = d_abc E[k3_a] + E[g_a g_b g_c] + d_bc E[g_a var_b]
+     *           + d_ac E[g_b var_a] + d_ab E[g_c var_a]
+     * (g centred, d_ the Kronecker deltas), the first two accumulated
+     * for a >= b >= c and copied to the other orders */
+    for (size_t k = 0; k < C2 * C; k++)
+        T[k] = 0.0;
+    for (size_t k = 0; k < C; k++)
+        ek[k] = 0.0;
+    for (size_t k = 0; k < C2; k++)
+        gv[k] = 0.0;
+    mean_offsets(r, i, gbar);
+    for (size_t q = 0; q < NODES; q++) {
+        double wq = r->W[q];
+        node_terms(r, i, q, gbar, g, var, k3);
+        for (size_t a = 0; a < C; a++) {
+            ek[a] += wq * k3[a];
+            for (size_t b = 0; b < C; b++)
+                gv[a * C + b] += wq * g[a] * var[b];
+            for (size_t b = 0; b <= a; b++)
+                for (size_t c = 0; c <= b; c++)
+                    T[(a * C + b) * C + c] += wq * g[a] * g[b] * g[c];
+        }
+    }
+    for (size_t a = 0; a < C; a++)
+        for (size_t b = 0; b <= a; b++)
+            for (size_t c = 0; c <= b; c++) {
+                double t = T[(a * C + b) * C + c];
+                size_t p[6][3] = {{a, b, c}, {a, c, b}, {b, a, c}, {b, c, a}, {c, a, b}, {c, b, a}};
+                for (int k = 0; k < 6; k++)
+                    T[(p[k][0] * C + p[k][1]) * C + p[k][2]] = t;
+            }
+    for (size_t a = 0; a < C; a++) {
+        T[(a * C + a) * C + a] += ek[a];
+        for (size_t b = 0; b < C; b++) {
+            T[(a * C + b) * C + b] += gv[a * C + b]; /* b = c */
+            T[(b * C + a) * C + b] += gv[a * C + b]; /* a = c: E[g_b var_a] at (b, a, b) */
+            T[(b * C + b) * C + a] += gv[a * C + b]; /* a = b */
+        }
     }
 }
 

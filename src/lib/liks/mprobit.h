@@ -41,6 +41,15 @@ double gpc_mprobit_case(gpc_mprobit_rule *r, size_t i, const double *mu, double 
  * up to the quadrature's accuracy. */
 void gpc_mprobit_curvature(const gpc_mprobit_rule *r, size_t i, double *W);
 
+/* After gpc_mprobit_case for class i (same rule): the third derivatives
+ * T = d^3 log P(i) / dmu^3, C x C x C row-major (T[(a C + b) C + c]).  They
+ * are the third cumulants of y given that i wins (log P(i) + |mu|^2 / 2 is
+ * that truncated normal's log normaliser), so dW / dmu_c = -T[., ., c]: by
+ * the law of total cumulance over the winner's value, from the rivals'
+ * conditional means, variances and third cumulants at the same nodes.
+ * Symmetric, and every sum over one index is zero. */
+void gpc_mprobit_third(const gpc_mprobit_rule *r, size_t i, double *T);
+
 /* For y ~ N(mu, diag(nu2)): p[k] = P(argmax y = k) for every class k.
  * They sum to one to within the quadrature's accuracy, without
  * normalisation. */
