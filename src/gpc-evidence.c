@@ -53,6 +53,9 @@ static void usage(void)
            "                           mean by more than T (default 1e-9 for both); with\n"
            "                           svgp: when a step raises the bound by at most T,\n"
            "                           relative (default 1e-10)\n"
+           "      --objective=WHAT     with vb: laplace (default; the Laplace evidence of the\n"
+           "                           multinomial probit model at the variational mode) or\n"
+           "                           bound (the variational lower bound)\n"
            "  -p, --params=LIST        hyperparameters: name=value,... or all values\n"
            "  -H, --params-file=FILE   hyperparameters from 'name value' lines\n"
            "  -g, --grid=FILE          a matrix with one hyperparameter vector per row;\n"
@@ -74,7 +77,7 @@ static void usage(void)
     gpc_cli_exit_written(); /* exit 0, or 3 if the help could not be written */
 }
 
-enum { OPT_DAMPING = 256, OPT_LABEL_NOISE, OPT_TOL, OPT_PER_CLASS, OPT_MULTICLASS,
+enum { OPT_DAMPING = 256, OPT_LABEL_NOISE, OPT_TOL, OPT_OBJECTIVE, OPT_PER_CLASS, OPT_MULTICLASS,
        OPT_INDUCING, OPT_INDUCING_INPUTS };
 
 static const struct option long_options[] = {
@@ -84,6 +87,7 @@ static const struct option long_options[] = {
     {"damping", required_argument, NULL, OPT_DAMPING},
     {"label-noise", required_argument, NULL, OPT_LABEL_NOISE},
     {"tol", required_argument, NULL, OPT_TOL},
+    {"objective", required_argument, NULL, OPT_OBJECTIVE},
     {"per-class", no_argument, NULL, OPT_PER_CLASS},
     {"multiclass", required_argument, NULL, OPT_MULTICLASS},
     {"inducing", required_argument, NULL, OPT_INDUCING},
@@ -102,7 +106,7 @@ static const struct option long_options[] = {
 int main(int argc, char **argv)
 {
     const char *multiclass = NULL;
-    const char *kspec = "ard", *likname = NULL, *mname = "laplace", *params = NULL;
+    const char *kspec = "ard", *likname = NULL, *mname = "laplace", *params = NULL, *objective = NULL;
     const char *params_file = NULL;
     const char *grid_path = NULL, *out = "-";
     int no_grad = 0, tol_set = 0, per_class = 0, c;
@@ -127,6 +131,7 @@ int main(int argc, char **argv)
         case OPT_DAMPING: damping = gpc_cli_double("--damping", optarg); break;
         case OPT_LABEL_NOISE: label_noise = gpc_cli_double("--label-noise", optarg); break;
         case OPT_TOL: tol = gpc_cli_double("--tol", optarg), tol_set = 1; break;
+        case OPT_OBJECTIVE: objective = optarg; break;
         case 'p': params = optarg; break;
         case 'H': params_file = optarg; break;
         case 'g': grid_path = optarg; break;
@@ -170,6 +175,7 @@ int main(int argc, char **argv)
     gpc_cli_label_noise(ev, label_noise);
     if (tol_set && gpc_evidence_set_tol(ev, tol) != GPC_OK)
         gpc_cli_usage("%s", gpc_errmsg());
+    gpc_cli_objective(ev, objective, 0);
     gsl_matrix *res = gpc_matrix_alloc(grid->size1, no_grad ? 1 : 1 + p);
     gpc_progress clock;
     gpc_progress_start(&clock, "hyperparameter vector", 0, (long)grid->size1,

@@ -85,6 +85,11 @@ static void usage(void)
            "                           mean by more than T (default 1e-9 for both); with\n"
            "                           svgp: when a step raises the bound by at most T,\n"
            "                           relative (default 1e-10)\n"
+           "      --objective=WHAT     with vb: what chooses the hyperparameters and is\n"
+           "                           written as log_evidence: laplace (default; the Laplace\n"
+           "                           evidence of the multinomial probit model at the\n"
+           "                           variational mode, O((Cn)^3)) or bound (the\n"
+           "                           variational bound, which prefers weak kernels)\n"
            "  -p, --params=LIST        starting hyperparameters: name=value,... or all values\n"
            "  -H, --params-file=FILE   starting hyperparameters from 'name value' lines\n"
            "  -O, --optimize=HOW       ml (type-II maximum likelihood, default), map (maximum\n"
@@ -115,7 +120,7 @@ static void usage(void)
     gpc_cli_exit_written(); /* exit 0, or 3 if the help could not be written */
 }
 
-enum { OPT_PRIOR_MEAN = 256, OPT_PRIOR_SD, OPT_MAX_ITER, OPT_DAMPING, OPT_LABEL_NOISE, OPT_FIX, OPT_TOL,
+enum { OPT_PRIOR_MEAN = 256, OPT_PRIOR_SD, OPT_MAX_ITER, OPT_DAMPING, OPT_LABEL_NOISE, OPT_FIX, OPT_TOL, OPT_OBJECTIVE,
        OPT_SAMPLES,
        OPT_PER_CLASS, OPT_MULTICLASS, OPT_INDUCING, OPT_BATCH, OPT_EPOCHS, OPT_LR, OPT_RHO,
        OPT_FIX_INDUCING, OPT_CHECKPOINT, OPT_VALIDATION, OPT_VALIDATION_LABELS,
@@ -129,6 +134,7 @@ static const struct option long_options[] = {
     {"label-noise", required_argument, NULL, OPT_LABEL_NOISE},
     {"fix", required_argument, NULL, OPT_FIX},
     {"tol", required_argument, NULL, OPT_TOL},
+    {"objective", required_argument, NULL, OPT_OBJECTIVE},
     {"samples", required_argument, NULL, OPT_SAMPLES},
     {"per-class", no_argument, NULL, OPT_PER_CLASS},
     {"inducing", required_argument, NULL, OPT_INDUCING},
@@ -160,7 +166,7 @@ static const struct option long_options[] = {
 
 typedef struct {
     const char *kernel, *lik, *method, *params, *params_file, *how, *model, *params_out;
-    const char *fix, *multiclass;
+    const char *fix, *multiclass, *objective;
     double damping, tol;
     int tol_set, per_class, samples_set;
     size_t inducing; /* 0: the method's default */
@@ -264,6 +270,7 @@ static void parse_options(int argc, char **argv, options *o)
         case OPT_LABEL_NOISE: parse_label_noise(optarg, &o->robust); break;
         case OPT_FIX: o->fix = optarg; break;
         case OPT_TOL: o->tol = gpc_cli_double("--tol", optarg), o->tol_set = 1; break;
+        case OPT_OBJECTIVE: o->objective = optarg; break;
         case OPT_SAMPLES:
             o->is.samples = (size_t)gpc_cli_long("--samples", optarg, 1, 100000000);
             o->samples_set = 1;
@@ -297,7 +304,7 @@ static void parse_options(int argc, char **argv, options *o)
 }
 
 /* How the hyperparameters and the label noise were chosen, for the model. */
-static void describe_fit(const options *o, char *buf, size_t size)
+static void describe_fit(const options *o, gpc_method method, char *buf, size_t size)
 {
     const gpc_optimize_opts *opt = &o->robust.opt;
     int len = opt->use_prior ? snprintf(buf, size, "map normal %.17g %.17g", opt->prior_mean,
@@ -307,8 +314,12 @@ static void describe_fit(const options *o, char *buf, size_t size)
                              o->is.shape, o->is.rate, o->is.samples, o->is.seed)
                   : snprintf(buf, size, "%s", o->how);
     if (o->robust.mode != GPC_ROBUST_FIXED && len >= 0 && (size_t)len < size)
-        snprintf(buf + len, size - (size_t)len, ", label noise by %s",
-                 o->robust.mode == GPC_ROBUST_EM ? "em" : "select");
+        len += snprintf(buf + len, size - (size_t)len, ", label noise by %s",
+                        o->robust.mode == GPC_ROBUST_EM ? "em" : "select");
+    if (method == GPC_METHOD_VB && len >= 0 && (size_t)len < size)
+        snprintf(buf + len, size - (size_t)len, ", %s",
+                 o->objective && strcmp(o->objective, "bound") == 0 ? "variational bound"
+                                                                     : "laplace evidence");
 }
 
 /* An inducing method's inputs move with the hyperparameters unless fixed
@@ -594,6 +605,7 @@ int main(int argc, char **argv)
     gpc_cli_label_noise(ev, o.robust.eps);
     if (o.tol_set && gpc_evidence_set_tol(ev, o.tol) != GPC_OK)
         gpc_cli_usage("%s", gpc_errmsg());
+    gpc_cli_objective(ev, o.objective, strcmp(o.how, "none") != 0);
     if (o.robust.optimize)
         gpc_info(1, "fitting %zu hyperparameters of '%s' to %zu cases (%s)", p,
                  gpc_kernel_spec(k), X->size1, o.robust.opt.use_prior ? "MAP" : "type-II ML");
@@ -626,7 +638,7 @@ int main(int argc, char **argv)
     snprintf(m.method, sizeof m.method, "%s", gpc_method_name(method));
     m.state = gpc_matrix_alloc(m.X->size1, gpc_model_state_columns(&m));
     gpc_evidence_state(ev, m.state);
-    describe_fit(&o, m.fit, sizeof m.fit);
+    describe_fit(&o, method, m.fit, sizeof m.fit);
     gpc_evidence_report(ev, res.log_evidence);
     gpc_cli_report_weights(k);
     if (o.robust.mode != GPC_ROBUST_FIXED)

@@ -751,6 +751,18 @@ void gpc_cli_damping(gpc_evidence *ev, double damping)
         gpc_cli_usage("%s", gpc_errmsg());
 }
 
+void gpc_cli_objective(gpc_evidence *ev, const char *name, int choosing)
+{
+    if (!name)
+        return;
+    if (gpc_evidence_set_objective(ev, name) != GPC_OK)
+        gpc_cli_usage("%s", gpc_errmsg());
+    if (choosing && strcmp(name, "bound") == 0)
+        gpc_warn("the variational bound prefers weak kernels: it charges every case the Occam "
+                 "factor of a unit-noise regression however confidently it is classified, so "
+                 "its optimum switches inputs off; the default --objective=laplace does not");
+}
+
 static volatile sig_atomic_t stop_signal;
 
 static void on_stop_signal(int sig) { stop_signal = sig; }

@@ -191,6 +191,12 @@ gpc_evidence *gpc_cli_evidence(const gpc_kernel *k, const gsl_matrix *X, const g
 
 /* Set EP's damping (usage error outside (0, 1], or other than 1 without EP). */
 void gpc_cli_damping(gpc_evidence *ev, double damping);
+
+/* --objective=NAME (NULL: not given, the method's default); a usage error
+ * for an unknown name or a method without the choice.  choosing: the
+ * hyperparameters will be chosen by it (optimised or sampled), when the
+ * variational bound is worth a warning. */
+void gpc_cli_objective(gpc_evidence *ev, const char *name, int choosing);
 /* Long runs (chains, minibatch fits) stop between steps when SIGINT,
  * SIGTERM or SIGHUP arrives, so that what they write is whole: the handler
  * only records the signal.  A signal ignored when the program starts stays

@@ -55,6 +55,21 @@ int gpc_evidence_set_damping(gpc_evidence *e, double damping)
                           : gpc_fail(GPC_EUSAGE, "--damping applies to -M ep, tap or naive");
 }
 
+int gpc_evidence_set_objective(gpc_evidence *e, const char *name)
+{
+    gpc_evidence_kind obj;
+    if (strcmp(name, "laplace") == 0)
+        obj = GPC_EVIDENCE_LAPLACE;
+    else if (strcmp(name, "bound") == 0)
+        obj = GPC_EVIDENCE_BOUND;
+    else
+        return gpc_fail(GPC_EUSAGE, "--objective: '%s' is not laplace or bound", name);
+    int st = e->ops->set(e->ws, GPC_SET_EVIDENCE, (double)obj);
+    if (st == GPC_METHOD_NO_SETTING)
+        return gpc_fail(GPC_EUSAGE, "--objective applies to -M vb");
+    return st;
+}
+
 int gpc_evidence_set_inducing(gpc_evidence *e, size_t m, unsigned long seed)
 {
     if (!e->ops->inducing)

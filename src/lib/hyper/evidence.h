@@ -44,6 +44,11 @@ int gpc_evidence_set_tol(gpc_evidence *e, double tol);
  * it is 1. */
 int gpc_evidence_set_damping(gpc_evidence *e, double damping);
 
+/* What the evidence is for a method that offers a choice (-M vb): "laplace"
+ * (the default) or "bound" (the variational lower bound).  GPC_EUSAGE for
+ * another name or a method without the choice. */
+int gpc_evidence_set_objective(gpc_evidence *e, const char *name);
+
 /* The method's workspace if e uses method ops, else NULL: for algorithms
  * built on one method (learning EP's label noise). */
 /* An inducing method's number of inducing inputs (at most the cases: more

@@ -63,8 +63,14 @@ typedef enum {
     GPC_SET_TOL,         /* convergence tolerance in (0, 1) */
     GPC_SET_LABEL_NOISE, /* probability of a flipped label, in [0, 1/2) */
     GPC_SET_INDUCING,    /* the number of inducing inputs (a whole number >= 1) */
-    GPC_SET_SEED         /* the seed of a random choice the method makes */
+    GPC_SET_SEED,        /* the seed of a random choice the method makes */
+    GPC_SET_EVIDENCE    /* what evidence returns: a gpc_evidence_kind */
 } gpc_method_setting;
+
+/* The objectives a method with a choice offers (variational Bayes): the
+ * Laplace approximation to the log evidence at the method's mode (the
+ * default), or the method's own variational lower bound. */
+typedef enum { GPC_EVIDENCE_LAPLACE = 0, GPC_EVIDENCE_BOUND = 1 } gpc_evidence_kind;
 
 /* What set returns for a setting the method does not have (the caller
  * words the message, since it knows the option's name). */
