@@ -606,6 +606,10 @@ int main(int argc, char **argv)
     if (o.tol_set && gpc_evidence_set_tol(ev, o.tol) != GPC_OK)
         gpc_cli_usage("%s", gpc_errmsg());
     gpc_cli_objective(ev, o.objective, strcmp(o.how, "none") != 0);
+    if (!strcmp(o.how, "is"))
+        gpc_warn("importance sampling weighs the draws as the variational bound does (by the "
+                 "fit's E[y] under N(0, I + K)), so it too prefers weak kernels; -O ml or map on "
+                 "the Laplace evidence does not");
     if (o.robust.optimize)
         gpc_info(1, "fitting %zu hyperparameters of '%s' to %zu cases (%s)", p,
                  gpc_kernel_spec(k), X->size1, o.robust.opt.use_prior ? "MAP" : "type-II ML");

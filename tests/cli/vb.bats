@@ -32,7 +32,7 @@ assert_probs() {
 @test "vb: three word classes give a vb model whose state is one ybar column per class" {
     run --separate-stderr gpc-fit -M vb -O none -k se -p "$HP" -m m.txt X3.txt y3.txt
     assert_success
-    [[ "$stderr" == *"gpc-fit: variational bound -"*"sweeps (3 classes)"* ]] || fail "stderr: $stderr"
+    [[ "$stderr" == *"gpc-fit: Laplace evidence -"*" factors of the 90 x 90 system), variational bound -"*"sweeps (3 classes)"* ]] || fail "stderr: $stderr"
     assert_equal "$(model_value m.txt method)" vb
     assert_equal "$(model_value m.txt likelihood)" mprobit
     run grep -x "classes $CLASSES" m.txt
@@ -130,13 +130,14 @@ assert_probs() {
     assert_success
     [[ "$stderr" == *"by importance sampling (1000 draws per update)"* ]] || fail "stderr: $stderr"
     [[ "$stderr" == *"importance update "*"effective sample size"* ]] || fail "stderr: $stderr"
-    run grep -x "fit is exponential gamma 1e-06 1e-06 samples 1000 seed 1" a.txt
+    [[ "$stderr" == *"importance sampling weighs the draws as the variational bound does"* ]] || fail "stderr: $stderr"
+    run grep -x "fit is exponential gamma 1e-06 1e-06 samples 1000 seed 1, laplace evidence" a.txt
     assert_success
     gpc-fit -q -M vb -O is -k se -m b.txt X3.txt y3.txt
     assert_files_equal a.txt b.txt
     gpc-fit -q -M vb -O is -S 2 --samples 500 -k se -m c.txt X3.txt y3.txt
     [ "$(model_params a.txt)" != "$(model_params c.txt)" ] || fail "another seed gave the same hyperparameters"
-    # the model's bound is the bound at the sampled hyperparameters
+    # the model's log evidence is the Laplace evidence at the sampled hyperparameters
     model_params a.txt | awk '{ printf "%s%s=%.17g", (NR > 1 ? "," : ""), $1, $2 }' > p.txt
     gpc-evidence -q -n -M vb -k se -p "$(cat p.txt)" X3.txt y3.txt > e.txt
     assert_close "$(model_value a.txt log_evidence)" "$(cat e.txt)" 1e-9

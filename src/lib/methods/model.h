@@ -57,7 +57,7 @@ typedef struct {
     gpc_lik lik;
     double label_noise;    /* probability of a flipped label (EP only), else 0 */
     gpc_kernel *kernel;    /* with the fitted hyperparameters */
-    char fit[64];          /* how they were chosen: "ml", "map normal -3 3", "none" */
+    char fit[128];         /* how they were chosen: "ml", "map normal -3 3", "none" */
     double log_evidence;
     gsl_matrix *X;         /* training inputs, n x dim */
     char **colnames;       /* their columns' names, NULL-terminated, or NULL (unnamed) */
