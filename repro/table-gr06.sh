@@ -14,18 +14,23 @@
 # standardised with the training half's statistics; one isotropic squared
 # exponential kernel shared by the classes ('se', as in the talk's Wine
 # experiment).  Laplace: hyperparameters by MAP under N(-3, 3^2) on each
-# log; VB: posterior means by the importance sampler (gpc-fit -O is);
-# Gibbs: gpc-hmc -M gibbs, ITER iterations (default 1000) from the same
-# prior, predictions averaged over the last two thirds through a vb model;
-# nested EP: MAP under the same prior (gpc-fit -M ep -O map).
+# log; VB: MAP under the same prior on its default objective, the Laplace
+# evidence at the variational mode (gpc-fit -M vb -O map), and as in the
+# talk, posterior means by the importance sampler on the bound's weights
+# (gpc-fit -O is); Gibbs: gpc-hmc -M gibbs, ITER iterations (default 1000)
+# from the same prior, predictions averaged over the last two thirds
+# through a vb model; nested EP: MAP under the same prior (gpc-fit -M ep
+# -O map); one-vs-rest: three binary probit EP classifiers by MAP, their
+# probabilities normalised (gpc-fit -M ep --multiclass=ovr -O map).
 # Besides, the approximations are compared at the same hyperparameters,
 # Laplace's MAP: VB and nested EP at them (-O none), and Gibbs at them held
 # fixed (--fix), the gold standard for all three.
 #
-# Per split: the marginal likelihood (Laplace: its log evidence; VB: the
-# bound; Gibbs: none is estimated), the test error in percent and the
+# Per split: the marginal likelihood (Laplace: its log evidence; VB: its
+# objective; Gibbs: none is estimated), the test error in percent, the
 # predictive likelihood, the sum over the test cases of the log probability
-# of their class.  The table gives mean +- sd over the splits.
+# of their class, and the seconds the fit and the predictions took.  The
+# table gives mean +- sd over the splits.
 set -eu
 cd "$(dirname "$0")/.."
 PATH="$PWD/bin:$PATH"
@@ -71,16 +76,29 @@ split_rows() {
     sort -n -o "$tag-test.rows" "$tag-test.rows"
 }
 
+# timed TAG M COMMAND...: run COMMAND, adding its wall-clock seconds to
+# method M's in TAG.times
+timed() {
+    tt=$1 tm=$2
+    shift 2
+    ts=$(date +%s.%N)
+    "$@"
+    awk -v m="$tm" -v a="$ts" -v b="$(date +%s.%N)" 'BEGIN { printf "%s %.3f\n", m, b - a }' \
+        >> "$tt.times"
+}
+
 run_split() { # NAME SEED
     d=$out/data tag=$out/$1-$2
+    rm -f "$tag.times"
     split_rows "$1" "$2"
     pick "$tag-train.rows" "$d/$1-X.txt" | gpc-scale -s "$tag-stats.txt" > "$tag-Xtr.txt"
     pick "$tag-test.rows" "$d/$1-X.txt" | gpc-scale -r "$tag-stats.txt" > "$tag-Xte.txt"
     pick "$tag-train.rows" "$d/$1-y.txt" > "$tag-ytr.txt"
     pick "$tag-test.rows" "$d/$1-y.txt" > "$tag-yte.txt"
-    gpc-fit -q -k se -O map -m "$tag-laplace.model" -P "$tag-map.par" "$tag-Xtr.txt" \
-        "$tag-ytr.txt"
-    gpc-predict -m "$tag-laplace.model" -c p "$tag-Xte.txt" > "$tag-laplace.pred"
+    timed "$tag" laplace gpc-fit -q -k se -O map -m "$tag-laplace.model" -P "$tag-map.par" \
+        "$tag-Xtr.txt" "$tag-ytr.txt"
+    timed "$tag" laplace sh -c 'gpc-predict -m "$1" -c p "$2" > "$3"' - "$tag-laplace.model" \
+        "$tag-Xte.txt" "$tag-laplace.pred"
     # VB and Gibbs at Laplace's hyperparameters
     gpc-fit -q -M vb -k se -O none -H "$tag-map.par" -m "$tag-vbmap.model" "$tag-Xtr.txt" \
         "$tag-ytr.txt"
@@ -89,23 +107,35 @@ run_split() { # NAME SEED
         -o "$tag-gibbsmap.chain" "$tag-Xtr.txt" "$tag-ytr.txt"
     gpc-predict -q -m "$tag-vbmap.model" --chain "$tag-gibbsmap.chain" -c p "$tag-Xte.txt" \
         > "$tag-gibbsmap.pred"
-    gpc-fit -q -M vb -k se -O is -m "$tag-vb.model" "$tag-Xtr.txt" "$tag-ytr.txt"
-    gpc-predict -m "$tag-vb.model" -c p "$tag-Xte.txt" > "$tag-vb.pred"
-    gpc-hmc -q -M gibbs -k se -n "$ITER" -S "$2" -o "$tag-gibbs.chain" "$tag-Xtr.txt" \
+    timed "$tag" vb gpc-fit -q -M vb -k se -O map -m "$tag-vb.model" "$tag-Xtr.txt" \
         "$tag-ytr.txt"
+    timed "$tag" vb sh -c 'gpc-predict -m "$1" -c p "$2" > "$3"' - "$tag-vb.model" \
+        "$tag-Xte.txt" "$tag-vb.pred"
+    timed "$tag" vbis gpc-fit -q -M vb -k se -O is -m "$tag-vbis.model" "$tag-Xtr.txt" \
+        "$tag-ytr.txt" 2> /dev/null
+    timed "$tag" vbis sh -c 'gpc-predict -m "$1" -c p "$2" > "$3"' - "$tag-vbis.model" \
+        "$tag-Xte.txt" "$tag-vbis.pred"
+    timed "$tag" gibbs gpc-hmc -q -M gibbs -k se -n "$ITER" -S "$2" -o "$tag-gibbs.chain" \
+        "$tag-Xtr.txt" "$tag-ytr.txt"
     gpc-fit -q -M ep -k se -O none -H "$tag-map.par" -m "$tag-epmap.model" "$tag-Xtr.txt" \
         "$tag-ytr.txt"
     gpc-predict -m "$tag-epmap.model" -c p "$tag-Xte.txt" > "$tag-epmap.pred"
-    gpc-fit -q -M ep -k se -O map -m "$tag-ep.model" "$tag-Xtr.txt" "$tag-ytr.txt"
-    gpc-predict -m "$tag-ep.model" -c p "$tag-Xte.txt" > "$tag-ep.pred"
+    timed "$tag" ep gpc-fit -q -M ep -k se -O map -m "$tag-ep.model" "$tag-Xtr.txt" \
+        "$tag-ytr.txt"
+    timed "$tag" ep sh -c 'gpc-predict -m "$1" -c p "$2" > "$3"' - "$tag-ep.model" \
+        "$tag-Xte.txt" "$tag-ep.pred"
+    timed "$tag" ovr gpc-fit -q -M ep --multiclass=ovr -k se -O map -m "$tag-ovr.model" \
+        "$tag-Xtr.txt" "$tag-ytr.txt"
+    timed "$tag" ovr sh -c 'gpc-predict -m "$1" -c p "$2" > "$3"' - "$tag-ovr.model" \
+        "$tag-Xte.txt" "$tag-ovr.pred"
     gpc-fit -q -M vb -k se -O none -m "$tag-vb0.model" "$tag-Xtr.txt" "$tag-ytr.txt"
-    gpc-predict -q -m "$tag-vb0.model" --chain "$tag-gibbs.chain" -c p "$tag-Xte.txt" \
-        > "$tag-gibbs.pred"
-    for m in laplace vb gibbs vbmap gibbsmap ep epmap; do
-        ml=-
+    timed "$tag" gibbs sh -c 'gpc-predict -q -m "$1" --chain "$2" -c p "$3" > "$4"' - \
+        "$tag-vb0.model" "$tag-gibbs.chain" "$tag-Xte.txt" "$tag-gibbs.pred"
+    for m in laplace vb vbis gibbs vbmap gibbsmap ep epmap ovr; do
+        ml=- secs=$(awk -v m="$m" '$1 == m { s += $2; n++ } END { if (n) printf "%.3f", s; else print "-" }' "$tag.times")
         case $m in gibbs*) ;; *) ml=$(awk '$1 == "log_evidence" { print $2 }' "$tag-$m.model") ;; esac
         gpc-score --precise -t "$tag-$m.pred" "$tag-yte.txt" |
-            awk -v m="$m" -v ml="$ml" '{ printf "%s %s %.17g %.17g\n", m, ml, 100 * $3, $4 * $2 }'
+            awk -v m="$m" -v ml="$ml" -v t="$secs" '{ printf "%s %s %.17g %.17g %s\n", m, ml, 100 * $3, $4 * $2, t }'
     done > "$tag.scores"
 }
 
@@ -139,20 +169,23 @@ published() {
     "fgl 4") echo "-90.38 +- 3.25    -77.60 +- 3.91    -79.86 +- 4.80" ;;
     esac
 }
-# rows NAME VB GIBBS EP: the three figures of one data set, Laplace beside
-# the three given methods' rows
+# rows NAME M...: the three figures of one data set, Laplace's beside the
+# given methods' (with the published Laplace / VB / Gibbs figures)
 rows() {
+    name=$1
+    shift
     for col in 2 3 4; do
         case $col in
         2) fig="marginal likelihood" ;;
         3) fig="predictive error %" ;;
         4) fig="predictive likelihood" ;;
         esac
-        files=$(ls "$out/$1"-*.scores)
-        printf '%-8s %-22s %s %s %s %s   published: %s\n' "$1" "$fig" \
-            "$(stats laplace "$col" 2 $files)" "$(stats "$2" "$col" 2 $files)" \
-            "$(stats "$3" "$col" 2 $files)" "$(stats "$4" "$col" 2 $files)" \
-            "$(published "$1" "$col")"
+        files=$(ls "$out/$name"-*.scores)
+        line=$(printf '%-8s %-22s %s' "$name" "$fig" "$(stats laplace "$col" 2 $files)")
+        for m in "$@"; do
+            line="$line $(stats "$m" "$col" 2 $files)"
+        done
+        printf '%s   published: %s\n' "$line" "$(published "$name" "$col")"
     done
 }
 
@@ -165,11 +198,25 @@ for name in $SETS; do
     rows "$name" vbmap gibbsmap epmap
 done
 echo
-echo "2. Each method with its own hyperparameters: Laplace MAP, VB by importance"
-echo "   sampling, Gibbs sampling them, nested EP MAP"
-printf '%-8s %-22s %17s %17s %17s %17s\n' data figure Laplace VB Gibbs "nested EP"
+echo "2. Each method with its own hyperparameters: Laplace MAP, VB MAP on its Laplace"
+echo "   evidence (the default) and by importance sampling (as in the talk), Gibbs"
+echo "   sampling them, nested EP MAP, one-vs-rest binary EP MAP"
+printf '%-8s %-22s %17s %17s %17s %17s %17s %17s\n' data figure Laplace VB "VB (IS)" Gibbs \
+    "nested EP" "one-vs-rest"
 for name in $SETS; do
-    rows "$name" vb gibbs ep
+    rows "$name" vb vbis gibbs ep ovr
+done
+echo
+echo "3. Cost: seconds per split for the fit and the test predictions (part 2's fits)"
+printf '%-8s %17s %17s %17s %17s %17s %17s\n' data Laplace VB "VB (IS)" Gibbs "nested EP" \
+    "one-vs-rest"
+for name in $SETS; do
+    files=$(ls "$out/$name"-*.scores)
+    line=$(printf '%-8s' "$name")
+    for m in laplace vb vbis gibbs ep ovr; do
+        line="$line $(stats "$m" 5 2 $files)"
+    done
+    echo "$line"
 done
 echo
 wins() { # NAME M: the splits where M's predictive likelihood is above Laplace's
@@ -189,20 +236,25 @@ for name in $SETS; do
         printf "%-8s VB %d, Gibbs %d: %s\n", n, vw, gw, (v > l && g > l) ? "reproduced" : "NOT reproduced" }'
 done
 echo
-echo "Nested EP with its own (MAP) hyperparameters: predictive likelihood against"
-echo "Laplace's (at least as good in mean is the aim), splits where it is better:"
+echo "VB (MAP on its Laplace evidence) and nested EP (MAP) with their own"
+echo "hyperparameters: predictive likelihood against Laplace's (at least as good in"
+echo "mean is the aim), splits where each is better:"
 for name in $SETS; do
     lap=$(cat "$out/$name"-*.scores | mean_sd 4 laplace | cut -d' ' -f1)
-    ep=$(cat "$out/$name"-*.scores | mean_sd 4 ep | cut -d' ' -f1)
-    epw=$(wins "$name" ep)
-    awk -v n="$name" -v l="$lap" -v e="$ep" -v w="$epw" 'BEGIN {
-        printf "%-8s nested EP %.2f, Laplace %.2f, better in %d: %s\n", n, e, l, w,
-               (e >= l ? "at least as good" : "WORSE") }'
+    for m in vb ep; do
+        v=$(cat "$out/$name"-*.scores | mean_sd 4 "$m" | cut -d' ' -f1)
+        w=$(wins "$name" "$m")
+        awk -v n="$name" -v m="$m" -v l="$lap" -v e="$v" -v w="$w" 'BEGIN {
+            printf "%-8s %-9s %.2f, Laplace %.2f, better in %d: %s\n", n,
+                   m == "vb" ? "VB" : "nested EP", e, l, w,
+                   (e >= l ? "at least as good" : "WORSE") }'
+    done
 done
 echo
-echo "Marginal likelihood: Laplace's log evidence, VB's lower bound (at Laplace's"
-echo "hyperparameters in part 1, at the importance-sampled ones in part 2); no"
-echo "estimate for Gibbs sampling; nested EP's approximate log evidence."
+echo "Marginal likelihood: Laplace's log evidence; VB's objective, its Laplace"
+echo "evidence (at Laplace's hyperparameters in part 1, at its MAP and at the"
+echo "importance-sampled ones in part 2); no estimate for Gibbs sampling; nested"
+echo "EP's approximate log evidence; one-vs-rest's sum of binary log evidences."
 echo "Predictive likelihood: the sum over the test cases of the log probability"
 echo "of their class."
 echo "Time: $((t1 - t0)) s for all fits ($out)."
