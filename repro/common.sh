@@ -4,6 +4,24 @@ pick() { # ROWS FILE: the rows of FILE listed in ROWS
     awk 'NR == FNR { want[$1] = 1; next } want[FNR]' "$1" "$2"
 }
 
+# split_rows Y SEED TAG [TRAIN]: TAG-train.rows and TAG-test.rows (row
+# numbers of the labels file Y), stratified by class: half of each class
+# (rounded up) for training, or TRAIN rows in all drawn in proportion to
+# the classes; the draw is awk's rand() seeded with SEED
+split_rows() {
+    awk -v seed="$2" 'BEGIN { srand(seed) } { print rand(), NR, $1 }' "$1" |
+        sort -k3,3 -k1,1g |
+        awk -v want_total="${4-}" -v total="$(wc -l < "$1")" -v train="$3-train.rows" \
+            -v test="$3-test.rows" '
+            { cls[NR] = $3; row[NR] = $2; count[$3]++ }
+            END { for (i = 1; i <= NR; i++) {
+                      c = cls[i]; seen[c]++
+                      want = want_total != "" ? int(count[c] * want_total / total + 0.5) : int((count[c] + 1) / 2)
+                      print row[i] > (seen[c] <= want ? train : test) } }'
+    sort -n -o "$3-train.rows" "$3-train.rows"
+    sort -n -o "$3-test.rows" "$3-test.rows"
+}
+
 # "mean sd" of column COL of the rows on standard input (only those whose
 # first field is M, if M is given), entries '-' skipped; "- -" if none.
 mean_sd() { # COL [M]

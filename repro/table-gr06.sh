@@ -26,6 +26,8 @@
 # Laplace's MAP: VB and nested EP at them (-O none), and Gibbs at them held
 # fixed (--fix), the gold standard for all three.
 #
+# REPORT_ONLY=1 prints the tables from an earlier run's score files.
+#
 # Per split: the marginal likelihood (Laplace: its log evidence; VB: its
 # objective; Gibbs: none is estimated), the test error in percent, the
 # predictive likelihood, the sum over the test cases of the log probability
@@ -59,21 +61,10 @@ prepare() {
     cp data/fgl/y.txt "$d/fgl-y.txt"
 }
 
-# split NAME SEED: TAG-train.rows and TAG-test.rows (row numbers), stratified
-# halves, or for toy 400 training rows drawn in proportion to the classes
-split_rows() {
-    y=$out/data/$1-y.txt tag=$out/$1-$2
-    awk -v seed="$2" 'BEGIN { srand(seed) } { print rand(), NR, $1 }' "$y" |
-        sort -k3,3 -k1,1g |
-        awk -v name="$1" -v total="$(wc -l < "$y")" -v train="$tag-train.rows" \
-            -v test="$tag-test.rows" '
-            { cls[NR] = $3; row[NR] = $2; count[$3]++ }
-            END { for (i = 1; i <= NR; i++) {
-                      c = cls[i]; seen[c]++
-                      want = name == "toy" ? int(count[c] * 400 / total + 0.5) : int((count[c] + 1) / 2)
-                      print row[i] > (seen[c] <= want ? train : test) } }'
-    sort -n -o "$tag-train.rows" "$tag-train.rows"
-    sort -n -o "$tag-test.rows" "$tag-test.rows"
+# split NAME SEED: TAG-train.rows and TAG-test.rows, stratified halves, or
+# for toy 400 training rows drawn in proportion to the classes
+split() {
+    split_rows "$out/data/$1-y.txt" "$2" "$out/$1-$2" "$([ "$1" = toy ] && echo 400)"
 }
 
 # timed TAG M COMMAND...: run COMMAND, adding its wall-clock seconds to
@@ -90,7 +81,7 @@ timed() {
 run_split() { # NAME SEED
     d=$out/data tag=$out/$1-$2
     rm -f "$tag.times"
-    split_rows "$1" "$2"
+    split "$1" "$2"
     pick "$tag-train.rows" "$d/$1-X.txt" | gpc-scale -s "$tag-stats.txt" > "$tag-Xtr.txt"
     pick "$tag-test.rows" "$d/$1-X.txt" | gpc-scale -r "$tag-stats.txt" > "$tag-Xte.txt"
     pick "$tag-train.rows" "$d/$1-y.txt" > "$tag-ytr.txt"
@@ -139,15 +130,18 @@ run_split() { # NAME SEED
     done > "$tag.scores"
 }
 
-prepare
+# REPORT_ONLY=1 prints the tables from the score files already there
 t0=$(date +%s)
-for name in $SETS; do
-    s=1
-    while [ "$s" -le "$SPLITS" ]; do
-        run_split "$name" "$s"
-        s=$((s + 1))
+if [ -z "${REPORT_ONLY-}" ]; then
+    prepare
+    for name in $SETS; do
+        s=1
+        while [ "$s" -le "$SPLITS" ]; do
+            run_split "$name" "$s"
+            s=$((s + 1))
+        done
     done
-done
+fi
 t1=$(date +%s)
 
 published() {
