@@ -17,6 +17,7 @@
 # probability and the expected calibration error (10 bins of the top
 # class's probability) of the averaged and the plug-in probabilities, and
 # the seconds of the fit and its predictions; mean over the splits.
+# REPORT_ONLY=1 prints the table from an earlier run's score files.
 set -eu
 cd "$(dirname "$0")/.."
 PATH="$PWD/bin:$PATH"
@@ -83,18 +84,21 @@ run_split() { # NAME SEED METHOD...
     done > "$tag.scores"
 }
 
+# REPORT_ONLY=1 prints the table from the score files already there
 t0=$(date +%s)
-prepare
-for name in $SETS; do
-    splits=$SPLITS methods=$METHODS
-    [ "$name" = digits ] && splits=$DIGITS_SPLITS methods=$DIGITS_METHODS
-    s=1
-    while [ "$s" -le "$splits" ]; do
-        # shellcheck disable=SC2086 # the methods are words
-        run_split "$name" "$s" $methods
-        s=$((s + 1))
+if [ -z "${REPORT_ONLY-}" ]; then
+    prepare
+    for name in $SETS; do
+        splits=$SPLITS methods=$METHODS
+        [ "$name" = digits ] && splits=$DIGITS_SPLITS methods=$DIGITS_METHODS
+        s=1
+        while [ "$s" -le "$splits" ]; do
+            # shellcheck disable=SC2086 # the methods are words
+            run_split "$name" "$s" $methods
+            s=$((s + 1))
+        done
     done
-done
+fi
 t1=$(date +%s)
 
 # mean of column COL of the rows of method M and kind K over NAME's splits
