@@ -66,26 +66,71 @@ assert_probs() {
     assert_matrices_close pv.txt pl.txt 1e-7
 }
 
-@test "vb: the bound in the model equals gpc-evidence -M vb at its hyperparameters" {
+@test "vb: the model's log evidence equals gpc-evidence -M vb at its hyperparameters, Laplace's and the bound" {
     gpc-fit -q -M vb -O none -k se -p "$HP" -m m.txt X3.txt y3.txt
     gpc-evidence -q -M vb -k se -p "$HP" -n X3.txt y3.txt > e.txt
     assert_close "$(model_value m.txt log_evidence)" "$(cat e.txt)" 1e-12
-}
-
-@test "vb: gpc-evidence's gradient of the bound matches central differences, shared kernel" {
-    evidence_fd X3.txt y3.txt ard "log_v0=1,log_w1=-1,log_w2=-2,log_w3=-0.5,log_w4=-1.5" -M vb
-}
-
-@test "vb: gpc-evidence's gradient of the bound matches central differences, per class" {
-    evidence_fd X3.txt y3.txt se:per-class=3 "log_v0.c1=1,log_w.c1=-1,log_v0.c2=0.5,log_w.c2=-1.5,log_v0.c3=1.5,log_w.c3=-0.5" -M vb
-}
-
-@test "vb: gpc-fit -O ml ends where the bound's gradient vanishes" {
-    gpc-fit -q -M vb -O ml -k se -m m.txt X3.txt y3.txt
-    model_params m.txt | awk '{ printf "%s%s=%.17g", (NR > 1 ? "," : ""), $1, $2 }' > p.txt
-    gpc-evidence -q -M vb -k se -p "$(cat p.txt)" X3.txt y3.txt > eg.txt
-    run awk '{ for (j = 2; j <= NF; j++) if ($j > 1e-4 || $j < -1e-4) { print "gradient " $j; exit 1 } }' eg.txt
+    assert_equal "$(grep '^fit ' m.txt)" "fit none, laplace evidence"
+    gpc-fit -q -M vb -O none --objective=bound -k se -p "$HP" -m b.txt X3.txt y3.txt
+    gpc-evidence -q -M vb --objective=bound -k se -p "$HP" -n X3.txt y3.txt > eb.txt
+    assert_close "$(model_value b.txt log_evidence)" "$(cat eb.txt)" 1e-12
+    assert_equal "$(grep '^fit ' b.txt)" "fit none, variational bound"
+    # the bound lies below the Laplace evidence by 1/2 [C log|I + K| - log|I + W K|] > 0
+    run awk -v l="$(cat e.txt)" -v b="$(cat eb.txt)" 'BEGIN { exit !(b < l) }'
     assert_success
+}
+
+@test "vb: gpc-evidence's gradient of the Laplace evidence and of the bound match central differences, shared kernel" {
+    evidence_fd X3.txt y3.txt ard "log_v0=1,log_w1=-1,log_w2=-2,log_w3=-0.5,log_w4=-1.5" -M vb
+    evidence_fd X3.txt y3.txt ard "log_v0=1,log_w1=-1,log_w2=-2,log_w3=-0.5,log_w4=-1.5" -M vb --objective=bound
+}
+
+@test "vb: gpc-evidence's gradient of the Laplace evidence and of the bound match central differences, per class" {
+    evidence_fd X3.txt y3.txt se:per-class=3 "log_v0.c1=1,log_w.c1=-1,log_v0.c2=0.5,log_w.c2=-1.5,log_v0.c3=1.5,log_w.c3=-0.5" -M vb
+    evidence_fd X3.txt y3.txt se:per-class=3 "log_v0.c1=1,log_w.c1=-1,log_v0.c2=0.5,log_w.c2=-1.5,log_v0.c3=1.5,log_w.c3=-0.5" -M vb --objective=bound
+}
+
+@test "vb: with two classes the Laplace evidence and its gradient are binary probit Laplace's" {
+    gpc-evidence -q -M vb -k ard -p "log_v0=1.5,log_w1=-1,log_w3=-2" X2.txt y2.txt > v.txt
+    gpc-evidence -q -M laplace -l probit -k ard -p "log_v0=1.5,log_w1=-1,log_w3=-2" X2.txt y2.txt > l.txt
+    assert_shape v.txt 1 6
+    assert_matrices_close v.txt l.txt 1e-8
+}
+
+@test "vb: gpc-fit -O ml ends where the gradient of its objective vanishes, the Laplace evidence or the bound" {
+    local obj
+    for obj in laplace bound; do
+        run --separate-stderr gpc-fit -q -M vb -O ml --objective="$obj" -k se -m m.txt X3.txt y3.txt
+        assert_success
+        if [ "$obj" = bound ]; then
+            [[ "$stderr" == *"the variational bound prefers weak kernels"* ]] || fail "stderr: $stderr"
+        else
+            [ -z "$stderr" ] || fail "stderr: $stderr"
+        fi
+        model_params m.txt | awk '{ printf "%s%s=%.17g", (NR > 1 ? "," : ""), $1, $2 }' > p.txt
+        gpc-evidence -q -M vb --objective="$obj" -k se -p "$(cat p.txt)" X3.txt y3.txt > eg.txt
+        run awk '{ for (j = 2; j <= NF; j++) if ($j > 1e-4 || $j < -1e-4) { print "gradient " $j; exit 1 } }' eg.txt
+        assert_success
+    done
+}
+
+@test "vb: --objective takes laplace or bound, with -M vb only; the bound warns only where it chooses" {
+    run gpc-fit -M vb --objective=elbo -O none -k se X3.txt y3.txt
+    assert_failure 2
+    assert_output --partial "--objective: 'elbo' is not laplace or bound"
+    run gpc-evidence -M ep --objective=bound -k se X3.txt y3.txt
+    assert_failure 2
+    assert_output --partial "--objective applies to -M vb"
+    run gpc-fit -M laplace --objective=laplace -O none -k se X3.txt y3.txt
+    assert_failure 2
+    assert_output --partial "--objective applies to -M vb"
+    # at given hyperparameters the bound chooses nothing: no warning
+    run --separate-stderr gpc-fit -q -M vb --objective=bound -O none -k se -p "$HP" -m m.txt X3.txt y3.txt
+    assert_success
+    [ -z "$stderr" ] || fail "stderr: $stderr"
+    run --separate-stderr gpc-fit -q -M vb --objective=bound -O map -k se -m m.txt X3.txt y3.txt
+    assert_success
+    [[ "$stderr" == *"gpc-fit: the variational bound prefers weak kernels"* ]] || fail "stderr: $stderr"
 }
 
 @test "vb: --tol sets the convergence of the updates; a looser one moves the bound a little" {

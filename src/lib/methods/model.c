@@ -467,7 +467,10 @@ static int check_has_training(const gpc_model *m, const char *what)
     return GPC_OK;
 }
 
-int gpc_model_refit(gpc_model *m, const double *theta)
+/* The refit; without_evidence: only the state is wanted, so a method that
+ * can skip the dearer of its objectives (vb's Laplace evidence) does, and
+ * log_evidence becomes NaN. */
+static int refit(gpc_model *m, const double *theta, int without_evidence)
 {
     const gpc_method_ops *ops;
     void *ws;
@@ -476,13 +479,19 @@ int gpc_model_refit(gpc_model *m, const double *theta)
         return has;
     gpc_kernel_set_params(m->kernel, theta);
     int st = model_workspace(m, &ops, &ws);
+    if (st == GPC_OK && without_evidence) /* methods without the choice ignore it */
+        ops->set(ws, GPC_SET_EVIDENCE, GPC_EVIDENCE_BOUND);
     if (st == GPC_OK)
         st = ops->evidence(ws, m->kernel, m->X, m->y, &m->log_evidence, NULL);
+    if (without_evidence)
+        m->log_evidence = GSL_NAN;
     if (st == GPC_OK)
         ops->state_get(ws, m->state);
     ops->free(ws);
     return st;
 }
+
+int gpc_model_refit(gpc_model *m, const double *theta) { return refit(m, theta, 0); }
 
 /* ---- prediction -------------------------------------------------------- */
 
@@ -635,7 +644,7 @@ int gpc_model_loo_exact(const gpc_model *m, gpc_prediction *out)
     for (size_t i = 0; st == GPC_OK && i < n; i++) {
         gpc_model *s = model_without(m, i);
         gsl_matrix_const_view xi = gsl_matrix_const_submatrix(m->X, i, 0, 1, m->X->size2);
-        st = gpc_model_refit(s, gpc_kernel_params(m->kernel));
+        st = refit(s, gpc_kernel_params(m->kernel), 1);
         if (st == GPC_OK)
             st = gpc_model_predict(s, &xi.matrix, one);
         if (st == GPC_OK)
