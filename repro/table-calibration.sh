@@ -135,4 +135,8 @@ done
 echo
 echo "mlpp: mean over the test cases of the log probability of their class;"
 echo "ECE: expected calibration error of the top class's probability, 10 bins."
-echo "Time: $((t1 - t0)) s ($out)."
+if [ -z "${REPORT_ONLY-}" ]; then
+    echo "Time: $((t1 - t0)) s ($out)."
+else
+    echo "From the score files of an earlier run ($out)."
+fi

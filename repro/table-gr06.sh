@@ -251,4 +251,8 @@ echo "importance-sampled ones in part 2); no estimate for Gibbs sampling; nested
 echo "EP's approximate log evidence; one-vs-rest's sum of binary log evidences."
 echo "Predictive likelihood: the sum over the test cases of the log probability"
 echo "of their class."
-echo "Time: $((t1 - t0)) s for all fits ($out)."
+if [ -z "${REPORT_ONLY-}" ]; then
+    echo "Time: $((t1 - t0)) s for all fits ($out)."
+else
+    echo "From the score files of an earlier run ($out)."
+fi

@@ -843,3 +843,30 @@ threshold() { sed -n "s/^#define $1 \([0-9][0-9]*\).*/\1/p" "$REPO/src/lib/base/
         assert_files_equal "t1/$f.txt" "t2/$f.txt"
     done
 }
+
+@test "multiclass: gpc-predict warns when softmax Laplace's averaged probabilities fall far below its plug-in ones, and only then" {
+    # ML-II's large signal variance: the averages shrink (about 0.54 against 0.96)
+    gpc-fit -q -k se -m ml.txt X3.txt y3.txt
+    run --separate-stderr gpc-predict -m ml.txt -o p.txt Xt3.txt
+    assert_success
+    [[ "$stderr" == *"gpc-predict: the averaged probabilities are much less confident than the plug-in ones (mean probability of the most probable class 0."*" against 0."*"compare --plugin, or fit by nested EP (-M ep)"* ]] || fail "stderr: $stderr"
+    # the warning's figures are the mean top-class probabilities of the two outputs
+    gpc-predict -q -m ml.txt -c p,plugin -o pp.txt Xt3.txt
+    read -r avg plug < <(awk '!/^#/ { t = 4; for (c = 5; c <= 6; c++) if ($c > $t) t = c
+                                      a += $(t - 3); p += $t; n++ }
+                              END { printf "%.3f %.3f\n", a / n, p / n }' pp.txt)
+    [[ "$stderr" == *"class $avg against $plug)"* ]] || fail "expected $avg against $plug in: $stderr"
+    # the same model with --plugin, or as a chain's averages, or a weak kernel: no warning
+    run --separate-stderr gpc-predict -m ml.txt --plugin -o p.txt Xt3.txt
+    assert_success
+    [ -z "$stderr" ] || fail "stderr: $stderr"
+    gpc-fit -q -k se -O none -p log_v0=0,log_w=-1 -m weak.txt X3.txt y3.txt
+    run --separate-stderr gpc-predict -m weak.txt -o p.txt Xt3.txt
+    assert_success
+    [ -z "$stderr" ] || fail "stderr: $stderr"
+    # nested EP at its own ML-II hyperparameters: averages close to the plug-in ones
+    gpc-fit -q -k se -M ep -m ep.txt X3.txt y3.txt
+    run --separate-stderr gpc-predict -m ep.txt -o p.txt Xt3.txt
+    assert_success
+    [ -z "$stderr" ] || fail "stderr: $stderr"
+}
