@@ -489,7 +489,9 @@ static gpc_rows *stream_inputs(const gpc_model *m, const char *xpath, gpc_format
  * nested EP's and VB's averages stay within a hundredth of their plug-in
  * ones (make table-calibration).  Summed over the cases: the plug-in
  * probability of the plug-in's most probable class, less the averaged
- * probability of the same class. */
+ * probability of the same class.  Judged on the first block of test cases
+ * and said before any output, so that the message comes first however the
+ * output is piped on. */
 typedef struct {
     double plugin, averaged;
     uint64_t cases;
@@ -532,7 +534,6 @@ static void predict_blocks(gpc_model *m, gpc_rows *rows, const column *cols, siz
                            int plugin, gpc_output *output)
 {
     uint64_t n = gpc_rows_count(rows);
-    shrinkage s = {0};
     for (uint64_t first = 0; first < n; first += PREDICT_BLOCK) {
         size_t b = n - first < PREDICT_BLOCK ? (size_t)(n - first) : PREDICT_BLOCK, label_col;
         gsl_matrix *Xs = gpc_matrix_alloc(b, gpc_rows_dim(rows));
@@ -540,7 +541,11 @@ static void predict_blocks(gpc_model *m, gpc_rows *rows, const column *cols, siz
         averages a = averages_alloc(m, b);
         accumulate(m, Xs, LOO_NONE, &a);
         results r = finish(m, &a, plugin);
-        add_shrinkage(&r, &s);
+        if (first == 0) {
+            shrinkage s = {0};
+            add_shrinkage(&r, &s);
+            warn_shrinkage(m, &s, plugin);
+        }
         as_binary(&r, &a);
         if (first == 0)
             write_header(gpc_output_file(output), &r, cols, ncols);
@@ -553,7 +558,6 @@ static void predict_blocks(gpc_model *m, gpc_rows *rows, const column *cols, siz
         averages_free(&a);
     }
     gpc_cli_check(gpc_output_commit(output));
-    warn_shrinkage(m, &s, plugin);
 }
 
 int main(int argc, char **argv)
@@ -637,6 +641,7 @@ int main(int argc, char **argv)
     shrinkage s = {0};
     if (!nchains) /* over a chain the averages also spread over the hyperparameters */
         add_shrinkage(&r, &s);
+    warn_shrinkage(m, &s, plugin);
     as_binary(&r, &a);
     gsl_matrix *res = output_matrix(&r, cols, ncols);
     if (fmt == GPC_FMT_TEXT)
@@ -644,7 +649,6 @@ int main(int argc, char **argv)
     size_t label_col;
     char **text = label_text(&r, cols, ncols, &label_col);
     gpc_cli_write_tokens(output, res, fmt, label_col, text);
-    warn_shrinkage(m, &s, plugin);
     free(text);
     gsl_matrix_free(res);
     if (Xs != m->X)
