@@ -147,3 +147,18 @@ assert_refused() {
     assert_dir_empty out
     assert_no_tmp_files
 }
+
+@test "memory: vb's Laplace evidence on a Cn system larger than the limit is refused before the fit, exit 3" {
+    if [ "$(cat "$REPO/bin/.flavour" 2>/dev/null)" = sanitize ]; then
+        skip "AddressSanitizer reserves terabytes of address space: ulimit -v cannot apply"
+    fi
+    # 5000 cases of 3 classes: the variational fit's n x n matrices fit in
+    # the 2 GB limit, the Laplace evidence's two 15000 x 15000 ones (3.6 GB) not
+    inputs 5000 > X5k.txt
+    awk 'BEGIN { for (i = 0; i < 5000; i++) print i % 3 }' > y5k.txt
+    local t0=$EPOCHREALTIME
+    run -3 --separate-stderr capped gpc-evidence -q -M vb -k se -o out/e X5k.txt y5k.txt
+    assert_refused gpc-evidence "the multinomial probit Laplace evidence (--objective=bound takes less)" GB limit
+    assert_quick "$t0" 20
+    assert_dir_empty out
+}

@@ -319,6 +319,30 @@ void gpc_mprobit_curvature(const gpc_mprobit_rule *r, size_t i, double *W)
     }
 }
 
+double gpc_mprobit_sqrt(size_t C, const double *W, double *F, double *scratch,
+                        gsl_eigen_symmv_workspace *eig)
+{
+    double *Wc = scratch, *E = Wc + C * C, *ev = E + C * C, trace = 0.0;
+    for (size_t k = 0; k < C * C; k++)
+        Wc[k] = W[k];
+    gsl_matrix_view Wv = gsl_matrix_view_array(Wc, C, C), Ev = gsl_matrix_view_array(E, C, C);
+    gsl_vector_view evv = gsl_vector_view_array(ev, C);
+    gsl_eigen_symmv(&Wv.matrix, &evv.vector, &Ev.matrix, eig);
+    for (size_t k = 0; k < C; k++) {
+        ev[k] = fmin(fmax(ev[k], 0.0), 1.0);
+        trace += ev[k];
+        ev[k] = sqrt(ev[k]);
+    }
+    for (size_t k = 0; k < C; k++)
+        for (size_t l = 0; l <= k; l++) {
+            double f = 0.0;
+            for (size_t e = 0; e < C; e++)
+                f += E[k * C + e] * ev[e] * E[l * C + e];
+            F[k * C + l] = F[l * C + k] = f;
+        }
+    return trace;
+}
+
 void gpc_mprobit_third(const gpc_mprobit_rule *r, size_t i, double *T)
 {
     size_t C = r->C, C2 = C * C;

@@ -21,6 +21,8 @@
 
 #include <stddef.h>
 
+#include <gsl/gsl_eigen.h>
+
 typedef struct gpc_mprobit_rule gpc_mprobit_rule;
 
 /* A rule and its scratch for cases of C >= 2 classes. */
@@ -40,6 +42,13 @@ double gpc_mprobit_case(gpc_mprobit_rule *r, size_t i, const double *mu, double 
  * positive semi-definite with W 1 = 0 (P(i) depends on differences only),
  * up to the quadrature's accuracy. */
 void gpc_mprobit_curvature(const gpc_mprobit_rule *r, size_t i, double *W);
+
+/* F = W^1/2 for a curvature W (C x C, symmetric), by its eigenvectors, the
+ * eigenvalues clipped to [0, 1] (where they lie up to the quadrature's
+ * rounding); returns the sum of the clipped eigenvalues.  scratch holds
+ * 2 C^2 + C doubles; eig is a GSL eigensolver for C x C. */
+double gpc_mprobit_sqrt(size_t C, const double *W, double *F, double *scratch,
+                        gsl_eigen_symmv_workspace *eig);
 
 /* After gpc_mprobit_case for class i (same rule): the third derivatives
  * T = d^3 log P(i) / dmu^3, C x C x C row-major (T[(a C + b) C + c]).  They

@@ -97,6 +97,13 @@ static int vb_evidence(void *ws, const gpc_kernel *k, const gsl_matrix *X, const
     gpc_vb *vb = w->vb;
     int laplace = w->evidence == GPC_EVIDENCE_LAPLACE;
     int st = take(w, y, k);
+    if (st == GPC_OK && laplace && !w->mpl) { /* refused before the fit, if it must be */
+        st = gpc_method_check_bytes(gpc_mpl_workspace(vb->n, vb->C), "the multinomial probit "
+                                    "Laplace evidence (--objective=bound takes less)", vb->n,
+                                    vb->C);
+        if (st == GPC_OK)
+            w->mpl = gpc_mpl_alloc(vb->n, vb->C, vb->per_class);
+    }
     if (st != GPC_OK ||
         (st = gpc_vb_evidence(vb, w->kernels->k, X, w->cls, &w->bound, laplace ? NULL : grad)) !=
             GPC_OK)
@@ -104,14 +111,6 @@ static int vb_evidence(void *ws, const gpc_kernel *k, const gsl_matrix *X, const
     if (!laplace) {
         *log_evidence = w->bound;
         return GPC_OK;
-    }
-    if (!w->mpl) {
-        st = gpc_method_check_bytes(gpc_mpl_workspace(vb->n, vb->C), "the multinomial probit "
-                                    "Laplace evidence (--objective=bound takes less)", vb->n,
-                                    vb->C);
-        if (st != GPC_OK)
-            return st;
-        w->mpl = gpc_mpl_alloc(vb->n, vb->C, vb->per_class);
     }
     if ((st = gpc_mpl_fit(w->mpl, vb->K, w->cls, vb->m, vb->v, log_evidence)) != GPC_OK)
         return st;

@@ -24,7 +24,6 @@ gpc_mpl *gpc_mpl_alloc(size_t n, size_t C, int per_class)
     w->C = C;
     w->nK = per_class ? C : 1;
     w->A = gpc_matrix_alloc(Cn, Cn);
-    w->G = gpc_matrix_alloc(Cn, Cn);
     w->W = gpc_mallocarray(n, C * C * sizeof *w->W);
     w->F = gpc_mallocarray(n, C * C * sizeof *w->F);
     gsl_vector **v[] = {&w->m, &w->a, &w->g, &w->b, &w->t, &w->dm, &w->da, &w->m0, &w->a0,
@@ -53,7 +52,8 @@ void gpc_mpl_free(gpc_mpl *w)
     if (!w)
         return;
     gsl_matrix_free(w->A);
-    gsl_matrix_free(w->G);
+    if (w->G)
+        gsl_matrix_free(w->G);
     free(w->W);
     free(w->F);
     gsl_vector *v[] = {w->m, w->a, w->g, w->b, w->t, w->dm, w->da, w->m0, w->a0, w->ones,
@@ -96,29 +96,6 @@ static void apply_blocks(const gpc_mpl *w, const double *blocks, const gsl_vecto
             out->data[c * n + i] = w->t->data[c * n + i];
 }
 
-/* W_i's symmetric square root (eigenvalues clipped to [0, 1], where they
- * lie up to the quadrature's rounding). */
-static void square_root(gpc_mpl *w, size_t i)
-{
-    size_t C = w->C;
-    double *Wc = w->scratch, *E = Wc + C * C, *ev = E + C * C;
-    for (size_t k = 0; k < C * C; k++)
-        Wc[k] = w->W[i * C * C + k];
-    gsl_matrix_view Wv = gsl_matrix_view_array(Wc, C, C), Ev = gsl_matrix_view_array(E, C, C);
-    gsl_vector_view evv = gsl_vector_view_array(ev, C);
-    gsl_eigen_symmv(&Wv.matrix, &evv.vector, &Ev.matrix, w->eig);
-    for (size_t k = 0; k < C; k++)
-        ev[k] = sqrt(fmin(fmax(ev[k], 0.0), 1.0));
-    double *F = w->F + i * C * C;
-    for (size_t k = 0; k < C; k++)
-        for (size_t l = 0; l <= k; l++) {
-            double f = 0.0;
-            for (size_t e = 0; e < C; e++)
-                f += E[k * C + e] * ev[e] * E[l * C + e];
-            F[k * C + l] = F[l * C + k] = f;
-        }
-}
-
 /* At m (with a = K^-1 m): log P_i, g = grad log P, W and F; returns Psi. */
 static double evaluate(gpc_mpl *w, const size_t *cls)
 {
@@ -131,42 +108,59 @@ static double evaluate(gpc_mpl *w, const size_t *cls)
         for (size_t c = 0; c < C; c++)
             w->g->data[c * n + i] = yi[c] - mi[c];
         gpc_mprobit_curvature(w->rule, cls[i], w->W + i * C * C);
-        square_root(w, i);
+        gpc_mprobit_sqrt(C, w->W + i * C * C, w->F + i * C * C, w->scratch, w->eig);
         sum += w->log_p->data[i];
     }
     gsl_blas_ddot(w->a, w->m, &quad);
     return sum - 0.5 * quad;
 }
 
-/* B = I + F K F, formed whole in A and factored there. */
-static int factor_B(gpc_mpl *w, gsl_matrix *const *K)
+/* A <- F A F in place (A full), F block-diagonal over the cases: rows
+ * first (each row's classes of case j mixed by F_j), then columns. */
+static void scale_by_F(gpc_mpl *w, gsl_matrix *A)
 {
     size_t n = w->n, C = w->C, Cn = C * n;
-    /* G = F K row by row: G[(c,i),(e,j)] = F_i[c,e] K_e[i,j] */
-    for (size_t c = 0; c < C; c++)
-        for (size_t i = 0; i < n; i++) {
-            double *Gr = w->G->data + (c * n + i) * w->G->tda;
-            for (size_t e = 0; e < C; e++) {
-                double f = w->F[i * C * C + c * C + e];
-                const double *Kr = K[w->nK > 1 ? e : 0]->data + i * K[0]->tda;
-                for (size_t j = 0; j < n; j++)
-                    Gr[e * n + j] = f * Kr[j];
-            }
-        }
-    /* A = G F: A[(c,i),(d,j)] = sum_e G[(c,i),(e,j)] F_j[e,d] */
+    double *tmp = w->scratch;
     for (size_t r = 0; r < Cn; r++) {
-        const double *Gr = w->G->data + r * w->G->tda;
-        double *Ar = w->A->data + r * w->A->tda;
+        double *Ar = A->data + r * A->tda;
         for (size_t j = 0; j < n; j++) {
             const double *Fj = w->F + j * C * C;
             for (size_t d = 0; d < C; d++) {
                 double s = 0.0;
                 for (size_t e = 0; e < C; e++)
-                    s += Gr[e * n + j] * Fj[e * C + d];
-                Ar[d * n + j] = s;
+                    s += Ar[e * n + j] * Fj[e * C + d];
+                tmp[d] = s;
             }
+            for (size_t d = 0; d < C; d++)
+                Ar[d * n + j] = tmp[d];
         }
     }
+    for (size_t i = 0; i < n; i++) {
+        const double *Fi = w->F + i * C * C;
+        for (size_t col = 0; col < Cn; col++) {
+            for (size_t c = 0; c < C; c++) {
+                double s = 0.0;
+                for (size_t e = 0; e < C; e++)
+                    s += Fi[c * C + e] * A->data[(e * n + i) * A->tda + col];
+                tmp[c] = s;
+            }
+            for (size_t c = 0; c < C; c++)
+                A->data[(c * n + i) * A->tda + col] = tmp[c];
+        }
+    }
+}
+
+/* B = I + F K F, formed whole in A (K block-diagonal over the classes)
+ * and factored there. */
+static int factor_B(gpc_mpl *w, gsl_matrix *const *K)
+{
+    size_t n = w->n, C = w->C;
+    gsl_matrix_set_zero(w->A);
+    for (size_t c = 0; c < C; c++) {
+        gsl_matrix_view b = gsl_matrix_submatrix(w->A, c * n, c * n, n, n);
+        gsl_matrix_memcpy(&b.matrix, K[w->nK > 1 ? c : 0]);
+    }
+    scale_by_F(w, w->A);
     w->newton_steps++;
     if (gpc_bmatrix_factor(w->A, w->ones->data, w->A) != 0)
         return gpc_fail(GPC_ENUM, "I + W^1/2 K W^1/2 is not positive definite: the kernel "
@@ -263,41 +257,6 @@ int gpc_mpl_fit(gpc_mpl *w, gsl_matrix *const *K, const size_t *cls, const gsl_v
     return GPC_OK;
 }
 
-/* A <- F A F in place (A full), F block-diagonal over the cases: rows
- * first (each row's classes of case j mixed by F_j), then columns. */
-static void scale_by_F(gpc_mpl *w, gsl_matrix *A)
-{
-    size_t n = w->n, C = w->C, Cn = C * n;
-    double *tmp = w->scratch;
-    for (size_t r = 0; r < Cn; r++) {
-        double *Ar = A->data + r * A->tda;
-        for (size_t j = 0; j < n; j++) {
-            const double *Fj = w->F + j * C * C;
-            for (size_t d = 0; d < C; d++) {
-                double s = 0.0;
-                for (size_t e = 0; e < C; e++)
-                    s += Ar[e * n + j] * Fj[e * C + d];
-                tmp[d] = s;
-            }
-            for (size_t d = 0; d < C; d++)
-                Ar[d * n + j] = tmp[d];
-        }
-    }
-    for (size_t i = 0; i < n; i++) {
-        const double *Fi = w->F + i * C * C;
-        for (size_t col = 0; col < Cn; col++) {
-            for (size_t c = 0; c < C; c++) {
-                double s = 0.0;
-                for (size_t e = 0; e < C; e++)
-                    s += Fi[c * C + e] * A->data[(e * n + i) * A->tda + col];
-                tmp[c] = s;
-            }
-            for (size_t c = 0; c < C; c++)
-                A->data[(c * n + i) * A->tda + col] = tmp[c];
-        }
-    }
-}
-
 /* The implicit term's s: s_(i,a) = 1/2 sum_bc Sigma_i[b,c] T_i[b,c,a], with
  * Sigma_i[c,d] = d_cd K_c[i,i] - sum_j K_c[i,j] (R K)[(c,j),(d,i)] and RK
  * in G. */
@@ -338,6 +297,8 @@ int gpc_mpl_gradient(gpc_mpl *w, gpc_kernel *const *kernels, const gsl_matrix *X
         return gpc_fail(GPC_EUSAGE, "the Laplace gradient needs a fit first");
     w->has_factor = 0;
     gpc_parallel_blas(Cn);
+    if (!w->G) /* the gradient's second Cn x Cn matrix, from its first use */
+        w->G = gpc_matrix_alloc(Cn, Cn);
     /* R = F B^-1 F, full, in A */
     gpc_bmatrix_inverse(w->A);
     for (size_t r = 0; r < Cn; r++)

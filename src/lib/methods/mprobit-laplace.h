@@ -49,7 +49,8 @@
 typedef struct {
     size_t n, C, nK;  /* nK kernels: C (per class) or 1 (shared) */
     gsl_matrix *A;    /* Cn x Cn: F K F, B's factor, then R */
-    gsl_matrix *G;    /* Cn x Cn: R K, and the contraction's n x n matrices */
+    gsl_matrix *G;    /* Cn x Cn: R K, and the contraction's n x n matrices (from the
+                       * first gradient) */
     double *W, *F;    /* n blocks C x C: W_i and its square root */
     gsl_vector *m, *a, *g, *b, *t, *dm, *da, *m0, *a0, *ones; /* length Cn */
     gsl_vector *log_p;    /* length n */
@@ -65,7 +66,8 @@ typedef struct {
 } gpc_mpl;
 
 gpc_mpl *gpc_mpl_alloc(size_t n, size_t C, int per_class);
-/* The bytes the workspace takes: two Cn x Cn matrices and the vectors. */
+/* The bytes the workspace takes with its first gradient's: two Cn x Cn
+ * matrices and the vectors. */
 size_t gpc_mpl_workspace(size_t n, size_t C);
 void gpc_mpl_free(gpc_mpl *w);
 

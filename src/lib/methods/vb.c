@@ -26,7 +26,7 @@ struct gpc_vb_newton {
     gsl_vector *b, *x, *r, *z, *p, *Ap, *t, *a_new, *m_new, *z_old, *a_old;
     /* per OpenMP thread: an eigensolver and its C x C matrices */
     gsl_eigen_symmv_workspace **eig;
-    double *scratch;  /* per thread 2 C^2 + C */
+    double *scratch;  /* per thread 3 C^2 + C: W_i and its square root's scratch */
 };
 
 static struct gpc_vb_newton *newton_alloc(size_t n, size_t C, int nthreads)
@@ -43,7 +43,7 @@ static struct gpc_vb_newton *newton_alloc(size_t n, size_t C, int nthreads)
     nw->eig = gpc_calloc((size_t)nthreads, sizeof *nw->eig);
     for (int t = 0; t < nthreads; t++)
         nw->eig[t] = gsl_eigen_symmv_alloc(C);
-    nw->scratch = gpc_mallocarray((size_t)nthreads * (2 * C * C + C), sizeof *nw->scratch);
+    nw->scratch = gpc_mallocarray((size_t)nthreads * (3 * C * C + C), sizeof *nw->scratch);
     return nw;
 }
 
@@ -219,24 +219,9 @@ static void case_curvature(gpc_vb *w, const size_t *cls, size_t i, int t)
 {
     size_t C = w->C;
     struct gpc_vb_newton *nw = w->newton;
-    double *Wi = nw->scratch + (size_t)t * (2 * C * C + C), *E = Wi + C * C, *ev = E + C * C;
+    double *Wi = nw->scratch + (size_t)t * (3 * C * C + C);
     gpc_mprobit_curvature(w->thread_rule[t], cls[i], Wi);
-    gsl_matrix_view Wv = gsl_matrix_view_array(Wi, C, C), Ev = gsl_matrix_view_array(E, C, C);
-    gsl_vector_view evv = gsl_vector_view_array(ev, C);
-    gsl_eigen_symmv(&Wv.matrix, &evv.vector, &Ev.matrix, nw->eig[t]);
-    double *F = nw->F + i * C * C, trace = 0.0;
-    for (size_t k = 0; k < C; k++) {
-        ev[k] = fmin(fmax(ev[k], 0.0), 1.0);
-        trace += ev[k];
-        ev[k] = sqrt(ev[k]);
-    }
-    for (size_t k = 0; k < C; k++)
-        for (size_t l = 0; l <= k; l++) {
-            double f = 0.0;
-            for (size_t e = 0; e < C; e++)
-                f += E[k * C + e] * ev[e] * E[l * C + e];
-            F[k * C + l] = F[l * C + k] = f;
-        }
+    double trace = gpc_mprobit_sqrt(C, Wi, nw->F + i * C * C, Wi + C * C, nw->eig[t]);
     nw->sq->data[i] = sqrt(trace / (double)(C - 1));
 }
 
