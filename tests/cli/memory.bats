@@ -148,7 +148,7 @@ assert_refused() {
     assert_no_tmp_files
 }
 
-@test "memory: vb's Laplace evidence on a Cn system larger than the limit is refused before the fit, exit 3" {
+@test "memory: vb's Laplace evidence on a Cn system larger than the limit is refused before anything is fitted, exit 3" {
     if [ "$(cat "$REPO/bin/.flavour" 2>/dev/null)" = sanitize ]; then
         skip "AddressSanitizer reserves terabytes of address space: ulimit -v cannot apply"
     fi
@@ -158,7 +158,7 @@ assert_refused() {
     awk 'BEGIN { for (i = 0; i < 5000; i++) print i % 3 }' > y5k.txt
     local t0=$EPOCHREALTIME
     run -3 --separate-stderr capped gpc-evidence -q -M vb -k se -o out/e X5k.txt y5k.txt
-    assert_refused gpc-evidence "the multinomial probit Laplace evidence (--objective=bound takes less)" GB limit
+    assert_refused gpc-evidence "variational Bayes (multinomial probit)" GB limit
     assert_quick "$t0" 20
     assert_dir_empty out
 }

@@ -51,9 +51,12 @@ static size_t vb_workspace(size_t n, size_t C, const gpc_kernel *k, int gradient
 {
     int per_class;
     size_t p = gpc_class_kernels_nparams(k, &per_class);
-    /* the labels as indices beside the variational workspace */
-    return gpc_size_add(gpc_vb_workspace(n, C, p, per_class, gradient),
-                        gpc_size_mul(n, sizeof(size_t)));
+    /* the labels as indices beside the variational workspace and the
+     * default objective's, the Laplace evidence's Cn x Cn matrices (stated
+     * before the objective is chosen: the bound alone takes less) */
+    size_t bytes = gpc_size_add(gpc_vb_workspace(n, C, p, per_class, gradient),
+                                gpc_size_mul(n, sizeof(size_t)));
+    return gpc_size_add(bytes, gpc_mpl_workspace(n, C));
 }
 
 static void vb_free(void *ws)
@@ -97,10 +100,10 @@ static int vb_evidence(void *ws, const gpc_kernel *k, const gsl_matrix *X, const
     gpc_vb *vb = w->vb;
     int laplace = w->evidence == GPC_EVIDENCE_LAPLACE;
     int st = take(w, y, k);
-    if (st == GPC_OK && laplace && !w->mpl) { /* refused before the fit, if it must be */
+    if (st == GPC_OK && laplace && !w->mpl) { /* stated in the workspace; checked again for
+                                               * callers that did not check it */
         st = gpc_method_check_bytes(gpc_mpl_workspace(vb->n, vb->C), "the multinomial probit "
-                                    "Laplace evidence (--objective=bound takes less)", vb->n,
-                                    vb->C);
+                                    "Laplace evidence", vb->n, vb->C);
         if (st == GPC_OK)
             w->mpl = gpc_mpl_alloc(vb->n, vb->C, vb->per_class);
     }
