@@ -343,6 +343,23 @@ double gpc_mprobit_sqrt(size_t C, const double *W, double *F, double *scratch,
     return trace;
 }
 
+void gpc_mprobit_blocks_apply(size_t n, size_t C, const double *blocks, const double *x,
+                              double *out)
+{
+    for (size_t i = 0; i < n; i++) {
+        const double *Mi = blocks + i * C * C;
+        double xi[C];
+        for (size_t c = 0; c < C; c++)
+            xi[c] = x[c * n + i];
+        for (size_t c = 0; c < C; c++) {
+            double s = 0.0;
+            for (size_t e = 0; e < C; e++)
+                s += Mi[c * C + e] * xi[e];
+            out[c * n + i] = s;
+        }
+    }
+}
+
 void gpc_mprobit_third(const gpc_mprobit_rule *r, size_t i, double *T)
 {
     size_t C = r->C, C2 = C * C;
@@ -350,8 +367,8 @@ void gpc_mprobit_third(const gpc_mprobit_rule *r, size_t i, double *T)
     /* the law of total cumulance with u as the condition:
      *   T_abc = d_abc E[k3_a] + E[g_a g_b g_c] + d_bc E[g_a var_b]
      *           + d_ac E[g_b var_a] + d_ab E[g_c var_a]
-     * (g centred, d_ the Kronecker deltas), the first two accumulated
-     * for a >= b >= c and copied to the other orders */
+     * (g centred, d_ the Kronecker deltas), the third moment of g
+     * accumulated for a >= b >= c and copied to the other orders */
     for (size_t k = 0; k < C2 * C; k++)
         T[k] = 0.0;
     for (size_t k = 0; k < C; k++)

@@ -50,6 +50,12 @@ void gpc_mprobit_curvature(const gpc_mprobit_rule *r, size_t i, double *W);
 double gpc_mprobit_sqrt(size_t C, const double *W, double *F, double *scratch,
                         gsl_eigen_symmv_workspace *eig);
 
+/* out = M x for M block-diagonal over n cases, case i's block the C x C
+ * row-major blocks[i C^2 ...] (W, or its square root), x and out class-major
+ * (entry c n + i); out may be x. */
+void gpc_mprobit_blocks_apply(size_t n, size_t C, const double *blocks, const double *x,
+                              double *out);
+
 /* After gpc_mprobit_case for class i (same rule): the third derivatives
  * T = d^3 log P(i) / dmu^3, C x C x C row-major (T[(a C + b) C + c]).  They
  * are the third cumulants of y given that i wins (log P(i) + |mu|^2 / 2 is

@@ -26,7 +26,7 @@ gpc_mpl *gpc_mpl_alloc(size_t n, size_t C, int per_class)
     w->A = gpc_matrix_alloc(Cn, Cn);
     w->W = gpc_mallocarray(n, C * C * sizeof *w->W);
     w->F = gpc_mallocarray(n, C * C * sizeof *w->F);
-    gsl_vector **v[] = {&w->m, &w->a, &w->g, &w->b, &w->t, &w->dm, &w->da, &w->m0, &w->a0,
+    gsl_vector **v[] = {&w->m, &w->a, &w->g, &w->b, &w->dm, &w->da, &w->m0, &w->a0,
                         &w->ones};
     for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
         *v[i] = gpc_vector_calloc(Cn);
@@ -44,7 +44,7 @@ size_t gpc_mpl_workspace(size_t n, size_t C)
     size_t Cn = gpc_size_mul(C, n);
     size_t bytes = gpc_size_mul(2, gpc_doubles_bytes(Cn, Cn));
     bytes = gpc_size_add(bytes, gpc_size_mul(2, gpc_doubles_bytes(n, gpc_size_mul(C, C))));
-    return gpc_size_add(bytes, gpc_doubles_bytes(Cn, 10));
+    return gpc_size_add(bytes, gpc_doubles_bytes(Cn, 9));
 }
 
 void gpc_mpl_free(gpc_mpl *w)
@@ -56,7 +56,7 @@ void gpc_mpl_free(gpc_mpl *w)
         gsl_matrix_free(w->G);
     free(w->W);
     free(w->F);
-    gsl_vector *v[] = {w->m, w->a, w->g, w->b, w->t, w->dm, w->da, w->m0, w->a0, w->ones,
+    gsl_vector *v[] = {w->m, w->a, w->g, w->b, w->dm, w->da, w->m0, w->a0, w->ones,
                        w->log_p, w->zero};
     for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
         gsl_vector_free(v[i]);
@@ -81,19 +81,7 @@ static void apply_K(const gpc_mpl *w, gsl_matrix *const *K, const gsl_vector *x,
 static void apply_blocks(const gpc_mpl *w, const double *blocks, const gsl_vector *x,
                          gsl_vector *out)
 {
-    size_t n = w->n, C = w->C;
-    for (size_t i = 0; i < n; i++) {
-        const double *Fi = blocks + i * C * C;
-        for (size_t c = 0; c < C; c++) {
-            double s = 0.0;
-            for (size_t e = 0; e < C; e++)
-                s += Fi[c * C + e] * x->data[e * n + i];
-            w->t->data[c * n + i] = s; /* t is free here: the caller's x is never t */
-        }
-    }
-    for (size_t c = 0; c < C; c++)
-        for (size_t i = 0; i < n; i++)
-            out->data[c * n + i] = w->t->data[c * n + i];
+    gpc_mprobit_blocks_apply(w->n, w->C, blocks, x->data, out->data);
 }
 
 /* At m (with a = K^-1 m): log P_i, g = grad log P, W and F; returns Psi. */

@@ -52,7 +52,7 @@ typedef struct {
     gsl_matrix *G;    /* Cn x Cn: R K, and the contraction's n x n matrices (from the
                        * first gradient) */
     double *W, *F;    /* n blocks C x C: W_i and its square root */
-    gsl_vector *m, *a, *g, *b, *t, *dm, *da, *m0, *a0, *ones; /* length Cn */
+    gsl_vector *m, *a, *g, *b, *dm, *da, *m0, *a0, *ones; /* length Cn */
     gsl_vector *log_p;    /* length n */
     gsl_vector *zero;     /* length n, zeros */
     double *scratch;      /* C^3 + 3 C^2 + C */

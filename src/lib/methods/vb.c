@@ -351,19 +351,7 @@ static double visit(gpc_vb *w, const size_t *cls, const gsl_vector *z, const gsl
 /* out = F x, F block-diagonal over the cases (x, out class-major). */
 static void apply_F(const gpc_vb *w, const gsl_vector *x, gsl_vector *out)
 {
-    size_t n = w->n, C = w->C;
-    const double *F = w->newton->F;
-    for (size_t i = 0; i < n; i++) {
-        double xi[C];
-        for (size_t c = 0; c < C; c++)
-            xi[c] = x->data[c * n + i];
-        for (size_t c = 0; c < C; c++) {
-            double s = 0.0;
-            for (size_t e = 0; e < C; e++)
-                s += F[i * C * C + c * C + e] * xi[e];
-            out->data[c * n + i] = s;
-        }
-    }
+    gpc_mprobit_blocks_apply(w->n, w->C, w->newton->F, x->data, out->data);
 }
 
 /* out = B x = x + F K F x (t is scratch). */
