@@ -12,7 +12,7 @@
 #include "base/err.h"
 #include "base/parallel.h"
 #include "kernels/kernel-impl.h"
-#include "linalg/vexp.h"
+#include "linalg/vmath.h"
 
 static const double *row(const gsl_matrix *X, size_t i) { return X->data + i * X->tda; }
 

@@ -48,7 +48,7 @@
 #include <gsl/gsl_math.h>
 
 #include "base/alloc.h"
-#include "linalg/vexp.h"
+#include "linalg/vmath.h"
 
 #define EULER_GAMMA 0.57721566490153286061
 

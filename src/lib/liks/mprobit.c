@@ -8,6 +8,7 @@
 
 #include "base/alloc.h"
 #include "base/err.h"
+#include "linalg/vmath.h"
 
 /* Gauss-Hermite nodes (weight exp(-t^2)) for the training cases, whose
  * factors all have slope 1: the integrand divided by the Gaussian fitted at
@@ -30,7 +31,10 @@ struct gpc_mprobit_rule {
     double t[NODES], logw[NODES]; /* nodes, and log weight + t^2 */
     double *sj, *dj;              /* length C: slopes and offsets of the a_j */
     size_t *idx;                  /* length C: the class of each a_j */
-    double *lp;                   /* NODES x C: log Phi(a_j) at each node */
+    double *a;                    /* NODES x C: a_j = s_j u + d_j at each node */
+    double *lp;                   /* NODES x C: log Phi(a_j) */
+    double *ml;                   /* NODES x C: Mills' ratio phi(a_j) / Phi(a_j) */
+    double *tmp;                  /* NODES x C scratch */
     double u[NODES], W[NODES];    /* the last integral's nodes and normalised weights */
     size_t nJ;                    /* factors of the integral under way (adaptive) */
     double h0;                    /* its log integrand at the mode */
@@ -44,7 +48,10 @@ gpc_mprobit_rule *gpc_mprobit_rule_alloc(size_t C)
     r->sj = gpc_mallocarray(C, sizeof *r->sj);
     r->dj = gpc_mallocarray(C, sizeof *r->dj);
     r->idx = gpc_mallocarray(C, sizeof *r->idx);
-    r->lp = gpc_mallocarray(NODES * C, sizeof *r->lp);
+    r->a = gpc_mallocarray(4 * NODES * C, sizeof *r->a);
+    r->lp = r->a + NODES * C;
+    r->ml = r->lp + NODES * C;
+    r->tmp = r->ml + NODES * C;
     gsl_integration_fixed_workspace *gh =
         gsl_integration_fixed_alloc(gsl_integration_fixed_hermite, NODES, 0.0, 1.0, 0.0, 0.0);
     if (!gh)
@@ -68,7 +75,7 @@ void gpc_mprobit_rule_free(gpc_mprobit_rule *r)
     free(r->sj);
     free(r->dj);
     free(r->idx);
-    free(r->lp);
+    free(r->a);
     gsl_integration_workspace_free(r->qag);
     free(r);
 }
@@ -106,6 +113,40 @@ static double mills(double x, double lphi)
         return -x / (1.0 - t * (1.0 - t * (3.0 - t * (15.0 - 105.0 * t))));
     }
     return exp(-0.5 * x * x - 0.5 * log(2.0 * M_PI) - lphi);
+}
+
+/* log_Phi and mills over the N values x at once (the integrals' nodes),
+ * with the vector library's erfc, log, log1p and exp (vmath.h) in the same
+ * cases as log_Phi's; the few beyond -30 take log_Phi's own path.  e and t
+ * are N scratch each. */
+static void log_Phi_array(const double *x, double *lp, double *e, double *t, size_t N)
+{
+    for (size_t k = 0; k < N; k++)
+        e[k] = fabs(x[k]) * M_SQRT1_2;
+    gpc_erfc_array(e, N);
+    for (size_t k = 0; k < N; k++) {
+        e[k] *= 0.5; /* the tail beyond |x| */
+        t[k] = x[k] > 0.0 ? -e[k] : 0.0;
+        lp[k] = x[k] > 0.0 ? 1.0 : e[k];
+    }
+    gpc_log1p_array(t, N);
+    gpc_log_array(lp, N);
+    for (size_t k = 0; k < N; k++) {
+        if (x[k] > 0.0)
+            lp[k] = e[k] < 1e-9 ? -e[k] - 0.5 * e[k] * e[k] : t[k];
+        else if (x[k] <= -30.0)
+            lp[k] = log_Phi(x[k]);
+    }
+}
+
+static void mills_array(const double *x, const double *lp, double *ml, size_t N)
+{
+    for (size_t k = 0; k < N; k++)
+        ml[k] = -0.5 * x[k] * x[k] - 0.5 * log(2.0 * M_PI) - lp[k];
+    gpc_exp_array(ml, N);
+    for (size_t k = 0; k < N; k++)
+        if (x[k] > 40.0 || x[k] < -100.0)
+            ml[k] = mills(x[k], lp[k]);
 }
 
 /* log of phi(u) prod_j Phi(s_j u + d_j), without phi's constant. */
@@ -169,14 +210,18 @@ static tail_cumulants cut_normal(double a, double l)
  * the left could make it look smaller). */
 static double derivatives(const gpc_mprobit_rule *r, size_t nJ, double u, double *g, double *H)
 {
-    double h = -0.5 * u * u;
+    double h = -0.5 * u * u, *a = r->tmp, *lp = a + nJ, *ml = lp + nJ, *t = ml + nJ;
+    for (size_t j = 0; j < nJ; j++)
+        a[j] = r->sj[j] * u + r->dj[j];
+    log_Phi_array(a, lp, ml, t, nJ);
+    mills_array(a, lp, ml, nJ);
     *g = -u;
     *H = -1.0;
     for (size_t j = 0; j < nJ; j++) {
-        double s = r->sj[j], a = s * u + r->dj[j], lp = log_Phi(a), l = mills(a, lp);
-        h += lp;
-        *g += s * l;
-        *H -= s * s * l * cut_normal(a, l).eps;
+        double s = r->sj[j];
+        h += lp[j];
+        *g += s * ml[j];
+        *H -= s * s * ml[j] * cut_normal(a[j], ml[j]).eps;
     }
     if (*H > -1.0)
         *H = -1.0;
@@ -210,18 +255,24 @@ static double mode(const gpc_mprobit_rule *r, size_t nJ, double *curvature)
 
 /* log of int phi(u) prod_j Phi(s_j u + d_j) du by Gauss-Hermite quadrature
  * centred on the mode and scaled to the curvature; leaves the nodes in u,
- * their normalised weights in W and log Phi(a_j) at node q in lp[q C + j]. */
+ * their normalised weights in W, and at node q a_j, log Phi(a_j) and Mills' ratio
+ * in a, lp and ml[q C + j]. */
 static double integrate(gpc_mprobit_rule *r, size_t nJ)
 {
+    size_t C = r->C, N = NODES * C;
     double H, u0 = mode(r, nJ, &H), scale = M_SQRT2 / sqrt(-H), mx = -INFINITY;
     for (size_t q = 0; q < NODES; q++) {
-        double u = u0 + scale * r->t[q], L = r->logw[q] - 0.5 * u * u;
-        double *lp = r->lp + q * r->C;
-        for (size_t j = 0; j < nJ; j++) {
-            lp[j] = log_Phi(r->sj[j] * u + r->dj[j]);
-            L += lp[j];
-        }
+        double u = u0 + scale * r->t[q], *a = r->a + q * C;
         r->u[q] = u;
+        for (size_t j = 0; j < C; j++)
+            a[j] = j < nJ ? r->sj[j] * u + r->dj[j] : 0.0;
+    }
+    log_Phi_array(r->a, r->lp, r->ml, r->tmp, N);
+    mills_array(r->a, r->lp, r->ml, N);
+    for (size_t q = 0; q < NODES; q++) {
+        double L = r->logw[q] - 0.5 * r->u[q] * r->u[q];
+        for (size_t j = 0; j < nJ; j++)
+            L += r->lp[q * C + j];
         r->W[q] = L;
         mx = fmax(mx, L);
     }
@@ -249,10 +300,8 @@ double gpc_mprobit_case(gpc_mprobit_rule *r, size_t i, const double *mu, double 
         double total = 0.0;
         for (size_t j = 0; j < nJ; j++) {
             double e = 0.0;
-            for (size_t q = 0; q < NODES; q++) {
-                double a = r->u[q] + r->dj[j];
-                e += r->W[q] * mills(a, r->lp[q * r->C + j]);
-            }
+            for (size_t q = 0; q < NODES; q++)
+                e += r->W[q] * r->ml[q * r->C + j];
             ybar[r->idx[j]] = mu[r->idx[j]] - e;
             total += e;
         }
@@ -273,7 +322,7 @@ static void mean_offsets(const gpc_mprobit_rule *r, size_t i, double *gbar)
     for (size_t q = 0; q < NODES; q++) {
         gbar[i] += r->W[q] * r->u[q];
         for (size_t j = 0; j + 1 < C; j++)
-            gbar[r->idx[j]] -= r->W[q] * mills(r->u[q] + r->dj[j], r->lp[q * C + j]);
+            gbar[r->idx[j]] -= r->W[q] * r->ml[q * C + j];
     }
 }
 
@@ -286,8 +335,7 @@ static void node_terms(const gpc_mprobit_rule *r, size_t i, size_t q, const doub
     g[i] = r->u[q] - gbar[i];
     var[i] = k3[i] = 0.0;
     for (size_t j = 0; j + 1 < C; j++) {
-        double a = r->u[q] + r->dj[j];
-        tail_cumulants t = cut_normal(a, mills(a, r->lp[q * C + j]));
+        tail_cumulants t = cut_normal(r->a[q * C + j], r->ml[q * C + j]);
         size_t k = r->idx[j];
         g[k] = -t.lambda - gbar[k];
         var[k] = t.var;

@@ -12,6 +12,7 @@
 #include "base/err.h"
 #include "base/parallel.h"
 #include "liks/mprobit.h"
+#include "linalg/anderson.h"
 #include "linalg/bmatrix.h"
 
 /* LAPACK through OpenBLAS.  Row-major lower is column-major upper, hence "U". */
@@ -83,8 +84,7 @@ gpc_nep *gpc_nep_alloc(size_t n, size_t C, size_t nparams, int per_class)
     w->beta = w->alpha + Cn;
     w->g = gpc_calloc(2 * Cn, sizeof(double));
     w->r = gpc_calloc(2 * Cn, sizeof(double));
-    w->dX = gpc_calloc(2 * Cn * ANDERSON, sizeof(double));
-    w->dR = gpc_calloc(2 * Cn * ANDERSON, sizeof(double));
+    w->anderson = gpc_anderson_alloc(2 * C * n, ANDERSON);
     w->pi = gpc_calloc(Cn, sizeof(double));
     w->nu = gpc_calloc(Cn, sizeof(double));
     w->s = gpc_calloc(n ? n : 1, sizeof(double));
@@ -128,8 +128,7 @@ void gpc_nep_free(gpc_nep *w)
     free(w->alpha);
     free(w->g);
     free(w->r);
-    free(w->dX);
-    free(w->dR);
+    gpc_anderson_free(w->anderson);
     free(w->pi);
     free(w->nu);
     free(w->s);
@@ -416,50 +415,6 @@ static int take_sites(gpc_nep *w, const size_t *cls)
     return posterior(w);
 }
 
-/* Anderson acceleration of the damped map x <- x + d r (r = G(x) - x):
- * with the last k changes of x and r as the columns of dX and dR,
- *     gamma = argmin |r - dR gamma|,  x <- x + d r - (dX + d dR) gamma,
- * by the normal equations (k <= ANDERSON, regularised by 1e-12 of their
- * trace).  Writes the step into step (length N) and returns 0, or returns
- * -1 if the small system is singular. */
-static int anderson_step(const gpc_nep *w, size_t N, size_t k, double d, double *step)
-{
-    double A[ANDERSON * ANDERSON], b[ANDERSON], tr = 0.0;
-    for (size_t a = 0; a < k; a++) {
-        const double *ra = w->dR + a * N;
-        double v = 0.0;
-        for (size_t t = 0; t < N; t++)
-            v += ra[t] * w->r[t];
-        b[a] = v;
-        for (size_t c = 0; c <= a; c++) {
-            const double *rc = w->dR + c * N;
-            double u = 0.0;
-            for (size_t t = 0; t < N; t++)
-                u += ra[t] * rc[t];
-            A[a * k + c] = A[c * k + a] = u;
-        }
-        tr += A[a * k + a];
-    }
-    for (size_t a = 0; a < k; a++)
-        A[a * k + a] += 1e-12 * tr;
-    gsl_matrix_view Av = gsl_matrix_view_array(A, k, k);
-    gsl_vector_view bv = gsl_vector_view_array(b, k);
-    gsl_error_handler_t *old = gsl_set_error_handler_off();
-    int st = gsl_linalg_cholesky_decomp1(&Av.matrix);
-    if (st == GSL_SUCCESS)
-        st = gsl_linalg_cholesky_svx(&Av.matrix, &bv.vector);
-    gsl_set_error_handler(old);
-    if (st != GSL_SUCCESS || !(tr > 0.0))
-        return -1;
-    for (size_t t = 0; t < N; t++) {
-        double v = d * w->r[t];
-        for (size_t a = 0; a < k; a++)
-            v -= (w->dX[a * N + t] + d * w->dR[a * N + t]) * b[a];
-        step[t] = v;
-    }
-    return 0;
-}
-
 /* The largest change r asks for, relative to the size of the new value. */
 static double largest_change(const double *g, const double *r, size_t N)
 {
@@ -552,13 +507,13 @@ static int check_labels(const gpc_nep *w, const size_t *cls)
     return GPC_OK;
 }
 
-/* Sweeps of the parallel map, accelerated (anderson_step); a step that
+/* Sweeps of the parallel map, accelerated (anderson.h); a step that
  * leaves the sites improper, makes the posterior fail or grows the change
  * tenfold over the best so far falls back to the plain damped step and
  * forgets the history. */
 static int run(gpc_nep *w, const size_t *cls)
 {
-    size_t N = 2 * w->C * w->n, k = 0, next = 0;
+    size_t N = 2 * w->C * w->n;
     int st = check_labels(w, cls);
     if (st != GPC_OK)
         return st;
@@ -567,9 +522,9 @@ static int run(gpc_nep *w, const size_t *cls)
     w->has_cavities = 0;
     if ((st = posterior(w)) != GPC_OK)
         return st;
+    gpc_anderson *aa = w->anderson;
+    gpc_anderson_reset(aa);
     double best = INFINITY, *step = w->g; /* g is spent once r is formed */
-    double *xold = gpc_mallocarray(N ? N : 1, sizeof(double)),
-           *rold = gpc_mallocarray(N ? N : 1, sizeof(double));
     for (w->sweeps = 1; w->sweeps <= w->max_sweeps; w->sweeps++) {
         parallel_update(w, cls, w->g);
         for (size_t t = 0; t < N; t++)
@@ -577,31 +532,19 @@ static int run(gpc_nep *w, const size_t *cls)
         double move = largest_change(w->g, w->r, N);
         gpc_info(3, "nested EP sweep %d: largest site change %.3g, %zu cases skipped",
                  w->sweeps, move, w->skipped);
-        if (move <= w->tol && w->skipped == 0) {
-            free(xold);
-            free(rold);
+        if (move <= w->tol && w->skipped == 0)
             return evidence_terms(w, cls);
-        }
-        if (w->sweeps > 1) { /* the history's newest column */
-            size_t col = next;
-            for (size_t t = 0; t < N; t++) {
-                w->dX[col * N + t] = w->alpha[t] - xold[t];
-                w->dR[col * N + t] = w->r[t] - rold[t];
-            }
-            next = (next + 1) % ANDERSON;
-            k = k < ANDERSON ? k + 1 : k;
-        }
         if (move > 10.0 * best)
-            k = next = 0;
+            gpc_anderson_reset(aa);
         best = fmin(best, move);
-        memcpy(xold, w->alpha, N * sizeof(double));
-        memcpy(rold, w->r, N * sizeof(double));
-        int accelerated = k > 0 && anderson_step(w, N, k, w->damping, step) == 0 &&
+        gpc_anderson_push(aa, w->alpha, w->r);
+        int accelerated = gpc_anderson_step(aa, w->r, w->damping, step) == 0 &&
                           proper_step(w, step);
         if (!accelerated) {
             for (size_t t = 0; t < N; t++)
                 step[t] = w->damping * w->r[t];
-            k = next = 0;
+            gpc_anderson_reset(aa);
+            gpc_anderson_push(aa, w->alpha, w->r);
         }
         for (size_t t = 0; t < N; t++)
             w->alpha[t] += step[t];
@@ -609,15 +552,13 @@ static int run(gpc_nep *w, const size_t *cls)
         if (st != GPC_OK && accelerated) {
             /* back to the plain step from the same sites */
             for (size_t t = 0; t < N; t++)
-                w->alpha[t] = xold[t] + w->damping * w->r[t];
-            k = next = 0;
+                w->alpha[t] = aa->xold[t] + w->damping * aa->rold[t];
+            gpc_anderson_reset(aa);
             st = take_sites(w, cls);
         }
         if (st != GPC_OK)
             break;
     }
-    free(xold);
-    free(rold);
     if (st != GPC_OK)
         return st;
     return gpc_fail(GPC_ENUM, "nested EP did not settle in %d sweeps (damping %g); try "

@@ -59,6 +59,7 @@
 #include <gsl/gsl_vector.h>
 
 #include "kernels/kernel.h"
+#include "linalg/anderson.h"
 #include "methods/nested-ep-site.h"
 
 #define GPC_NEP_TOL 1e-9
@@ -81,7 +82,7 @@ typedef struct {
     double *alpha, *beta; /* inner sites, n x C case by case (entry y_i unused, 0);
                              beta follows alpha in one vector x of 2Cn */
     double *g, *r;        /* 2Cn: the parallel map's G(x), and r = G(x) - x */
-    double *dX, *dR;      /* 2Cn x 5: the last changes of x and r (Anderson) */
+    gpc_anderson *anderson; /* 2Cn x 5: the last changes of x and r */
     double *pi, *nu;      /* the outer sites, Cn class by class, and s (n) */
     double *s;
     double *mu;           /* posterior mean, Cn */
