@@ -512,12 +512,12 @@ static void add_shrinkage(const results *r, shrinkage *s)
     }
 }
 
-/* A multiclass Laplace model whose averaged probabilities are given (not
- * --plugin) and shrink on average by more than SHRINKAGE_WARN. */
+/* A model of a method whose averages can be too wide (wide_averages in
+ * method.h) whose averaged probabilities are given (not --plugin) and
+ * shrink on average by more than SHRINKAGE_WARN. */
 static void warn_shrinkage(const gpc_model *m, const shrinkage *s, int plugin)
 {
-    if (plugin || m->lik != GPC_LIK_SOFTMAX || strcmp(m->method, "laplace") != 0 ||
-        s->cases == 0)
+    if (plugin || !gpc_model_method(m)->wide_averages || s->cases == 0)
         return;
     double p = s->plugin / (double)s->cases, a = s->averaged / (double)s->cases;
     if (p - a > SHRINKAGE_WARN)

@@ -174,6 +174,7 @@ const gpc_method_ops gpc_method_softmax_ops = {
     .has_evidence = 1,
     .label_noise = 0,
     .default_lik = "softmax",
+    .wide_averages = 1,
     .check_lik = softmax_check_lik,
     .alloc = softmax_alloc,
     .workspace = softmax_workspace,

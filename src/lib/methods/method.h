@@ -91,6 +91,10 @@ typedef struct {
                                 * per class (labels 0..C-1, any C >= 2) */
     int label_noise;           /* takes GPC_SET_LABEL_NOISE */
     const char *default_lik;   /* the likelihood when none is named: "logistic", "probit" */
+    int wide_averages;         /* its averaged probabilities can be far less confident
+                                * than its plug-in ones where the approximation's latent
+                                * covariance is too wide (softmax Laplace at large signal
+                                * variances): gpc-predict warns when they are */
 
     /* GPC_OK if the method takes likelihood lik, else GPC_EUSAGE (message set). */
     int (*check_lik)(gpc_lik lik);
