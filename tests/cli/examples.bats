@@ -8,7 +8,8 @@
 # examples in order in one shell in a scratch directory (mktemp -d, with
 # bin/ and data/ of this tree linked into a stand-in for a fresh clone's
 # root, never the source tree itself), checks each command's exit status and
-# compares every line shown with the line printed, whole.  A
+# compares every line shown with the line printed, whole (a number shown
+# with 12 or more significant digits within 1e-9 of the printed one).  A
 # failure names the document, the example and the line.  It also fails on a
 # block of commands without prompts that is not marked "not run".
 #
@@ -126,7 +127,7 @@ run_examples() {
 # The checker itself, on a small document: a right example passes, and a
 # number rounded by hand, a wrong word, a line cut inside a number, a failing
 # command and an unmarked block each fail with the document, the example and
-# the line named.
+# the line named; a full-precision number passes within 1e-9 only.
 @test "examples: the checker reports rot by document, example and line" {
     cat > good.md <<'EOF'
 Intro.
@@ -162,6 +163,24 @@ EOF
     run "$PY" "$REPO/tests/examples/examples.py" run "$PWD/cut.md"
     [ "$status" -eq 1 ]
     assert_output --partial 'cut.md: example 1 (line 3): line 7: shows'
+
+    # numbers of 12 or more significant digits (a matrix's, written for a
+    # round trip) may differ by 1e-9 relative in their last digits, as they
+    # do between CPUs' kernels; shorter ones, and larger differences, not
+    printf 'Intro.\n\n    $ printf "%%s\\n" "ev -106.58509044343899 1 0.25"\n' > full.md
+    printf '    ev -106.58509044343901 1 0.25\n' >> full.md
+    run "$PY" "$REPO/tests/examples/examples.py" run "$PWD/full.md"
+    assert_success
+    sed 's/-106\.58509044343901/-106.58519044343901/' full.md > far.md
+    run "$PY" "$REPO/tests/examples/examples.py" run "$PWD/far.md"
+    [ "$status" -eq 1 ]
+    assert_output --partial 'far.md: example 1 (line 3): line 4: shows'
+    sed 's/-106\.58509044343901/-106.585090443439/; s/ 0\.25$/ 0.250/' full.md > short.md
+    run "$PY" "$REPO/tests/examples/examples.py" run "$PWD/short.md"
+    [ "$status" -eq 1 ]
+    sed 's/-106\.58509044343901 1/-106.58509044343901 2/' full.md > integer2.md
+    run "$PY" "$REPO/tests/examples/examples.py" run "$PWD/integer2.md"
+    [ "$status" -eq 1 ]
 
     printf '\nThen:\n\n    $ gpc-score no-such-file.txt no-such-labels.txt\n' >> good.md
     run "$PY" "$REPO/tests/examples/examples.py" run "$PWD/good.md"

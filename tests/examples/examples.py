@@ -18,7 +18,12 @@ gpc(7) in PIPELINES):
   words, never the end of a number); every other line is
   compared whole, character for character (trailing blanks aside), numbers
   included.  So a document shows numbers as the tools print them for people
-  (gpc(7): NUMBERS), never rounded by hand.
+  (gpc(7): NUMBERS), never rounded by hand.  The one allowance: a number
+  shown with FULL_DIGITS (12) or more significant digits, as the tools
+  write matrices for a round trip, matches a printed one within FULL_RTOL
+  (1e-9) of it, since such numbers differ in their last digits between
+  CPUs (the vector library's and OpenBLAS's kernels differ by instruction
+  set: gpc(7), DETERMINISM).
 * A block of commands that is not meant to run (it needs the user's own
   data, or hours) has no prompts and is preceded by a marker that names the
   reason: in Markdown the line "<!-- example: not run: REASON -->", in troff
@@ -267,14 +272,47 @@ def lint(path, blocks):
 
 # -------------------------------------------------------------- comparison
 
+FULL_DIGITS = 12
+FULL_RTOL = 1e-9
+NUMBER = re.compile(r'([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)')
+BLANKS = re.compile(r'(\s+)')
+
+
+def significant_digits(number):
+    mantissa = re.split('[eE]', number)[0].lstrip('+-').replace('.', '')
+    return len(mantissa.lstrip('0'))
+
+
+def same_number(shown, printed):
+    """Equal, or within FULL_RTOL where SHOWN has FULL_DIGITS or more."""
+    if shown == printed:
+        return True
+    if significant_digits(shown) < FULL_DIGITS:
+        return False
+    x, y = float(shown), float(printed)
+    return abs(x - y) <= FULL_RTOL * max(abs(x), abs(y))
+
+
+def same_text(shown, printed):
+    """The same text between the numbers, and the same numbers (same_number)."""
+    if shown == printed:
+        return True
+    s, p = NUMBER.split(shown), NUMBER.split(printed)
+    return len(s) == len(p) and all(
+        same_number(a, b) if k % 2 else a == b for k, (a, b) in enumerate(zip(s, p)))
+
+
 def line_matches(shown, printed):
-    """The whole line, exactly; a shown line ending in " ..." matches any
-    printed line that starts with what comes before the "...", blank
-    included, so that only whole words are left out: "-106.58 ..." does not
-    match "-106.5811 3.95"."""
+    """The whole line (same_text); a shown line ending in " ..." matches any
+    printed line whose first words are the ones before the "...", so that
+    only whole words are left out: "-106.58 ..." does not match
+    "-106.5811 3.95"."""
     if shown.endswith(' ...'):
-        return printed.startswith(shown[:-3])
-    return shown == printed
+        words = BLANKS.split(shown[:-3])  # ends in a blank, so in ''
+        head = BLANKS.split(printed)[:len(words) - 1]
+        return len(head) == len(words) - 1 and all(
+            same_text(a, b) for a, b in zip(words, head))
+    return same_text(shown, printed)
 
 
 def compare(expected, printed):
