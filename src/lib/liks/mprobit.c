@@ -88,7 +88,7 @@ void gpc_mprobit_rule_free(gpc_mprobit_rule *r)
  * and libm's erfc halved a sweep's time (bench-vb, n = 1000, C = 10: 16
  * against 36 ms).  The fixed rule's nodes take the array form below, four
  * or eight at a time by the vector library, which cut a sweep's integrals
- * again from 33 to 13 ms (n = 2000, C = 10); the adaptive rule and the far
+ * again from 33 to 11 ms (n = 2000, C = 10); the adaptive rule and the far
  * left take this one. */
 static double log_Phi(double x)
 {
@@ -123,7 +123,7 @@ static double mills(double x, double lphi)
  * take log_Phi's own path.  On the right log Phi is log(1 - e) of the
  * upper tail e, not log1p(-e): its absolute error, 1e-16, is what the
  * integrals' sums and Mills' ratio, exp(-x^2/2 - log Phi) / sqrt(2 pi),
- * see, and one vector call fewer saves a fifth of a case's time.  e is N
+ * see, and it saves a pass of the vector library over the nodes.  e is N
  * scratch. */
 static void log_Phi_array(const double *x, double *lp, double *e, size_t N)
 {
