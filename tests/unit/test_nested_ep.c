@@ -310,6 +310,44 @@ static void test_fd(gsl_rng *r, size_t C, int per_class)
     free(cls);
 }
 
+/* A run warm-started from another hyperparameter's converged sites (what
+ * ML-II's evaluations do) reaches the cold run's evidence and gradient in
+ * fewer sweeps; after forgetting them (as gpc-hmc's iterations do) a run
+ * is the cold one bit for bit. */
+static void test_warm(gsl_rng *r)
+{
+    size_t n = 30, d = 2, C = 3;
+    gsl_matrix *X;
+    size_t *cls;
+    multiclass_problem(r, n, d, C, 0.4, &X, &cls);
+    double th[] = {1.3, 0.2, -0.5, -6.0}, near[] = {1.35, 0.15, -0.45, -6.0};
+    gpc_kernel *k = kernel_at("ard+jitter", d, th), *kn = kernel_at("ard+jitter", d, near);
+    gpc_nep *cold = gpc_nep_alloc(n, C, 4, 0), *w = gpc_nep_alloc(n, C, 4, 0);
+    double lc, lw, lf, gc[4], gw[4], gf[4];
+    int ok = gpc_nep_evidence(cold, &k, X, cls, &lc, gc) == GPC_OK &&
+             gpc_nep_evidence(w, &kn, X, cls, &lw, NULL) == GPC_OK;
+    int cold_sweeps = cold->sweeps;
+    ok = ok && gpc_nep_evidence(w, &k, X, cls, &lw, gw) == GPC_OK;
+    int warm_sweeps = w->sweeps;
+    TEST_OK(ok && warm_sweeps < cold_sweeps, "warm start: %d sweeps against %d from zero sites",
+            warm_sweeps, cold_sweeps);
+    TEST_CLOSE(lw, lc, 1e-12, 0.0, "warm start: the same evidence (%.15g, cold %.15g)", lw, lc);
+    for (size_t j = 0; j < 4; j++)
+        TEST_CLOSE(gw[j], gc[j], 1e-8, 1e-10, "warm start: the same gradient[%zu]", j);
+    w->warm = 0; /* what the method's forget does */
+    ok = gpc_nep_evidence(w, &k, X, cls, &lf, gf) == GPC_OK;
+    int same = ok && lf == lc && w->sweeps == cold_sweeps;
+    for (size_t j = 0; j < 4; j++)
+        same &= gf[j] == gc[j];
+    TEST_OK(same, "forgotten: the cold run bit for bit (%d sweeps)", w->sweeps);
+    gpc_nep_free(cold);
+    gpc_nep_free(w);
+    gpc_kernel_free(k);
+    gpc_kernel_free(kn);
+    gsl_matrix_free(X);
+    free(cls);
+}
+
 /* The dense Cn x Cn EP posterior covariance (I + K Pi)^-1 K from the
  * sites, K block-diagonal over the classes (shared kernel Kc). */
 static gsl_matrix *dense_posterior(const gpc_nep *w, const gsl_matrix *Kc)
@@ -510,6 +548,7 @@ int main(void)
     test_fd(r, 3, 1);
     test_fd(r, 4, 0);
     test_importance(r);
+    test_warm(r);
     gsl_rng_free(r);
     return tap_done();
 }

@@ -90,8 +90,8 @@ static int nep_evidence(void *ws, const gpc_kernel *k, const gsl_matrix *X, cons
     return gpc_nep_evidence(w->nep, w->kernels->k, X, w->cls, log_evidence, grad);
 }
 
-/* Every run starts from zero sites: nothing to forget. */
-static void nep_forget(void *ws) { (void)ws; }
+/* The next run starts from zero sites, not the last run's. */
+static void nep_forget(void *ws) { ((nep_ws *)ws)->nep->warm = 0; }
 
 static void nep_state_get(const void *ws, gsl_matrix *state)
 {

@@ -517,11 +517,20 @@ static int run(gpc_nep *w, const size_t *cls)
     int st = check_labels(w, cls);
     if (st != GPC_OK)
         return st;
-    zero_sites(w, cls);
     w->inner_sweeps = 0;
     w->has_cavities = 0;
-    if ((st = posterior(w)) != GPC_OK)
-        return st;
+    st = GPC_ENUM;
+    if (w->warm) { /* the last run's sites, if they still make a posterior */
+        for (size_t i = 0; i < w->n; i++)
+            outer_site(w, i, cls[i]);
+        st = posterior(w);
+    }
+    w->warm = 0;
+    if (st != GPC_OK) {
+        zero_sites(w, cls);
+        if ((st = posterior(w)) != GPC_OK)
+            return st;
+    }
     gpc_anderson *aa = w->anderson;
     gpc_anderson_reset(aa);
     double best = INFINITY, *step = w->g; /* g is spent once r is formed */
@@ -532,8 +541,11 @@ static int run(gpc_nep *w, const size_t *cls)
         double move = largest_change(w->g, w->r, N);
         gpc_info(3, "nested EP sweep %d: largest site change %.3g, %zu cases skipped",
                  w->sweeps, move, w->skipped);
-        if (move <= w->tol && w->skipped == 0)
-            return evidence_terms(w, cls);
+        if (move <= w->tol && w->skipped == 0) {
+            st = evidence_terms(w, cls);
+            w->warm = st == GPC_OK;
+            return st;
+        }
         if (move > 10.0 * best)
             gpc_anderson_reset(aa);
         best = fmin(best, move);

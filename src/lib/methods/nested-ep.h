@@ -102,13 +102,16 @@ typedef struct {
     double log_evidence;
     int has_fit;          /* the posterior and factors hold the last sites */
     int has_cavities;     /* cav_mean, cav_cov hold the last fit's cavities */
+    int warm;             /* alpha, beta hold the last run's converged sites */
 } gpc_nep;
 
 gpc_nep *gpc_nep_alloc(size_t n, size_t C, size_t nparams, int per_class);
 size_t gpc_nep_workspace(size_t n, size_t C, size_t nparams, int per_class);
 void gpc_nep_free(gpc_nep *w);
 
-/* Fill the kernel matrices, run EP from zero sites on labels cls, and give
+/* Fill the kernel matrices, run EP on labels cls from the last run's sites
+ * (w->warm: set by a converged run, cleared by the method's forget) or else
+ * from zero sites, and give
  * the log evidence and, if grad is not NULL, its gradient in the log
  * hyperparameters (nK x nparams, kernel by kernel).  GPC_ENUM (message set)
  * if the sweeps do not settle or a matrix is not positive definite. */
