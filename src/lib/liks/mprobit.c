@@ -88,8 +88,8 @@ void gpc_mprobit_rule_free(gpc_mprobit_rule *r)
  * and libm's erfc halved a sweep's time (bench-vb, n = 1000, C = 10: 16
  * against 36 ms).  The fixed rule's nodes take the array form below, four
  * or eight at a time by the vector library, which cut a sweep's integrals
- * again from 33 to 11 ms (n = 2000, C = 10); the adaptive rule and the far
- * left take this one. */
+ * again by a factor of three to four, to 11 ms (n = 2000, C = 10); the
+ * adaptive rule and the far left take this one. */
 static double log_Phi(double x)
 {
     if (x > 0.0) {

@@ -5,7 +5,6 @@
 #include <stdlib.h>
 
 #include <gsl/gsl_blas.h>
-#include <gsl/gsl_cblas.h>
 #include <gsl/gsl_eigen.h>
 
 #include "base/alloc.h"
@@ -160,7 +159,7 @@ static gsl_vector_view block(gsl_vector *x, size_t n, size_t c)
 
 static size_t kidx(const gpc_vb *w, size_t c) { return w->per_class ? c : 0; }
 
-/* P_k = (I + K_k)^-1 (both triangles) and 1/2 sum_c log|I + K_c|. */
+/* P_k = (I + K_k)^-1 (lower triangle) and 1/2 sum_c log|I + K_c|. */
 static int factor(gpc_vb *w)
 {
     gsl_vector_set_all(w->u, 1.0);
@@ -172,41 +171,21 @@ static int factor(gpc_vb *w)
                             "(e.g. 'ard+jitter') or try other hyperparameters");
         hl += gpc_bmatrix_half_log_det(w->P[k]);
         gpc_bmatrix_inverse(w->P[k]);
-        /* the upper triangle too, for rows_product */
-        gsl_matrix_transpose_tricpy(CblasLower, CblasUnit, w->P[k], w->P[k]);
     }
     w->half_log_det = w->per_class ? hl : (double)w->C * hl;
     return GPC_OK;
 }
 
-/* O = Z A for the C x n matrix Z (rows the classes' vectors) and the
- * symmetric n x n matrix A, both triangles stored: each entry the dot
- * product of a row of A with a row of Z, a row of A at a time, so that A is
- * read from memory once and stays in the cache for its C products.  A
- * symmetric matrix product (dsymm) copies A into its own layout first,
- * which took as long as the products with C = 10 (bench-vb).  Each entry is
- * one dot product on one thread, so the thread count changes no bit. */
-static void rows_product(const gsl_matrix *A, const double *Z, double *O, size_t C)
-{
-    size_t n = A->size1;
-    int threads = n >= GPC_PARALLEL_MIN_ROWS ? gpc_parallel_threads() : 1;
-#pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1)
-    for (size_t i = 0; i < n; i++) {
-        const double *a = gsl_matrix_const_ptr(A, i, 0);
-        for (size_t c = 0; c < C; c++)
-            O[c * n + i] = cblas_ddot((int)n, a, 1, Z + c * n, 1);
-    }
-}
-
 /* out_c = A_c z_c for every class (vectors of length Cn), A the kernels'
- * matrices K or P (symmetric; both triangles read with a shared kernel, in
- * one product with the C x n matrix whose rows are the z_c, the lower one
- * otherwise). */
+ * matrices K or P (symmetric, lower triangles read); with a shared kernel
+ * one product with the C x n matrix whose rows are the z_c. */
 static void apply_each(const gpc_vb *w, gsl_matrix *const *A, const gsl_vector *z,
                        gsl_vector *out)
 {
     if (!w->per_class) {
-        rows_product(A[0], z->data, out->data, w->C);
+        gsl_matrix_const_view Z = gsl_matrix_const_view_vector(z, w->C, w->n);
+        gsl_matrix_view O = gsl_matrix_view_vector(out, w->C, w->n);
+        gsl_blas_dsymm(CblasRight, CblasLower, 1.0, A[0], &Z.matrix, 0.0, &O.matrix);
         return;
     }
     for (size_t c = 0; c < w->C; c++) {

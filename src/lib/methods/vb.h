@@ -27,11 +27,10 @@
  *
  * Cost: per kernel one Cholesky factor of I + K and the inverse P from it
  * (3 Cholesky equivalents), then per sweep n integrals of O(C) work at 32
- * nodes each and products of P with C vectors (with a shared kernel one
- * pass over P's rows, each row's C dot products while it is in the cache):
- * a plain sweep needs one, whose result the convergence test reuses, an
- * extrapolated point one of its own.  The gradient adds the O(n^2 p)
- * contractions.  Measured by bench/bench-vb.
+ * nodes each and products of P with C vectors (one symmetric matrix
+ * product with a shared kernel): a plain sweep needs one, whose result the
+ * convergence test reuses, an extrapolated point one of its own.  The
+ * gradient adds the O(n^2 p) contractions.  Measured by bench/bench-vb.
  *
  * Where the sweeps crawl, Newton's method on the means takes over (shared
  * kernel; see gpc_vb_fit in vb.c): per step, the cases' C x C curvatures
