@@ -1,10 +1,12 @@
-/* exp, log, log1p and erfc over arrays (vmath.h): against libm, within 4
- * ulp (libmvec's worst seen here is 3), over the ranges the kernels and the
- * multinomial probit's integrals use (exp of minus something, down to -745,
- * where it underflows; log of a tail probability down to 1e-300; log1p of
- * minus a tail probability; erfc of [0, 26], down to 1e-296), at every
- * array length up to 19 (so that every tail is met), and at the special
- * values. */
+/* exp, log and erfc over arrays (vmath.h): against libm over the ranges
+ * the kernels and the multinomial probit's integrals use (exp of minus
+ * something, down to -745, where it underflows; log of a probability down
+ * to 1e-300; erfc of [0, 26], down to 1e-296), at every array length up to
+ * 19 (so that every tail is met), and at the special values.  exp within 4
+ * ulp (libmvec's worst seen is 3); log and erfc within 8, since only
+ * their AVX2 variants were measured (worst 1 and 3 ulp) and the AVX-512
+ * ones may differ; the integrals need 1e-14, and a wrong function or lane
+ * errs by far more. */
 #include <float.h>
 #include <math.h>
 #include <stdlib.h>
@@ -51,8 +53,6 @@ static double worst_ulps(void (*f_array)(double *, size_t), double (*f)(double),
     return worst;
 }
 
-static double neg_log1p(double x) { return log1p(x); }
-
 int main(void)
 {
     size_t m = 200000;
@@ -97,37 +97,31 @@ int main(void)
 
     double w;
     w = worst_ulps(gpc_log_array, log, 1e-300, 1.0, 1, &at);
-    TEST_OK(w <= 4.0, "log within 4 ulp of libm's over [1e-300, 1] (worst %.2g at %.17g)", w, at);
-    w = worst_ulps(gpc_log1p_array, neg_log1p, -0.5, -1e-12, 0, &at);
-    TEST_OK(w <= 4.0, "log1p within 4 ulp of libm's over [-0.5, 0) (worst %.2g at %.17g)", w,
-            at);
+    TEST_OK(w <= 8.0, "log within 8 ulp of libm's over [1e-300, 1] (worst %.2g at %.17g)", w, at);
     w = worst_ulps(gpc_erfc_array, erfc, 0.0, 26.0, 0, &at);
-    TEST_OK(w <= 4.0, "erfc within 4 ulp of libm's over [0, 26] (worst %.2g at %.17g)", w, at);
-    void (*fa[])(double *, size_t) = {gpc_log_array, gpc_log1p_array, gpc_erfc_array};
-    double (*f[])(double) = {log, log1p, erfc};
+    TEST_OK(w <= 8.0, "erfc within 8 ulp of libm's over [0, 26] (worst %.2g at %.17g)", w, at);
+    void (*fa[])(double *, size_t) = {gpc_log_array, gpc_erfc_array};
+    double (*f[])(double) = {log, erfc};
     int tails_ok = 1;
-    for (int k = 0; k < 3; k++)
+    for (int k = 0; k < 2; k++)
         for (size_t n = 0; n <= 19; n++) {
             double a[20], b[20];
             for (size_t i = 0; i < 20; i++)
                 a[i] = b[i] = 0.01 + 0.37 * (double)i;
             fa[k](a, n);
             for (size_t i = 0; i < 20; i++)
-                tails_ok &= i < n ? ulps(a[i], f[k](b[i])) <= 4.0 : a[i] == b[i];
+                tails_ok &= i < n ? ulps(a[i], f[k](b[i])) <= 8.0 : a[i] == b[i];
         }
-    TEST_OK(tails_ok, "log, log1p, erfc at every length up to 19: the first n done, the rest "
+    TEST_OK(tails_ok, "log and erfc at every length up to 19: the first n done, the rest "
             "untouched");
     double sp[] = {0.0, -1.0, INFINITY, NAN};
-    double lg[4], l1[4], ec[4];
+    double lg[4], ec[4];
     for (int i = 0; i < 4; i++)
-        lg[i] = l1[i] = ec[i] = sp[i];
+        lg[i] = ec[i] = sp[i];
     gpc_log_array(lg, 4);
-    gpc_log1p_array(l1, 4);
     gpc_erfc_array(ec, 4);
     TEST_OK(isinf(lg[0]) && lg[0] < 0 && isnan(lg[1]) && isinf(lg[2]) && isnan(lg[3]) &&
-                l1[0] == 0.0 && isinf(l1[1]) && l1[1] < 0 && isinf(l1[2]) && isnan(l1[3]) &&
                 ec[0] == 1.0 && ec[1] > 1.84 && ec[2] == 0.0 && isnan(ec[3]),
-            "log(0) = -inf, log(-1) NaN, log1p(-1) = -inf, erfc(0) = 1, erfc(inf) = 0, "
-            "NaN stays NaN");
+            "log(0) = -inf, log(-1) NaN, erfc(0) = 1, erfc(inf) = 0, NaN stays NaN");
     return tap_done();
 }

@@ -29,7 +29,6 @@
 
 VECTOR_FUNCTION(exp)
 VECTOR_FUNCTION(log)
-VECTOR_FUNCTION(log1p)
 VECTOR_FUNCTION(erfc)
 
 enum { SCALAR, AVX2, AVX512 };
@@ -59,5 +58,4 @@ static int vector_level(void)
 
 ARRAY_FUNCTION(gpc_exp_array, exp)
 ARRAY_FUNCTION(gpc_log_array, log)
-ARRAY_FUNCTION(gpc_log1p_array, log1p)
 ARRAY_FUNCTION(gpc_erfc_array, erfc)

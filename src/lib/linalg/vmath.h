@@ -1,5 +1,5 @@
-/* vmath — exp, log, log1p and erfc over an array, several at a time where
- * the CPU can.
+/* vmath — exp, log and erfc over an array, several at a time where the CPU
+ * can.
  *
  * The kernel matrices of the squared-exponential kernels spend much of their
  * time in exp, one call per pair of inputs, and the multinomial probit's
@@ -17,8 +17,6 @@
 void gpc_exp_array(double *x, size_t n);
 /* x[i] <- log(x[i]) for i < n. */
 void gpc_log_array(double *x, size_t n);
-/* x[i] <- log1p(x[i]) for i < n. */
-void gpc_log1p_array(double *x, size_t n);
 /* x[i] <- erfc(x[i]) for i < n. */
 void gpc_erfc_array(double *x, size_t n);
 
