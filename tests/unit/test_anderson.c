@@ -144,5 +144,7 @@ int main(void)
     TEST_OK(a->k == 4 && a->next == 1, "six iterates in a history of four: four changes, the "
             "oldest overwritten (k %zu, next %zu)", a->k, a->next);
     gpc_anderson_free(a);
+    TEST_OK(gpc_anderson_bytes(1000, 5) == 12 * 1000 * sizeof(double),
+            "the stated bytes: two histories of 5 vectors and the last iterate and residual");
     return tap_done();
 }

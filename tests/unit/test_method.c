@@ -329,6 +329,8 @@ int main(void)
     test_workspace_measured(&gpc_method_softmax_ops, GPC_LIK_SOFTMAX, "se:per-class=3", 3, r);
     test_workspace_measured(&gpc_method_vb_ops, GPC_LIK_MPROBIT, "se", 3, r);
     test_workspace_measured(&gpc_method_vb_ops, GPC_LIK_MPROBIT, "se:per-class=3", 3, r);
+    test_workspace_measured(&gpc_method_nested_ep_ops, GPC_LIK_MPROBIT, "se", 3, r);
+    test_workspace_measured(&gpc_method_nested_ep_ops, GPC_LIK_MPROBIT, "se:per-class=3", 3, r);
     test_workspace_measured(&gpc_method_laplace_ovr_ops, GPC_LIK_LOGISTIC, "se", 3, r);
     test_workspace_measured(&gpc_method_ep_ovr_ops, GPC_LIK_PROBIT, "se", 3, r);
     test_workspace_measured(&gpc_method_naive_ovr_ops, GPC_LIK_STEP, "se", 3, r);

@@ -42,11 +42,13 @@ size_t gpc_nep_workspace(size_t n, size_t C, size_t nparams, int per_class)
     size_t nK = per_class ? C : 1;
     size_t mat = gpc_size_mul(matrices(n, C, nK), gpc_size_mul(gpc_size_mul(n, n),
                                                                        sizeof(double)));
-    /* vectors: about 34 C n doubles (the sites, Anderson's 5 sweeps of
-     * changes and the posterior's vectors), 2 n C^2 (the marginal and cavity
-     * covariances) and the n x nparams scratch */
-    size_t vec = gpc_size_mul(gpc_size_mul(n, 34 * C + 2 * C * C + 2 + nparams),
+    /* vectors: 13 C n doubles (the sites, the map's value and change, the
+     * posterior's vectors), 2 n C^2 (the marginal and cavity covariances),
+     * 3 n, the n x nparams scratch, and Anderson's history of the 2 C n
+     * site parameters */
+    size_t vec = gpc_size_mul(gpc_size_mul(n, 13 * C + 2 * C * C + 3 + nparams),
                               sizeof(double));
+    vec = gpc_size_add(vec, gpc_anderson_bytes(gpc_size_mul(2 * C, n), ANDERSON));
     return gpc_size_add(mat, vec);
 }
 
