@@ -67,7 +67,8 @@ static void usage(void)
            GPC_CLI_LABEL_COLUMN_HELP
            GPC_CLI_PROCESS_GRID_HELP
            "  -q, --quiet              no progress lines\n"
-           "  -v, --verbose            more messages\n"
+           "  -v, --verbose            more messages; twice, a line per nested EP run;\n"
+           "                           three times, its sweeps\n"
            "  -h, --help               show this help and exit\n"
            "  -V, --version            show the version and exit\n"
            "\n"

@@ -106,7 +106,9 @@ static void usage(void)
            "      --max-iter=N         optimiser iterations per start (default 500)\n"
            "  -m, --model=FILE         write the model here (default: standard output)\n"
            "  -P, --params-out=FILE    also write the fitted hyperparameters as 'name value'\n"
-           "  -v, --verbose            a progress line for every optimiser iteration\n"
+           "  -v, --verbose            a progress line for every optimiser iteration; twice,\n"
+           "                           also every evaluation (point, value, seconds) and\n"
+           "                           nested EP run; three times, nested EP's sweeps\n"
            GPC_CLI_HEADER_HELP
            GPC_CLI_LABEL_COLUMN_HELP
            GPC_CLI_PROCESS_GRID_HELP

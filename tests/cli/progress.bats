@@ -256,3 +256,37 @@ check_estimates() {
     run counts err.txt
     assert_output "$(expected_counts 20 60 60 20)"
 }
+
+EVAL_LINE="^gpc-fit: evaluation [0-9]+ at \\($NUM $NUM\\): log evidence $NUM \\($NUM s\\)\$"
+NEP_LINE='^gpc-fit: nested EP: [0-9]+ sweeps, [0-9]+ inner sweeps$'
+
+@test "progress: -vv adds a line per evaluation and per nested EP run, -vvv its sweeps; the model unchanged" {
+    fit() { gpc-fit "$@" -M ep -k se -p log_v0=1,log_w=-1 --max-iter=3 X3.txt y3.txt; }
+    fit -v -m v.txt 2> v-err.txt
+    fit -vv -m vv.txt 2> vv-err.txt
+    fit -vvv -m vvv.txt 2> vvv-err.txt
+    assert_files_equal v.txt vv.txt
+    assert_files_equal v.txt vvv.txt
+    run grep -c 'evaluation [0-9]\|nested EP: \|nested EP sweep [0-9]*:' v-err.txt
+    assert_output 0
+    all_lines_match vv-err.txt 'evaluation ' "$EVAL_LINE"
+    all_lines_match vv-err.txt 'nested EP: ' "$NEP_LINE"
+    run grep -c 'nested EP sweep [0-9]*:' vv-err.txt
+    assert_output 0
+    # as many evaluation lines as the optimiser counted, numbered in order
+    evals=$(sed -n 's/.*start 1: .* after \([0-9]*\) evaluations.*/\1/p' vv-err.txt)
+    run sed -n 's/^gpc-fit: evaluation \([0-9]*\) .*/\1/p' vv-err.txt
+    assert_output "$(seq 1 "$evals")"
+    # one nested EP run per evaluation, and the final fit's
+    run grep -c 'nested EP: ' vv-err.txt
+    assert_output "$((evals + 1))"
+    # the first is at the starting point: gpc-evidence's value there
+    first=$(sed -n 's/^gpc-fit: evaluation 1 at (1 -1): log evidence \([^ ]*\) .*/\1/p' vv-err.txt)
+    ev=$(gpc-evidence -q -M ep -k se -p log_v0=1,log_w=-1 X3.txt y3.txt)
+    run awk -v a="$first" -v b="$ev" 'BEGIN { d = a - b; exit !(a != "" && d < 1e-9 && d > -1e-9) }'
+    assert_success
+    # -vvv: before each run's summary, as many sweep lines as it names
+    run awk '/nested EP sweep [0-9]+:/{ k++ } /nested EP: [0-9]+ sweeps/{ if (k != $4) { print k " lines, " $4 " sweeps"; exit 1 } k = 0; n++ }
+             END { if (!n) { print "no nested EP runs"; exit 1 } }' vvv-err.txt
+    assert_success
+}

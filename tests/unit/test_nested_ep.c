@@ -348,6 +348,40 @@ static void test_warm(gsl_rng *r)
     free(cls);
 }
 
+/* With a strong kernel the largest site change stops falling at a floor set
+ * by rounding (at log v0 = 7 and n = 30 it wanders between 2e-11 and 9e-11).
+ * A tolerance below that floor is met by the floor rule, not by running to
+ * the sweep limit: the run settles, and its evidence and gradient are the
+ * ones a reachable tolerance gives. */
+static void test_floor(gsl_rng *r)
+{
+    size_t n = 30, d = 2, C = 3;
+    gsl_matrix *X;
+    size_t *cls;
+    multiclass_problem(r, n, d, C, 0.4, &X, &cls);
+    double th[] = {7.0, 0.2, -0.5, -6.0};
+    gpc_kernel *k = kernel_at("ard+jitter", d, th);
+    gpc_nep *w = gpc_nep_alloc(n, C, 4, 0), *ref = gpc_nep_alloc(n, C, 4, 0);
+    w->tol = 2e-12;
+    w->max_sweeps = 200;
+    ref->tol = 1e-10;
+    double lz, lr, g[4], gr[4];
+    int st = gpc_nep_evidence(w, &k, X, cls, &lz, g);
+    TEST_OK(st == GPC_OK && w->sweeps < w->max_sweeps,
+            "below the rounding floor: settled in %d sweeps", w->sweeps);
+    st = gpc_nep_evidence(ref, &k, X, cls, &lr, gr);
+    TEST_OK(st == GPC_OK, "tol 1e-10: settled in %d sweeps", ref->sweeps);
+    /* the reference's own error is first order in its sites' (1e-10) */
+    TEST_CLOSE(lz, lr, 1e-11, 0.0, "at the floor: the evidence of tol 1e-10 (%.15g, %.15g)", lz, lr);
+    for (size_t j = 0; j < 4; j++)
+        TEST_CLOSE(g[j], gr[j], 1e-6, 1e-8, "at the floor: the gradient[%zu] of tol 1e-10", j);
+    gpc_nep_free(w);
+    gpc_nep_free(ref);
+    gpc_kernel_free(k);
+    gsl_matrix_free(X);
+    free(cls);
+}
+
 /* The dense Cn x Cn EP posterior covariance (I + K Pi)^-1 K from the
  * sites, K block-diagonal over the classes (shared kernel Kc). */
 static gsl_matrix *dense_posterior(const gpc_nep *w, const gsl_matrix *Kc)
@@ -549,6 +583,7 @@ int main(void)
     test_fd(r, 4, 0);
     test_importance(r);
     test_warm(r);
+    test_floor(r);
     gsl_rng_free(r);
     return tap_done();
 }

@@ -122,7 +122,7 @@ int gpc_cli_common(int c, const char *arg, gpc_format *fmt)
     case GPC_CLI_OPT_BLOCK_SIZE:
         gpc_pgrid_request(0, 0, (int)gpc_cli_long("--block-size", arg, 1, 1L << 20));
         return 1;
-    case 'v': gpc_verbosity = 2; return 1;
+    case 'v': gpc_verbosity = gpc_verbosity < 2 ? 2 : gpc_verbosity < 4 ? gpc_verbosity + 1 : 4; return 1;
     case 'q': gpc_verbosity = 0; return 1;
     case GPC_CLI_OPT_HEADER: gpc_matio_set_header(GPC_HEADER_YES); return 1;
     case GPC_CLI_OPT_NO_HEADER: gpc_matio_set_header(GPC_HEADER_NO); return 1;

@@ -10,6 +10,7 @@
 
 #include "base/alloc.h"
 #include "base/err.h"
+#include "base/progress.h"
 #include "hyper/evidence.h"
 #include "hyper/prior.h"
 
@@ -90,10 +91,33 @@ static void point_swap(point *a, point *b)
 
 /* The objective at pt->x: log evidence plus log prior, and its gradient.
  * A failure, or a value or gradient that is not finite, leaves pt->ok 0. */
+/* At -vv, a line per evaluation: the point (up to 8 coordinates), the
+ * result and its seconds, so that an optimisation that seems to stall
+ * shows where its time goes. */
+static void report_evaluation(const problem *pb, const point *pt, int st, double secs)
+{
+    if (gpc_verbosity < 3)
+        return;
+    char at[160] = "";
+    size_t len = 0;
+    for (size_t j = 0; j < pb->p && j < 8 && len < sizeof at; j++)
+        len += (size_t)snprintf(at + len, sizeof at - len, "%s%.4g", j ? " " : "", pt->x[j]);
+    if (pb->p > 8 && len < sizeof at)
+        snprintf(at + len, sizeof at - len, " ...");
+    if (st == GPC_OK)
+        gpc_info(3, "evaluation %d at (%s): %s %.10g (%.3g s)", pb->evaluations, at,
+                 pb->o->label, pt->evidence, secs);
+    else
+        gpc_info(3, "evaluation %d at (%s) failed (%.3g s): %s", pb->evaluations, at, secs,
+                 gpc_errmsg());
+}
+
 static void evaluate(problem *pb, point *pt)
 {
     pb->evaluations++;
+    double t0 = gpc_progress_clock();
     int st = pb->fn(pb->ctx, pt->x, &pt->evidence, pt->g);
+    report_evaluation(pb, pt, st, gpc_progress_clock() - t0);
     pt->ok = st == GPC_OK;
     if (pt->ok && pb->full && pb->o->use_prior) {
         memset(pb->g_full, 0, pb->p_full * sizeof(double));
