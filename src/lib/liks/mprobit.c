@@ -214,8 +214,9 @@ static tail_cumulants cut_normal(double a, double l)
 
 /* The log integrand h at u and its first two derivatives, in one pass
  * over the factors (h'' is at least 1 in size; rounding in a + l far to
- * the left could make it look smaller). */
-static double derivatives(const gpc_mprobit_rule *r, size_t nJ, double u, double *g, double *H)
+ * the left could make it look smaller).  The factors' values go through
+ * the rule's scratch. */
+static double derivatives(gpc_mprobit_rule *r, size_t nJ, double u, double *g, double *H)
 {
     double h = -0.5 * u * u, *a = r->tmp, *lp = a + nJ, *ml = lp + nJ;
     for (size_t j = 0; j < nJ; j++)
@@ -238,7 +239,7 @@ static double derivatives(const gpc_mprobit_rule *r, size_t nJ, double u, double
 /* The mode of the log-concave integrand by Newton's method (its second
  * derivative is at most -1, so the steps are bounded by the slope), with
  * step halving as a guard; returns the mode and the curvature there. */
-static double mode(const gpc_mprobit_rule *r, size_t nJ, double *curvature)
+static double mode(gpc_mprobit_rule *r, size_t nJ, double *curvature)
 {
     double u = 0.0, g, H, h = derivatives(r, nJ, u, &g, &H);
     for (int it = 0; it < MODE_ITERATIONS; it++) {
