@@ -5,7 +5,8 @@
 # splits of the predictive likelihood (the sum over the test cases of the
 # log probability of their class), the test error and the seconds of a fit
 # with its predictions; then the mean log predictive probability of the
-# averaged and plug-in probabilities at each method's ML-II hyperparameters.
+# averaged and plug-in probabilities at each method's ML-II hyperparameters,
+# with their test errors.
 #
 #   sh repro/multiclass-summary.sh [DIR]     DIR: default repro/results
 set -eu
@@ -42,8 +43,10 @@ for row in "laplace|softmax Laplace" "ep|nested EP" "vb|VB"; do
         [ "$kind" = avg ] && k=averaged || k=plug-in
         line="| $title | $k |"
         for set in iris wine thyroid fgl digits; do
-            line="$line $(mean_where "$dir/calibration.txt" \
-                "\$1 == \"$set\" && \$3 == \"$m\" && \$4 == \"$kind\"" 6 3) |"
+            where="\$1 == \"$set\" && \$3 == \"$m\" && \$4 == \"$kind\""
+            mlpp=$(mean_where "$dir/calibration.txt" "$where" 6 3)
+            err=$(mean_where "$dir/calibration.txt" "$where" 5 1)
+            [ "$mlpp" = - ] && line="$line - |" || line="$line $mlpp ($err%) |"
         done
         echo "$line"
     done
