@@ -349,8 +349,7 @@ static void test_warm(gsl_rng *r)
 }
 
 /* With a strong kernel the largest site change stops falling at a floor set
- * by rounding (at log v0 = 7 and n = 30 it wanders between 2e-11 and 9e-11,
- * and the sites reach 1e3).
+ * by rounding (at log v0 = 7 and n = 30 it wanders between 2e-11 and 9e-11).
  * A tolerance below that floor is met by the floor rule, not by running to
  * the sweep limit: the run settles, and its evidence and gradient are the
  * ones a reachable tolerance gives. */
@@ -372,8 +371,8 @@ static void test_floor(gsl_rng *r)
             "below the rounding floor: settled in %d sweeps", w->sweeps);
     st = gpc_nep_evidence(ref, &k, X, cls, &lr, gr);
     TEST_OK(st == GPC_OK, "tol 1e-10: settled in %d sweeps", ref->sweeps);
-    /* both evidences are known to their sites' relative accuracy times the
-     * sites' size (up to 1e3 here): 1e-9 of it, as the default tol gives */
+    /* at this signal variance the evidence moves by tens of times the
+     * sites' last change (the two differ by about 2e-10 of it) */
     TEST_CLOSE(lz, lr, 1e-9, 0.0, "at the floor: the evidence of tol 1e-10 (%.15g, %.15g)", lz, lr);
     for (size_t j = 0; j < 4; j++)
         TEST_CLOSE(g[j], gr[j], 1e-6, 1e-8, "at the floor: the gradient[%zu] of tol 1e-10", j);

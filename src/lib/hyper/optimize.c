@@ -89,8 +89,6 @@ static void point_swap(point *a, point *b)
     *b = t;
 }
 
-/* The objective at pt->x: log evidence plus log prior, and its gradient.
- * A failure, or a value or gradient that is not finite, leaves pt->ok 0. */
 /* At -vv, a line per evaluation: the point (up to 8 coordinates), the
  * result and its seconds, so that an optimisation that seems to stall
  * shows where its time goes. */
@@ -112,6 +110,8 @@ static void report_evaluation(const problem *pb, const point *pt, int st, double
                  gpc_errmsg());
 }
 
+/* The objective at pt->x: log evidence plus log prior, and its gradient.
+ * A failure, or a value or gradient that is not finite, leaves pt->ok 0. */
 static void evaluate(problem *pb, point *pt)
 {
     pb->evaluations++;

@@ -543,8 +543,9 @@ static int settled(gpc_nep *w, double move, floor_watch *f)
     if (move <= w->tol)
         return 1;
     if (at_floor)
-        gpc_info(3, "nested EP: the largest site change has stayed near %.3g (tol %g) for "
-                 "%d sweeps: settled to rounding", f->last, w->tol, 2 * FLOOR_SWEEPS);
+        gpc_info(3, "nested EP: the largest site change has stopped falling at %.3g (tol %g) "
+                 "over the last %d sweeps: settled to rounding", f->last, w->tol,
+                 2 * FLOOR_SWEEPS);
     return at_floor;
 }
 
