@@ -11,9 +11,10 @@
 # standardised with the training half's statistics.  Methods: softmax
 # Laplace (gpc-fit's default), nested EP (-M ep) and variational Bayes on
 # its Laplace evidence (-M vb); on digits DIGITS_METHODS (default laplace
-# and ep: VB's Laplace evidence factors a 9000 x 9000 matrix per step) with
-# the kernel DIGITS_KERNEL (default se: with ard's 65 hyperparameters on the
-# 64 pixels, nested EP's ML-II took over an hour).
+# and ep: VB's Laplace evidence factors a 9000 x 9000 matrix per step, so
+# DIGITS_METHODS=vb runs it on its own) with the kernel DIGITS_KERNEL
+# (default se: with ard's 65 hyperparameters on the 64 pixels, nested EP's
+# ML-II took over an hour).
 #
 # Per method and set: test errors in percent, the mean log predictive
 # probability and the expected calibration error (10 bins of the top
@@ -134,6 +135,10 @@ echo "(mean log predictive probability; at least as good is the aim):"
 for name in $SETS; do
     lap=$(mean_of "$name" laplace avg 4)
     ep=$(mean_of "$name" ep avg 4)
+    if [ "$lap" = - ] || [ "$ep" = - ]; then
+        printf '%-8s not measured (nested EP %s, softmax Laplace %s)\n' "$name" "$ep" "$lap"
+        continue
+    fi
     awk -v n="$name" -v l="$lap" -v e="$ep" 'BEGIN {
         printf "%-8s nested EP %.4f, softmax Laplace %.4f: %s\n", n, e, l,
                (e >= l ? "at least as good" : "WORSE") }'
