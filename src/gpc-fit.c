@@ -554,6 +554,25 @@ static void main_minibatch(options *o, int argc, char **argv, gpc_method method,
     free(fixed);
 }
 
+/* The warning of a fit that ended before its convergence tests: why it
+ * ended, and what to do about that. */
+static void warn_unconverged(gpc_stop why)
+{
+    const char *reason =
+        why == GPC_STOP_NO_ASCENT
+            ? "no step raised the objective, which is flat or rough to its computed precision "
+              "there (as nested EP's evidence is at large signal variances)"
+        : why == GPC_STOP_WALL ? "it was pressed against hyperparameters where the objective "
+                                 "cannot be evaluated"
+                               : "its iterations were used up";
+    const char *advice = why == GPC_STOP_NO_ASCENT ? "a prior, -O map, keeps the "
+                                                     "hyperparameters where it is smooth"
+                         : why == GPC_STOP_WALL    ? "try --restarts or -O map"
+                                                   : "try --max-iter";
+    gpc_warn("the fit stopped before its convergence tests were met: %s; the result may be "
+             "short of the optimum (%s)", reason, advice);
+}
+
 int main(int argc, char **argv)
 {
     options o = {.kernel = "ard", .method = "laplace", .how = "ml", .model = "-", .damping = NAN};
@@ -624,6 +643,7 @@ int main(int argc, char **argv)
         st = gpc_importance_fit(ev, k, X, labels->nclasses, &o.is, theta, &ir);
         res.log_evidence = ir.bound;
         res.converged = ir.converged;
+        res.stop = ir.converged ? GPC_STOP_CONVERGED : GPC_STOP_ITERATIONS;
     } else {
         st = gpc_robust_fit(ev, theta, &o.robust, &res);
     }
@@ -631,8 +651,7 @@ int main(int argc, char **argv)
         gpc_cli_usage("%s", gpc_errmsg());
     gpc_cli_check(st);
     if (!res.converged)
-        gpc_warn("the fit stopped before its convergence tests were met; the result may be "
-                 "short of the optimum (try --max-iter)");
+        warn_unconverged(res.stop);
     gpc_kernel_set_params(k, theta);
 
     /* an inducing method's model keeps its inducing inputs in place of the cases */

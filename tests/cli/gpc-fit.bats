@@ -449,6 +449,19 @@ model_params() {
     assert_dir_empty out
 }
 
+@test "gpc-fit: a fit cut short by --max-iter warns so, names the option and writes its model" {
+    run --separate-stderr gpc-fit --max-iter=1 -m out/m.txt Xz.txt y.txt
+    assert_success
+    [ "$(printf '%s\n' "$stderr" | grep -c 'convergence tests were met')" -eq 1 ] ||
+        fail "expected one warning: $stderr"
+    printf '%s\n' "$stderr" | grep -q '^gpc-fit: the fit stopped before its convergence tests were met: its iterations were used up; .*(try --max-iter)$' ||
+        fail "the warning does not give the reason: $stderr"
+    grep -q '^fit ml' out/m.txt || fail "no fitted model: $(cat out/m.txt)"
+    run --separate-stderr gpc-fit -m out/m2.txt Xz.txt y.txt
+    assert_success
+    [[ "$stderr" != *"convergence tests"* ]] || fail "a converged fit warned: $stderr"
+}
+
 @test "gpc-fit: unknown hyperparameter name is status 2" {
     run gpc-fit -p log_bias=-1 -m out/m.txt Xz.txt y.txt
     assert_failure 2

@@ -68,6 +68,53 @@ static void test_wall(void)
             res.iterations, calls, x[0]);
 }
 
+/* The quadratic with a ripple of amplitude 1e-3 on its value that its
+ * gradient does not show, as an objective computed to a rounding floor:
+ * where the gains left are below the ripple (within about 0.2 of the
+ * maximum along its flattest axis) the line searches find no rise, while
+ * the gradient (up to 0.02) is far from the test's 1e-5. */
+static int rough(void *ctx, const double *theta, double *value, double *grad)
+{
+    quadratic(ctx, theta, value, grad);
+    *value += 1e-3 * sin(1e4 * (theta[0] + 2.0 * theta[1] + 3.0 * theta[2]));
+    return GPC_OK;
+}
+
+static int rosenbrock(void *ctx, const double *x, double *value, double *grad);
+
+/* Each way a run ends is told apart (gpc-fit's warning names it). */
+static void test_stop_reasons(void)
+{
+    gpc_optimize_opts o;
+    gpc_optimize_result res;
+    gpc_optimize_defaults(&o);
+    double x[3] = {0, 0, 0};
+    int st = gpc_optimize(quadratic, NULL, 3, x, &o, &res);
+    TEST_OK(st == GPC_OK && res.converged && res.stop == GPC_STOP_CONVERGED,
+            "stop: a smooth maximum converges (stop %d)", (int)res.stop);
+    memset(x, 0, sizeof x);
+    st = gpc_optimize(rough, NULL, 3, x, &o, &res);
+    double far = 0.0;
+    for (int j = 0; j < 3; j++)
+        far = fmax(far, fabs(x[j] - centre[j]));
+    TEST_OK(st == GPC_OK && !res.converged && res.stop == GPC_STOP_NO_ASCENT &&
+                res.iterations < o.max_iter && far < 0.3,
+            "stop: a rough value ends in no ascent near the maximum (stop %d after %d "
+            "iterations, %g from it)", (int)res.stop, res.iterations, far);
+    int calls = 0;
+    double w[1] = {1.0 - 1e-9};
+    st = gpc_optimize(walled, &calls, 1, w, &o, &res);
+    TEST_OK(st == GPC_OK && !res.converged && res.stop == GPC_STOP_WALL,
+            "stop: at a wall of failures (stop %d)", (int)res.stop);
+    o.max_iter = 3;
+    double r[2] = {-1.2, 1.0};
+    size_t two = 2;
+    st = gpc_optimize(rosenbrock, &two, 2, r, &o, &res);
+    TEST_OK(st == GPC_OK && !res.converged && res.stop == GPC_STOP_ITERATIONS &&
+                res.iterations == 3,
+            "stop: iterations used up (stop %d after %d)", (int)res.stop, res.iterations);
+}
+
 /* Runs gpc_optimize at verbosity 1 with standard error captured into buf. */
 static int optimize_captured(gpc_objective fn, void *ctx, size_t p, double *theta,
                              const gpc_optimize_opts *o, gpc_optimize_result *res, char *buf,
@@ -376,6 +423,7 @@ int main(void)
     gpc_optimize_result res;
     gpc_optimize_defaults(&o);
     test_wall();
+    test_stop_reasons();
     test_flat();
     test_not_flat();
     test_fixed_prior();

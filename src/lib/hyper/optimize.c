@@ -594,15 +594,16 @@ static void direction(bfgs *b)
 }
 
 /* One run from b->cur (evaluated, finite); on return b->cur is its end.
- * Returns 1 if the gradient test was met (by the coordinates not found
- * flat). */
-static int run_bfgs(bfgs *b, int start, int *iterations)
+ * Returns why it ended: GPC_STOP_CONVERGED if the gradient test was met
+ * (by the coordinates not found flat). */
+static gpc_stop run_bfgs(bfgs *b, int start, int *iterations)
 {
     problem *pb = b->pb;
     const gpc_optimize_opts *o = pb->o;
     size_t p = b->p;
     const char *label = o->use_prior ? "log posterior" : o->label;
     int stalled = 0, fresh = 1;
+    gpc_stop why = GPC_STOP_ITERATIONS;
     bfgs_reset(b);
     for (size_t j = 0; j < p; j++)
         b->dr[j] = (drift){b->cur.x[j], fabs(b->cur.g[j]), 0.0, NAN};
@@ -612,12 +613,14 @@ static int run_bfgs(bfgs *b, int start, int *iterations)
             for (size_t j = 0; j < p; j++)
                 any |= drifting(b, j);
             if (!any || (o->flat_gain > 0.0 && settle_flat(b)))
-                return 1;
+                return GPC_STOP_CONVERGED;
         }
         direction(b);
         double dmax = max_abs_active(b->d, b->frozen, p);
-        if (!(dmax > 0.0))
+        if (!(dmax > 0.0)) {
+            why = GPC_STOP_NO_ASCENT;
             break;
+        }
         double a = b->scale == 0.0 ? FIRST_STEP / dmax : 1.0;
         a = fmin(a, MAX_STEP / dmax);
         line_result lr = line_search(pb, &b->cur, b->d, a, MAX_STEP / dmax,
@@ -625,8 +628,10 @@ static int run_bfgs(bfgs *b, int start, int *iterations)
         (*iterations)++;
         if (!lr.improved) {
             /* nothing gained along this direction: once more from a fresh H */
-            if (fresh || ++stalled >= MAX_STALLED)
+            if (fresh || ++stalled >= MAX_STALLED) {
+                why = lr.hit_wall ? GPC_STOP_WALL : GPC_STOP_NO_ASCENT;
                 break;
+            }
             bfgs_reset(b);
             fresh = 1;
             continue;
@@ -646,10 +651,12 @@ static int run_bfgs(bfgs *b, int start, int *iterations)
         /* pressed against points that cannot be evaluated, gaining next to
          * nothing: a few such iterations in a row end the run */
         stalled = lr.hit_wall && gain <= 1e-8 * (1.0 + fabs(b->cur.value)) ? stalled + 1 : 0;
-        if (stalled >= MAX_STALLED)
+        if (stalled >= MAX_STALLED) {
+            why = GPC_STOP_WALL;
             break;
+        }
     }
-    return max_abs_active(b->cur.g, b->frozen, p) < o->gtol;
+    return max_abs_active(b->cur.g, b->frozen, p) < o->gtol ? GPC_STOP_CONVERGED : why;
 }
 
 /* ---- starts ------------------------------------------------------------------- */
@@ -679,7 +686,8 @@ static int optimize_core(problem *pb, double *theta, gpc_optimize_result *res)
             gpc_info(1, "start %d failed: %s", s + 1, gpc_errmsg());
             continue;
         }
-        int conv = run_bfgs(&b, s + 1, &res->iterations);
+        gpc_stop why = run_bfgs(&b, s + 1, &res->iterations);
+        int conv = why == GPC_STOP_CONVERGED;
         gpc_info(1, "start %d: %s %.10g after %d evaluations%s", s + 1,
                  o->use_prior ? "log posterior" : o->label, b.cur.value, pb->evaluations,
                  conv ? "" : " (gradient test not met)");
@@ -688,6 +696,7 @@ static int optimize_core(problem *pb, double *theta, gpc_optimize_result *res)
             res->value = b.cur.value;
             res->evidence = b.cur.evidence;
             res->converged = conv;
+            res->stop = why;
             res->grad_norm = max_abs_active(b.cur.g, NULL, p);
             res->flat = 0;
             for (size_t j = 0; j < p; j++)
@@ -743,6 +752,7 @@ static int optimize_subset(gpc_objective fn, void *ctx, size_t p, double *theta,
         free(g);
         res->value = res->evidence;
         res->converged = 1;
+        res->stop = GPC_STOP_CONVERGED;
         res->evaluations = 1;
         return st;
     }

@@ -46,6 +46,18 @@ void gpc_optimize_defaults(gpc_optimize_opts *o);
 double gpc_optimize_log_prior(const gpc_optimize_opts *o, size_t p, const double *theta,
                               double *grad);
 
+/* Why a start ended. */
+typedef enum {
+    GPC_STOP_CONVERGED = 1, /* the gradient test was met */
+    GPC_STOP_ITERATIONS,    /* max_iter iterations were used up */
+    GPC_STOP_NO_ASCENT,     /* no step along the search direction raised the objective,
+                             * from a fresh inverse Hessian too: flat or not smooth at its
+                             * computed precision (a rounding floor, as in nested EP at
+                             * large signal variances) */
+    GPC_STOP_WALL           /* pressed against points that cannot be evaluated, gaining
+                             * next to nothing or nothing */
+} gpc_stop;
+
 typedef struct {
     double value;       /* objective at theta: log evidence (+ log prior) */
     double evidence;    /* log evidence at theta */
@@ -53,6 +65,7 @@ typedef struct {
     int evaluations;
     int converged;      /* the best start met the gradient test (flat directions kept
                          * aside: their gradients are below gtol too) */
+    gpc_stop stop;      /* why the best start ended */
     double grad_norm;   /* max |gradient| of the objective at theta */
     int flat;           /* hyperparameters found flat at theta (named on standard error) */
 } gpc_optimize_result;

@@ -47,13 +47,17 @@ static int evaluate(gpc_evidence *ev, const double *theta, double eps, double *l
     return st != GPC_OK ? st : gpc_evidence_eval(ev, theta, logz, NULL);
 }
 
-/* Kernel hyperparameters uphill at the current label noise. */
-static int climb(gpc_evidence *ev, double *theta, const gpc_optimize_opts *opt, int *converged)
+/* Kernel hyperparameters uphill at the current label noise; how the climb
+ * ended into res if not NULL. */
+static int climb(gpc_evidence *ev, double *theta, const gpc_optimize_opts *opt,
+                 gpc_robust_result *res)
 {
     gpc_optimize_result r;
     int st = gpc_evidence_optimize(ev, theta, opt, &r);
-    if (st == GPC_OK && converged)
-        *converged = r.converged;
+    if (st == GPC_OK && res) {
+        res->converged = r.converged;
+        res->stop = r.stop;
+    }
     return st;
 }
 
@@ -62,8 +66,9 @@ static int fit_fixed(gpc_evidence *ev, double *theta, const gpc_robust_opts *o, 
 {
     int st = gpc_evidence_set_label_noise(ev, eps);
     res->converged = 1;
+    res->stop = GPC_STOP_CONVERGED;
     if (st == GPC_OK && o->optimize)
-        st = climb(ev, theta, &o->opt, &res->converged);
+        st = climb(ev, theta, &o->opt, res);
     res->eps = eps;
     return st != GPC_OK ? st : evaluate(ev, theta, eps, &res->log_evidence);
 }
@@ -117,7 +122,7 @@ static int joint_eval(void *ctx, const double *x, double *value, double *grad)
 /* BFGS on (theta, logit(2 eps)) from start and eps0; the end in x (p + 1
  * values), its objective in *value.  Non-zero status if no start worked. */
 static int climb_joint(gpc_evidence *ev, const gpc_robust_opts *o, const double *start,
-                       double eps0, double *x, double *value, int *converged)
+                       double eps0, double *x, double *value, gpc_stop *stop)
 {
     size_t p = gpc_kernel_nparams(ev->kernel);
     unsigned char *fixed = gpc_calloc(p + 1, 1);
@@ -135,7 +140,7 @@ static int climb_joint(gpc_evidence *ev, const gpc_robust_opts *o, const double 
     gpc_optimize_result r;
     int st = gpc_optimize(joint_eval, &J, p + 1, x, &jo, &r);
     *value = r.value;
-    *converged = r.converged;
+    *stop = r.stop;
     free(fixed);
     return st;
 }
@@ -154,7 +159,7 @@ static int finish(gpc_evidence *ev, double *theta, const double *theta0,
     size_t p = gpc_kernel_nparams(ev->kernel);
     double *x = gpc_malloc((p + 1) * sizeof *x), *x2 = gpc_malloc((p + 1) * sizeof *x2);
     double v = -HUGE_VAL, v2 = -HUGE_VAL;
-    int conv = 0, conv2 = 0;
+    gpc_stop conv = GPC_STOP_ITERATIONS, conv2 = GPC_STOP_ITERATIONS;
     int st = climb_joint(ev, o, theta, *eps, x, &v, &conv), st2 = GPC_ENUM;
     if (o->optimize && memcmp(theta, theta0, p * sizeof *theta) != 0) {
         int saved = gpc_verbosity; /* a check: its failure is no news (-v shows it) */
@@ -174,7 +179,8 @@ static int finish(gpc_evidence *ev, double *theta, const double *theta0,
     }
     if (st == GPC_OK) {
         res->deps = gpc_ep_dlogz_deps(ep_of(ev), ev->y);
-        res->converged = conv;
+        res->converged = conv == GPC_STOP_CONVERGED;
+        res->stop = conv;
         gpc_info(1, "label noise %.8g at the evidence maximum, d log Z / d eps = %.3g",
                  *eps, res->deps);
     }
@@ -199,6 +205,7 @@ static int fit_em(gpc_evidence *ev, double *theta, const gpc_robust_opts *o,
     memcpy(theta0, theta, p * sizeof *theta0);
     int st = GPC_OK;
     res->converged = 0;
+    res->stop = GPC_STOP_ITERATIONS;
     for (res->em_iterations = 1; res->em_iterations <= o->max_em; res->em_iterations++) {
         st = em_estep(ev, theta, o, eps, &z);
         for (int b = 0; st == GPC_ENUM && good_eps < 0.0 && b < EM_BACKOFFS; b++) {
@@ -241,6 +248,7 @@ static int fit_em(gpc_evidence *ev, double *theta, const gpc_robust_opts *o,
         prev = z;
         if (done) {
             res->converged = 1;
+            res->stop = GPC_STOP_CONVERGED;
             break;
         }
     }
@@ -299,6 +307,7 @@ int gpc_robust_fit(gpc_evidence *ev, double *theta, const gpc_robust_opts *o,
             res->eps = 0.0;
             res->log_evidence = plain.log_evidence;
             res->converged = plain.converged;
+            res->stop = plain.stop;
             st = evaluate(ev, theta, 0.0, &res->log_evidence);
             if (st == GPC_OK)
                 res->deps = gpc_ep_dlogz_deps(ep_of(ev), ev->y);

@@ -51,6 +51,8 @@ typedef struct {
     double robust_evidence;      /* SELECT: the EM model */
     int em_iterations;
     int converged;               /* the final gradient steps met their test */
+    gpc_stop stop;               /* why they ended (GPC_STOP_ITERATIONS: also EM's
+                                  * iterations used up) */
     double deps;                 /* EM, SELECT: d log Z_EP / d eps at the chosen eps */
 } gpc_robust_result;
 
