@@ -205,7 +205,12 @@ static void posterior_mean(gpc_nep *w)
 }
 
 /* Y_c = M^-1 D_c A_c in place of A_c, and each case's C x C marginal
- * covariance delta_cc' A_c[i,i] + Y_c[:,i]'Y_c'[:,i]. */
+ * covariance delta_cc' A_c[i,i] + Y_c[:,i]'Y_c'[:,i].  With a shared
+ * kernel the last class's row could come from Sigma_i 1 = K_ii 1 instead,
+ * one solve fewer; but the blocks' rounding lies mostly along 1, where the
+ * cavities do not see it, and that subtraction moves it into the class
+ * differences (a thousandfold higher floor of the site changes;
+ * bench/README). */
 static void marginal_covariances(gpc_nep *w)
 {
     size_t n = w->n, C = w->C;
