@@ -376,6 +376,32 @@ static void test_floor(gsl_rng *r)
     TEST_CLOSE(lz, lr, 1e-9, 0.0, "at the floor: the evidence of tol 1e-10 (%.15g, %.15g)", lz, lr);
     for (size_t j = 0; j < 4; j++)
         TEST_CLOSE(g[j], gr[j], 1e-6, 1e-8, "at the floor: the gradient[%zu] of tol 1e-10", j);
+    /* a tol far below any floor: the floor is still looked for from the
+     * default's 1e4 tol, and found */
+    gpc_nep *tiny = gpc_nep_alloc(n, C, 4, 0);
+    tiny->tol = 1e-300;
+    tiny->max_sweeps = 200;
+    st = gpc_nep_evidence(tiny, &k, X, cls, &lz, NULL);
+    TEST_OK(st == GPC_OK && tiny->sweeps < tiny->max_sweeps,
+            "tol 1e-300: settled at the floor in %d sweeps", tiny->sweeps);
+    TEST_CLOSE(lz, lr, 1e-9, 0.0, "tol 1e-300: the evidence of tol 1e-10");
+    /* without the rule the run stalls at the floor, and says so */
+    tiny->floor_from = 0.0;
+    st = gpc_nep_evidence(tiny, &k, X, cls, &lz, NULL);
+    const char *msg = gpc_errmsg();
+    TEST_OK(st == GPC_ENUM && strstr(msg, "stopped falling") && strstr(msg, "--tol") &&
+                !strstr(msg, "--damping"),
+            "no floor rule: fails in %d sweeps naming rounding, not damping: %s", tiny->sweeps,
+            msg);
+    /* cut short while still falling: the damping advice, with the change */
+    tiny->tol = 1e-9;
+    tiny->max_sweeps = 3;
+    tiny->warm = 0;
+    st = gpc_nep_evidence(tiny, &k, X, cls, &lz, NULL);
+    msg = gpc_errmsg();
+    TEST_OK(st == GPC_ENUM && strstr(msg, "largest site change") && strstr(msg, "--damping"),
+            "cut short while converging: the damping advice: %s", msg);
+    gpc_nep_free(tiny);
     gpc_nep_free(w);
     gpc_nep_free(ref);
     gpc_kernel_free(k);

@@ -27,6 +27,10 @@ void dtrtri_(const char *uplo, const char *diag, const int *n, double *a, const 
 /* Test cases predicted at a time: bounds the scratch to a few n x 256. */
 #define PREDICT_BLOCK 256
 
+/* The rounding floor of the site changes is looked for from FLOOR_FROM
+ * times tol (see settled). */
+#define FLOOR_FROM 1e4
+
 static const gsl_matrix *kern(const gpc_nep *w, size_t c) { return w->K[w->per_class ? c : 0]; }
 
 static size_t matrices(size_t n, size_t C, size_t nK)
@@ -101,6 +105,7 @@ gpc_nep *gpc_nep_alloc(size_t n, size_t C, size_t nparams, int per_class)
     w->site = gpc_nep_site_alloc(C);
     w->damping = GPC_NEP_DAMPING;
     w->tol = GPC_NEP_TOL;
+    w->floor_from = FLOOR_FROM * GPC_NEP_TOL;
     w->inner_tol = 1e-12;
     w->max_sweeps = 500;
     w->inner_max_sweeps = 100;
@@ -523,13 +528,15 @@ static int check_labels(const gpc_nep *w, const size_t *cls)
  * ends there, as close to the fixed point as rounding lets any run get
  * (test_nested_ep's test_floor: the evidence and gradient of a reachable
  * tolerance).  Converging runs shrink their changes by orders of magnitude
- * a block. */
-#define FLOOR_FROM 1e4
+ * a block.  The floor is looked for from FLOOR_FROM times the default tol
+ * (w->floor_from) even when a smaller tol is asked for, since rounding does
+ * not shrink with it. */
 #define FLOOR_SWEEPS 10
 
 typedef struct {
     double block, last; /* the largest change of this block and of the one before */
     int sweeps;         /* sweeps of this block so far */
+    int stalled;        /* the last full block did not halve the one before's */
 } floor_watch;
 
 /* Whether the run has settled: every site within tol, or at the floor. */
@@ -538,7 +545,8 @@ static int settled(gpc_nep *w, double move, floor_watch *f)
     f->block = fmax(f->block, move);
     int at_floor = 0;
     if (++f->sweeps == FLOOR_SWEEPS) {
-        at_floor = f->block <= FLOOR_FROM * w->tol && f->block >= 0.5 * f->last;
+        f->stalled = f->block >= 0.5 * f->last;
+        at_floor = f->stalled && f->block <= fmax(FLOOR_FROM * w->tol, w->floor_from);
         f->last = f->block;
         f->block = 0.0;
         f->sweeps = 0;
@@ -581,12 +589,13 @@ static int run(gpc_nep *w, const size_t *cls)
     gpc_anderson *aa = w->anderson;
     gpc_anderson_reset(aa);
     double best = INFINITY, *step = w->g; /* g is spent once r is formed */
-    floor_watch fw = {0.0, INFINITY, 0};
+    floor_watch fw = {0.0, INFINITY, 0, 0};
+    double move = INFINITY;
     for (w->sweeps = 1; w->sweeps <= w->max_sweeps; w->sweeps++) {
         parallel_update(w, cls, w->g);
         for (size_t t = 0; t < N; t++)
             w->r[t] = w->g[t] - w->alpha[t];
-        double move = largest_change(w->g, w->r, N);
+        move = largest_change(w->g, w->r, N);
         gpc_info(4, "nested EP sweep %d: largest site change %.3g, %zu cases skipped",
                  w->sweeps, move, w->skipped);
         if (settled(w, move, &fw)) {
@@ -622,8 +631,16 @@ static int run(gpc_nep *w, const size_t *cls)
     }
     if (st != GPC_OK)
         return st;
-    return gpc_fail(GPC_ENUM, "nested EP did not settle in %d sweeps (damping %g); try "
-                    "--damping=%g", w->max_sweeps, w->damping, w->damping / 2);
+    /* stuck at a small change: rounding (the floor above, out of reach of
+     * the rule); stuck at a large one: oscillation, which damping mends */
+    if (fw.stalled && move <= 1e-3)
+        return gpc_fail(GPC_ENUM, "nested EP did not settle in %d sweeps: the largest site "
+                        "change stopped falling at %.3g (tol %g), the rounding of strong "
+                        "kernels; try a larger --tol or smaller signal variances",
+                        w->max_sweeps, move, w->tol);
+    return gpc_fail(GPC_ENUM, "nested EP did not settle in %d sweeps (damping %g, largest site "
+                    "change %.3g, tol %g); try --damping=%g", w->max_sweeps, w->damping, move,
+                    w->tol, w->damping / 2);
 }
 
 /* ---- the gradient ---- */

@@ -94,6 +94,9 @@ typedef struct {
     double *tmp;          /* Cn scratch */
     gpc_nep_site *site;   /* the inner EP's scratch */
     double damping, tol, inner_tol;
+    double floor_from;    /* a run whose site changes stop falling at or below this (or
+                             1e4 tol) has reached the rounding floor and settled
+                             (nested-ep.c); default 1e4 GPC_NEP_TOL */
     int max_sweeps, inner_max_sweeps;
     int sweeps;           /* outer sweeps of the last run */
     unsigned long inner_sweeps; /* inner sweeps of the last run, all cases */
