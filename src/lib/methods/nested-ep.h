@@ -15,13 +15,17 @@
  * the structure of softmax Laplace's W with pi no longer summing to one.
  * The same algebra as there gives, with B_c = I + D_c^1/2 K_c D_c^1/2,
  * A_c = (K_c^-1 + D_c)^-1 = K_c - X_c'X_c (X_c = L_c^-1 D_c^1/2 K_c,
- * L_c the factor of B_c), E_c = D_c - D_c A_c D_c and S = sum_c E_c = M M':
+ * L_c the factor of B_c), E_c = D_c - D_c A_c D_c = D_c^1/2 B_c^-1 D_c^1/2
+ * and S = sum_c E_c = M M':
  *     Sigma = (K^-1 + Pi)^-1:  Sigma_cc' = delta_cc' A_c + A_c D_c S^-1 D_c' A_c',
  *     (K + Pi^-1)^-1 = E - E R S^-1 R' E,
  *     log |I + K Pi| = sum_c log |B_c| + log |S| - sum_i log s_i,
  * (S_d cancels: R' D A D R = S_d - S), so the Cn x Cn matrix is never
  * formed.  A case's C x C marginal covariance is
- * delta_cc' A_c[i,i] + Y_c[:,i]' Y_c'[:,i] with Y_c = M^-1 D_c A_c.
+ * delta_cc' A_c[i,i] + Y_c[:,i]' Y_c'[:,i] with Y_c = M^-1 D_c A_c.  E_c
+ * is formed from B_c^-1, never as D_c - D_c A_c D_c: where d K_ii is large
+ * that difference loses E_c's small eigenvalues, which S^-1 magnifies in
+ * every marginal (nested-ep.c, class_E_from_factor).
  *
  * Parallel EP: every site is updated from the same posterior (its cavity
  * divides the site out of the case's marginal; the inner EP warm-starts
@@ -37,19 +41,23 @@
  *                    - 1/2 mu_i' Sigma_i^-1 mu_i + 1/2 mu_-i' Sigma_-i^-1 mu_-i],
  * and, EP being stationary in its sites there, its gradient is the explicit
  * one, (1/2) sum_c [b_c' dK_c b_c - tr(R_cc dK_c)] with b = nu - Pi mu
- * (= K^-1 mu) and R_cc = E_c - T_c'T_c, T_c = M^-1 E_c = M^-1 D_c - Y_c D_c.
+ * (= K^-1 mu) and R_cc = E_c - T_c'T_c, T_c = M^-1 E_c.  Once the sweeps
+ * end, T_c takes Y_c's place; predictions need it too (V_c = T_c k*_c).
  *
  * Cost per sweep, in Cholesky equivalents (n^3 / 3 flops): C factors,
  * C triangular solves for X_c (3 each), C rank-n updates for A_c (3 each),
- * C solves for Y_c (3 each), one factor of S: 10C + 1.  From
+ * C inverses B_c^-1 (2 each), C solves for Y_c (3 each), one factor of S:
+ * 12C + 1; once the sweeps end, T_c costs 6 per class (a factor, an
+ * inverse and a solve).  From
  * GPC_PARALLEL_MIN_CLASS_ROWS to GPC_PARALLEL_MAX_CLASS_ROWS rows the
  * classes' factors and solves run side by side, on OpenMP threads of
  * one-thread BLAS (as softmax Laplace's do), with two n x n scratch
  * matrices per thread; sums over the classes are formed in class order
- * whatever the threads.  The gradient adds
- * the inverse M^-1 (1) and C rank-n updates (3 each).  Memory: C + nK + 4
- * n x n matrices (A_c, which become Y_c; E_c is not kept: S, M, X, L), two
- * more per further thread when the classes run side by side. */
+ * whatever the threads.  The gradient adds C rank-n updates (3 each),
+ * and with per-class kernels the products M T_c (3 each).  Memory: C + nK
+ * + 4 n x n matrices (A_c, which become Y_c with E_c in their upper
+ * triangles until S is summed, then T_c; S, M, X, L), two more per further
+ * thread when the classes run side by side. */
 #ifndef GPC_NESTED_EP_H
 #define GPC_NESTED_EP_H
 
@@ -70,7 +78,8 @@ typedef struct {
     int per_class;
     size_t nK;            /* kernel matrices: C or 1 */
     gsl_matrix **K;       /* nK kernel matrices (filled by evidence or the caller) */
-    gsl_matrix **Y;       /* C matrices: A_c, then Y_c = M^-1 D_c A_c */
+    gsl_matrix **Y;       /* C matrices: A_c (E_c above the diagonal), then
+                             Y_c = M^-1 D_c A_c, then after a fit T_c = M^-1 E_c */
     gsl_matrix *M;        /* S, then its lower factor */
     gsl_matrix *S;        /* a copy of S, spent by the gradient */
     gsl_matrix *X, *L;    /* n x n scratch (Xs[0], Ls[0]) */
@@ -87,6 +96,7 @@ typedef struct {
     double *s;
     double *mu;           /* posterior mean, Cn */
     double *adiag;        /* diagonals of A_c, Cn */
+    double *ediag;        /* diagonals of E_c, Cn */
     double *Sig;          /* marginal covariances, n x C x C */
     double *cav_mean, *cav_cov; /* cavities at the last evidence (LOO), n x C, n x C x C */
     double *b;            /* nu - Pi mu = K^-1 mu, Cn */
@@ -99,6 +109,7 @@ typedef struct {
                              (nested-ep.c); default 1e4 GPC_NEP_TOL */
     int max_sweeps, inner_max_sweeps;
     int sweeps;           /* outer sweeps of the last run */
+    double change;        /* its last sweep's largest site change (relative) */
     unsigned long inner_sweeps; /* inner sweeps of the last run, all cases */
     size_t skipped;       /* cases whose cavity was improper in the last sweep */
     double half_log_det;  /* 1/2 log |I + K Pi| */
