@@ -540,6 +540,20 @@ static void test_large_signal(void)
                     (2.0 * h);
         TEST_CLOSE(gt[j], fd, 1e-4, 1e-5, "log v0 12: gradient[%zu] by central differences", j);
     }
+    /* at an absurd signal variance (log v0 = 31, as an optimiser's trial
+     * step may ask) cavities turn improper; their cases keep their sites,
+     * the others settle, and the run ends at once instead of repeating the
+     * same sweep to the limit */
+    double th31[] = {31.0, 0.2, -0.5, -6.0};
+    gpc_kernel *k31 = kernel_at("ard+jitter", d, th31);
+    gpc_nep *w31 = gpc_nep_alloc(n, C, 4, 0);
+    w31->max_sweeps = 200;
+    st = gpc_nep_evidence(w31, &k31, X, cls, &lz, NULL);
+    const char *msg = gpc_errmsg();
+    TEST_OK(st == GPC_ENUM && strstr(msg, "improper") && w31->sweeps < w31->max_sweeps,
+            "log v0 31: improper cavities end the run at sweep %d: %s", w31->sweeps, msg);
+    gpc_nep_free(w31);
+    gpc_kernel_free(k31);
     gsl_matrix_free(Sig);
     gsl_matrix_free(Kc);
     gsl_matrix_free(mean);

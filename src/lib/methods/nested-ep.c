@@ -654,6 +654,12 @@ static int run(gpc_nep *w, const size_t *cls)
         for (size_t t = 0; t < N; t++)
             w->r[t] = w->g[t] - w->alpha[t];
         move = w->change = largest_change(w->g, w->r, N);
+        /* cases with improper cavities keep their sites; if no other site
+         * moves, every later sweep repeats this one */
+        if (move == 0.0 && w->skipped > 0)
+            return gpc_fail(GPC_ENUM, "nested EP: the cavities of %zu cases are improper at "
+                            "these hyperparameters and no other site moves (sweep %d); try "
+                            "smaller signal variances", w->skipped, w->sweeps);
         gpc_info(4, "nested EP sweep %d: largest site change %.3g, %zu cases skipped",
                  w->sweeps, move, w->skipped);
         if (settled(w, move, &fw)) {
@@ -691,6 +697,11 @@ static int run(gpc_nep *w, const size_t *cls)
     }
     if (st != GPC_OK)
         return st;
+    if (w->skipped > 0)
+        return gpc_fail(GPC_ENUM, "nested EP did not settle in %d sweeps: the cavities of %zu "
+                        "cases were improper in the last (their sites kept; largest change of "
+                        "the others %.3g); try smaller signal variances or --damping=%g",
+                        w->max_sweeps, w->skipped, move, w->damping / 2);
     /* stuck at a small change: rounding (the floor above, out of reach of
      * the rule); stuck at a large one: oscillation, which damping mends */
     if (fw.stalled && move <= 1e-3)
