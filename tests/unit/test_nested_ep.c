@@ -467,7 +467,8 @@ static double dense_block(const gsl_matrix *Sig, size_t n, size_t i, size_t a, s
     return gsl_matrix_get(Sig, a * n + i, b * n + i);
 }
 
-/* Nested EP evidence and gradient at th with tol (floor rule on). */
+/* Nested EP evidence and gradient at th with tol (floor rule on), for
+ * three classes and an ard+jitter kernel. */
 static double evidence_at(const double *th, const gsl_matrix *X, const size_t *cls, double tol,
                           double *grad)
 {
@@ -487,7 +488,8 @@ static double evidence_at(const double *th, const gsl_matrix *X, const size_t *c
  * them 3e-5 of their size (nested-ep.c, class_E_from_factor), so the
  * marginal and the predictive covariances equal a dense solve's, the
  * sweeps reach tol 1e-9 with no floor rule, and the gradient (then off by
- * hundreds of times its size) agrees with central differences. */
+ * hundreds of times its size) agrees with central differences.  At an
+ * absurd one (log v0 = 31) improper cavities end a run at once. */
 static void test_large_signal(void)
 {
     gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
