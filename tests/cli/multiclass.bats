@@ -823,6 +823,31 @@ threshold() { sed -n "s/^#define $1 \([0-9][0-9]*\).*/\1/p" "$REPO/src/lib/base/
     done
 }
 
+@test "multiclass: nested EP results do not depend on the number of OpenMP threads" {
+    # between the class thresholds the classes' factors, inverses and
+    # solves run side by side on per-thread scratch, the fitted form too
+    local min rows n t f
+    min="$(threshold GPC_PARALLEL_MIN_CLASS_ROWS)"
+    rows="$(threshold GPC_PARALLEL_MIN_ROWS)"
+    [ -n "$min" ] && [ -n "$rows" ] || fail "no class thresholds in src/lib/base/parallel.h"
+    n=$(( (min + rows) / 2 ))
+    angle_data "$n" 11
+    export OPENBLAS_NUM_THREADS=1
+    fixed_threads
+    for t in 1 2; do
+        mkdir "t$t"
+        export OMP_NUM_THREADS=$t
+        gpc-evidence -M ep -k se -p "$HP" Xp.txt yp.txt > "t$t/e.txt"
+        gpc-evidence -M ep -k se --per-class -p "$PC" Xp.txt yp.txt > "t$t/epc.txt"
+        gpc-fit -q -M ep -O none -k se -p "$HP" -m "t$t/m.txt" Xp.txt yp.txt
+        gpc-predict -m "t$t/m.txt" -c p,mean,cov Xp.txt > "t$t/p.txt"
+    done
+    for f in e epc m p; do
+        assert_files_equal "t1/$f.txt" "t2/$f.txt"
+    done
+    [ "$(awk 'NF { n++ } END { print n }' t1/e.txt)" -ge 1 ] || fail "no evidence written"
+}
+
 @test "multiclass: above the BLAS threshold, softmax results do not depend on the number of threads either" {
     local rows max n t f
     rows="$(threshold GPC_PARALLEL_MIN_ROWS)"
