@@ -160,7 +160,7 @@ void gpc_nep_free(gpc_nep *w)
  * covariance through S^-1: on 30 cases at log v0 = 12 they erred by 3e-5
  * relative, the site changes stalled near 3e-7 and the evidence's
  * gradient was off by hundreds of times its size.  From B_c^-1 the
- * marginals err by 2e-9 there, and the sweeps reach tol 1e-9 up to log v0
+ * marginals err by 3e-9 there, and the sweeps reach tol 1e-9 up to log v0
  * = 16 (test_nested_ep, test_large_signal). */
 static void class_E_from_factor(gsl_matrix *L, const double *sd)
 {
